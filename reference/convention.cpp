@@ -1,0 +1,181 @@
+#include "reference/convention.h"
+
+#include <array>
+#include <stdexcept>
+
+namespace mxgate {
+namespace {
+
+constexpr uint32_t kE4m3 = format_bit(Format::kE4M3FN);
+constexpr uint32_t kE5m2 = format_bit(Format::kE5M2);
+constexpr uint32_t kOcpFp8 = kE4m3 | kE5m2;
+constexpr uint32_t kAllFp8 =
+    kOcpFp8 | format_bit(Format::kE4M3FNUZ) | format_bit(Format::kE5M2FNUZ);
+
+constexpr EncodePolicy kSatFinite{Rounding::kNearestEven, Overflow::kSaturate,
+                                  NanPolicy::kCanonical};
+constexpr EncodePolicy kTorchCast{Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kKeepSign};
+
+// Sources: research/formats.md (section numbers below) and device_probe.txt.
+const std::array<Convention, 15> kConventions = {{
+    {"ocp_mx",
+     "OCP MX v1.0 §6.3 as quoted by torchao FLOOR and microxcaling (formats.md §3.1, §3.2): "
+     "normals saturate, Inf in a block gives NaN, scale = floor",
+     kOcpFp8,
+     {Rounding::kNearestEven, Overflow::kSaturateInfToNaN, NanPolicy::kKeepSign},
+     E8m0Encode::kFloor,
+     E8m0Decode::kOcp},
+    {"torchao_floor",
+     "torchao to_mx FLOOR (formats.md §3.3): clamp(+-max) then cast, so Inf -> max; "
+     "non-finite amax -> 0xFF",
+     kOcpFp8,
+     {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kKeepSign},
+     E8m0Encode::kFloor,
+     E8m0Decode::kOcp},
+    {"torchao_rceil",
+     "torchao to_mx RCEIL, _f32_to_e8m0_rceil (formats.md §2.1, §3.3): ceil, no satfinite",
+     kOcpFp8,
+     {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kKeepSign},
+     E8m0Encode::kCeilNoSat,
+     E8m0Decode::kOcp},
+    {"transformer_engine",
+     "TE quantize_mxfp8.cuh, ptx::float_to_e8m0, static_cast<fp8e4m3> SATFINITE "
+     "(formats.md §3.4)",
+     kOcpFp8, kSatFinite, E8m0Encode::kCeilSat, E8m0Decode::kOcp},
+    {"cuda_satfinite",
+     "cuda_fp8.hpp __NV_SATFINITE (formats.md §1.2a), __nv_fp8_e8m0 ctor = RoundPosInf+SATFINITE "
+     "(§2.1); device_probe.txt probe.cu SAT columns",
+     kOcpFp8, kSatFinite, E8m0Encode::kCeilSat, E8m0Decode::kOcp},
+    {"cuda_nosat",
+     "cuda_fp8.hpp __NV_NOSAT (formats.md §1.2a): e4m3 overflow -> NaN, e5m2 -> Inf; e8m0 "
+     "RoundPosInf NOSAT; device_probe.txt NOSAT columns",
+     kOcpFp8,
+     {Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kCanonical},
+     E8m0Encode::kCeilNoSat,
+     E8m0Decode::kOcp},
+    {"torch_2_11",
+     "PyTorch 2.11 c10 Float8_* casts, non-saturating (formats.md §1.2b), "
+     "fp8e8m0fnu_from_fp32_value nearest ties up (§2.1); device_probe.txt torch rows",
+     kAllFp8, kTorchCast, E8m0Encode::kNearestTorch, E8m0Decode::kOcp},
+    {"ml_dtypes",
+     "ml_dtypes 0.6.0 ConvertImpl kSaturate=false (formats.md §1.2c, §2.1): overflow -> "
+     "infinity() (NaN for fn/fnuz); e8m0 0 and negatives -> NaN",
+     kAllFp8, kTorchCast, E8m0Encode::kNearestMlDtypes, E8m0Decode::kOcp},
+    {"triton_nvidia",
+     "Triton 3.6 NVIDIA cvt.rn.satfinite for e4m3 and e5m2 incl. Inf (formats.md §1.2d); "
+     "dot_scaled emulation decodes scales by shift then masks 0xFF to NaN (§4)",
+     kOcpFp8, kSatFinite, std::nullopt, E8m0Decode::kShiftMaskNan},
+    {"aiter_hip",
+     "AITER HIP: gfx942 fmed3 clamp then hardware cvt, Inf/NaN -> NaN (formats.md §1.2e); "
+     "fp_f32_to_e8m0_scale<RoundUp> with subnormal bump, dequant float = exponent << 23 (§3.6)",
+     kE4m3 | format_bit(Format::kE4M3FNUZ),
+     {Rounding::kNearestEven, Overflow::kSaturateInfToNaN, NanPolicy::kCanonical},
+     E8m0Encode::kAiterCeil,
+     E8m0Decode::kShift},
+    {"aiter_triton",
+     "AITER Triton _mxfp8_quant_op: 0x200000 exponent bump (formats.md §3.6); Triton AMD "
+     "FP16_OVFL mode bit: finite overflow saturates, Inf -> NaN (§1.2d)",
+     kOcpFp8,
+     {Rounding::kNearestEven, Overflow::kSaturateInfToNaN, NanPolicy::kCanonical},
+     E8m0Encode::kAiterTritonBump,
+     E8m0Decode::kOcp},
+    {"vllm_group_quant",
+     "vLLM per_token_group_quant_fp8 (formats.md §5.1): fminf(fmaxf(x, -max), max) then cast "
+     "(NaN -> -max), UE8M0 scale exp2f(ceilf(log2f(y)))",
+     kE4m3 | format_bit(Format::kE4M3FNUZ),
+     {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kToNegMax},
+     E8m0Encode::kCeilViaLog2f,
+     E8m0Decode::kOcp},
+    {"vllm_e8m0_shift",
+     "vLLM _upcast_e8m0_to_fp32 / _cast_mxfp8_scales_to_bf16: byte << 23 (formats.md §2.2); "
+     "torch casts otherwise",
+     kAllFp8, kTorchCast, E8m0Encode::kNearestTorch, E8m0Decode::kShift},
+    {"vllm_mxfp8_exp2",
+     "vLLM dequant_mxfp8_to_bf16 torch.exp2(scale - 127) on CUDA (formats.md §2.2, measured "
+     "0x1.fffff8p-128 for byte 0); torch casts otherwise",
+     kAllFp8, kTorchCast, E8m0Encode::kNearestTorch, E8m0Decode::kExp2Cuda},
+    {"deepgemm",
+     "DeepGEMM ceil_to_ue8m0 clamp(1, 254) (formats.md §5.2), __nv_fp8x4_e4m3 SATFINITE; "
+     "fast_pow2 builds scales as (e + 127) << 23",
+     kE4m3, kSatFinite, E8m0Encode::kDeepGemmClamp, E8m0Decode::kShift},
+}};
+
+std::string covered_formats(const Convention& c) {
+  std::string out;
+  for (const FormatInfo& fi : all_formats()) {
+    if (c.element_formats & format_bit(fi.format)) {
+      if (!out.empty()) out += ", ";
+      out += fi.name;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::span<const Convention> all_conventions() { return kConventions; }
+
+const Convention* find_convention(std::string_view name) {
+  for (const Convention& c : kConventions) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::string convention_names() {
+  std::string out;
+  for (const Convention& c : kConventions) {
+    if (!out.empty()) out += ", ";
+    out += c.name;
+  }
+  return out;
+}
+
+bool defines(const Convention& c, Format f) {
+  switch (f) {
+    case Format::kE8M0:
+      return true;  // decoding is always defined; encode_with checks the encoder
+    case Format::kBF16:
+    case Format::kFP16:
+    case Format::kFP32:
+      return true;
+    default:
+      return (c.element_formats & format_bit(f)) != 0;
+  }
+}
+
+uint32_t encode_with(const Convention& c, Format f, float x) {
+  if (f == Format::kE8M0) {
+    if (!c.e8m0) {
+      throw std::invalid_argument("convention '" + std::string(c.name) +
+                                  "' defines no fp32 -> e8m0 encoder");
+    }
+    return encode_e8m0(x, *c.e8m0);
+  }
+  if (f == Format::kBF16 || f == Format::kFP16 || f == Format::kFP32) {
+    return encode(f, x, kIeeeDefault);
+  }
+  if (!defines(c, f)) {
+    throw std::invalid_argument("convention '" + std::string(c.name) + "' does not define format " +
+                                std::string(info(f).name) + " (it defines " + covered_formats(c) +
+                                ", bf16, fp16, e8m0)");
+  }
+  return encode(f, x, c.element);
+}
+
+float decode_with(const Convention& c, Format f, uint32_t code) {
+  const int bits = info(f).bits;
+  if (bits < 32 && (code >> bits) != 0) {
+    throw std::invalid_argument("code " + std::to_string(code) + " does not fit the " +
+                                std::to_string(bits) + "-bit format " + std::string(info(f).name));
+  }
+  if (f == Format::kE8M0) return decode_e8m0(static_cast<uint8_t>(code), c.e8m0_decode);
+  if (!defines(c, f)) {
+    throw std::invalid_argument("convention '" + std::string(c.name) + "' does not define format " +
+                                std::string(info(f).name) + " (it defines " + covered_formats(c) +
+                                ", bf16, fp16, e8m0)");
+  }
+  return decode(f, code);
+}
+
+}  // namespace mxgate

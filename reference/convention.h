@@ -1,0 +1,44 @@
+// Named conventions: the policy sets of real implementations.
+//
+// A convention bundles the edge policies one implementation uses (element rounding, overflow,
+// NaN; the e8m0 encode and decode rules), so a test or a user can ask "what bytes does
+// TransformerEngine produce here" instead of re-deriving it. Every entry cites its source in
+// research/formats.md and is held to the measured bytes of research/device_probe.txt by tests.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "reference/e8m0.h"
+#include "reference/format.h"
+#include "reference/fp_encode.h"
+
+namespace mxgate {
+
+struct Convention {
+  std::string_view name;
+  std::string_view source;         // where the policies come from (formats.md section, code)
+  uint32_t element_formats;        // bitmask of the FP8 formats it defines (1 << Format)
+  EncodePolicy element;            // fp32 -> FP8 element cast
+  std::optional<E8m0Encode> e8m0;  // fp32 -> E8M0 (absent: the implementation has none)
+  E8m0Decode e8m0_decode;          // E8M0 -> fp32
+};
+
+std::span<const Convention> all_conventions();
+const Convention* find_convention(std::string_view name);
+std::string convention_names();  // "a, b, c" for error messages
+
+constexpr uint32_t format_bit(Format f) { return 1u << static_cast<uint32_t>(f); }
+
+// Encodes `x` into `f` under the convention. BF16/FP16 use kIeeeDefault in every convention.
+// Throws std::invalid_argument naming the problem when the convention does not define `f`.
+uint32_t encode_with(const Convention& c, Format f, float x);
+// Decodes `code`; E8M0 uses the convention's decode rule, every other format decodes exactly.
+// Throws std::invalid_argument when the code does not fit the format.
+float decode_with(const Convention& c, Format f, uint32_t code);
+bool defines(const Convention& c, Format f);
+
+}  // namespace mxgate

@@ -1,0 +1,52 @@
+// Number formats of the reference: bit layouts and exact decoding.
+//
+// Every format here (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, E8M0, BF16, FP16, FP32) decodes exactly
+// into an fp32 value, so `decode` returns float. Encoding (which needs rounding and overflow
+// policies) lives in fp_encode.h and e8m0.h. Semantics: research/formats.md §1.1 and §2.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace mxgate {
+
+enum class Format : uint8_t { kE4M3FN, kE5M2, kE4M3FNUZ, kE5M2FNUZ, kE8M0, kBF16, kFP16, kFP32 };
+
+// How a format spells NaN and Inf.
+enum class SpecialStyle : uint8_t {
+  kIeee,  // all-ones exponent: mantissa 0 = Inf, else NaN (E5M2, BF16, FP16, FP32)
+  kFn,    // no Inf; all-ones exponent and mantissa = NaN (E4M3FN, formats.md §1.1)
+  kFnuz,  // no Inf, no -0; the code 0x80 alone is NaN (AMD gfx942 "NANOO")
+  kE8m0,  // unsigned exponent only; 0xFF = NaN, no zero, no Inf (formats.md §2)
+};
+
+struct FormatInfo {
+  Format format;
+  std::string_view name;  // CLI spelling
+  int bits;               // storage width
+  int exp_bits;
+  int man_bits;
+  int bias;
+  SpecialStyle specials;
+};
+
+const FormatInfo& info(Format f);
+std::span<const FormatInfo> all_formats();
+std::optional<Format> parse_format(std::string_view name);
+
+// Exact value of `code` (the low `bits` bits are used; higher bits must be zero).
+// E8M0 decodes with the OCP rule (0x00 = 2^-127, 0xFF = NaN); see e8m0.h for other rules.
+float decode(Format f, uint32_t code);
+
+// Largest finite value, as decoded.
+float max_finite(Format f);
+
+bool is_nan_code(Format f, uint32_t code);
+
+// fp32 bit helpers (memcpy-based, no aliasing UB).
+uint32_t bits_of(float x);
+float float_of(uint32_t bits);
+
+}  // namespace mxgate

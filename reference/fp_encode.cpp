@@ -1,0 +1,222 @@
+#include "reference/fp_encode.h"
+
+#include <array>
+#include <bit>
+
+namespace mxgate {
+namespace {
+
+uint32_t sign_bit(Format f, bool negative) { return negative ? (1u << (info(f).bits - 1)) : 0u; }
+
+}  // namespace
+
+uint32_t nan_code(Format f, bool negative) {
+  const FormatInfo& fi = info(f);
+  const uint32_t exp_all = (1u << fi.exp_bits) - 1;
+  const uint32_t man_mask = (1u << fi.man_bits) - 1;
+  switch (fi.specials) {
+    case SpecialStyle::kFnuz:
+      return 1u << (fi.bits - 1);  // 0x80, the only NaN
+    case SpecialStyle::kFn:
+      return sign_bit(f, negative) | (exp_all << fi.man_bits) | man_mask;
+    case SpecialStyle::kE8m0:
+      return 0xFF;
+    case SpecialStyle::kIeee:
+      break;
+  }
+  // Quiet NaN with every mantissa bit set for E5M2 (0x7F, as PyTorch, CUDA and Triton emit,
+  // device_probe.txt); the IEEE quiet bit alone for the 16-bit formats (0x7FC0, 0x7E00).
+  const uint32_t payload = fi.bits == 8 ? man_mask : (1u << (fi.man_bits - 1));
+  return sign_bit(f, negative) | (exp_all << fi.man_bits) | payload;
+}
+
+uint32_t max_code(Format f, bool negative) {
+  const FormatInfo& fi = info(f);
+  const uint32_t exp_all = (1u << fi.exp_bits) - 1;
+  const uint32_t man_mask = (1u << fi.man_bits) - 1;
+  uint32_t magnitude = 0;
+  switch (fi.specials) {
+    case SpecialStyle::kIeee:
+      magnitude = ((exp_all - 1) << fi.man_bits) | man_mask;
+      break;
+    case SpecialStyle::kFn:
+      magnitude = (exp_all << fi.man_bits) | (man_mask - 1);
+      break;
+    case SpecialStyle::kFnuz:
+      magnitude = (exp_all << fi.man_bits) | man_mask;
+      break;
+    case SpecialStyle::kE8m0:
+      return 0xFE;
+  }
+  return sign_bit(f, negative) | magnitude;
+}
+
+std::optional<uint32_t> inf_code(Format f, bool negative) {
+  const FormatInfo& fi = info(f);
+  if (fi.specials != SpecialStyle::kIeee) return std::nullopt;
+  return sign_bit(f, negative) | (((1u << fi.exp_bits) - 1) << fi.man_bits);
+}
+
+namespace {
+
+// Per-format constants of the hot path, derived once from the format table.
+struct EncodeTraits {
+  int man_bits;
+  int bias;
+  int exp_bits;
+  uint32_t sign;           // sign bit of the code
+  uint32_t max_magnitude;  // code of +max finite
+  bool fnuz;
+};
+
+const EncodeTraits& traits(Format f) {
+  static const auto table = [] {
+    std::array<EncodeTraits, 8> t{};
+    for (const FormatInfo& fi : all_formats()) {
+      if (fi.format == Format::kFP32 || fi.format == Format::kE8M0) continue;
+      t[static_cast<size_t>(fi.format)] = {fi.man_bits,
+                                           fi.bias,
+                                           fi.exp_bits,
+                                           1u << (fi.bits - 1),
+                                           max_code(fi.format, false),
+                                           fi.specials == SpecialStyle::kFnuz};
+    }
+    return t;
+  }();
+  return table[static_cast<size_t>(f)];
+}
+
+}  // namespace
+
+uint32_t encode(Format f, float x, const EncodePolicy& policy) {
+  if (f == Format::kFP32) return bits_of(x);
+  const EncodeTraits& t = traits(f);
+  const uint32_t xb = bits_of(x);
+  const bool negative = (xb >> 31) != 0;
+  const uint32_t sign = negative ? t.sign : 0u;
+  const uint32_t abs_bits = xb & 0x7FFFFFFFu;
+
+  if (abs_bits >= 0x7F800000u) [[unlikely]] {
+    if (abs_bits > 0x7F800000u) {  // NaN
+      switch (policy.nan) {
+        case NanPolicy::kKeepSign:
+          return nan_code(f, negative);
+        case NanPolicy::kCanonical:
+          return nan_code(f, false);
+        case NanPolicy::kToNegMax:
+          return t.sign | t.max_magnitude;
+      }
+    }
+    // ±Inf
+    switch (policy.overflow) {
+      case Overflow::kSaturate:
+        return sign | t.max_magnitude;
+      case Overflow::kToInf:
+        if (auto inf = inf_code(f, negative)) return *inf;
+        return nan_code(f, negative);
+      case Overflow::kToNaN:
+      case Overflow::kSaturateInfToNaN:
+        return nan_code(f, negative);
+    }
+  }
+  const uint32_t zero = t.fnuz ? 0u : sign;
+  if (abs_bits == 0) return zero;
+
+  // |x| = sig * 2^e2 exactly, sig < 2^24.
+  const uint32_t fexp = abs_bits >> 23;
+  const uint32_t sig = fexp == 0 ? abs_bits : ((abs_bits & 0x7FFFFFu) | 0x800000u);
+  const int e2 = (fexp == 0 ? 1 : static_cast<int>(fexp)) - 150;
+  const int floor_log2 = static_cast<int>(std::bit_width(sig)) - 1 + e2;
+  const int emin = 1 - t.bias;
+  // Quantum (ulp) exponent of the target at this magnitude; below emin the spacing is fixed.
+  int q = (floor_log2 > emin ? floor_log2 : emin) - t.man_bits;
+  const int shift = q - e2;
+  uint64_t n;  // |x| / 2^q after rounding
+  if (shift <= 0) {
+    n = static_cast<uint64_t>(sig) << (-shift);  // exact (only for wider targets)
+  } else if (shift > 25) {
+    n = 0;  // sig < 2^24 < half a quantum: every rounding rule gives zero
+  } else {
+    const uint32_t rem = sig & ((1u << shift) - 1);
+    const uint32_t half = 1u << (shift - 1);
+    n = sig >> shift;
+    switch (policy.rounding) {
+      case Rounding::kNearestEven:
+        n += (rem > half || (rem == half && (n & 1))) ? 1 : 0;
+        break;
+      case Rounding::kNearestAway:
+        n += rem >= half ? 1 : 0;
+        break;
+      case Rounding::kTowardZero:
+        break;
+    }
+  }
+  if (n == 0) return zero;
+  if (n >> (t.man_bits + 1)) {  // rounded up into the next binade
+    n >>= 1;
+    ++q;
+  }
+  uint32_t magnitude = static_cast<uint32_t>(n);  // subnormal: exponent field 0
+  if (n >> t.man_bits) {
+    const uint32_t exp_field = static_cast<uint32_t>(q + t.man_bits + t.bias);
+    if (exp_field >= (1u << t.exp_bits))
+      magnitude = ~0u;  // past the exponent field
+    else
+      magnitude = (exp_field << t.man_bits) | (static_cast<uint32_t>(n) & ((1u << t.man_bits) - 1));
+  }
+  if (magnitude > t.max_magnitude) [[unlikely]] {  // finite overflow
+    switch (policy.overflow) {
+      case Overflow::kSaturate:
+      case Overflow::kSaturateInfToNaN:
+        return sign | t.max_magnitude;
+      case Overflow::kToInf:
+        if (policy.rounding == Rounding::kTowardZero) return sign | t.max_magnitude;
+        if (auto inf = inf_code(f, negative)) return *inf;
+        return nan_code(f, negative);
+      case Overflow::kToNaN:
+        if (policy.rounding == Rounding::kTowardZero) return sign | t.max_magnitude;
+        return nan_code(f, negative);
+    }
+  }
+  return sign | magnitude;
+}
+
+std::string_view name(Rounding r) {
+  switch (r) {
+    case Rounding::kNearestEven:
+      return "nearest_even";
+    case Rounding::kNearestAway:
+      return "nearest_away";
+    case Rounding::kTowardZero:
+      return "toward_zero";
+  }
+  return "?";
+}
+
+std::string_view name(Overflow o) {
+  switch (o) {
+    case Overflow::kSaturate:
+      return "saturate_finite";
+    case Overflow::kToInf:
+      return "to_inf";
+    case Overflow::kToNaN:
+      return "to_nan";
+    case Overflow::kSaturateInfToNaN:
+      return "saturate_finite_inf_to_nan";
+  }
+  return "?";
+}
+
+std::string_view name(NanPolicy n) {
+  switch (n) {
+    case NanPolicy::kKeepSign:
+      return "nan_keep_sign";
+    case NanPolicy::kCanonical:
+      return "nan_canonical";
+    case NanPolicy::kToNegMax:
+      return "nan_to_neg_max";
+  }
+  return "?";
+}
+
+}  // namespace mxgate

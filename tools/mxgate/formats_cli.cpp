@@ -1,0 +1,197 @@
+// Verbs on single values: encode, decode, conventions.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "reference/convention.h"
+#include "reference/format.h"
+#include "tools/mxgate/args.h"
+#include "tools/mxgate/verbs.h"
+
+namespace mxgate::cli {
+namespace {
+
+const char* kFormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0 bf16 fp16";
+
+Format require_format(const Args& a) {
+  const std::string name = a.require("format");
+  auto f = parse_format(name);
+  if (!f || *f == Format::kFP32) {
+    throw UsageError("unknown format '" + name + "' (formats: " + kFormatList + ")");
+  }
+  return *f;
+}
+
+const Convention& require_convention(const Args& a) {
+  const std::string name = a.require("convention");
+  const Convention* c = find_convention(name);
+  if (!c) {
+    throw UsageError("unknown convention '" + name + "' (conventions: " + convention_names() +
+                     ")");
+  }
+  return *c;
+}
+
+int hex_digits(Format f) { return info(f).bits / 4; }
+
+}  // namespace
+
+int cmd_encode(const Argv& argv) {
+  const Args a(argv, {"format", "convention"});
+  const Format f = require_format(a);
+  const Convention& c = require_convention(a);
+  if (a.positionals().empty()) throw UsageError("no VALUE given");
+  std::vector<float> values;  // parse everything first: no partial output on bad input
+  for (const std::string& v : a.positionals()) values.push_back(parse_value(v));
+  std::vector<uint32_t> codes;
+  for (float v : values) codes.push_back(encode_with(c, f, v));
+  for (uint32_t code : codes) std::printf("0x%0*x\n", hex_digits(f), code);
+  return 0;
+}
+
+int cmd_decode(const Argv& argv) {
+  const Args a(argv, {"format", "convention"});
+  const Format f = require_format(a);
+  const Convention& c = require_convention(a);
+  if (a.positionals().empty()) throw UsageError("no code given");
+  std::vector<uint32_t> codes;
+  for (const std::string& v : a.positionals()) codes.push_back(parse_code(v, info(f).bits));
+  std::vector<float> values;
+  for (uint32_t code : codes) values.push_back(decode_with(c, f, code));
+  for (float v : values) {
+    std::printf("%a %.9g\n", static_cast<double>(v), static_cast<double>(v));
+  }
+  return 0;
+}
+
+namespace {
+
+struct EdgeColumn {
+  const char* label;
+  float value;
+};
+
+// One table: rows = conventions, columns = edge inputs; a '*' marks columns where the
+// conventions that define the format disagree.
+void print_edge_table(const char* title, Format f, const std::vector<EdgeColumn>& cols) {
+  std::printf("\n%s\n", title);
+  std::vector<std::vector<std::string>> cells;
+  std::vector<bool> disagree(cols.size(), false);
+  std::vector<std::string> first(cols.size());
+  for (const Convention& c : all_conventions()) {
+    std::vector<std::string> row;
+    for (size_t i = 0; i < cols.size(); ++i) {
+      std::string cell = "--";
+      try {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%02x", encode_with(c, f, cols[i].value));
+        cell = buf;
+      } catch (const std::invalid_argument&) {
+      }
+      if (cell != "--") {
+        if (first[i].empty()) first[i] = cell;
+        if (cell != first[i]) disagree[i] = true;
+      }
+      row.push_back(cell);
+    }
+    cells.push_back(row);
+  }
+  std::printf("  %-20s", "convention");
+  for (size_t i = 0; i < cols.size(); ++i) {
+    std::printf(" %*s%s", 9, cols[i].label, disagree[i] ? "*" : " ");
+  }
+  std::printf("\n");
+  size_t r = 0;
+  for (const Convention& c : all_conventions()) {
+    std::printf("  %-20.*s", static_cast<int>(c.name.size()), c.name.data());
+    for (const std::string& cell : cells[r]) std::printf(" %9s ", cell.c_str());
+    std::printf("\n");
+    ++r;
+  }
+}
+
+}  // namespace
+
+int cmd_conventions(const Argv& argv) {
+  const Args a(argv, {});
+  if (!a.positionals().empty()) throw UsageError("conventions takes no arguments");
+  std::printf("Convention matrix (policies; sources in research/formats.md)\n\n");
+  std::printf("  %-20s %-13s %-27s %-15s %-18s %-15s %s\n", "convention", "rounding", "overflow",
+              "nan", "e8m0 encode", "e8m0 decode", "fp8 formats");
+  for (const Convention& c : all_conventions()) {
+    std::string formats;
+    for (const FormatInfo& fi : all_formats()) {
+      if (fi.bits == 8 && fi.format != Format::kE8M0 && defines(c, fi.format)) {
+        formats += (formats.empty() ? "" : ",") + std::string(fi.name);
+      }
+    }
+    const std::string e8 = c.e8m0 ? std::string(name(*c.e8m0)) : std::string("(none)");
+    std::printf("  %-20.*s %-13.*s %-27.*s %-15.*s %-18s %-15.*s %s\n",
+                static_cast<int>(c.name.size()), c.name.data(),
+                static_cast<int>(name(c.element.rounding).size()), name(c.element.rounding).data(),
+                static_cast<int>(name(c.element.overflow).size()), name(c.element.overflow).data(),
+                static_cast<int>(name(c.element.nan).size()), name(c.element.nan).data(),
+                e8.c_str(), static_cast<int>(name(c.e8m0_decode).size()),
+                name(c.e8m0_decode).data(), formats.c_str());
+  }
+  std::printf("\nSources:\n");
+  for (const Convention& c : all_conventions()) {
+    std::printf("  %-20.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                static_cast<int>(c.source.size()), c.source.data());
+  }
+  const float inf = INFINITY;
+  const float nan = NAN;
+  std::printf("\nEdge inputs (formats.md §6) -> code per convention; -- = not defined, "
+              "* = conventions disagree\n");
+  print_edge_table("e4m3fn (§6.1: overflow, Inf, NaN)", Format::kE4M3FN,
+                   {{"448", 448.0f},
+                    {"464", 464.0f},
+                    {"464+ulp", 0x1.d00002p+8f},
+                    {"480", 480.0f},
+                    {"1e6", 1e6f},
+                    {"inf", inf},
+                    {"-inf", -inf},
+                    {"nan", nan},
+                    {"-nan", -nan},
+                    {"-0", -0.0f}});
+  print_edge_table("e5m2 (§6.2)", Format::kE5M2,
+                   {{"57344", 57344.0f},
+                    {"61439", 61439.0f},
+                    {"61440", 61440.0f},
+                    {"inf", inf},
+                    {"-inf", -inf},
+                    {"nan", nan}});
+  print_edge_table("e4m3fnuz (§6.4, §6.5)", Format::kE4M3FNUZ,
+                   {{"240", 240.0f},
+                    {"247", 247.0f},
+                    {"248", 248.0f},
+                    {"448", 448.0f},
+                    {"inf", inf},
+                    {"nan", nan},
+                    {"-0", -0.0f}});
+  print_edge_table("e8m0 encode (§6.6-9, §6.15)", Format::kE8M0,
+                   {{"0", 0.0f},
+                    {"-1", -1.0f},
+                    {"1.5", 1.5f},
+                    {"2.9", 2.9f},
+                    {"3", 3.0f},
+                    {"2^-128", 0x1p-128f},
+                    {"1.2*2^-127", 0x1.333334p-127f},
+                    {"log2haz", 0x1.000002p-8f},
+                    {"1.5*2^127", 0x1.8p+127f},
+                    {"inf", inf},
+                    {"nan", nan}});
+  std::printf("\ne8m0 decode (§6.10): byte -> value per convention\n");
+  std::printf("  %-20s %-16s %-16s %-16s\n", "convention", "0x00", "0x7f", "0xff");
+  for (const Convention& c : all_conventions()) {
+    std::printf("  %-20.*s", static_cast<int>(c.name.size()), c.name.data());
+    for (uint32_t b : {0x00u, 0x7fu, 0xffu}) {
+      std::printf(" %-16a", static_cast<double>(decode_with(c, Format::kE8M0, b)));
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace mxgate::cli

@@ -1,0 +1,25 @@
+// The verbs of the mxgate CLI. Each returns the process exit code:
+// 0 success, 1 a check failed, 2 usage or input error (thrown as UsageError).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mxgate::cli {
+
+using Argv = std::vector<std::string>;
+
+struct Verb {
+  std::string_view name;
+  std::string_view synopsis;
+  std::string_view help;
+  int (*run)(const Argv& args);
+};
+
+int cmd_encode(const Argv& args);
+int cmd_decode(const Argv& args);
+int cmd_conventions(const Argv& args);
+int cmd_gate(const Argv& args);
+
+}  // namespace mxgate::cli
