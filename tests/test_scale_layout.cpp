@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "reference/scale_layout.h"
+#include "tests/tensor_view.h"
 
 namespace mxgate {
 namespace {
@@ -20,36 +21,15 @@ namespace {
 using Labels = std::vector<std::int64_t>;
 constexpr std::int64_t kPadLabel = -1;
 
-// torch semantics: view contiguous `src` as `shape`, then `.permute(perm)` (output dim i is input
-// dim perm[i]), then `.contiguous()`. Reshapes between steps are free on contiguous data.
+// torch semantics: view contiguous `src` as `shape`, then `.permute(perm)`, then `.contiguous()`.
 Labels permute_contiguous(const Labels& src, const std::vector<std::size_t>& shape,
                           const std::vector<std::size_t>& perm) {
-  const std::size_t rank = shape.size();
-  std::vector<std::size_t> in_stride(rank, 1);
-  for (std::size_t i = rank - 1; i > 0; --i) {
-    in_stride[i - 1] = in_stride[i] * shape[i];
-  }
-  EXPECT_EQ(in_stride[0] * shape[0], src.size()) << "view shape does not match the data";
-  std::vector<std::size_t> out_shape(rank), out_stride(rank);
-  for (std::size_t i = 0; i < rank; ++i) {
-    out_shape[i] = shape[perm[i]];
-    out_stride[i] = in_stride[perm[i]];
-  }
+  const std::vector<std::size_t> src_of = test_support::permute_source_index(shape, perm);
+  EXPECT_EQ(src_of.size(), src.size()) << "view shape does not match the data";
   Labels out;
-  out.reserve(src.size());
-  std::vector<std::size_t> idx(rank, 0);
-  for (std::size_t n = 0; n < src.size(); ++n) {
-    std::size_t off = 0;
-    for (std::size_t i = 0; i < rank; ++i) {
-      off += idx[i] * out_stride[i];
-    }
-    out.push_back(src[off]);
-    for (std::size_t i = rank; i-- > 0;) {  // odometer over the output shape
-      if (++idx[i] < out_shape[i]) {
-        break;
-      }
-      idx[i] = 0;
-    }
+  out.reserve(src_of.size());
+  for (std::size_t i : src_of) {
+    out.push_back(i < src.size() ? src[i] : kPadLabel);
   }
   return out;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "reference/weight_shuffle.h"
+#include "tests/tensor_view.h"
 
 namespace mxgate {
 namespace {
@@ -25,33 +26,7 @@ using Perm = std::vector<std::size_t>;
 // for each output element, the index of the source element it copies.
 Perm permute_contiguous(const std::vector<std::size_t>& shape,
                         const std::vector<std::size_t>& perm) {
-  const std::size_t rank = shape.size();
-  std::vector<std::size_t> in_stride(rank, 1);
-  for (std::size_t i = rank - 1; i > 0; --i) {
-    in_stride[i - 1] = in_stride[i] * shape[i];
-  }
-  std::vector<std::size_t> out_shape(rank), out_stride(rank);
-  for (std::size_t i = 0; i < rank; ++i) {
-    out_shape[i] = shape[perm[i]];
-    out_stride[i] = in_stride[perm[i]];
-  }
-  const std::size_t total = in_stride[0] * shape[0];
-  Perm src_of(total);
-  std::vector<std::size_t> idx(rank, 0);
-  for (std::size_t n = 0; n < total; ++n) {
-    std::size_t off = 0;
-    for (std::size_t i = 0; i < rank; ++i) {
-      off += idx[i] * out_stride[i];
-    }
-    src_of[n] = off;
-    for (std::size_t i = rank; i-- > 0;) {  // odometer over the output shape
-      if (++idx[i] < out_shape[i]) {
-        break;
-      }
-      idx[i] = 0;
-    }
-  }
-  return src_of;
+  return test_support::permute_source_index(shape, perm);
 }
 
 // AITER: BK = IK*2, KP = 16 // element_size, BN = IN;

@@ -1,0 +1,163 @@
+#include "reference/mx_quant.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace mxgate {
+namespace {
+
+constexpr uint32_t kInfBits = 0x7F800000u;
+
+// floor(log2 a) for finite a > 0, on bits (subnormals through their leading bit).
+int floor_log2_bits(uint32_t a) {
+  const uint32_t exp = a >> 23;
+  if (exp != 0) return static_cast<int>(exp) - 127;
+  return static_cast<int>(std::bit_width(a & 0x7FFFFFu)) - 1 - 149;
+}
+
+uint8_t biased(int s, int lo, int hi) { return static_cast<uint8_t>(std::clamp(s, lo, hi) + 127); }
+
+}  // namespace
+
+int element_emax(Format element) {
+  return floor_log2_bits(bits_of(max_finite(element)));
+}
+
+uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy) {
+  const uint32_t a = bits_of(amax) & 0x7FFFFFFFu;
+  const bool nan = a > kInfBits;
+  const bool inf = a == kInfBits;
+  const int emax = element_emax(element);
+  if (policy.zero_block_byte && a == 0) return *policy.zero_block_byte;
+  switch (policy.rule) {
+    case MxScaleRule::kFloor:
+      // torchao: s = (E - 127) - emax clamped to [-127, 127]; non-finite amax -> 0xFF. A zero or
+      // subnormal amax lands below -127 and clamps to byte 0.
+      if (nan || inf) return 0xFF;
+      if (a == 0) return 0;
+      return biased(floor_log2_bits(a) - emax, -127, 127);
+    case MxScaleRule::kCeil: {
+      if (nan || inf) return 0xFF;
+      const int e = static_cast<int>(a >> 23) - 127 + ((a & 0x7FFFFFu) != 0 ? 1 : 0);
+      return biased(e - emax, -127, 127);
+    }
+    case MxScaleRule::kEven: {
+      if (nan || inf) return 0xFF;
+      const uint32_t bumped = (a + 0x80000u) & 0xFF800000u;
+      if (bumped >= kInfBits) return 0xFF;
+      if (bumped == 0) return 0;
+      return biased(static_cast<int>(bumped >> 23) - 127 - emax, -127, 127);
+    }
+    case MxScaleRule::kRceil: {
+      const float rcp = 1.0f / max_finite(element);  // fl32(1/max), TE max_norm_rcp
+      return encode_e8m0(amax * rcp, policy.rceil_encode);
+    }
+    case MxScaleRule::kAiterTriton: {
+      // Bits + 0x200000 can carry a NaN payload into the sign: -0.0 -> log2 = -inf -> byte 0.
+      const uint32_t t = (a + 0x200000u) & 0xFF800000u;
+      if (t == 0 || t == 0x80000000u) return 0;
+      if ((t >> 23) == 0xFF) return 254;  // log2(inf) = inf, clamped to 127
+      return biased(static_cast<int>(t >> 23) - 127 - emax, -127, 127);
+    }
+    case MxScaleRule::kNoOffset:
+      // floor(log2 amax) + 127 clamped to [0, 254]; NaN has no defined byte in the source
+      // (NaN cast to uint8): we name it 0xFF.
+      if (nan) return 0xFF;
+      if (inf) return 254;
+      if (a == 0) return 0;
+      return biased(floor_log2_bits(a), -127, 127);
+    case MxScaleRule::kRceilLog2f: {
+      if (nan) return 0xFF;
+      const float y = amax / max_finite(element);  // torch true division
+      const uint8_t b = encode_e8m0(y, E8m0Encode::kCeilViaLog2f);
+      return b == 0xFF ? 254 : b;  // clamp(0, 254)
+    }
+  }
+  return 0xFF;
+}
+
+MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols,
+                        Format element, const MxPolicy& policy) {
+  if (info(element).bits != 8 || element == Format::kE8M0) {
+    throw std::invalid_argument("MX elements must be an FP8 format, not " +
+                                std::string(info(element).name));
+  }
+  if (rows != 0 && cols > x.size() / rows) {
+    throw std::invalid_argument("quantize_mx: input has " + std::to_string(x.size()) +
+                                " values, shape needs " + std::to_string(rows) + " x " +
+                                std::to_string(cols));
+  }
+  if (x.size() != rows * cols) {
+    throw std::invalid_argument("quantize_mx: input has " + std::to_string(x.size()) +
+                                " values, shape needs " + std::to_string(rows * cols));
+  }
+  MxQuantized q;
+  q.rows = rows;
+  q.cols = cols;
+  q.element = element;
+  q.data.resize(rows * cols);
+  q.scales.resize(rows * q.scale_cols());
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t g = 0; g < q.scale_cols(); ++g) {
+      const std::size_t k0 = g * kMxBlock;
+      const std::size_t k1 = std::min(cols, k0 + kMxBlock);
+      float amax = 0.0f;
+      bool saw_nan = false;
+      for (std::size_t k = k0; k < k0 + kMxBlock; ++k) {
+        const float v = k < k1 ? x[r * cols + k] : policy.pad_value;
+        if (std::isnan(v)) saw_nan = true;
+        amax = std::fmax(amax, std::fabs(v));  // fmax ignores NaN
+      }
+      if (saw_nan && policy.amax_nan == AmaxNan::kPropagate) {
+        amax = std::numeric_limits<float>::quiet_NaN();
+      } else {
+        amax = std::fmax(amax, policy.amax_floor);
+      }
+      const uint8_t byte = mx_scale_byte(amax, element, policy);
+      q.scales[r * q.scale_cols() + g] = byte;
+      // Exact reciprocal of the final scale: 2^(127 - byte); 0xFF (NaN) makes every element NaN.
+      const float rcp = byte == 0xFF ? std::numeric_limits<float>::quiet_NaN()
+                                     : std::ldexp(1.0f, 127 - static_cast<int>(byte));
+      for (std::size_t k = k0; k < k1; ++k) {
+        q.data[r * cols + k] =
+            static_cast<uint8_t>(encode(element, x[r * cols + k] * rcp, policy.element));
+      }
+    }
+  }
+  return q;
+}
+
+std::string_view name(MxScaleRule r) {
+  switch (r) {
+    case MxScaleRule::kFloor:
+      return "floor";
+    case MxScaleRule::kRceil:
+      return "rceil";
+    case MxScaleRule::kCeil:
+      return "ceil";
+    case MxScaleRule::kEven:
+      return "even";
+    case MxScaleRule::kAiterTriton:
+      return "aiter_triton";
+    case MxScaleRule::kNoOffset:
+      return "no_offset";
+    case MxScaleRule::kRceilLog2f:
+      return "rceil_log2f";
+  }
+  return "?";
+}
+
+std::optional<MxScaleRule> parse_mx_scale_rule(std::string_view s) {
+  for (MxScaleRule r : {MxScaleRule::kFloor, MxScaleRule::kRceil, MxScaleRule::kCeil,
+                        MxScaleRule::kEven, MxScaleRule::kAiterTriton, MxScaleRule::kNoOffset,
+                        MxScaleRule::kRceilLog2f}) {
+    if (name(r) == s) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace mxgate

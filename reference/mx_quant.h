@@ -1,0 +1,74 @@
+// MX quantization: blocks of 32 along K, FP8 elements, one E8M0 scale per block.
+//
+// Each implementation chooses the block's scale differently (research/formats.md §3, table
+// §3.7): FLOOR (OCP), RCEIL (TE / cuBLAS / torchao RCEIL / AITER HIP), torchao CEIL and EVEN,
+// AITER Triton's 0x200000 bump, vLLM gen-2 / ROCm Triton without the emax offset, and vLLM
+// gen-3's log2-based RCEIL. NaN in a block, all-zero blocks and the padding of a short last
+// block are explicit policies. The payload is always requantized with the final scale.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "reference/e8m0.h"
+#include "reference/format.h"
+#include "reference/fp_encode.h"
+
+namespace mxgate {
+
+inline constexpr std::size_t kMxBlock = 32;
+
+enum class MxScaleRule : uint8_t {
+  kFloor,        // floor(log2 amax) - emax_elem (OCP MX §6.3, torchao FLOOR, microxcaling)
+  kRceil,        // e8m0 ceil of fl32(amax * fl32(1/max)) (TE, cuBLAS, torchao RCEIL, AITER HIP)
+  kCeil,         // ceil(log2 amax) - emax_elem (torchao CEIL)
+  kEven,         // (bits + 0x80000) & 0xFF800000, then FLOOR (torchao EVEN)
+  kAiterTriton,  // (bits + 0x200000) & 0xFF800000, floor - emax, clamp +-127 (AITER Triton)
+  kNoOffset,     // floor(log2 amax) + 127, no emax offset (vLLM gen-2, vLLM ROCm Triton)
+  kRceilLog2f,   // ceil(log2(amax / max)) through log2f (vLLM gen-3 torch path, §5.3 hazard)
+};
+
+enum class AmaxNan : uint8_t {
+  kPropagate,  // a NaN makes amax NaN: scale 0xFF, whole block NaN (torchao, microxcaling)
+  kIgnore,     // fmaxf skips NaN (TE, vLLM CUDA); the NaN element is cast on its own
+};
+
+struct MxPolicy {
+  MxScaleRule rule = MxScaleRule::kFloor;
+  E8m0Encode rceil_encode = E8m0Encode::kCeilSat;  // kRceil: saturating (TE) or not (torchao)
+  AmaxNan amax_nan = AmaxNan::kPropagate;
+  float amax_floor = 0.0f;  // amax = max(amax, floor): AITER HIP seeds 1e-10, vLLM gen-2 FLT_MIN
+  std::optional<uint8_t> zero_block_byte;  // fixed byte for an all-zero block
+  EncodePolicy element;                    // the element cast after scaling
+  float pad_value = 0.0f;                  // fills a short last block (K % 32 != 0)
+};
+
+std::string_view name(MxScaleRule r);
+std::optional<MxScaleRule> parse_mx_scale_rule(std::string_view s);
+
+// The scale byte the rule picks for a block with this amax (|x| max, after the NaN policy).
+uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy);
+
+// Row-major (rows x cols) input, blocks of 32 along cols. Scales are logical row-major
+// (rows x ceil(cols/32)); layouts are applied separately (scale_layout.h).
+struct MxQuantized {
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  Format element = Format::kE4M3FN;
+  std::vector<uint8_t> data;    // rows x cols codes
+  std::vector<uint8_t> scales;  // rows x ceil(cols/32) e8m0 bytes
+  std::size_t scale_cols() const { return (cols + kMxBlock - 1) / kMxBlock; }
+};
+
+MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols,
+                        Format element, const MxPolicy& policy);
+
+// Largest power-of-two exponent of the element format's max finite (8 for E4M3FN, 15 for E5M2,
+// 7 for E4M3FNUZ): the "emax_elem" of the OCP rule.
+int element_emax(Format element);
+
+}  // namespace mxgate
