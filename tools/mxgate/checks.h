@@ -28,5 +28,6 @@ struct Check {
 };
 
 void add_format_checks(std::vector<Check>& checks);
+void add_reference_checks(std::vector<Check>& checks);
 
 }  // namespace mxgate::cli

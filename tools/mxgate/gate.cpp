@@ -22,6 +22,7 @@ int cmd_gate(const Argv& argv) {
 
   std::vector<Check> checks;
   add_format_checks(checks);
+  add_reference_checks(checks);
   std::vector<const Check*> selected;
   for (const Check& c : checks) {
     if (only.empty() || c.name.find(only) != std::string::npos) selected.push_back(&c);
