@@ -133,8 +133,7 @@ std::string convention_names() {
 
 bool defines(const Convention& c, Format f) {
   switch (f) {
-    case Format::kE8M0:
-      return true;  // decoding is always defined; encode_with checks the encoder
+    case Format::kE8M0:  // decoding is always defined; encode_with checks the encoder
     case Format::kBF16:
     case Format::kFP16:
     case Format::kFP32:

@@ -69,12 +69,12 @@ bool log2f_rounds_to_floor(float y) {
       const int p = static_cast<int>(std::bit_width(static_cast<unsigned>(ak))) - 1;
       const bool narrower = kk < 0 && std::has_single_bit(static_cast<unsigned>(ak));
       const long double h = std::ldexp(1.0L, p - (narrower ? 25 : 24));
-      t[static_cast<size_t>(kk + 149)] = std::expm1(h * std::numbers::ln2_v<long double>);
+      t[static_cast<size_t>(kk) + 149] = std::expm1(h * std::numbers::ln2_v<long double>);
     }
     return t;
   }();
   const long double f = static_cast<long double>(sig - lead) / static_cast<long double>(lead);
-  return f < thresholds[static_cast<size_t>(k + 149)];
+  return f < thresholds[static_cast<size_t>(k) + 149];
 }
 
 uint8_t encode_e8m0(float x, E8m0Encode rule) {

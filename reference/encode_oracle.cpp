@@ -108,13 +108,9 @@ uint32_t EncodeOracle::round_magnitude(double ax, size_t hi, bool negative) cons
     const size_t lo = hi - 1;
     const double twice = 2.0 * ax;                  // exact
     const double mid2 = values_[lo] + values_[hi];  // exact: neighbours share a scale
-    if (policy_.rounding == Rounding::kTowardZero) {
+    if (policy_.rounding == Rounding::kTowardZero || twice < mid2) {
       pick = lo;
-    } else if (twice < mid2) {
-      pick = lo;
-    } else if (twice > mid2) {
-      pick = hi;
-    } else if (policy_.rounding == Rounding::kNearestAway) {
+    } else if (twice > mid2 || policy_.rounding == Rounding::kNearestAway) {
       pick = hi;
     } else {
       // Tie to the neighbour whose value is an even multiple of their spacing.

@@ -43,6 +43,7 @@ int cmd_encode(const Argv& argv) {
   const Convention& c = require_convention(a);
   if (a.positionals().empty()) throw UsageError("no VALUE given");
   std::vector<float> values;  // parse everything first: no partial output on bad input
+  values.reserve(a.positionals().size());
   for (const std::string& v : a.positionals()) values.push_back(parse_value(v));
   std::vector<uint32_t> codes;
   for (float v : values) codes.push_back(encode_with(c, f, v));
@@ -56,6 +57,7 @@ int cmd_decode(const Argv& argv) {
   const Convention& c = require_convention(a);
   if (a.positionals().empty()) throw UsageError("no code given");
   std::vector<uint32_t> codes;
+  codes.reserve(a.positionals().size());
   for (const std::string& v : a.positionals()) codes.push_back(parse_code(v, info(f).bits));
   std::vector<float> values;
   for (uint32_t code : codes) values.push_back(decode_with(c, f, code));

@@ -29,6 +29,66 @@ constexpr Verb kVerbs[] = {
      "Print the convention matrix (each convention's policies and source) and a table of the\n"
      "edge inputs of research/formats.md §6 against every convention.",
      mxgate::cli::cmd_conventions},
+    {"quantize",
+     "quantize --scheme {mx,act1x128,w128x128} --format F --convention C --in X.npy --out PREFIX "
+     "[--scale-layout L] [--ue8m0]",
+     "Quantize X, a (M, K) array, with convention C's reference quantizer. X is float32 or\n"
+     "float64 (float64 is first rounded to the nearest fp32); other dtypes are rejected.\n"
+     "  mx        blocks of 32 along K, e8m0 scales (mx_policy of C)\n"
+     "  act1x128  1x128 groups along K, fp32 scales (block_policy of C)\n"
+     "  w128x128  128x128 blocks, fp32 scales (block_policy of C)\n"
+     "A convention without that quantizer is rejected with the list of those that have one.\n"
+     "--ue8m0 (act1x128 / w128x128 only) rounds the fp32 scales to powers of two as C does.\n"
+     "Writes PREFIX.data.npy, uint8 codes of format F, shape (M, K), and PREFIX.scales.npy:\n"
+     "  mx: uint8 e8m0 bytes (M, ceil(K/32)); act1x128: float32 (M, ceil(K/128));\n"
+     "  w128x128: float32 (ceil(M/128), ceil(K/128)); logical row-major.\n"
+     "--scale-layout L (row_major col_major tma_col_major nv_swizzle_128x4 aiter_shuffle) writes\n"
+     "the scales in that physical layout instead: a 1-D array of the layout's storage size,\n"
+     "padding slots filled with 0. Nothing is written unless every step succeeds.",
+     mxgate::cli::cmd_quantize},
+    {"dequantize",
+     "dequantize --scheme {mx,act1x128,w128x128} --format F --convention C --data D.npy "
+     "--scales S.npy --out Y.npy [--dtype float32|bf16]",
+     "Inverse of quantize: D is uint8 codes of format F, (M, K); S holds the scales in the\n"
+     "LOGICAL ROW-MAJOR shapes quantize writes without --scale-layout (physical layouts are not\n"
+     "accepted). Each value is decode(code) * scale as one fp32 multiply; mx scales decode with\n"
+     "C's e8m0 decode rule (e.g. vllm_e8m0_shift: byte 0 is 0.0), block scales are used as\n"
+     "stored (C must still name a convention that defines F). --dtype float32 (default) writes\n"
+     "float32 (M, K); --dtype bf16 rounds that fp32 product once (RNE) and writes the bf16 bit\n"
+     "patterns as a uint16 (M, K) array (view it with .view(torch.bfloat16) or ml_dtypes).",
+     mxgate::cli::cmd_dequantize},
+    {"gemm",
+     "gemm --scheme {mx,block,bf16} --a A.npy --a-scales AS.npy --b B.npy --b-scales BS.npy "
+     "--out C.npy [--dtype float32|bf16] [--format F] [--convention C]",
+     "C = A * B^T computed exactly and rounded ONCE (RNE) to --dtype: float32 (default) writes a\n"
+     "float32 (M, N) array, bf16 a uint16 (M, N) array of bf16 bits. Every correct kernel whose\n"
+     "accumulation is exact equals it bit for bit.\n"
+     "  mx     A uint8 (M, K) codes of --format (default e4m3fn), AS uint8 e8m0 (M, ceil(K/32));\n"
+     "         B uint8 (N, K), BS uint8 (N, ceil(K/32)). Scale bytes decode with --convention's\n"
+     "         e8m0 rule (default ocp_mx: 0x00 = 2^-127; vllm_e8m0_shift: byte << 23, 0x00 = 0).\n"
+     "  block  A uint8 (M, K) codes, AS float32 (M, ceil(K/128)) (1x128 groups); B uint8 (N, K),\n"
+     "         BS float32 (ceil(N/128), ceil(K/128)) (128x128 blocks). No --convention.\n"
+     "  bf16   A uint16 (M, K) and B uint16 (N, K) bf16 bits; no scale, format or convention\n"
+     "         options.\n"
+     "Scales are logical row-major. Options a scheme does not use are rejected.",
+     mxgate::cli::cmd_gemm},
+    {"check-gemm",
+     "check-gemm --scheme {mx,block,bf16} --a A.npy [--a-scales AS.npy] --b B.npy "
+     "[--b-scales BS.npy] --c C.npy [--mode exact|bound] [--acc-bits 24] [--block-k 128] "
+     "[--format F] [--convention C]",
+     "Check C, a kernel's (M, N) output of A * B^T (same inputs as `mxgate gemm`), against the\n"
+     "oracle. C is float32, or uint16 holding bf16 bits; the output dtype is taken from it.\n"
+     "  --mode exact (default): C must equal the correctly rounded result bit for bit (any NaN\n"
+     "      equals any NaN). Prints the mismatch count, the first and the worst element with\n"
+     "      (row,col), expected and actual bits in hex, and the ULP distance.\n"
+     "  --mode bound: C must lie within the rigorous error bound of an accumulator with\n"
+     "      --acc-bits significand bits (8..24, unit roundoff 2^-acc-bits: 24 = fp32\n"
+     "      round-to-nearest, 23 = truncating) and fp32's exponent range, summing partials of at\n"
+     "      most --block-k consecutive k in any order (0: one partial over K), each product\n"
+     "      rounded once and each partial scaled with two roundings (gemm_oracle.h AccumModel).\n"
+     "      Prints the count outside and the worst excess with (row,col).\n"
+     "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
+     mxgate::cli::cmd_check_gemm},
 };
 
 void usage(FILE* out) {

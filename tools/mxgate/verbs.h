@@ -21,5 +21,9 @@ int cmd_encode(const Argv& args);
 int cmd_decode(const Argv& args);
 int cmd_conventions(const Argv& args);
 int cmd_gate(const Argv& args);
+int cmd_quantize(const Argv& args);
+int cmd_dequantize(const Argv& args);
+int cmd_gemm(const Argv& args);
+int cmd_check_gemm(const Argv& args);
 
 }  // namespace mxgate::cli
