@@ -23,7 +23,7 @@ float block_scale(float amax, const BlockPolicy& policy) {
       return b == 0 ? (s == 0.0f ? 0.0f : decode(Format::kE8M0, 0)) : decode(Format::kE8M0, b);
     }
     case Ue8m0::kLog2fCeil: {
-      const float y = std::fmax(std::fabs(s), policy.ue8m0_floor);
+      const float y = nan_ignoring_max(std::fabs(s), policy.ue8m0_floor);
       if (std::isnan(y) || std::isinf(y)) return std::fabs(y);
       if (y == 0.0f) return 0.0f;  // exp2f(ceilf(-inf)) = 0
       // ceil of fl32(log2f(y)): bit ceil, except where log2f rounds onto floor(log2 y).
@@ -74,12 +74,12 @@ BlockQuantized quantize_block(std::span<const float> x, std::size_t rows, std::s
         for (std::size_t c = bc * block_cols; c < (bc + 1) * block_cols; ++c) {
           const float v = (r < rows && c < cols) ? x[r * cols + c] : policy.pad_value;
           if (std::isnan(v)) saw_nan = true;
-          amax = std::fmax(amax, std::fabs(v));
+          amax = nan_ignoring_max(amax, std::fabs(v));
         }
       }
       amax = (saw_nan && policy.amax_nan == AmaxNan::kPropagate)
                  ? std::numeric_limits<float>::quiet_NaN()
-                 : std::fmax(amax, policy.eps);
+                 : nan_ignoring_max(amax, policy.eps);
       const float s = block_scale(amax, policy);
       q.scales[br * q.scale_cols() + bc] = s;
       const float rcp = 1.0f / s;  // rounded reciprocal (DeepGEMM's `1.0 / sf`)
@@ -88,7 +88,7 @@ BlockQuantized quantize_block(std::span<const float> x, std::size_t rows, std::s
           float v = policy.scaling == ElementScaling::kDivide ? x[r * cols + c] / s
                                                               : x[r * cols + c] * rcp;
           if (policy.clamp_before_cast) {
-            v = std::fmin(std::fmax(v, -policy.fp8_max), policy.fp8_max);  // NaN -> -max
+            v = clamp_nan_to_low(v, policy.fp8_max);  // NaN -> -max
           }
           q.data[r * cols + c] = static_cast<uint8_t>(encode(element, v, policy.element));
         }

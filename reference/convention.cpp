@@ -1,6 +1,7 @@
 #include "reference/convention.h"
 
 #include <array>
+#include <cmath>
 #include <stdexcept>
 
 namespace mxgate {
@@ -85,7 +86,9 @@ const std::array<Convention, 15> kConventions = {{
      kE4m3 | format_bit(Format::kE4M3FNUZ),
      {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kToNegMax},
      E8m0Encode::kCeilViaLog2f,
-     E8m0Decode::kOcp},
+     E8m0Decode::kOcp,
+     /*clamp_before_cast=*/true,
+     /*e4m3fnuz_clamp_max=*/224.0f},
     {"vllm_e8m0_shift",
      "vLLM _upcast_e8m0_to_fp32 / _cast_mxfp8_scales_to_bf16: byte << 23 (formats.md §2.2); "
      "torch casts otherwise",
@@ -159,7 +162,14 @@ uint32_t encode_with(const Convention& c, Format f, float x) {
                                 std::string(info(f).name) + " (it defines " + covered_formats(c) +
                                 ", bf16, fp16, e8m0)");
   }
-  return encode(f, x, c.element);
+  return encode(f, pre_cast(c, f, x), c.element);
+}
+
+float pre_cast(const Convention& c, Format f, float x) {
+  if (!c.clamp_before_cast) return x;
+  const float m = (f == Format::kE4M3FNUZ && c.e4m3fnuz_clamp_max > 0.0f) ? c.e4m3fnuz_clamp_max
+                                                                          : max_finite(f);
+  return clamp_nan_to_low(x, m);
 }
 
 float decode_with(const Convention& c, Format f, uint32_t code) {

@@ -25,6 +25,10 @@ struct Convention {
   EncodePolicy element;            // fp32 -> FP8 element cast
   std::optional<E8m0Encode> e8m0;  // fp32 -> E8M0 (absent: the implementation has none)
   E8m0Decode e8m0_decode;          // E8M0 -> fp32
+  // Explicit clamp to +-max before the cast (vLLM fminf(fmaxf(x, -max), max): NaN -> -max), with
+  // its own max for E4M3FNUZ where the implementation uses one (vLLM: 224, formats.md §5.1).
+  bool clamp_before_cast = false;
+  float e4m3fnuz_clamp_max = 0.0f;  // 0: the format's max finite
 };
 
 std::span<const Convention> all_conventions();
@@ -40,5 +44,7 @@ uint32_t encode_with(const Convention& c, Format f, float x);
 // Throws std::invalid_argument when the code does not fit the format.
 float decode_with(const Convention& c, Format f, uint32_t code);
 bool defines(const Convention& c, Format f);
+// What the convention does to x before the element cast (its clamp, if any); x otherwise.
+float pre_cast(const Convention& c, Format f, float x);
 
 }  // namespace mxgate

@@ -34,6 +34,20 @@ float float_of(uint32_t bits) {
   return x;
 }
 
+float nan_ignoring_max(float a, float b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return a < b ? b : a;
+}
+
+float nan_ignoring_min(float a, float b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return b < a ? b : a;
+}
+
+float clamp_nan_to_low(float x, float m) { return nan_ignoring_min(nan_ignoring_max(x, -m), m); }
+
 const FormatInfo& info(Format f) { return kFormats[static_cast<size_t>(f)]; }
 
 std::span<const FormatInfo> all_formats() { return kFormats; }

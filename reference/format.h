@@ -45,6 +45,14 @@ float max_finite(Format f);
 
 bool is_nan_code(Format f, uint32_t code);
 
+// fmaxf / fminf as CUDA and IEEE maxNum define them for kernels: a NaN operand (quiet or
+// signaling) yields the other operand. libm's fmax may return NaN for a signaling NaN, so the
+// reference spells the rule out.
+float nan_ignoring_max(float a, float b);
+float nan_ignoring_min(float a, float b);
+// fminf(fmaxf(x, -m), m): NaN -> -m (vLLM's pre-cast clamp, formats.md §5.1).
+float clamp_nan_to_low(float x, float m);
+
 // fp32 bit helpers (memcpy-based, no aliasing UB).
 uint32_t bits_of(float x);
 float float_of(uint32_t bits);

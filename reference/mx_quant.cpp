@@ -110,12 +110,12 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
       for (std::size_t k = k0; k < k0 + kMxBlock; ++k) {
         const float v = k < k1 ? x[r * cols + k] : policy.pad_value;
         if (std::isnan(v)) saw_nan = true;
-        amax = std::fmax(amax, std::fabs(v));  // fmax ignores NaN
+        amax = nan_ignoring_max(amax, std::fabs(v));
       }
       if (saw_nan && policy.amax_nan == AmaxNan::kPropagate) {
         amax = std::numeric_limits<float>::quiet_NaN();
       } else {
-        amax = std::fmax(amax, policy.amax_floor);
+        amax = nan_ignoring_max(amax, policy.amax_floor);
       }
       const uint8_t byte = mx_scale_byte(amax, element, policy);
       q.scales[r * q.scale_cols() + g] = byte;

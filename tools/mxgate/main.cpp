@@ -29,6 +29,11 @@ constexpr Verb kVerbs[] = {
      "Print the convention matrix (each convention's policies and source) and a table of the\n"
      "edge inputs of research/formats.md §6 against every convention.",
      mxgate::cli::cmd_conventions},
+    {"shapes", "shapes [--model M] [--tp T] [--flagged] [--catalog FILE]",
+     "List the production GEMM shape catalog (corpus/shapes/production_shapes.tsv): per-rank\n"
+     "N x K of each model's linear layers under TP/EP, with alignment hazards. --model matches\n"
+     "a substring of the model name; --flagged keeps shapes with a K%128, N%128 or part hazard.",
+     mxgate::cli::cmd_shapes},
     {"quantize",
      "quantize --scheme {mx,act1x128,w128x128} --format F --convention C --in X.npy --out PREFIX "
      "[--scale-layout L] [--ue8m0]",
@@ -44,7 +49,7 @@ constexpr Verb kVerbs[] = {
      "  w128x128: float32 (ceil(M/128), ceil(K/128)); logical row-major.\n"
      "--scale-layout L (row_major col_major tma_col_major nv_swizzle_128x4 aiter_shuffle) writes\n"
      "the scales in that physical layout instead: a 1-D array of the layout's storage size,\n"
-     "padding slots filled with 0. Nothing is written unless every step succeeds.",
+     "padding slots filled with 0. Files are written only after everything is computed.",
      mxgate::cli::cmd_quantize},
     {"dequantize",
      "dequantize --scheme {mx,act1x128,w128x128} --format F --convention C --data D.npy "

@@ -50,8 +50,8 @@ Format fp8_format(const Args& a, std::optional<Format> fallback) {
   }
   const std::optional<Format> f = parse_format(*text);
   if (!f || info(*f).bits != 8 || *f == Format::kE8M0) {
-    throw UsageError("--format: '" + *text + "' is not an FP8 element format (formats: " +
-                     kFp8FormatList + ")");
+    throw UsageError("--format: '" + *text +
+                     "' is not an FP8 element format (formats: " + kFp8FormatList + ")");
   }
   return *f;
 }
@@ -199,17 +199,16 @@ int cmd_quantize(const Argv& argv) {
   const std::optional<ScaleLayout> layout = scale_layout_option(a);
   const bool ue8m0 = a.flag("ue8m0");
   if (ue8m0 && scheme == QuantScheme::kMx) {
-    throw UsageError("--ue8m0 applies to --scheme act1x128 and w128x128 only (MX scales are "
-                     "always e8m0)");
+    throw UsageError("--ue8m0 applies to --scheme act1x128 and w128x128 only (MX scales are e8m0)");
   }
   std::optional<MxPolicy> mx;
   std::optional<BlockPolicy> block;
   if (scheme == QuantScheme::kMx) {
     mx = mx_policy(c);
     if (!mx) {
-      throw UsageError("--convention: '" + std::string(c.name) +
-                       "' has no MX quantizer (conventions with one: " +
-                       conventions_with_quantizer(true) + ")");
+      throw UsageError(
+          "--convention: '" + std::string(c.name) +
+          "' has no MX quantizer (conventions with one: " + conventions_with_quantizer(true) + ")");
     }
   } else {
     block = block_policy(c, f, ue8m0);
@@ -254,7 +253,13 @@ int cmd_quantize(const Argv& argv) {
     scales = scales_array(layout, q.scale_rows(), q.scale_cols(), q.scales);
   }
   write_output("out", data_path, data);
-  write_output("out", scales_path, scales);
+  try {
+    write_output("out", scales_path, scales);
+  } catch (const UsageError&) {
+    std::error_code ignored;  // no data file without its scales
+    std::filesystem::remove(data_path, ignored);
+    throw;
+  }
   return 0;
 }
 
@@ -323,8 +328,8 @@ int cmd_dequantize(const Argv& argv) {
 
 namespace {
 
-const std::set<std::string> kGemmOptions = {"scheme", "a",      "a-scales",   "b", "b-scales",
-                                            "out",    "dtype",  "format",     "convention"};
+const std::set<std::string> kGemmOptions = {"scheme", "a",     "a-scales", "b",         "b-scales",
+                                            "out",    "dtype", "format",   "convention"};
 
 // The decoded problem of `gemm` and `check-gemm`, from --scheme, --a, --a-scales, --b, --b-scales,
 // --format and --convention; every dtype and shape checked against A's (M, K).
@@ -368,8 +373,8 @@ GemmProblem load_gemm_problem(const Args& a, std::string* what) {
   require_nonempty(bn, "--b", "N and K");
   const std::size_t n = bn.shape[0];
   if (what) {
-    *what = scheme + " M=" + std::to_string(m) + " N=" + std::to_string(n) +
-            " K=" + std::to_string(k);
+    *what =
+        scheme + " M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k);
   }
 
   if (bf16) {
@@ -475,10 +480,9 @@ int cmd_check_gemm(const Argv& argv) {
   std::string summary;
   if (mode == "exact") {
     const GemmOutput expected = exact_gemm(problem, format);
-    const BitExactVerdict v =
-        format == OutputFormat::kFp32
-            ? compare_fp32(problem.m, problem.n, expected.fp32, actual.fp32)
-            : compare_bf16(problem.m, problem.n, expected.bf16, actual.bf16);
+    const BitExactVerdict v = format == OutputFormat::kFp32
+                                  ? compare_fp32(problem.m, problem.n, expected.fp32, actual.fp32)
+                                  : compare_bf16(problem.m, problem.n, expected.bf16, actual.bf16);
     ok = v.ok();
     summary = v.summary();
     std::printf("check-gemm %s, %s output, exact mode (correctly rounded)\n", what.c_str(),

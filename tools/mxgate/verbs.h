@@ -21,6 +21,7 @@ int cmd_encode(const Argv& args);
 int cmd_decode(const Argv& args);
 int cmd_conventions(const Argv& args);
 int cmd_gate(const Argv& args);
+int cmd_shapes(const Argv& args);
 int cmd_quantize(const Argv& args);
 int cmd_dequantize(const Argv& args);
 int cmd_gemm(const Argv& args);

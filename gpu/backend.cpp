@@ -1,0 +1,146 @@
+#include "gpu/backend.h"
+
+#include <cstdio>
+#include <utility>
+
+namespace mxgate::gpu {
+
+uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>(0xA5u ^ (i * 29u)); }
+
+std::string GuardDamage::describe() const {
+  char bytes[48];
+  std::snprintf(bytes, sizeof bytes, " (expected 0x%02x, found 0x%02x)", expected, actual);
+  return "buffer '" + label + "' guard damaged at byte offset " + std::to_string(offset) +
+         (offset < 0 ? " (before its start)" : " (past its end)") + bytes;
+}
+
+BufferId Backend::allocate(std::size_t bytes, std::string_view label) {
+  const std::size_t total = bytes + 2 * kGuardBytes;
+  Allocation a;
+  a.base = device_alloc(total);
+  a.bytes = bytes;
+  a.label = std::string(label);
+  std::array<uint8_t, kGuardBytes> guard;
+  for (std::size_t i = 0; i < kGuardBytes; ++i) guard[i] = guard_byte(i);
+  auto* base = static_cast<uint8_t*>(a.base);
+  copy_to_device(base, guard.data(), kGuardBytes);
+  copy_to_device(base + kGuardBytes + bytes, guard.data(), kGuardBytes);
+  if (bytes != 0) device_fill(base + kGuardBytes, kPoisonByte, bytes);
+  const BufferId id = next_id_++;
+  buffers_.emplace(id, std::move(a));
+  ++counters_.allocations;
+  counters_.bytes_allocated += bytes;
+  return id;
+}
+
+void Backend::release(BufferId id) {
+  const Allocation& a = find(id);
+  device_free(a.base);
+  buffers_.erase(id);
+}
+
+void Backend::release_all() noexcept {
+  for (auto& [id, a] : buffers_) device_free(a.base);
+  buffers_.clear();
+}
+
+const Backend::Allocation& Backend::find(BufferId id) const {
+  const auto it = buffers_.find(id);
+  if (it == buffers_.end()) {
+    throw GpuError(std::string(name()) + ": unknown buffer id " + std::to_string(id));
+  }
+  return it->second;
+}
+
+void* Backend::ptr(BufferId id) const {
+  if (id == kNoBuffer) return nullptr;
+  return static_cast<uint8_t*>(find(id).base) + kGuardBytes;
+}
+
+std::size_t Backend::size(BufferId id) const { return find(id).bytes; }
+std::string_view Backend::label(BufferId id) const { return find(id).label; }
+
+void Backend::upload(BufferId id, std::span<const uint8_t> bytes) {
+  const Allocation& a = find(id);
+  if (bytes.size() != a.bytes) {
+    throw GpuError(std::string(name()) + ": upload of " + std::to_string(bytes.size()) +
+                   " bytes into buffer '" + a.label + "' of " + std::to_string(a.bytes));
+  }
+  if (!bytes.empty()) copy_to_device(ptr(id), bytes.data(), bytes.size());
+}
+
+std::vector<uint8_t> Backend::download(BufferId id) {
+  const Allocation& a = find(id);
+  std::vector<uint8_t> out(a.bytes);
+  if (!out.empty()) copy_to_host(out.data(), ptr(id), a.bytes);
+  return out;
+}
+
+void Backend::synchronize() { device_sync(); }
+
+void Backend::check_guard_band(BufferId id, const Allocation& a, std::vector<GuardDamage>& out) {
+  std::array<uint8_t, kGuardBytes> front, back;
+  const auto* base = static_cast<const uint8_t*>(a.base);
+  copy_to_host(front.data(), base, kGuardBytes);
+  copy_to_host(back.data(), base + kGuardBytes + a.bytes, kGuardBytes);
+  for (std::size_t i = 0; i < kGuardBytes; ++i) {
+    if (front[i] != guard_byte(i)) {
+      out.push_back({id, a.label, static_cast<std::ptrdiff_t>(i) -
+                                      static_cast<std::ptrdiff_t>(kGuardBytes),
+                     guard_byte(i), front[i]});
+    }
+  }
+  for (std::size_t i = 0; i < kGuardBytes; ++i) {
+    if (back[i] != guard_byte(i)) {
+      out.push_back({id, a.label, static_cast<std::ptrdiff_t>(a.bytes + i), guard_byte(i),
+                     back[i]});
+    }
+  }
+}
+
+std::vector<GuardDamage> Backend::check_guards() {
+  std::vector<GuardDamage> out;
+  for (const auto& [id, a] : buffers_) check_guard_band(id, a, out);
+  return out;
+}
+
+void Backend::run(const Launch& launch) {
+  const std::string kname(kernel_name(launch.kernel));
+  const std::string where = std::string(name()) + " kernel " + kname;
+  if (!supports(launch.kernel)) throw GpuError(where + ": not implemented by this backend");
+  std::vector<OutputSpec> outputs;
+  try {
+    outputs = launch_outputs(launch);
+  } catch (const std::exception& e) {
+    throw GpuError(where + ": " + e.what());
+  }
+  for (const OutputSpec& o : outputs) {
+    if (o.buffer == kNoBuffer || buffers_.count(o.buffer) == 0) {
+      throw GpuError(where + ": output '" + std::string(o.role) + "' is not an allocated buffer");
+    }
+    const Allocation& a = find(o.buffer);
+    if (a.bytes < o.bytes) {
+      throw GpuError(where + ": output '" + std::string(o.role) + "' buffer '" + a.label +
+                     "' has " + std::to_string(a.bytes) + " bytes, the kernel writes " +
+                     std::to_string(o.bytes));
+    }
+  }
+  try {
+    for (const OutputSpec& o : outputs) {
+      if (o.bytes != 0) device_fill(ptr(o.buffer), kPoisonByte, size(o.buffer));
+    }
+    ++counters_.launches[static_cast<std::size_t>(launch.kernel)];
+    launch_kernel(launch);
+    device_sync();
+  } catch (const GpuError& e) {
+    throw GpuError(where + ": " + e.what());
+  }
+  const std::vector<GuardDamage> damage = check_guards();
+  if (!damage.empty()) {
+    std::string msg = where + ": " + std::to_string(damage.size()) + " guard byte(s) damaged; first: " +
+                      damage.front().describe();
+    throw GpuError(msg);
+  }
+}
+
+}  // namespace mxgate::gpu

@@ -1,0 +1,139 @@
+// One interface for every backend (host models, HIP on AMD, the same sources on NVIDIA):
+// guarded allocations, copies, kernel launches, guard checks and hot-path accounting.
+//
+// Every allocation carries kGuardBytes of a known pattern before and after the user region.
+// run() NaN-poisons every output buffer (0xFF bytes: NaN in E4M3FN, E8M0, bf16 and fp32) before
+// the launch, so an element the kernel never writes stays NaN; after the launch it synchronizes
+// and checks every guard, so a write outside a buffer is an error naming the kernel, the buffer
+// and the byte offset. Every failure is a GpuError whose message names the kernel.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpu/kernel.h"
+
+namespace mxgate::gpu {
+
+class GpuError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A guard byte that differs from its pattern. `offset` is relative to the start of the user
+// region: negative in the front guard, >= the buffer size in the back guard.
+struct GuardDamage {
+  BufferId buffer = kNoBuffer;
+  std::string label;
+  std::ptrdiff_t offset = 0;
+  uint8_t expected = 0;
+  uint8_t actual = 0;
+  std::string describe() const;
+};
+
+// Hot-path accounting: launches per kernel and bytes allocated (user bytes, cumulative).
+struct Counters {
+  std::array<uint64_t, kKernelCount> launches{};
+  uint64_t allocations = 0;
+  uint64_t bytes_allocated = 0;
+  uint64_t launches_of(Kernel k) const { return launches[static_cast<std::size_t>(k)]; }
+};
+
+// The byte at position i of every guard band (position-dependent, so a kernel storing a
+// constant cannot reproduce it by accident).
+uint8_t guard_byte(std::size_t i);
+
+inline constexpr uint8_t kPoisonByte = 0xFF;
+
+class Backend {
+ public:
+  // Bigger than any over-read a contract violation produces (a 128-wide K tile reads < 128
+  // bytes past a row), so over-reads stay inside the allocation.
+  static constexpr std::size_t kGuardBytes = 256;
+
+  virtual ~Backend() = default;
+  Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  virtual std::string_view name() const = 0;
+  // False when the backend is built but no device is present (tests then GTEST_SKIP).
+  virtual bool available() const = 0;
+  // Whether this backend implements `k` (kQuantizeMxHw needs NVIDIA sm_89+ or the host model).
+  virtual bool supports(Kernel k) const = 0;
+
+  BufferId allocate(std::size_t bytes, std::string_view label);
+  void release(BufferId id);
+  // `bytes` must be exactly the buffer's size.
+  void upload(BufferId id, std::span<const uint8_t> bytes);
+  std::vector<uint8_t> download(BufferId id);
+
+  template <class T>
+  void upload_as(BufferId id, std::span<const T> values) {
+    upload(id, {reinterpret_cast<const uint8_t*>(values.data()), values.size_bytes()});
+  }
+  template <class T>
+  std::vector<T> download_as(BufferId id) {
+    const std::vector<uint8_t> raw = download(id);
+    std::vector<T> out(raw.size() / sizeof(T));
+    std::memcpy(out.data(), raw.data(), out.size() * sizeof(T));
+    return out;
+  }
+  // allocate + upload.
+  template <class T>
+  BufferId make_buffer(std::span<const T> values, std::string_view label) {
+    const BufferId id = allocate(values.size_bytes(), label);
+    upload_as<T>(id, values);
+    return id;
+  }
+
+  // Poisons the outputs, launches, synchronizes, checks every guard. Throws GpuError naming the
+  // kernel on a bad argument, an API or launch error, or a damaged guard.
+  void run(const Launch& launch);
+  void synchronize();
+  std::vector<GuardDamage> check_guards();
+
+  std::size_t size(BufferId id) const;
+  std::string_view label(BufferId id) const;
+  const Counters& counters() const { return counters_; }
+  void reset_counters() { counters_ = {}; }
+
+ protected:
+  // Device primitives; each throws GpuError naming the API call that failed.
+  virtual void* device_alloc(std::size_t bytes) = 0;
+  virtual void device_free(void* p) noexcept = 0;
+  virtual void copy_to_device(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void device_fill(void* dst, uint8_t byte, std::size_t bytes) = 0;
+  virtual void device_sync() = 0;
+  // Launches `launch` (buffers resolved with ptr()); asynchronous errors surface in device_sync.
+  virtual void launch_kernel(const Launch& launch) = 0;
+
+  // Device address of the user region of `id`; nullptr for kNoBuffer.
+  void* ptr(BufferId id) const;
+  // Frees every buffer; derived destructors call it (device_free is virtual).
+  void release_all() noexcept;
+
+ private:
+  struct Allocation {
+    void* base = nullptr;  // start of the front guard
+    std::size_t bytes = 0;
+    std::string label;
+  };
+  const Allocation& find(BufferId id) const;
+  void check_guard_band(BufferId id, const Allocation& a, std::vector<GuardDamage>& out);
+
+  std::map<BufferId, Allocation> buffers_;
+  BufferId next_id_ = 1;
+  Counters counters_;
+};
+
+}  // namespace mxgate::gpu

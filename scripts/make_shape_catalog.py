@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Regenerates corpus/shapes/production_shapes.tsv from the research catalog.
+
+Developer tool, run by hand when the research data changes; nothing at build or test time runs it
+or reads its input. Usage: scripts/make_shape_catalog.py ../shared/data/production_shapes.json
+"""
+import json
+import sys
+
+COLUMNS = ["model", "layer", "parallel", "tp", "n", "k", "quant", "mode", "n_parts",
+           "bmm_batch", "flagged", "flags"]
+
+
+def clean(text):
+    return str(text).replace("\t", " ").replace("\n", " ")
+
+
+def main(path):
+    rows = json.load(open(path))
+    out = sys.stdout
+    out.write("# mxgate production GEMM shape catalog: Y[M,N] = X[M,K] W[N,K]^T per rank.\n")
+    out.write("# Derived from research/shapes.md + data/production_shapes.json (14+ models, TP 1-16)\n")
+    out.write("# by scripts/make_shape_catalog.py. n_parts: merged-layer parts (comma list, - if none);\n")
+    out.write("# bmm_batch: local BMM groups (- if not a BMM); flags: ';'-separated alignment hazards.\n")
+    out.write("\t".join(COLUMNS) + "\n")
+    for r in rows:
+        parts = ",".join(str(p) for p in (r.get("n_parts") or [])) or "-"
+        bmm = str(r["bmm_batch"]) if r.get("bmm_batch") else "-"
+        flags = ";".join(r.get("flags") or []) or "-"
+        fields = [r["model"], r["layer"], r["parallel"], r["tp"], r["n"], r["k"], r["quant"],
+                  r["mode"], parts, bmm, 1 if r.get("flag") else 0, flags]
+        out.write("\t".join(clean(f) for f in fields) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,664 @@
+// Covers reference/convention and reference/measured_bytes: the 15 named conventions exist and
+// cite formats.md; every MeasuredEncode / MeasuredE8m0 / MeasuredE8m0Decode row reproduces
+// byte for byte (one test per row, named after its device_probe.txt source); an independent
+// transcription of device_probe.txt kept in this file (the probe.cu table, the torch, triton,
+// e8m0 and decode rows, the bf16-first e4m3 row) both reproduces and matches measured_bytes.cpp;
+// the disagreement tables of formats.md §1.3 and §6 per convention; encode_with / decode_with
+// errors for undefined combinations.
+// Does NOT cover: the encoders' rounding in general (test_fp_encode.cpp, test_e8m0.cpp), the
+// CLI (test_cli_formats.cpp), full sweeps (exhaustive_encoders.cpp).
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "reference/convention.h"
+#include "reference/e8m0.h"
+#include "reference/format.h"
+#include "reference/measured_bytes.h"
+
+namespace mxgate {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kFltMax = 0x1.fffffep127f;
+
+std::string hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%02x", v);
+  return b;
+}
+
+std::string hexfloat(float v) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%a", static_cast<double>(v));
+  return b;
+}
+
+const Convention& conv(const char* name) {
+  const Convention* c = find_convention(name);
+  if (!c) throw std::runtime_error(std::string("no convention ") + name);
+  return *c;
+}
+
+// Same fp32 pattern, or both NaN.
+bool same_input(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || bits_of(a) == bits_of(b);
+}
+
+// ---- Registry ----
+
+// README.md "Conventions:" list.
+constexpr const char* kConventionNames[] = {
+    "ocp_mx",       "torchao_floor",    "torchao_rceil",   "transformer_engine", "cuda_satfinite",
+    "cuda_nosat",   "torch_2_11",       "ml_dtypes",       "triton_nvidia",      "aiter_hip",
+    "aiter_triton", "vllm_group_quant", "vllm_e8m0_shift", "vllm_mxfp8_exp2",    "deepgemm"};
+
+// Guards against a convention dropped, renamed or left without a citation: every name of the
+// README exists, is found by name, and its source points into research/formats.md.
+TEST(ConventionRegistry, EveryConventionExistsAndCitesASource) {
+  EXPECT_EQ(all_conventions().size(), std::size(kConventionNames));
+  std::set<std::string_view> seen;
+  for (const Convention& c : all_conventions()) {
+    EXPECT_TRUE(seen.insert(c.name).second) << "duplicate " << c.name;
+    EXPECT_NE(c.source.find("formats.md"), std::string_view::npos) << c.name << ": " << c.source;
+    EXPECT_TRUE(defines(c, Format::kE4M3FN)) << c.name;  // every surveyed one casts to E4M3
+    EXPECT_TRUE(defines(c, Format::kBF16) && defines(c, Format::kFP16) && defines(c, Format::kE8M0))
+        << c.name;
+  }
+  const std::string all = convention_names();
+  for (const char* n : kConventionNames) {
+    const Convention* c = find_convention(n);
+    ASSERT_NE(c, nullptr) << n;
+    EXPECT_EQ(c->name, n);
+    EXPECT_NE(all.find(n), std::string::npos) << n;
+  }
+  EXPECT_EQ(find_convention(""), nullptr);
+  EXPECT_EQ(find_convention("torch"), nullptr);
+  EXPECT_EQ(find_convention("cuda_satfinite "), nullptr);
+}
+
+// ---- Every row of measured_bytes, one test each ----
+
+std::string sanitize(std::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      out += ch;
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+class MeasuredEncodeRow : public ::testing::TestWithParam<size_t> {};
+
+// Guards against a convention whose policies do not reproduce the bytes the implementation it
+// names produced on the device.
+TEST_P(MeasuredEncodeRow, ReproducesDeviceBytes) {
+  const MeasuredEncode& m = measured_encodes()[GetParam()];
+  const Convention* c = find_convention(m.convention);
+  ASSERT_NE(c, nullptr) << m.convention;
+  ASSERT_TRUE(defines(*c, m.format)) << m.convention << " " << info(m.format).name;
+  ASSERT_EQ(m.inputs.size(), m.bytes.size());
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    EXPECT_EQ(hex(encode_with(*c, m.format, m.inputs[i])), hex(m.bytes[i]))
+        << m.source << ", input #" << i << " " << hexfloat(m.inputs[i]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, MeasuredEncodeRow,
+                         ::testing::Range<size_t>(0, measured_encodes().size()),
+                         [](const ::testing::TestParamInfo<size_t>& p) {
+                           const MeasuredEncode& m = measured_encodes()[p.param];
+                           return sanitize(m.source) + "_" + std::string(m.convention);
+                         });
+
+class MeasuredE8m0Row : public ::testing::TestWithParam<size_t> {};
+
+// Guards against an e8m0 rule that does not reproduce its device row (CUDA rounding modes,
+// torch, ml_dtypes).
+TEST_P(MeasuredE8m0Row, ReproducesDeviceBytes) {
+  const MeasuredE8m0& m = measured_e8m0_encodes()[GetParam()];
+  ASSERT_EQ(m.inputs.size(), m.bytes.size());
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    EXPECT_EQ(hex(encode_e8m0(m.inputs[i], m.rule)), hex(m.bytes[i]))
+        << m.source << ", input #" << i << " " << hexfloat(m.inputs[i]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, MeasuredE8m0Row,
+                         ::testing::Range<size_t>(0, measured_e8m0_encodes().size()),
+                         [](const ::testing::TestParamInfo<size_t>& p) {
+                           const MeasuredE8m0& m = measured_e8m0_encodes()[p.param];
+                           return sanitize(m.source) + "_" + std::string(name(m.rule));
+                         });
+
+class MeasuredDecodeRow : public ::testing::TestWithParam<size_t> {};
+
+// Guards against a convention decoding e8m0 bytes other than the implementation it names
+// (0x00 as 2^-127 vs +0 vs 0x1.fffff8p-128; 0xff as NaN vs +Inf).
+TEST_P(MeasuredDecodeRow, ReproducesDeviceValues) {
+  const MeasuredE8m0Decode& m = measured_e8m0_decodes()[GetParam()];
+  const Convention* c = find_convention(m.convention);
+  ASSERT_NE(c, nullptr) << m.convention;
+  EXPECT_EQ(c->e8m0_decode, m.rule) << m.convention;
+  ASSERT_EQ(m.bytes.size(), m.fp32_bits.size());
+  for (size_t i = 0; i < m.bytes.size(); ++i) {
+    const float got = decode_with(*c, Format::kE8M0, m.bytes[i]);
+    const float want = float_of(m.fp32_bits[i]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << m.source << " byte " << hex(m.bytes[i]);
+    } else {
+      EXPECT_EQ(hex(bits_of(got)), hex(m.fp32_bits[i])) << m.source << " byte " << hex(m.bytes[i]);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, MeasuredDecodeRow,
+                         ::testing::Range<size_t>(0, measured_e8m0_decodes().size()),
+                         [](const ::testing::TestParamInfo<size_t>& p) {
+                           const MeasuredE8m0Decode& m = measured_e8m0_decodes()[p.param];
+                           return sanitize(m.source) + "_" + std::string(m.convention);
+                         });
+
+// Guards against measured tables emptied by mistake (the parameterized tests above would then
+// pass vacuously): device_probe.txt has 10 element rows, 6 e8m0 rows and 3 decode rows.
+TEST(MeasuredRows, NoTableIsEmpty) {
+  EXPECT_GE(measured_encodes().size(), 10u);
+  EXPECT_GE(measured_e8m0_encodes().size(), 6u);
+  EXPECT_GE(measured_e8m0_decodes().size(), 3u);
+}
+
+// ---- Independent transcription of research/device_probe.txt ----
+
+// "== probe.cu: cuda_fp8.h intrinsics executed on sm_90 ==", line by line:
+// value | e4m3 SAT NOSAT | e5m2 SAT NOSAT || e8m0 RZsat RZnosat RPsat RPnosat | host e8m0 RPsat
+struct ProbeLine {
+  float value;
+  uint8_t e4m3_sat, e4m3_nosat, e5m2_sat, e5m2_nosat, rz_sat, rz_nosat, rp_sat, rp_nosat, host;
+};
+const ProbeLine kProbe[] = {
+    {0x0p+0f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},
+    {-0x0p+0f, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00},
+    {0x1.b7cdfep-34f, 0x00, 0x00, 0x00, 0x00, 0x5d, 0x5d, 0x5e, 0x5e, 0x5e},
+    {0x1p-10f, 0x00, 0x00, 0x14, 0x14, 0x75, 0x75, 0x75, 0x75, 0x75},
+    {0x1.0001p-10f, 0x01, 0x01, 0x14, 0x14, 0x75, 0x75, 0x76, 0x76, 0x76},
+    {0x1p-9f, 0x01, 0x01, 0x18, 0x18, 0x76, 0x76, 0x76, 0x76, 0x76},
+    {0x1.cp+8f, 0x7e, 0x7e, 0x5f, 0x5f, 0x87, 0x87, 0x88, 0x88, 0x88},
+    {0x1.dp+8f, 0x7e, 0x7e, 0x5f, 0x5f, 0x87, 0x87, 0x88, 0x88, 0x88},
+    {0x1.d00002p+8f, 0x7e, 0x7f, 0x5f, 0x5f, 0x87, 0x87, 0x88, 0x88, 0x88},
+    {0x1.d6p+8f, 0x7e, 0x7f, 0x5f, 0x5f, 0x87, 0x87, 0x88, 0x88, 0x88},
+    {0x1.ep+8f, 0x7e, 0x7f, 0x60, 0x60, 0x87, 0x87, 0x88, 0x88, 0x88},
+    {0x1.cp+15f, 0x7e, 0x7f, 0x7b, 0x7b, 0x8e, 0x8e, 0x8f, 0x8f, 0x8f},
+    {0x1.dffep+15f, 0x7e, 0x7f, 0x7b, 0x7b, 0x8e, 0x8e, 0x8f, 0x8f, 0x8f},
+    {0x1.ep+15f, 0x7e, 0x7f, 0x7b, 0x7c, 0x8e, 0x8e, 0x8f, 0x8f, 0x8f},
+    {kInf, 0x7e, 0x7f, 0x7b, 0x7c, 0xfe, 0xff, 0xfe, 0xff, 0xfe},
+    {-kInf, 0xfe, 0xff, 0xfb, 0xfc, 0xfe, 0xff, 0xfe, 0xff, 0xfe},
+    {kNaN, 0x7f, 0x7f, 0x7f, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff},
+    {-470.0f, 0xfe, 0xff, 0xdf, 0xdf, 0x87, 0x87, 0x88, 0x88, 0x88},
+    {1.0f, 0x38, 0x38, 0x3c, 0x3c, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f},
+    {1.5f, 0x3c, 0x3c, 0x3e, 0x3e, 0x7f, 0x7f, 0x80, 0x80, 0x80},
+    {3.0f, 0x44, 0x44, 0x42, 0x42, 0x80, 0x80, 0x81, 0x81, 0x81},
+    {0.75f, 0x34, 0x34, 0x3a, 0x3a, 0x7e, 0x7e, 0x7f, 0x7f, 0x7f},
+    {-1.0f, 0xb8, 0xb8, 0xbc, 0xbc, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f},
+    {0x1p-127f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},
+    {0x1.2p-127f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x01},
+    {0x1.8p-127f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x01},
+    {0x1p-128f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},
+    {0x1p-149f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},
+    {0x1.8p+127f, 0x7e, 0x7f, 0x7b, 0x7c, 0xfe, 0xfe, 0xfe, 0xff, 0xfe},
+    {kFltMax, 0x7e, 0x7f, 0x7b, 0x7c, 0xfe, 0xfe, 0xfe, 0xff, 0xfe},
+    {0x1.000002p+0f, 0x38, 0x38, 0x3c, 0x3c, 0x7f, 0x7f, 0x80, 0x80, 0x80},  // 1+2^-23
+};
+
+// Guards against the CUDA conventions (and the CUDA e8m0 rules) drifting from the probe.cu run,
+// checked against this file's own copy of the table, not measured_bytes.cpp's.
+TEST(DeviceProbeCopy, ProbeCuTable) {
+  const Convention& sat = conv("cuda_satfinite");
+  const Convention& nosat = conv("cuda_nosat");
+  for (const ProbeLine& l : kProbe) {
+    const std::string at = "probe.cu line " + hexfloat(l.value);
+    EXPECT_EQ(hex(encode_with(sat, Format::kE4M3FN, l.value)), hex(l.e4m3_sat)) << at;
+    EXPECT_EQ(hex(encode_with(nosat, Format::kE4M3FN, l.value)), hex(l.e4m3_nosat)) << at;
+    EXPECT_EQ(hex(encode_with(sat, Format::kE5M2, l.value)), hex(l.e5m2_sat)) << at;
+    EXPECT_EQ(hex(encode_with(nosat, Format::kE5M2, l.value)), hex(l.e5m2_nosat)) << at;
+    EXPECT_EQ(hex(encode_e8m0(l.value, E8m0Encode::kFloorSat)), hex(l.rz_sat)) << at;
+    EXPECT_EQ(hex(encode_e8m0(l.value, E8m0Encode::kFloor)), hex(l.rz_nosat)) << at;
+    EXPECT_EQ(hex(encode_with(sat, Format::kE8M0, l.value)), hex(l.rp_sat)) << at;
+    EXPECT_EQ(hex(encode_with(nosat, Format::kE8M0, l.value)), hex(l.rp_nosat)) << at;
+    // Host __nv_fp8_e8m0 constructor = RoundPosInf + SATFINITE (formats.md §2.1); TE's rule.
+    EXPECT_EQ(hex(encode_with(conv("transformer_engine"), Format::kE8M0, l.value)), hex(l.host))
+        << at;
+  }
+}
+
+// The torch value list of device_probe.txt, as torch.tensor(list, dtype=float32) makes it:
+// each Python double rounded once to fp32 (the casts below are that rounding, done by the
+// compiler). The last four entries differ per format.
+std::vector<float> torch_inputs(bool e5m2_tail) {
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          static_cast<float>(1e-10),
+                          static_cast<float>(0x1p-10),
+                          static_cast<float>(0x1p-10 * 1.0001),
+                          static_cast<float>(0x1p-9),
+                          448.0f,
+                          464.0f,
+                          static_cast<float>(464.0001),
+                          470.0f,
+                          static_cast<float>(479.9),
+                          480.0f,
+                          500.0f,
+                          static_cast<float>(1e6),
+                          kInf,
+                          -kInf,
+                          kNaN,
+                          -470.0f};
+  if (e5m2_tail) {
+    v.insert(v.end(), {57344.0f, 61439.0f, 61440.0f, 65536.0f});
+  } else {
+    v.insert(v.end(), {240.0f, 247.0f, 248.0f, 256.0f});
+  }
+  return v;
+}
+
+struct TorchRow {
+  const char* label;  // the device_probe.txt row
+  const char* convention;
+  Format format;
+  bool e5m2_tail;
+  std::vector<uint8_t> bytes;
+};
+const std::vector<TorchRow>& torch_rows() {
+  // clang-format off
+  static const std::vector<TorchRow> rows = {
+      {"torch e4m3fn  f32->", "torch_2_11", Format::kE4M3FN, false,
+       {0x00, 0x80, 0x00, 0x00, 0x01, 0x01, 0x7e, 0x7e, 0x7f, 0x7f, 0x7f,
+        0x7f, 0x7f, 0x7f, 0x7f, 0xff, 0x7f, 0xff, 0x77, 0x77, 0x78, 0x78}},
+      // "ml_dtypes e4m3fn: identical to torch e4m3fn row above (non-saturating)."
+      {"ml_dtypes e4m3fn", "ml_dtypes", Format::kE4M3FN, false,
+       {0x00, 0x80, 0x00, 0x00, 0x01, 0x01, 0x7e, 0x7e, 0x7f, 0x7f, 0x7f,
+        0x7f, 0x7f, 0x7f, 0x7f, 0xff, 0x7f, 0xff, 0x77, 0x77, 0x78, 0x78}},
+      {"torch e5m2    f32->", "torch_2_11", Format::kE5M2, true,
+       {0x00, 0x80, 0x00, 0x14, 0x14, 0x18, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f,
+        0x60, 0x60, 0x7c, 0x7c, 0xfc, 0x7f, 0xdf, 0x7b, 0x7b, 0x7c, 0x7c}},
+      {"torch e4m3fnuz f32->", "torch_2_11", Format::kE4M3FNUZ, false,
+       {0x00, 0x00, 0x00, 0x01, 0x01, 0x02, 0x80, 0x80, 0x80, 0x80, 0x80,
+        0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f, 0x7f, 0x80, 0x80}},
+      {"torch e5m2fnuz f32->", "torch_2_11", Format::kE5M2FNUZ, true,
+       {0x00, 0x00, 0x00, 0x18, 0x18, 0x1c, 0x63, 0x63, 0x63, 0x63, 0x63,
+        0x64, 0x64, 0x80, 0x80, 0x80, 0x80, 0xe3, 0x7f, 0x7f, 0x80, 0x80}},
+      // Triton rows: the tail bytes (7e / 7b for all four) are only consistent with the e5m2
+      // tail 57344..65536 (240 would give 0x77 in e4m3), as measured_bytes.cpp also concludes.
+      {"triton 3.6 f32->fp8e4nv", "triton_nvidia", Format::kE4M3FN, true,
+       {0x00, 0x80, 0x00, 0x00, 0x01, 0x01, 0x7e, 0x7e, 0x7e, 0x7e, 0x7e,
+        0x7e, 0x7e, 0x7e, 0x7e, 0xfe, 0x7f, 0xfe, 0x7e, 0x7e, 0x7e, 0x7e}},
+      {"triton 3.6 f32->fp8e5", "triton_nvidia", Format::kE5M2, true,
+       {0x00, 0x80, 0x00, 0x14, 0x14, 0x18, 0x5f, 0x5f, 0x5f, 0x5f, 0x5f,
+        0x60, 0x60, 0x7b, 0x7b, 0xfb, 0x7f, 0xdf, 0x7b, 0x7b, 0x7b, 0x7b}},
+  };
+  // clang-format on
+  return rows;
+}
+
+// Guards against the torch / ml_dtypes / triton conventions drifting from their device rows,
+// checked against this file's own copy of the rows and of the input list.
+TEST(DeviceProbeCopy, TorchAndTritonRows) {
+  for (const TorchRow& r : torch_rows()) {
+    const std::vector<float> in = torch_inputs(r.e5m2_tail);
+    ASSERT_EQ(in.size(), r.bytes.size()) << r.label;
+    for (size_t i = 0; i < in.size(); ++i) {
+      EXPECT_EQ(hex(encode_with(conv(r.convention), r.format, in[i])), hex(r.bytes[i]))
+          << r.label << " input #" << i << " " << hexfloat(in[i]);
+    }
+  }
+}
+
+// Guards against double rounding hidden in the element cast, and documents it: "e4m3fn cuda
+// bf16-> 00 80 00 00 00 01 7e 7e 7e 7f 7f ..." is the torch cast of the same list after a
+// bf16 rounding (2^-10 * 1.0001 -> bf16 2^-10 -> tie -> 00; 464.0001 -> bf16 464 -> 7e).
+TEST(DeviceProbeCopy, Bf16FirstE4m3Row) {
+  const uint8_t row[] = {0x00, 0x80, 0x00, 0x00, 0x00, 0x01, 0x7e, 0x7e, 0x7e, 0x7f, 0x7f};
+  const Convention& torch = conv("torch_2_11");
+  const std::vector<float> in = torch_inputs(false);
+  for (size_t i = 0; i < std::size(row); ++i) {
+    const uint32_t b = encode_with(torch, Format::kBF16, in[i]);
+    EXPECT_EQ(hex(encode_with(torch, Format::kE4M3FN, float_of(b << 16))), hex(row[i]))
+        << "bf16-> input #" << i << " " << hexfloat(in[i]);
+  }
+  // And the direct cast differs on inputs #4 and #8 (torch e4m3fn f32-> row: 01, 7f).
+  EXPECT_EQ(encode_with(torch, Format::kE4M3FN, in[4]), 0x01u);
+  EXPECT_EQ(encode_with(torch, Format::kE4M3FN, in[8]), 0x7Fu);
+}
+
+// "e8m0 vals [0, -0, 1, 1.5, 1.5000001, 1.4999999, 3, 0.75, -1, -3, 2^-127, 1.2*2^-127,
+// 1.5*2^-127, 1.6*2^-127, 2^-128, 2^-149, 1.5*2^127, 3e38, FLT_MAX, inf, -inf, nan]".
+std::vector<float> e8m0_inputs() {
+  return {0.0f,
+          -0.0f,
+          1.0f,
+          1.5f,
+          static_cast<float>(1.5000001),
+          static_cast<float>(1.4999999),
+          3.0f,
+          0.75f,
+          -1.0f,
+          -3.0f,
+          0x1p-127f,
+          static_cast<float>(1.2 * 0x1p-127),
+          static_cast<float>(1.5 * 0x1p-127),
+          static_cast<float>(1.6 * 0x1p-127),
+          0x1p-128f,
+          0x1p-149f,
+          0x1.8p+127f,
+          static_cast<float>(3e38),
+          kFltMax,
+          kInf,
+          -kInf,
+          kNaN};
+}
+
+// Guards against the PyTorch / ml_dtypes e8m0 casts drifting from the device rows
+// ("torch f32->e8m0" and "ml_dtypes 0.6.0"), through their conventions.
+TEST(DeviceProbeCopy, E8m0Rows) {
+  const uint8_t torch[] = {0x00, 0x00, 0x7f, 0x80, 0x80, 0x7f, 0x81, 0x7f, 0x7f, 0x81, 0x00,
+                           0x01, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  const uint8_t ml[] = {0xff, 0xff, 0x7f, 0x80, 0x80, 0x7f, 0x81, 0x7f, 0xff, 0xff, 0x00,
+                        0x01, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  const std::vector<float> in = e8m0_inputs();
+  ASSERT_EQ(in.size(), std::size(torch));
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(hex(encode_with(conv("torch_2_11"), Format::kE8M0, in[i])), hex(torch[i]))
+        << "torch f32->e8m0 #" << i << " " << hexfloat(in[i]);
+    EXPECT_EQ(hex(encode_with(conv("ml_dtypes"), Format::kE8M0, in[i])), hex(ml[i]))
+        << "ml_dtypes #" << i << " " << hexfloat(in[i]);
+  }
+}
+
+// Guards against the decode conventions drifting from "e8m0 bytes [00,01,7e,7f,80,fe,ff] ->
+// f32" (torch: 2^-127 ... nan; torch.exp2(e-127) on CUDA: 0x1.fffff8p-128 ... inf;
+// (e.int32 << 23).view(f32): 0.0 ... inf).
+TEST(DeviceProbeCopy, E8m0DecodeRows) {
+  const uint32_t bytes[] = {0x00, 0x01, 0x7e, 0x7f, 0x80, 0xfe, 0xff};
+  const float torch[] = {0x1p-127f, 0x1p-126f, 0x1p-1f, 1.0f, 2.0f, 0x1p127f, kNaN};
+  const float exp2[] = {0x1.fffff8p-128f, 0x1p-126f, 0x1p-1f, 1.0f, 2.0f, 0x1p127f, kInf};
+  const float shift[] = {0.0f, 0x1p-126f, 0x1p-1f, 1.0f, 2.0f, 0x1p127f, kInf};
+  for (size_t i = 0; i < std::size(bytes); ++i) {
+    EXPECT_TRUE(same_input(decode_with(conv("torch_2_11"), Format::kE8M0, bytes[i]), torch[i]))
+        << hex(bytes[i]);
+    EXPECT_TRUE(same_input(decode_with(conv("vllm_mxfp8_exp2"), Format::kE8M0, bytes[i]), exp2[i]))
+        << hex(bytes[i]);
+    EXPECT_TRUE(same_input(decode_with(conv("vllm_e8m0_shift"), Format::kE8M0, bytes[i]), shift[i]))
+        << hex(bytes[i]);
+  }
+}
+
+// Guards against a transcription slip in measured_bytes.cpp (a byte or an input copied wrong
+// from device_probe.txt): its rows must equal this file's independent copy.
+TEST(DeviceProbeCopy, MeasuredBytesTranscriptionMatches) {
+  auto find = [](std::string_view source) -> const MeasuredEncode* {
+    for (const MeasuredEncode& m : measured_encodes())
+      if (m.source == source) return &m;
+    return nullptr;
+  };
+  auto compare = [](const MeasuredEncode* m, const std::vector<float>& in,
+                    const std::vector<uint8_t>& bytes, const char* what) {
+    ASSERT_NE(m, nullptr) << what;
+    ASSERT_EQ(m->inputs.size(), in.size()) << what;
+    ASSERT_EQ(m->bytes.size(), bytes.size()) << what;
+    for (size_t i = 0; i < in.size(); ++i) {
+      EXPECT_TRUE(same_input(m->inputs[i], in[i]))
+          << what << " input #" << i << ": " << hexfloat(m->inputs[i]) << " vs " << hexfloat(in[i]);
+      EXPECT_EQ(hex(m->bytes[i]), hex(bytes[i])) << what << " byte #" << i;
+    }
+  };
+  std::vector<float> probe_in;
+  std::vector<uint8_t> cols[4];
+  for (const ProbeLine& l : kProbe) {
+    probe_in.push_back(l.value);
+    cols[0].push_back(l.e4m3_sat);
+    cols[1].push_back(l.e4m3_nosat);
+    cols[2].push_back(l.e5m2_sat);
+    cols[3].push_back(l.e5m2_nosat);
+  }
+  compare(find("probe.cu e4m3 SAT"), probe_in, cols[0], "probe.cu e4m3 SAT");
+  compare(find("probe.cu e4m3 NOSAT"), probe_in, cols[1], "probe.cu e4m3 NOSAT");
+  compare(find("probe.cu e5m2 SAT"), probe_in, cols[2], "probe.cu e5m2 SAT");
+  compare(find("probe.cu e5m2 NOSAT"), probe_in, cols[3], "probe.cu e5m2 NOSAT");
+  const char* torch_sources[] = {"torch 2.11 e4m3fn f32->",   nullptr,
+                                 "torch 2.11 e5m2 f32->",     "torch 2.11 e4m3fnuz f32->",
+                                 "torch 2.11 e5m2fnuz f32->", "triton 3.6 f32->fp8e4nv",
+                                 "triton 3.6 f32->fp8e5"};
+  for (size_t r = 0; r < torch_rows().size(); ++r) {
+    if (!torch_sources[r]) continue;  // ml_dtypes e4m3fn has no row of its own there
+    const TorchRow& row = torch_rows()[r];
+    compare(find(torch_sources[r]), torch_inputs(row.e5m2_tail), row.bytes, row.label);
+  }
+  // e8m0 rows: inputs and bytes.
+  const std::vector<float> e8_in = e8m0_inputs();
+  for (const MeasuredE8m0& m : measured_e8m0_encodes()) {
+    if (m.inputs.size() == e8_in.size()) {
+      for (size_t i = 0; i < e8_in.size(); ++i) {
+        EXPECT_TRUE(same_input(m.inputs[i], e8_in[i])) << m.source << " input #" << i;
+      }
+    } else {
+      ASSERT_EQ(m.inputs.size(), std::size(kProbe)) << m.source;
+      for (size_t i = 0; i < std::size(kProbe); ++i) {
+        EXPECT_TRUE(same_input(m.inputs[i], kProbe[i].value)) << m.source << " input #" << i;
+        const ProbeLine& l = kProbe[i];
+        const uint8_t want = m.rule == E8m0Encode::kFloorSat    ? l.rz_sat
+                             : m.rule == E8m0Encode::kFloor     ? l.rz_nosat
+                             : m.rule == E8m0Encode::kCeilSat   ? l.rp_sat
+                             : m.rule == E8m0Encode::kCeilNoSat ? l.rp_nosat
+                                                                : 0xAA;
+        EXPECT_EQ(hex(m.bytes[i]), hex(want)) << m.source << " byte #" << i;
+      }
+    }
+  }
+}
+
+// ---- Per-convention disagreement tables (formats.md §1.3, §3.7, §6) ----
+
+struct EdgeCase {
+  const char* convention;
+  Format format;
+  float input;
+  uint32_t code;
+  const char* why;  // formats.md row
+};
+const EdgeCase kEdges[] = {
+    // §1.3 e4m3 464 < |x| < Inf: PyTorch <= 2.11 / ml_dtypes NaN, SATFINITE / Triton-NV / TE 448,
+    // CUDA NOSAT NaN, Triton-AMD mode bit 448; DeepGEMM uses SATFINITE constructors (§1.2f);
+    // vLLM clamps to +-448 first (§5.1); torchao clamps first (§3.3); OCP saturates normals.
+    {"torch_2_11", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, PyTorch"},
+    {"ml_dtypes", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, ml_dtypes"},
+    {"cuda_satfinite", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, SATFINITE"},
+    {"transformer_engine", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, TE"},
+    {"triton_nvidia", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, Triton-NV"},
+    {"cuda_nosat", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, NOSAT"},
+    {"aiter_triton", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, Triton-AMD"},
+    {"deepgemm", Format::kE4M3FN, 1e6f, 0x7E, "§1.2f DeepGEMM __nv_fp8x4_e4m3 SATFINITE"},
+    {"vllm_group_quant", Format::kE4M3FN, 1e6f, 0x7E, "§5.1 fminf(fmaxf(x, -448), 448)"},
+    {"torchao_floor", Format::kE4M3FN, 1e6f, 0x7E, "§3.3 clamp(+-max_pos) then cast"},
+    {"ocp_mx", Format::kE4M3FN, 1e6f, 0x7E, "§3.1 normals saturated to +-max"},
+    // §1.3 e4m3 ±Inf.
+    {"torch_2_11", Format::kE4M3FN, kInf, 0x7F, "§1.3 e4m3 Inf, PyTorch NaN"},
+    {"torch_2_11", Format::kE4M3FN, -kInf, 0xFF, "§1.3 e4m3 -Inf, PyTorch NaN"},
+    {"cuda_satfinite", Format::kE4M3FN, -kInf, 0xFE, "§1.3 e4m3 -Inf, SATFINITE"},
+    {"triton_nvidia", Format::kE4M3FN, kInf, 0x7E, "§1.3 e4m3 Inf, Triton-NV 448"},
+    {"aiter_triton", Format::kE4M3FN, kInf, 0x7F, "§1.3 e4m3 Inf, Triton-AMD NaN"},
+    {"ocp_mx", Format::kE4M3FN, kInf, 0x7F, "§3.2 Inf in block -> NaN"},
+    {"torchao_floor", Format::kE4M3FN, kInf, 0x7E, "§3.3 clamp so Inf -> max"},
+    {"vllm_group_quant", Format::kE4M3FN, kInf, 0x7E, "§5.1 fminf(Inf, 448)"},
+    // §1.3 e5m2 >= 61440 and Inf.
+    {"torch_2_11", Format::kE5M2, 61440.0f, 0x7C, "§1.3 e5m2 overflow, PyTorch Inf"},
+    {"cuda_satfinite", Format::kE5M2, 61440.0f, 0x7B, "§1.3 e5m2 overflow, SATFINITE"},
+    {"cuda_nosat", Format::kE5M2, 61440.0f, 0x7C, "§1.3 e5m2 overflow, NOSAT Inf"},
+    {"triton_nvidia", Format::kE5M2, 61440.0f, 0x7B, "§1.3 e5m2 overflow, Triton 57344"},
+    {"aiter_triton", Format::kE5M2, 61440.0f, 0x7B, "§1.3 e5m2 overflow, Triton-AMD"},
+    {"torch_2_11", Format::kE5M2, kInf, 0x7C, "§1.3 e5m2 Inf, PyTorch"},
+    {"triton_nvidia", Format::kE5M2, -kInf, 0xFB, "§1.3 e5m2 -Inf, Triton saturates"},
+    // §1.3 NaN sign: PyTorch keeps it (result |= sign), CUDA canonicalizes.
+    {"torch_2_11", Format::kE4M3FN, -kNaN, 0xFF, "§1.3 NaN sign kept, PyTorch"},
+    {"cuda_nosat", Format::kE4M3FN, -kNaN, 0x7F, "§1.3 NaN canonical, CUDA"},
+    // §5.1 vLLM: NaN element -> fminf(fmaxf(NaN, -448), 448) = -448.
+    {"vllm_group_quant", Format::kE4M3FN, kNaN, 0xFE, "§5.1 NaN -> -448"},
+    // §1.2b / §1.2e FNUZ: PyTorch >= 248 -> NaN 0x80, -0 -> 00; HIP gfx942 fmed3 clamp -> 240,
+    // Inf/NaN -> 0x80.
+    {"torch_2_11", Format::kE4M3FNUZ, 248.0f, 0x80, "§1.2b fnuz [248, 256) -> NaN"},
+    {"torch_2_11", Format::kE4M3FNUZ, -0.0f, 0x00, "§1.2b fnuz no -0"},
+    {"aiter_hip", Format::kE4M3FNUZ, 248.0f, 0x7F, "§1.2e fmed3 clamp to 240"},
+    {"aiter_hip", Format::kE4M3FNUZ, -kInf, 0x80, "§1.2e Inf -> 0x80"},
+    // §6.6 e8m0 of 0 / negative: PyTorch 0x00 / |x|; ml_dtypes NaN; DeepGEMM clamp -> 0x01.
+    {"torch_2_11", Format::kE8M0, 0.0f, 0x00, "§6.6 zero, PyTorch"},
+    {"ml_dtypes", Format::kE8M0, 0.0f, 0xFF, "§6.6 zero, ml_dtypes NaN"},
+    {"deepgemm", Format::kE8M0, 0.0f, 0x01, "§6.6 zero, DeepGEMM clamp(1, 254)"},
+    {"torch_2_11", Format::kE8M0, -1.0f, 0x7F, "§6.6 -1, PyTorch ignores the sign"},
+    {"ml_dtypes", Format::kE8M0, -1.0f, 0xFF, "§6.6 -1, ml_dtypes NaN"},
+    // §6.7 rounding: 2.9 -> 2 under PyTorch nearest, 4 under ceil, 2 under floor.
+    {"torch_2_11", Format::kE8M0, 2.9f, 0x80, "§6.7 nearest"},
+    {"torchao_rceil", Format::kE8M0, 2.9f, 0x81, "§6.7 RCEIL"},
+    {"ocp_mx", Format::kE8M0, 2.9f, 0x80, "§6.7 FLOOR"},
+    // §6.8 / §3.7 e8m0 +Inf: TE & CUDA SATFINITE 0xFE; torchao/AITER/PyTorch/NOSAT 0xFF;
+    // DeepGEMM 0xFE; AITER Triton 254; torchao FLOOR non-finite -> 0xFF.
+    {"transformer_engine", Format::kE8M0, kInf, 0xFE, "§6.8 TE"},
+    {"torchao_rceil", Format::kE8M0, kInf, 0xFF, "§6.8 torchao"},
+    {"aiter_hip", Format::kE8M0, kInf, 0xFF, "§6.8 AITER"},
+    {"torch_2_11", Format::kE8M0, kInf, 0xFF, "§6.8 PyTorch"},
+    {"cuda_nosat", Format::kE8M0, kInf, 0xFF, "§6.8 NOSAT"},
+    {"deepgemm", Format::kE8M0, kNaN, 0xFE, "§6.8 DeepGEMM clamp even for NaN"},
+    {"aiter_triton", Format::kE8M0, kInf, 0xFE, "§3.7 AITER Triton 254"},
+    {"torchao_floor", Format::kE8M0, kInf, 0xFF, "§3.3 FLOOR non-finite -> 0xFF"},
+    // §6.9 subnormal ceil: AITER any nonzero subnormal -> 0x01; TE / torchao only > 2^-127.
+    {"aiter_hip", Format::kE8M0, 0x1p-128f, 0x01, "§6.9 AITER subnormal bump"},
+    {"transformer_engine", Format::kE8M0, 0x1p-128f, 0x00, "§6.9 TE"},
+    {"torchao_rceil", Format::kE8M0, 0x1p-128f, 0x00, "§6.9 torchao"},
+    // §6.15 log2-based ceil: vLLM group quant misses one binade at 0x1.000002p-8, TE does not.
+    {"vllm_group_quant", Format::kE8M0, 0x1.000002p-8f, 0x77, "§6.15 log2f ceil"},
+    {"transformer_engine", Format::kE8M0, 0x1.000002p-8f, 0x78, "§6.15 bit ceil"},
+};
+
+// Guards against a convention with one wrong policy: each row is one cell of a formats.md
+// disagreement table, where the implementations differ and the convention must pick its side.
+TEST(ConventionEdges, DisagreementTables) {
+  for (const EdgeCase& e : kEdges) {
+    EXPECT_EQ(hex(encode_with(conv(e.convention), e.format, e.input)), hex(e.code))
+        << e.convention << " " << info(e.format).name << " " << hexfloat(e.input) << " (" << e.why
+        << ")";
+  }
+}
+
+// Guards against the e8m0 decode column of §6.10 / §2.2 / §3.6 / §4 per convention: 0x00 is
+// 2^-127 (PyTorch, CUDA, TE, torchao), +0 (vLLM shift, Triton emulation, AITER HIP dequant,
+// DeepGEMM fast_pow2 (e + 127) << 23), 0x1.fffff8p-128 (vLLM exp2 on CUDA); 0xff is NaN or +Inf.
+TEST(ConventionEdges, E8m0DecodeOfZeroAndFF) {
+  struct Row {
+    const char* convention;
+    uint32_t zero_bits;
+    bool ff_is_nan;
+  };
+  const Row rows[] = {
+      {"torch_2_11", 0x00400000, true},       {"transformer_engine", 0x00400000, true},
+      {"cuda_satfinite", 0x00400000, true},   {"torchao_rceil", 0x00400000, true},
+      {"vllm_e8m0_shift", 0x00000000, false}, {"triton_nvidia", 0x00000000, true},
+      {"aiter_hip", 0x00000000, false},       {"deepgemm", 0x00000000, false},
+      {"vllm_mxfp8_exp2", 0x003FFFFF, false}};
+  for (const Row& r : rows) {
+    EXPECT_EQ(hex(bits_of(decode_with(conv(r.convention), Format::kE8M0, 0x00))), hex(r.zero_bits))
+        << r.convention;
+    const float ff = decode_with(conv(r.convention), Format::kE8M0, 0xFF);
+    if (r.ff_is_nan) {
+      EXPECT_TRUE(std::isnan(ff)) << r.convention;
+    } else {
+      EXPECT_EQ(ff, kInf) << r.convention;
+    }
+  }
+}
+
+// Guards against BF16 / FP16 depending on the convention: every convention encodes them with
+// kIeeeDefault (RNE, Inf, canonical NaN); 0x3F818000 is a bf16 tie that RNE sends to 0x3F82.
+TEST(ConventionEdges, SixteenBitFormatsAreIeeeEverywhere) {
+  for (const Convention& c : all_conventions()) {
+    EXPECT_EQ(encode_with(c, Format::kBF16, float_of(0x3F818000)), 0x3F82u) << c.name;
+    EXPECT_EQ(encode_with(c, Format::kBF16, float_of(0xFFC00000)), 0x7FC0u) << c.name;
+    EXPECT_EQ(encode_with(c, Format::kFP16, 65520.0f), 0x7C00u) << c.name;
+    EXPECT_EQ(decode_with(c, Format::kBF16, 0x3F80), 1.0f) << c.name;
+  }
+}
+
+// ---- Errors ----
+
+// Runs `f`, expects std::invalid_argument whose message contains every word of `words`.
+template <class F>
+void expect_invalid(F f, std::initializer_list<const char*> words, const char* what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no exception";
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    for (const char* w : words) {
+      EXPECT_NE(msg.find(w), std::string::npos) << what << ": '" << msg << "' lacks '" << w << "'";
+    }
+  } catch (...) {
+    ADD_FAILURE() << what << ": wrong exception type";
+  }
+}
+
+// Guards against an undefined (convention, format) pair silently producing bytes: DeepGEMM has
+// no E5M2 path (§5.2), Triton-NV no fp32 -> e8m0 encoder, OCP conventions no FNUZ; the message
+// must name both the convention and the format.
+TEST(ConventionErrors, UndefinedCombinationsThrowNamingBoth) {
+  expect_invalid([] { encode_with(conv("deepgemm"), Format::kE5M2, 1.0f); }, {"deepgemm", "e5m2"},
+                 "encode deepgemm e5m2");
+  expect_invalid([] { decode_with(conv("deepgemm"), Format::kE5M2, 0x3C); }, {"deepgemm", "e5m2"},
+                 "decode deepgemm e5m2");
+  expect_invalid([] { encode_with(conv("triton_nvidia"), Format::kE8M0, 1.0f); },
+                 {"triton_nvidia", "e8m0"}, "encode triton_nvidia e8m0");
+  expect_invalid([] { encode_with(conv("ocp_mx"), Format::kE4M3FNUZ, 1.0f); },
+                 {"ocp_mx", "e4m3fnuz"}, "encode ocp_mx e4m3fnuz");
+  expect_invalid([] { encode_with(conv("aiter_hip"), Format::kE5M2, 1.0f); }, {"aiter_hip", "e5m2"},
+                 "encode aiter_hip e5m2");
+  expect_invalid([] { encode_with(conv("vllm_group_quant"), Format::kE5M2FNUZ, 1.0f); },
+                 {"vllm_group_quant", "e5m2fnuz"}, "encode vllm_group_quant e5m2fnuz");
+  EXPECT_FALSE(defines(conv("deepgemm"), Format::kE5M2));
+  EXPECT_FALSE(defines(conv("ocp_mx"), Format::kE4M3FNUZ));
+  // Triton-NV still decodes e8m0 (its dot_scaled emulation does).
+  EXPECT_EQ(decode_with(conv("triton_nvidia"), Format::kE8M0, 0x7F), 1.0f);
+}
+
+// Guards against a code wider than the format being truncated to its low bits.
+TEST(ConventionErrors, CodeTooWideThrows) {
+  expect_invalid([] { decode_with(conv("torch_2_11"), Format::kE4M3FN, 0x100); }, {"e4m3fn"},
+                 "decode 0x100 e4m3fn");
+  expect_invalid([] { decode_with(conv("torch_2_11"), Format::kE8M0, 0x1FF); }, {"e8m0"},
+                 "decode 0x1ff e8m0");
+  expect_invalid([] { decode_with(conv("torch_2_11"), Format::kBF16, 0x10000); }, {"bf16"},
+                 "decode 0x10000 bf16");
+  EXPECT_EQ(decode_with(conv("torch_2_11"), Format::kE4M3FN, 0xFE), -448.0f);
+}
+
+// Guards the wrong fp8 max constant (BUG_CLASSES Z11): vLLM's fp8_max for
+// float8_e4m3fnuz is 224, not 240 (formats.md §5.1 get_fp8_min_max: "±224 for
+// float8_e4m3fnuz"), and the kernel clamps with it before the cast: a NaN element becomes
+// fminf(fmaxf(NaN, -224), 224) = -224 = 0xFE (224 = 1.75 * 2^7: S.1111.110), and 235 becomes
+// 224 = 0x7E, where saturating at the format's 240 would give 0xFF / 0x7F.
+TEST(ConventionEdges, VllmGroupQuantFnuzClampsAt224) {
+  const Convention& v = conv("vllm_group_quant");
+  EXPECT_EQ(hex(encode_with(v, Format::kE4M3FNUZ, kNaN)), hex(0xFE));
+  EXPECT_EQ(hex(encode_with(v, Format::kE4M3FNUZ, 235.0f)), hex(0x7E));
+  EXPECT_EQ(hex(encode_with(v, Format::kE4M3FNUZ, 1e6f)), hex(0x7E));
+}
+
+}  // namespace
+}  // namespace mxgate
