@@ -85,15 +85,15 @@ void Backend::check_guard_band(BufferId id, const Allocation& a, std::vector<Gua
   copy_to_host(back.data(), base + kGuardBytes + a.bytes, kGuardBytes);
   for (std::size_t i = 0; i < kGuardBytes; ++i) {
     if (front[i] != guard_byte(i)) {
-      out.push_back({id, a.label, static_cast<std::ptrdiff_t>(i) -
-                                      static_cast<std::ptrdiff_t>(kGuardBytes),
+      out.push_back({id, a.label,
+                     static_cast<std::ptrdiff_t>(i) - static_cast<std::ptrdiff_t>(kGuardBytes),
                      guard_byte(i), front[i]});
     }
   }
   for (std::size_t i = 0; i < kGuardBytes; ++i) {
     if (back[i] != guard_byte(i)) {
-      out.push_back({id, a.label, static_cast<std::ptrdiff_t>(a.bytes + i), guard_byte(i),
-                     back[i]});
+      out.push_back(
+          {id, a.label, static_cast<std::ptrdiff_t>(a.bytes + i), guard_byte(i), back[i]});
     }
   }
 }
@@ -137,8 +137,8 @@ void Backend::run(const Launch& launch) {
   }
   const std::vector<GuardDamage> damage = check_guards();
   if (!damage.empty()) {
-    std::string msg = where + ": " + std::to_string(damage.size()) + " guard byte(s) damaged; first: " +
-                      damage.front().describe();
+    std::string msg = where + ": " + std::to_string(damage.size()) +
+                      " guard byte(s) damaged; first: " + damage.front().describe();
     throw GpuError(msg);
   }
 }

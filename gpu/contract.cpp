@@ -26,14 +26,14 @@ const std::array<Contract, kKernelCount> kContracts = {{
      "correct or shift rule (formats.md §2.2)"},
     {Kernel::kPreshuffleWeight, 1, 16, 32, AO::kNone, WL::kPlain, SD::kNone, std::nullopt,
      "AITER shuffle_weight asserts N % 16 == 0 and K % 32 == 0 (layouts.md §1)"},
-    {Kernel::kGemmMxDotScaled, 1, 1, 128, AO::kRowMajor, WL::kPlain, SD::kE8m0,
-     kMxPerPartial32, "tl.dot_scaled with BLOCK_K = 128, unmasked K tiles (formats.md §4)"},
+    {Kernel::kGemmMxDotScaled, 1, 1, 128, AO::kRowMajor, WL::kPlain, SD::kE8m0, kMxPerPartial32,
+     "tl.dot_scaled with BLOCK_K = 128, unmasked K tiles (formats.md §4)"},
     {Kernel::kGemmMxDequant, 1, 1, 32, AO::kRowMajor, WL::kPlain, SD::kE8m0, kMxPerProduct32,
      "one E8M0 scale per 32 along K; K masked"},
-    {Kernel::kGemmBlockscale, 1, 1, 1, AO::kRowMajor, WL::kPlain, SD::kFp32,
-     kBlockPerPartial128, "AITER gemm_a8w8_blockscale (layouts.md §2); K masked"},
-    {Kernel::kGemmBlockscaleBpreshuffle, 1, 16, 32, AO::kColMajor, WL::kAiterPreshuffled,
-     SD::kFp32, kBlockPerPartial128,
+    {Kernel::kGemmBlockscale, 1, 1, 1, AO::kRowMajor, WL::kPlain, SD::kFp32, kBlockPerPartial128,
+     "AITER gemm_a8w8_blockscale (layouts.md §2); K masked"},
+    {Kernel::kGemmBlockscaleBpreshuffle, 1, 16, 32, AO::kColMajor, WL::kAiterPreshuffled, SD::kFp32,
+     kBlockPerPartial128,
      "AITER gemm_a8w8_blockscale_bpreshuffle: As column-major, ld = M; B shuffle_weight (16,16) "
      "(layouts.md §1, §2)"},
     {Kernel::kGemmBf16, 1, 1, 1, AO::kNone, WL::kPlain, SD::kNone, kWholeK,
@@ -98,13 +98,13 @@ std::optional<std::string> check_contract(Kernel k, const Shape& shape, const La
       return clause(k, std::string(1, letter) + " > 0 violated (" + letter + " = 0)");
     }
     if (value % align != 0) {
-      return clause(k, std::string(1, letter) + " % " + std::to_string(align) +
-                           " == 0 violated (" + letter + " = " + std::to_string(value) + ")");
+      return clause(k, std::string(1, letter) + " % " + std::to_string(align) + " == 0 violated (" +
+                           letter + " = " + std::to_string(value) + ")");
     }
   }
   if (layouts.act_scale != AO::kNone && layouts.act_scale != c.act_scale) {
-    return clause(k, "activation scales must be " + std::string(to_string(c.act_scale)) +
-                         ", got " + std::string(to_string(layouts.act_scale)));
+    return clause(k, "activation scales must be " + std::string(to_string(c.act_scale)) + ", got " +
+                         std::string(to_string(layouts.act_scale)));
   }
   if (layouts.weight != WL::kNone && layouts.weight != c.weight) {
     return clause(k, "weight layout must be " + std::string(to_string(c.weight)) + ", got " +

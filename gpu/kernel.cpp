@@ -8,10 +8,10 @@ namespace mxgate::gpu {
 namespace {
 
 constexpr std::array<Kernel, kKernelCount> kAll = {
-    Kernel::kQuantizeMx,      Kernel::kQuantizeMxHw,       Kernel::kDequantMxToBf16,
-    Kernel::kUpcastE8m0,      Kernel::kPreshuffleWeight,   Kernel::kGemmMxDotScaled,
-    Kernel::kGemmMxDequant,   Kernel::kGemmBlockscale,     Kernel::kGemmBlockscaleBpreshuffle,
-    Kernel::kGemmBf16,        Kernel::kFaultWritePastEnd,  Kernel::kFaultSkipElement};
+    Kernel::kQuantizeMx,    Kernel::kQuantizeMxHw,      Kernel::kDequantMxToBf16,
+    Kernel::kUpcastE8m0,    Kernel::kPreshuffleWeight,  Kernel::kGemmMxDotScaled,
+    Kernel::kGemmMxDequant, Kernel::kGemmBlockscale,    Kernel::kGemmBlockscaleBpreshuffle,
+    Kernel::kGemmBf16,      Kernel::kFaultWritePastEnd, Kernel::kFaultSkipElement};
 
 bool is_gemm(Kernel k) {
   return k == Kernel::kGemmMxDotScaled || k == Kernel::kGemmMxDequant ||

@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -119,12 +120,14 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
       }
       const uint8_t byte = mx_scale_byte(amax, element, policy);
       q.scales[r * q.scale_cols() + g] = byte;
-      // Exact reciprocal of the final scale: 2^(127 - byte); 0xFF (NaN) makes every element NaN.
-      const float rcp = byte == 0xFF ? std::numeric_limits<float>::quiet_NaN()
-                                     : std::ldexp(1.0f, 127 - static_cast<int>(byte));
+      // Exact reciprocal of the final scale: 2^(127 - byte). A NaN scale (0xFF) makes every element
+      // NaN; the sign of x * NaN is not defined by IEEE, so we name it: the positive quiet NaN a
+      // GPU multiply produces, then the element's NaN policy.
+      const float rcp = std::ldexp(1.0f, 127 - static_cast<int>(byte));
       for (std::size_t k = k0; k < k1; ++k) {
-        q.data[r * cols + k] =
-            static_cast<uint8_t>(encode(element, x[r * cols + k] * rcp, policy.element));
+        const float scaled = byte == 0xFF ? std::numeric_limits<float>::quiet_NaN()
+                                          : x[r * cols + k] * rcp;
+        q.data[r * cols + k] = static_cast<uint8_t>(encode(element, scaled, policy.element));
       }
     }
   }

@@ -93,8 +93,7 @@ class Timer {
  public:
   explicit Timer(const char* what) : what_(what), t0_(std::chrono::steady_clock::now()) {}
   ~Timer() {
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
     std::cout << "[ timing ] " << what_ << ": " << s << " s\n";
   }
 
@@ -107,8 +106,8 @@ class Timer {
 // under a minute on two busy cores while the slices together cover every pattern once.
 constexpr uint32_t kChunks = 8;
 uint32_t chunk_lo(uint32_t i) {
-  return kFirstNormal + static_cast<uint32_t>((uint64_t{kLastNormal - kFirstNormal + 1} * i) /
-                                              kChunks);
+  return kFirstNormal +
+         static_cast<uint32_t>((uint64_t{kLastNormal - kFirstNormal + 1} * i) / kChunks);
 }
 uint32_t chunk_hi(uint32_t i) { return i + 1 == kChunks ? kLastNormal : chunk_lo(i + 1) - 1; }
 
@@ -151,14 +150,14 @@ TEST_P(ExhaustiveRceilChunk, ReferenceByteMatchesCeilOfAmaxOver448) {
   MxPolicy rceil;
   rceil.rule = MxScaleRule::kRceil;
   rceil.rceil_encode = E8m0Encode::kCeilSat;
-  const Tally t = sweep(chunk_lo(GetParam()), chunk_hi(GetParam()),
-                        [&rceil](uint32_t bits, Tally& tally) {
-                          const float a = std::bit_cast<float>(bits);
-                          const int want = rceil_byte(ceil_log2(a / 448.0f));
-                          if (mx_scale_byte(a, Format::kE4M3FN, rceil) != want) {
-                            tally.add(bits, false);
-                          }
-                        });
+  const Tally t =
+      sweep(chunk_lo(GetParam()), chunk_hi(GetParam()), [&rceil](uint32_t bits, Tally& tally) {
+        const float a = std::bit_cast<float>(bits);
+        const int want = rceil_byte(ceil_log2(a / 448.0f));
+        if (mx_scale_byte(a, Format::kE4M3FN, rceil) != want) {
+          tally.add(bits, false);
+        }
+      });
   EXPECT_EQ(t.count, 0u) << "first mismatches:" << hexes(t.first);
 }
 
@@ -232,16 +231,16 @@ TEST_P(ExhaustiveAiterTritonChunk, DiffersFromRceilExactlyOnTheDerivedSet) {
   rceil.rule = MxScaleRule::kRceil;
   MxPolicy aiter;
   aiter.rule = MxScaleRule::kAiterTriton;
-  const Tally t = sweep(chunk_lo(GetParam()), chunk_hi(GetParam()),
-                        [&](uint32_t bits, Tally& tally) {
-                          const float a = std::bit_cast<float>(bits);
-                          const bool differs = mx_scale_byte(a, Format::kE4M3FN, aiter) !=
-                                               mx_scale_byte(a, Format::kE4M3FN, rceil);
-                          const bool derived = aiter_differs_by_derivation(bits);
-                          // Tally every disagreement with the derivation; `odd` marks the ones
-                          // that differ where the derivation says they agree.
-                          if (differs != derived) tally.add(bits, !differs);
-                        });
+  const Tally t =
+      sweep(chunk_lo(GetParam()), chunk_hi(GetParam()), [&](uint32_t bits, Tally& tally) {
+        const float a = std::bit_cast<float>(bits);
+        const bool differs =
+            mx_scale_byte(a, Format::kE4M3FN, aiter) != mx_scale_byte(a, Format::kE4M3FN, rceil);
+        const bool derived = aiter_differs_by_derivation(bits);
+        // Tally every disagreement with the derivation; `odd` marks the ones
+        // that differ where the derivation says they agree.
+        if (differs != derived) tally.add(bits, !differs);
+      });
   EXPECT_EQ(t.count, 0u) << t.odd << " unexpected mismatches, " << t.count - t.odd
                          << " expected mismatches missing; first:" << hexes(t.first);
 }

@@ -33,8 +33,7 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
-BlockPolicy policy_of(std::string_view convention, bool ue8m0,
-                      Format element = Format::kE4M3FN) {
+BlockPolicy policy_of(std::string_view convention, bool ue8m0, Format element = Format::kE4M3FN) {
   const Convention* c = find_convention(convention);
   if (c == nullptr) throw std::invalid_argument("no convention " + std::string(convention));
   const std::optional<BlockPolicy> p = block_policy(*c, element, ue8m0);
@@ -67,12 +66,12 @@ TEST(BlockPolicy, OnlyTheDeepSeekQuantizersHaveOne) {
 TEST(BlockActivations, ScaleIsAmaxOver448ByDivision) {
   const std::size_t rows = 2, cols = 256;
   std::vector<float> x(rows * cols, 0.0f);
-  x[5] = 300.0f;          // row 0 group 0
-  x[6] = 100.0f;          //
-  x[130] = 13.0f;         // row 0 group 1
-  x[131] = 1.21875f;      //
-  x[256 + 0] = 1e-3f;     // row 1 group 0
-  x[256 + 255] = -7.5f;   // row 1 group 1
+  x[5] = 300.0f;         // row 0 group 0
+  x[6] = 100.0f;         //
+  x[130] = 13.0f;        // row 0 group 1
+  x[131] = 1.21875f;     //
+  x[256 + 0] = 1e-3f;    // row 1 group 0
+  x[256 + 255] = -7.5f;  // row 1 group 1
   for (std::string_view conv : {"vllm_group_quant", "deepgemm", "aiter_hip"}) {
     const BlockQuantized q =
         quantize_block(x, rows, cols, 1, kBlockK, Format::kE4M3FN, policy_of(conv, false));
@@ -184,7 +183,8 @@ TEST(BlockNan, VllmStoresNanAsMinus448) {
 // 0x80 (fmaxf(-0, -448) = -0), with and without UE8M0 (exp2f(inf) = inf).
 TEST(BlockInf, VllmInfElementBecomesMinus448) {
   for (bool ue8m0 : {false, true}) {
-    const BlockQuantized q = quantize_group({kInf, 1.0f, -1.0f}, policy_of("vllm_group_quant", ue8m0));
+    const BlockQuantized q =
+        quantize_group({kInf, 1.0f, -1.0f}, policy_of("vllm_group_quant", ue8m0));
     EXPECT_EQ(q.scales[0], kInf) << ue8m0;
     EXPECT_EQ(q.data[0], 0xFE) << ue8m0;
     EXPECT_EQ(q.data[1], 0x00) << ue8m0;
@@ -239,8 +239,8 @@ TEST(BlockElementScaling, ReciprocalMultiplyVersusDivide) {
 // 300 -> 240 = 0x7F.
 TEST(BlockFp8Max, VllmFnuzUses224) {
   const std::vector<float> g = {300.0f, 240.0f};
-  BlockQuantized q = quantize_group(g, policy_of("vllm_group_quant", false, Format::kE4M3FNUZ),
-                                    Format::kE4M3FNUZ);
+  BlockQuantized q =
+      quantize_group(g, policy_of("vllm_group_quant", false, Format::kE4M3FNUZ), Format::kE4M3FNUZ);
   EXPECT_EQ(q.scales[0], 300.0f / 224.0f);
   EXPECT_NE(q.scales[0], 300.0f / 240.0f);
   EXPECT_EQ(q.data[0], 0x7E);
@@ -330,10 +330,10 @@ TEST(BlockPartial, ActivationsKNotAMultipleOf128) {
 TEST(BlockPartial, WeightsNAndKNotMultiplesOf128) {
   const std::size_t n = 200, k = 200;
   std::vector<float> w(n * k, 0.0f);
-  w[0 * k + 0] = 1.0f;       // block (0, 0)
-  w[5 * k + 199] = 3.0f;     // block (0, 1)
-  w[199 * k + 7] = 5.0f;     // block (1, 0)
-  w[150 * k + 170] = 7.0f;   // block (1, 1)
+  w[0 * k + 0] = 1.0f;      // block (0, 0)
+  w[5 * k + 199] = 3.0f;    // block (0, 1)
+  w[199 * k + 7] = 5.0f;    // block (1, 0)
+  w[150 * k + 170] = 7.0f;  // block (1, 1)
   const BlockQuantized q =
       quantize_block(w, n, k, kBlockK, kBlockK, Format::kE4M3FN, policy_of("deepgemm", false));
   ASSERT_EQ(q.scale_rows(), 2u);

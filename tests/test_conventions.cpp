@@ -597,6 +597,30 @@ TEST(ConventionEdges, SixteenBitFormatsAreIeeeEverywhere) {
   }
 }
 
+// Guards against the pre-cast clamp clamping where the implementation does not, or with the
+// wrong bound: vLLM fminf(fmaxf(x, -max), max) (formats.md §5.1) turns NaN into -max (fmaxf
+// ignores a NaN operand, also a signalling one), Inf into max, and uses 224 for e4m3fnuz;
+// conventions without an explicit clamp pass x through unchanged.
+TEST(ConventionEdges, PreCastClamp) {
+  const Convention& v = conv("vllm_group_quant");
+  EXPECT_EQ(pre_cast(v, Format::kE4M3FN, kNaN), -448.0f);
+  EXPECT_EQ(pre_cast(v, Format::kE4M3FN, -kNaN), -448.0f);
+  EXPECT_EQ(pre_cast(v, Format::kE4M3FN, float_of(0x7F800001)), -448.0f);  // signalling NaN
+  EXPECT_EQ(pre_cast(v, Format::kE4M3FN, kInf), 448.0f);
+  EXPECT_EQ(pre_cast(v, Format::kE4M3FN, -1e6f), -448.0f);
+  EXPECT_EQ(pre_cast(v, Format::kE4M3FN, 470.0f), 448.0f);
+  EXPECT_EQ(pre_cast(v, Format::kE4M3FN, 0x1p-140f), 0x1p-140f);
+  EXPECT_EQ(bits_of(pre_cast(v, Format::kE4M3FN, -0.0f)), 0x80000000u);
+  EXPECT_EQ(pre_cast(v, Format::kE4M3FNUZ, 300.0f), 224.0f);
+  EXPECT_EQ(pre_cast(v, Format::kE4M3FNUZ, kNaN), -224.0f);
+  for (const char* name : {"torch_2_11", "cuda_satfinite", "ml_dtypes", "ocp_mx"}) {
+    const Convention& c = conv(name);
+    EXPECT_EQ(pre_cast(c, Format::kE4M3FN, 1e6f), 1e6f) << name;
+    EXPECT_EQ(pre_cast(c, Format::kE4M3FN, kInf), kInf) << name;
+    EXPECT_TRUE(std::isnan(pre_cast(c, Format::kE4M3FN, kNaN))) << name;
+  }
+}
+
 // ---- Errors ----
 
 // Runs `f`, expects std::invalid_argument whose message contains every word of `words`.

@@ -104,8 +104,8 @@ TEST(MxDequant, Fp32IsElementTimesPowerOfTwoExactly) {
     for (int c = 0; c < 256; ++c) {
       const double exact = std::ldexp(e4m3_value(static_cast<uint8_t>(c)), byte - 127);
       // Exact, or +-Inf: a 4-bit significand above FLT_MAX is >= 2^128.
-      const float want = std::fabs(exact) >= 0x1p128 ? (exact > 0 ? kInf : -kInf)
-                                                     : static_cast<float>(exact);
+      const float want =
+          std::fabs(exact) >= 0x1p128 ? (exact > 0 ? kInf : -kInf) : static_cast<float>(exact);
       if (!std::isinf(want) && !std::isnan(want)) {
         ASSERT_EQ(static_cast<double>(want), exact);
       }

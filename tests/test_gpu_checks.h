@@ -16,13 +16,13 @@
 
 #include <array>
 #include <cmath>
-#include <limits>
-#include <utility>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/backend.h"
@@ -134,7 +134,8 @@ inline uint8_t e4m3_code(float v) {
   static const auto table = [] {
     std::array<uint8_t, 33> t{};
     for (int i = -16; i <= 16; ++i) {
-      t[i + 16] = static_cast<uint8_t>(encode(Format::kE4M3FN, static_cast<float>(i), EncodePolicy{}));
+      t[i + 16] =
+          static_cast<uint8_t>(encode(Format::kE4M3FN, static_cast<float>(i), EncodePolicy{}));
     }
     return t;
   }();
@@ -207,7 +208,9 @@ inline Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, st
     for (std::size_t i = 0; i < n * qb.scale_cols(); ++i) qb.scales.push_back(118 + rng() % 19);
     return mx_operands(qa, qb);
   }
-  auto scale = [&] { return float_of(static_cast<uint32_t>((119 + rng() % 6) << 23) | (rng() & 0x7FFFFF)); };
+  auto scale = [&] {
+    return float_of(static_cast<uint32_t>((119 + rng() % 6) << 23) | (rng() & 0x7FFFFF));
+  };
   BlockQuantized qa{m, k, 1, 128, Format::kE4M3FN, random_codes(m * k, rng), {}};
   BlockQuantized qb{n, k, 128, 128, Format::kE4M3FN, random_codes(n * k, rng), {}};
   for (std::size_t i = 0; i < qa.scale_rows() * qa.scale_cols(); ++i) qa.scales.push_back(scale());
@@ -276,8 +279,8 @@ inline BitExactVerdict compare(const GemmOutput& expected, const GemmOutput& act
 
 inline OrderModel order_model(Kernel kernel, OutputFormat format) {
   const AccumOrder a = *contract(kernel).accum;
-  return {a.block_k,
-          a.per_partial ? ScaleApplication::kPerPartial : ScaleApplication::kPerProduct, format};
+  return {a.block_k, a.per_partial ? ScaleApplication::kPerPartial : ScaleApplication::kPerProduct,
+          format};
 }
 
 inline AccumModel accum_model(Kernel kernel, OutputFormat format) {
@@ -309,7 +312,8 @@ inline void check_exact(Backend& be, const GemmCase& c, const Operands& all, uin
   SCOPED_TRACE(describe(c, seed) + " (exact mode, first " + std::to_string(c.m) + " of " +
                std::to_string(all.m) + " rows)");
   const Operands o = first_rows(all, c.m);
-  const BitExactVerdict v = compare(exact_gemm(o.problem, c.format), run_gemm(be, c.kernel, o, c.format));
+  const BitExactVerdict v =
+      compare(exact_gemm(o.problem, c.format), run_gemm(be, c.kernel, o, c.format));
   EXPECT_TRUE(v.ok()) << v.summary();
 }
 
@@ -322,7 +326,8 @@ inline void check_ordered_and_bound(Backend& be, const GemmCase& c, const Operan
                std::to_string(all.m) + " rows)");
   const Operands o = first_rows(all, c.m);
   const GemmOutput actual = run_gemm(be, c.kernel, o, c.format);
-  const BitExactVerdict v = compare(ordered_gemm(o.problem, order_model(c.kernel, c.format)), actual);
+  const BitExactVerdict v =
+      compare(ordered_gemm(o.problem, order_model(c.kernel, c.format)), actual);
   EXPECT_TRUE(v.ok()) << v.summary();
   if (with_bound) {
     const BoundVerdict b =
@@ -330,7 +335,6 @@ inline void check_ordered_and_bound(Backend& be, const GemmCase& c, const Operan
     EXPECT_TRUE(b.ok()) << b.summary();
   }
 }
-
 
 // ---- Tests ----------------------------------------------------------------------------------
 
@@ -343,20 +347,35 @@ inline std::vector<float> quantize_input(std::size_t rows, std::size_t cols, uin
     const uint32_t e = 100 + static_cast<uint32_t>(rng() % 60);  // 2^-27 .. 2^32
     v = float_of(static_cast<uint32_t>((rng() & 1) << 31) | (e << 23) | (rng() & 0x7FFFFF));
   }
-  const std::vector<float> edges = {
-      std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity(),
-      std::numeric_limits<float>::infinity(), 0.0f, -0.0f, float_of(0x00000001), float_of(0x80400000),
-      448.0f, 464.0f, 465.0f, 480.0f, -1e30f, 3.0e38f, 1.5f * 448.0f, 0x1.c0p-9f, 0x1.20p-9f};
+  const std::vector<float> edges = {std::numeric_limits<float>::quiet_NaN(),
+                                    -std::numeric_limits<float>::infinity(),
+                                    std::numeric_limits<float>::infinity(),
+                                    0.0f,
+                                    -0.0f,
+                                    float_of(0x00000001),
+                                    float_of(0x80400000),
+                                    448.0f,
+                                    464.0f,
+                                    465.0f,
+                                    480.0f,
+                                    -1e30f,
+                                    3.0e38f,
+                                    1.5f * 448.0f,
+                                    0x1.c0p-9f,
+                                    0x1.20p-9f};
   for (std::size_t r = 0; r < rows; ++r) {
     switch (r % 6) {
       case 0:  // one edge value per block
-        for (std::size_t c = 0; c < cols; c += 32) x[r * cols + c + (r % 32) % (cols - c)] = edges[(r / 6 + c / 32) % edges.size()];
+        for (std::size_t c = 0; c < cols; c += 32)
+          x[r * cols + c + (r % 32) % (cols - c)] = edges[(r / 6 + c / 32) % edges.size()];
         break;
       case 1:  // zero block first, then subnormal-only
-        for (std::size_t c = 0; c < cols && c < 64; ++c) x[r * cols + c] = c < 32 ? 0.0f : float_of(static_cast<uint32_t>(rng() & 0x7FFFFF));
+        for (std::size_t c = 0; c < cols && c < 64; ++c)
+          x[r * cols + c] = c < 32 ? 0.0f : float_of(static_cast<uint32_t>(rng() & 0x7FFFFF));
         break;
       case 2:  // the whole row at one binade: many ties after scaling
-        for (std::size_t c = 0; c < cols; ++c) x[r * cols + c] = static_cast<float>(static_cast<int>(rng() % 4096) - 2048) * 0.125f;
+        for (std::size_t c = 0; c < cols; ++c)
+          x[r * cols + c] = static_cast<float>(static_cast<int>(rng() % 4096) - 2048) * 0.125f;
         break;
       default:
         break;
@@ -368,9 +387,9 @@ inline std::vector<float> quantize_input(std::size_t rows, std::size_t cols, uin
 inline void check_quantize(Backend& be, Kernel kernel, const MxPolicy& policy,
                            QuantConvention convention, InputDtype dtype, std::size_t rows,
                            std::size_t cols, uint64_t seed) {
-  SCOPED_TRACE(std::string(kernel_name(kernel)) + " rows=" + std::to_string(rows) +
-               " cols=" + std::to_string(cols) + " bf16=" +
-               std::to_string(dtype == InputDtype::kBf16) + " seed=" + std::to_string(seed));
+  SCOPED_TRACE(std::string(kernel_name(kernel)) + " rows=" + std::to_string(rows) + " cols=" +
+               std::to_string(cols) + " bf16=" + std::to_string(dtype == InputDtype::kBf16) +
+               " seed=" + std::to_string(seed));
   std::vector<float> x = quantize_input(rows, cols, seed);
   QuantizeArgs args;
   args.p = {rows, cols, dtype, convention};
@@ -402,9 +421,8 @@ inline void check_quantize(Backend& be, Kernel kernel, const MxPolicy& policy,
   for (std::size_t i = 0; i < codes.size() && bad < 5; ++i) {
     if (codes[i] != want.data[i]) {
       ++bad;
-      ADD_FAILURE() << "code (" << i / cols << "," << i % cols << ") x=" << x[i]
-                    << " expected 0x" << std::hex << int(want.data[i]) << " actual 0x"
-                    << int(codes[i]);
+      ADD_FAILURE() << "code (" << i / cols << "," << i % cols << ") x=" << x[i] << " expected 0x"
+                    << std::hex << int(want.data[i]) << " actual 0x" << int(codes[i]);
     }
   }
   for (BufferId id : {args.in, args.codes, args.scales}) be.release(id);
@@ -444,7 +462,8 @@ TEST_F(BackendTest, DequantMxToBf16MatchesReference) {
   for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{5, 96}, {3, 576}, {2, 100}}) {
     MxQuantized q{rows, cols, Format::kE4M3FN, {}, {}};
     for (std::size_t i = 0; i < rows * cols; ++i) q.data.push_back(static_cast<uint8_t>(rng()));
-    for (std::size_t i = 0; i < rows * q.scale_cols(); ++i) q.scales.push_back(static_cast<uint8_t>(rng()));
+    for (std::size_t i = 0; i < rows * q.scale_cols(); ++i)
+      q.scales.push_back(static_cast<uint8_t>(rng()));
     q.scales[0] = 0x00;
     q.scales[1] = 0xFF;
     for (E8m0Upcast up : {E8m0Upcast::kCorrect, E8m0Upcast::kShift}) {
@@ -456,7 +475,8 @@ TEST_F(BackendTest, DequantMxToBf16MatchesReference) {
       args.scales = be().make_buffer(sp(q.scales), "scales");
       args.out = be().allocate(rows * cols * 2, "out");
       be().run({Kernel::kDequantMxToBf16, args});
-      const auto want = dequantize_mx_bf16(q, up == E8m0Upcast::kShift ? E8m0Decode::kShift : E8m0Decode::kOcp);
+      const auto want =
+          dequantize_mx_bf16(q, up == E8m0Upcast::kShift ? E8m0Decode::kShift : E8m0Decode::kOcp);
       const auto got = be().download_as<uint16_t>(args.out);
       const BitExactVerdict v = compare_bf16(rows, cols, sp(want), sp(got));
       EXPECT_TRUE(v.ok()) << v.summary();
@@ -479,7 +499,8 @@ TEST_F(BackendTest, UpcastE8m0MatchesReferenceForEveryByte) {
     const auto got = be().download_as<float>(args.out);
     std::vector<float> want;
     for (int i = 0; i < 256; ++i) {
-      want.push_back(decode_e8m0(static_cast<uint8_t>(i), up == E8m0Upcast::kShift ? E8m0Decode::kShift : E8m0Decode::kOcp));
+      want.push_back(decode_e8m0(static_cast<uint8_t>(i),
+                                 up == E8m0Upcast::kShift ? E8m0Decode::kShift : E8m0Decode::kOcp));
     }
     const BitExactVerdict v = compare_fp32(1, 256, sp(want), sp(got));
     EXPECT_TRUE(v.ok()) << v.summary();
@@ -491,7 +512,11 @@ TEST_F(BackendTest, UpcastE8m0MatchesReferenceForEveryByte) {
 // Guards against a preshuffle whose index math differs from AITER shuffle_weight (16,16).
 TEST_F(BackendTest, PreshuffleWeightMatchesReference) {
   std::mt19937_64 rng(kSeed);
-  for (auto [n, k] : {std::pair<std::size_t, std::size_t>{16, 32}, {48, 96}, {5120, 576}, {5120, 288}, {256, 2048}}) {
+  for (auto [n, k] : {std::pair<std::size_t, std::size_t>{16, 32},
+                      {48, 96},
+                      {5120, 576},
+                      {5120, 288},
+                      {256, 2048}}) {
     SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k));
     Bytes w(n * k);
     for (uint8_t& b : w) b = static_cast<uint8_t>(rng());
@@ -535,7 +560,8 @@ TEST_F(BackendTest, GemmsEqualExactGemmOnExactModeOperandsSmallShapes) {
 // Guards against GEMM bugs that only show at production (N, K) shapes (TP-sharded K = 576, 288;
 // N spanning many 128-row scale blocks).
 TEST_F(BackendTest, GemmsEqualExactGemmOnExactModeOperandsProductionShapes) {
-  const std::pair<std::size_t, std::size_t> nk[] = {{5120, 576}, {5120, 288}, {256, 2048}, {7168, 2048}};
+  const std::pair<std::size_t, std::size_t> nk[] = {
+      {5120, 576}, {5120, 288}, {256, 2048}, {7168, 2048}};
   for (Kernel kernel : kGemms) {
     for (auto [n, k] : nk) {
       if (!allowed(kernel, 1, n, k)) continue;
@@ -602,16 +628,20 @@ TEST_F(BackendTest, DotScaledWithKNotMultipleOf128IsRejectedAndCaught) {
 // Guards against handing the bpreshuffle GEMM row-major As (bug class (a)): the contract names
 // the clause, and the numbers are wrong for M > 1 (M = 1 is byte-identical, layouts.md §2).
 TEST_F(BackendTest, BpreshuffleWithRowMajorActivationScalesIsRejectedAndWrong) {
-  const auto clause = check_contract(Kernel::kGemmBlockscaleBpreshuffle, {8, 256, 512},
-                                     {ActScaleOrder::kRowMajor, WeightLayout::kAiterPreshuffled, ScaleDtype::kFp32});
+  const auto clause = check_contract(
+      Kernel::kGemmBlockscaleBpreshuffle, {8, 256, 512},
+      {ActScaleOrder::kRowMajor, WeightLayout::kAiterPreshuffled, ScaleDtype::kFp32});
   ASSERT_TRUE(clause.has_value());
   EXPECT_NE(clause->find("col_major"), std::string::npos) << *clause;
-  const auto weight = check_contract(Kernel::kGemmBlockscaleBpreshuffle, {8, 256, 512}, {ActScaleOrder::kColMajor, WeightLayout::kPlain, ScaleDtype::kFp32});
+  const auto weight =
+      check_contract(Kernel::kGemmBlockscaleBpreshuffle, {8, 256, 512},
+                     {ActScaleOrder::kColMajor, WeightLayout::kPlain, ScaleDtype::kFp32});
   ASSERT_TRUE(weight.has_value());
   EXPECT_NE(weight->find("aiter_preshuffled"), std::string::npos) << *weight;
   for (std::size_t m : {1, 8}) {
     const Operands o = exact_operands(Kernel::kGemmBlockscaleBpreshuffle, m, 256, 512, kSeed);
-    const GemmOutput got = run_gemm(be(), Kernel::kGemmBlockscaleBpreshuffle, o, OutputFormat::kFp32, ActScaleOrder::kRowMajor);
+    const GemmOutput got = run_gemm(be(), Kernel::kGemmBlockscaleBpreshuffle, o,
+                                    OutputFormat::kFp32, ActScaleOrder::kRowMajor);
     EXPECT_EQ(compare(exact_gemm(o.problem, OutputFormat::kFp32), got).ok(), m == 1) << "M=" << m;
   }
 }

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -228,10 +229,7 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // (§3.7 "—", NaN cast to uint8): unspecified.
       {"nan_in_block",
        {kNan, 448.0f, -1.0f},
-       {{{"ocp_mx", "torchao_floor", "torchao_rceil"},
-         0xFF,
-         {kAnyNan, kAnyNan, kAnyNan},
-         kAnyNan},
+       {{{"ocp_mx", "torchao_floor", "torchao_rceil"}, 0xFF, {kAnyNan, kAnyNan, kAnyNan}, kAnyNan},
         {{"transformer_engine", "aiter_hip"}, 127, {0x7F, 0x7E, 0xB8}, 0x00},
         {{"aiter_triton"}, 254, {0x7F, 0x00, 0x80}, 0x00},
         {{"vllm_mxfp8_exp2"}, kUnspecified, {}, kUnspecified}}},
@@ -244,6 +242,10 @@ struct Param {
   std::string_view convention;
   std::size_t expect;
 };
+
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << edge_blocks()[p.block].name << " / " << p.convention;
+}
 
 std::vector<Param> all_params() {
   std::vector<Param> out;
@@ -295,8 +297,8 @@ TEST_P(MxEdgeBlock, ScaleAndElementBytes) {
   ASSERT_EQ(q.scales.size(), 1u);
   ASSERT_EQ(q.data.size(), kMxBlock);
   EXPECT_TRUE(byte_matches(want.scale, q.scales[0]))
-      << blk.name << " / " << p.convention << ": scale byte " << hex(q.scales[0])
-      << ", expected " << hex(want.scale);
+      << blk.name << " / " << p.convention << ": scale byte " << hex(q.scales[0]) << ", expected "
+      << hex(want.scale);
   for (std::size_t i = 0; i < kMxBlock; ++i) {
     const uint16_t w = i < want.probe.size() ? want.probe[i] : want.rest;
     EXPECT_TRUE(byte_matches(w, q.data[i]))
@@ -314,8 +316,8 @@ INSTANTIATE_TEST_SUITE_P(Table, MxEdgeBlock, ::testing::ValuesIn(all_params()),
 // Guards against an MX convention silently missing from (or listed twice in) a table row.
 TEST(MxEdgeTable, EveryRowNamesEveryMxConventionOnce) {
   for (const Convention& c : all_conventions()) {
-    const bool listed = std::find(kMxConventions.begin(), kMxConventions.end(), c.name) !=
-                        kMxConventions.end();
+    const bool listed =
+        std::find(kMxConventions.begin(), kMxConventions.end(), c.name) != kMxConventions.end();
     EXPECT_EQ(mx_policy(c).has_value(), listed) << c.name;
   }
   for (const EdgeBlock& blk : edge_blocks()) {
@@ -392,12 +394,12 @@ TEST(MxElementOverflow, PerConventionOnAFloorScaledBlock) {
     std::string_view convention;
     bool saturates;
   };
-  const Row rows[] = {{"ocp_mx", true},          {"torchao_floor", true},
-                      {"torchao_rceil", true},   {"transformer_engine", true},
-                      {"cuda_satfinite", true},  {"cuda_nosat", false},
-                      {"torch_2_11", false},     {"ml_dtypes", false},
-                      {"triton_nvidia", true},   {"aiter_hip", true},
-                      {"aiter_triton", true},    {"vllm_group_quant", true},
+  const Row rows[] = {{"ocp_mx", true},           {"torchao_floor", true},
+                      {"torchao_rceil", true},    {"transformer_engine", true},
+                      {"cuda_satfinite", true},   {"cuda_nosat", false},
+                      {"torch_2_11", false},      {"ml_dtypes", false},
+                      {"triton_nvidia", true},    {"aiter_hip", true},
+                      {"aiter_triton", true},     {"vllm_group_quant", true},
                       {"vllm_e8m0_shift", false}, {"vllm_mxfp8_exp2", false},
                       {"deepgemm", true}};
   for (const Row& r : rows) {
@@ -459,7 +461,7 @@ TEST(MxScale, AiterOnE4m3fnuzUses240) {
 // = 1 -> byte 128 and 1.0 -> 0.5 = 0x30 (mx_quant.h pad_value; DeepGEMM pads with zeros, §5.2).
 TEST(MxPartialBlock, PadValueTakesPartInAmax) {
   std::vector<float> x(40, 0.0f);
-  x[0] = 448.0f;                                  // block 0: byte 127
+  x[0] = 448.0f;                                      // block 0: byte 127
   for (std::size_t k = 32; k < 40; ++k) x[k] = 1.0f;  // block 1: 8 real elements
   for (std::string_view conv : {"ocp_mx", "transformer_engine"}) {
     MxPolicy p = policy_of(conv);

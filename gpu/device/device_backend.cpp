@@ -71,9 +71,9 @@ void DeviceBackend::launch_kernel(const Launch& l) {
     case Kernel::kQuantizeMx:
     case Kernel::kQuantizeMxHw: {
       const auto& a = std::get<QuantizeArgs>(l.args);
-      status = (l.kernel == Kernel::kQuantizeMx ? device::launch_quantize_mx
-                                                : device::launch_quantize_mx_hw)(
-          a.p, ptr(a.in), u8(a.codes), u8(a.scales));
+      status = (l.kernel == Kernel::kQuantizeMx
+                    ? device::launch_quantize_mx
+                    : device::launch_quantize_mx_hw)(a.p, ptr(a.in), u8(a.codes), u8(a.scales));
       break;
     }
     case Kernel::kDequantMxToBf16: {

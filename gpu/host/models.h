@@ -18,8 +18,8 @@ void dequant_mx_to_bf16(const DequantParams& p, const uint8_t* codes, const uint
 void upcast_e8m0(const UpcastParams& p, const uint8_t* in, float* out);
 void preshuffle_weight(const PreshuffleParams& p, const uint8_t* in, uint8_t* out);
 
-void gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa,
-                        const uint8_t* b, const uint8_t* sb, void* out);
+void gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
+                        const uint8_t* sb, void* out);
 void gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
                      const uint8_t* sb, void* out);
 void gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,

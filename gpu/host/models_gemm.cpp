@@ -14,8 +14,8 @@ void for_each_output(const GemmParams& p, void* out, Element element) {
 
 }  // namespace
 
-void gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa,
-                        const uint8_t* b, const uint8_t* sb, void* out) {
+void gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
+                        const uint8_t* sb, void* out) {
   for_each_output(p, out, [&](uint64_t m, uint64_t n) {
     return gemm_mx_dot_scaled_element(p, a, sa, b, sb, m, n);
   });
@@ -43,8 +43,7 @@ void gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const fl
 }
 
 void gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out) {
-  for_each_output(p, out,
-                  [&](uint64_t m, uint64_t n) { return gemm_bf16_element(p, a, b, m, n); });
+  for_each_output(p, out, [&](uint64_t m, uint64_t n) { return gemm_bf16_element(p, a, b, m, n); });
 }
 
 }  // namespace mxgate::gpu::host

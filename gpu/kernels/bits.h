@@ -101,7 +101,7 @@ MXGATE_HD inline uint8_t encode_e4m3fn(float x, bool inf_to_nan, bool nan_keep_s
   for (uint32_t s = sig; s != 0; s >>= 1) ++width;
   const int floor_log2 = width - 1 + e2;
   int q = (floor_log2 > -6 ? floor_log2 : -6) - 3;  // exponent of the target's ulp
-  const int shift = q - e2;                           // >= 20 for every fp32 input
+  const int shift = q - e2;                         // >= 20 for every fp32 input
   if (shift >= 32) return static_cast<uint8_t>(sign);
   const uint32_t rem = sig & ((1u << shift) - 1u);
   const uint32_t half = 1u << (shift - 1);

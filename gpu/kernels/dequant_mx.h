@@ -12,8 +12,8 @@ MXGATE_HD inline void dequant_mx_element(const DequantParams& p, const uint8_t* 
   const uint64_t row = i / p.cols;
   const uint64_t col = i % p.cols;
   const uint64_t scale_cols = (p.cols + 31) / 32;
-  const float s = bits::decode_e8m0(scales[row * scale_cols + col / 32],
-                                    p.upcast == E8m0Upcast::kShift);
+  const float s =
+      bits::decode_e8m0(scales[row * scale_cols + col / 32], p.upcast == E8m0Upcast::kShift);
   out[i] = bits::bf16_rne(bits::mul(bits::decode_e4m3fn(codes[i]), s));
 }
 

@@ -60,8 +60,8 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
     const uint64_t k1 = k0 + 32 < p.k ? k0 + 32 : p.k;
     float part = 0.0f;
     for (uint64_t k = k0; k < k1; ++k) {
-      const float ab = bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
-                                 bits::decode_e4m3fn(b[n * p.k + k]));
+      const float ab =
+          bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(b[n * p.k + k]));
       part = bits::add(part, bits::mul(bits::mul(ab, s_a), s_b));
     }
     acc = bits::add(acc, part);
@@ -79,8 +79,8 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
 // == ordered_gemm OrderModel{128, kPerPartial} (fp8 products are exact in fp32).
 template <bool kPreshuffled>
 MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_t* a,
-                                               const float* as, const uint8_t* b,
-                                               const float* bs, uint64_t m, uint64_t n) {
+                                               const float* as, const uint8_t* b, const float* bs,
+                                               uint64_t m, uint64_t n) {
   const uint64_t kb_count = (p.k + 127) / 128;
   float acc = 0.0f;
   for (uint64_t kb = 0; kb < kb_count; ++kb) {
@@ -88,8 +88,8 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
     float part = 0.0f;
     for (uint64_t k = kb * 128; k < k1; ++k) {
       const uint8_t bc = kPreshuffled ? b[preshuffled_offset(p.k, n, k)] : b[n * p.k + k];
-      part = bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
-                                       bits::decode_e4m3fn(bc)));
+      part =
+          bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(bc)));
     }
     const float s_a = kPreshuffled ? as[kb * p.m + m] : as[m * kb_count + kb];
     const float s_b = bs[(n / 128) * kb_count + kb];
@@ -101,12 +101,12 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
 // gemm_bf16: A, B bf16 bits row-major. Order: one partial over all K, increasing k,
 //   part = sum fl(a*b) (bf16 products are exact in fp32);  acc = fl(+0 + part)
 // == ordered_gemm OrderModel{0, kPerPartial} without scales.
-MXGATE_HD inline float gemm_bf16_element(const GemmParams& p, const uint16_t* a,
-                                         const uint16_t* b, uint64_t m, uint64_t n) {
+MXGATE_HD inline float gemm_bf16_element(const GemmParams& p, const uint16_t* a, const uint16_t* b,
+                                         uint64_t m, uint64_t n) {
   float part = 0.0f;
   for (uint64_t k = 0; k < p.k; ++k) {
-    part = bits::add(part,
-                     bits::mul(bits::bf16_to_f32(a[m * p.k + k]), bits::bf16_to_f32(b[n * p.k + k])));
+    part = bits::add(
+        part, bits::mul(bits::bf16_to_f32(a[m * p.k + k]), bits::bf16_to_f32(b[n * p.k + k])));
   }
   return bits::add(0.0f, part);
 }

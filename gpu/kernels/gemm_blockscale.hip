@@ -5,14 +5,15 @@
 
 namespace mxgate::gpu::device {
 
-__global__ void gemm_blockscale_kernel(GemmParams p, const uint8_t* a, const float* as, const uint8_t* b, const float* bs,
-                               void* out) {
+__global__ void gemm_blockscale_kernel(GemmParams p, const uint8_t* a, const float* as,
+                                       const uint8_t* b, const float* bs, void* out) {
   const uint64_t i = thread_index();
   if (i >= p.m * p.n) return;
   store_output(p, out, i, gemm_blockscale_element<false>(p, a, as, b, bs, i / p.n, i % p.n));
 }
 
-int launch_gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b, const float* bs, void* out) {
+int launch_gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
+                           const float* bs, void* out) {
   const uint64_t items = p.m * p.n;
   if (items == 0) return 0;
   hipLaunchKernelGGL(gemm_blockscale_kernel, grid_for(items), dim3(kThreads), 0, 0, p, a, as, b, bs,

@@ -11,19 +11,18 @@ namespace mxgate::gpu::device {
 
 int launch_quantize_mx(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales);
 // NVIDIA sm_89+ only (cvt.rn.satfinite.e4m3x2.f32); elsewhere returns a nonzero status.
-int launch_quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* codes,
-                          uint8_t* scales);
+int launch_quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales);
 bool quantize_mx_hw_compiled();
-int launch_dequant_mx_to_bf16(const DequantParams& p, const uint8_t* codes,
-                              const uint8_t* scales, uint16_t* out);
+int launch_dequant_mx_to_bf16(const DequantParams& p, const uint8_t* codes, const uint8_t* scales,
+                              uint16_t* out);
 int launch_upcast_e8m0(const UpcastParams& p, const uint8_t* in, float* out);
 int launch_preshuffle_weight(const PreshuffleParams& p, const uint8_t* in, uint8_t* out);
 int launch_gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa,
                               const uint8_t* b, const uint8_t* sb, void* out);
 int launch_gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa,
                            const uint8_t* b, const uint8_t* sb, void* out);
-int launch_gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as,
-                           const uint8_t* b, const float* bs, void* out);
+int launch_gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
+                           const float* bs, void* out);
 int launch_gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
                                        const uint8_t* b, const float* bs, void* out);
 int launch_gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out);

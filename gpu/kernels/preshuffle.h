@@ -13,8 +13,8 @@ MXGATE_HD inline uint64_t preshuffled_offset(uint64_t k_dim, uint64_t n, uint64_
 }
 
 // One source element (row-major index i) to its shuffled place; needs n % 16 == 0, k % 32 == 0.
-MXGATE_HD inline void preshuffle_element(const PreshuffleParams& p, const uint8_t* in,
-                                         uint8_t* out, uint64_t i) {
+MXGATE_HD inline void preshuffle_element(const PreshuffleParams& p, const uint8_t* in, uint8_t* out,
+                                         uint64_t i) {
   out[preshuffled_offset(p.k, i / p.k, i % p.k)] = in[i];
 }
 

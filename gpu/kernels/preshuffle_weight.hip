@@ -13,8 +13,7 @@ __global__ void preshuffle_weight_kernel(PreshuffleParams p, const uint8_t* in, 
 int launch_preshuffle_weight(const PreshuffleParams& p, const uint8_t* in, uint8_t* out) {
   const uint64_t items = p.n * p.k;
   if (items == 0) return 0;
-  hipLaunchKernelGGL(preshuffle_weight_kernel, grid_for(items), dim3(kThreads), 0, 0, p, in,
-                     out);
+  hipLaunchKernelGGL(preshuffle_weight_kernel, grid_for(items), dim3(kThreads), 0, 0, p, in, out);
   return launch_status();
 }
 
