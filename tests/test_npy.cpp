@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "reference/npy.h"
+#include "tests/temp_dir.h"
 
 namespace mxgate {
 namespace {
@@ -67,28 +68,7 @@ std::string header_for(std::string_view descr, std::string_view shape) {
          "', 'fortran_order': False, 'shape': " + std::string(shape) + ", }\n";
 }
 
-// A fresh directory under the system temp dir, removed with its contents at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "mxgate_npy_XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("mkdtemp failed");
-    }
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(std::string_view name) const { return (path_ / name).string(); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using test_support::TempDir;
 
 Bytes slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
