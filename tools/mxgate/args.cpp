@@ -79,7 +79,8 @@ float parse_value(const std::string& text) {
     return neg ? -std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::quiet_NaN();
   }
   if (body.empty() || !(std::isdigit(static_cast<unsigned char>(body[0])) || body[0] == '.')) {
-    throw UsageError("'" + text + "' is not a number (use decimal, hex-float like 0x1.cp+8, inf, "
+    throw UsageError("'" + text +
+                     "' is not a number (use decimal, hex-float like 0x1.cp+8, inf, "
                      "-inf or nan)");
   }
   errno = 0;
@@ -97,8 +98,7 @@ uint32_t parse_code(const std::string& text, int bits) {
   errno = 0;
   char* end = nullptr;
   const unsigned long long v = std::strtoull(text.c_str() + 2, &end, 16);
-  if (*end != '\0' || errno == ERANGE ||
-      !std::isxdigit(static_cast<unsigned char>(text[2]))) {
+  if (*end != '\0' || errno == ERANGE || !std::isxdigit(static_cast<unsigned char>(text[2]))) {
     throw UsageError("'" + text + "' is not a hex code (expected 0xHH)");
   }
   if (bits < 64 && (v >> bits) != 0) {

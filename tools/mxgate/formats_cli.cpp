@@ -27,8 +27,7 @@ const Convention& require_convention(const Args& a) {
   const std::string name = a.require("convention");
   const Convention* c = find_convention(name);
   if (!c) {
-    throw UsageError("unknown convention '" + name + "' (conventions: " + convention_names() +
-                     ")");
+    throw UsageError("unknown convention '" + name + "' (conventions: " + convention_names() + ")");
   }
   return *c;
 }
@@ -144,8 +143,9 @@ int cmd_conventions(const Argv& argv) {
   }
   const float inf = INFINITY;
   const float nan = NAN;
-  std::printf("\nEdge inputs (formats.md §6) -> code per convention; -- = not defined, "
-              "* = conventions disagree\n");
+  std::printf(
+      "\nEdge inputs (formats.md §6) -> code per convention; -- = not defined, "
+      "* = conventions disagree\n");
   print_edge_table("e4m3fn (§6.1: overflow, Inf, NaN)", Format::kE4M3FN,
                    {{"448", 448.0f},
                     {"464", 464.0f},

@@ -65,9 +65,9 @@ int cmd_gate(const Argv& argv) {
   std::printf("\n%-36s %-8s %12s %-7s %9s\n", "check", "backend", "cases", "result", "time");
   for (const Row& r : rows) {
     failed += r.result.passed ? 0 : 1;
-    std::printf("%-36s %-8s %12llu %-7s %8.2fs\n", r.check->name.c_str(),
-                r.check->backend.c_str(), static_cast<unsigned long long>(r.result.cases),
-                r.result.passed ? "pass" : "FAIL", r.seconds);
+    std::printf("%-36s %-8s %12llu %-7s %8.2fs\n", r.check->name.c_str(), r.check->backend.c_str(),
+                static_cast<unsigned long long>(r.result.cases), r.result.passed ? "pass" : "FAIL",
+                r.seconds);
   }
   std::printf("\n%zu passed, %zu failed\n", rows.size() - failed, failed);
   return failed ? 1 : 0;

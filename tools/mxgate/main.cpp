@@ -15,7 +15,10 @@ using mxgate::cli::Verb;
 constexpr Verb kVerbs[] = {
     {"gate", "gate [--only PATTERN] [--seed S] [--cases N]",
      "Run every registered check (format checks, reference self-checks) with a progress line\n"
-     "per check and a summary table. Exit 0 when all pass, 1 on a failure, 2 on bad usage.",
+     "per check and a summary table. Exit 0 when all pass, 1 on a failure, 2 on bad usage.\n"
+     "--only runs the checks whose name contains PATTERN; --seed seeds every random case (each\n"
+     "failure prints the command that reproduces it); --cases sets the number of random cases of\n"
+     "the randomized checks (default 20).",
      mxgate::cli::cmd_gate},
     {"encode", "encode --format F --convention C VALUE...",
      "Encode fp32 values (decimal, hex-float 0x1.cp+8, inf, -inf, nan; decimal text is rounded\n"
@@ -94,6 +97,21 @@ constexpr Verb kVerbs[] = {
      "      Prints the count outside and the worst excess with (row,col).\n"
      "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
      mxgate::cli::cmd_check_gemm},
+    {"plan",
+     "plan --platform P --scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
+     "[--weight-scale e8m0|fp32] [--disable KERNEL,...] [--json]",
+     "The linear kernel the dispatch registry picks for one layer of weight N x K, the load-time\n"
+     "actions of its process_weights_after_loading and the path apply then takes.\n"
+     "  --platform gfx950 gfx942 sm90 host; --scheme mxfp8 fp8_block bf16\n"
+     "  --weight-scale: default e8m0 for mxfp8 (the only one), fp32 for fp8_block\n"
+     "  --flags is_bmm / skip_weight_relayout: the layer's weight is read directly (no relayout)\n"
+     "  --disable: kernels skipped by name, like VLLM_DISABLED_KERNELS\n"
+     "--json prints {\"kernel\": K, \"load\": [ACTION...], \"apply\": PATH}. Actions:\n"
+     "dequantize_weight_to_bf16 upcast_weight_scale_e8m0_to_fp32 preshuffle_weight; paths:\n"
+     "mxfp8_dot_scaled mxfp8_dequant_per_step bf16_gemm fp8_blockscale "
+     "fp8_blockscale_bpreshuffle.\n"
+     "Exit 2 when the input is bad or no kernel can run the layer (the message says why).",
+     mxgate::cli::cmd_plan},
 };
 
 void usage(FILE* out) {

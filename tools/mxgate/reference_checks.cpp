@@ -1,6 +1,7 @@
 // Reference self-checks of `mxgate gate`: the MX scale-rule table of research/formats.md §3.7,
 // agreement of the GEMM oracle's exact, ordered and bound modes, and layout round trips.
 #include <cstdio>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -83,24 +84,35 @@ CheckResult gemm_modes_agree(const GateOptions& opts) {
     size_t m, n, k;
     BlockSizes blocks;
   };
-  const Shape shapes[] = {{1, 1, 32, kMxfp8Blocks},     {2, 3, 160, kMxfp8Blocks},
-                          {3, 5, 256, kMxfp8Blocks},    {2, 130, 256, kDeepSeekBlocks},
+  const Shape shapes[] = {{1, 1, 32, kMxfp8Blocks},
+                          {2, 3, 160, kMxfp8Blocks},
+                          {3, 5, 256, kMxfp8Blocks},
+                          {2, 130, 256, kDeepSeekBlocks},
                           {5, 128, 288, kDeepSeekBlocks}};
+  std::vector<Shape> all(std::begin(shapes), std::end(shapes));
+  // Then --cases random shapes (default 20) from --seed: M in [1, 9], N in [1, 40], K a multiple
+  // of 32 up to 320 (so partial 128-blocks occur), MX or DeepSeek blocks.
+  std::mt19937_64 rng(opts.seed);
+  const uint64_t extra = opts.cases ? opts.cases : 20;
+  for (uint64_t i = 0; i < extra; ++i) {
+    const size_t m = 1 + rng() % 9, n = 1 + rng() % 40, k = 32 * (1 + rng() % 10);
+    all.push_back({m, n, k, (rng() & 1) ? kMxfp8Blocks : kDeepSeekBlocks});
+  }
   uint64_t seed = opts.seed;
-  for (const Shape& s : shapes) {
+  for (const Shape& s : all) {
     ++r.cases;
     const ExactModeOperands ops = make_exact_mode_operands(s.m, s.n, s.k, s.blocks, true, seed++);
     const GemmOutput exact = exact_gemm(ops.problem, OutputFormat::kFp32);
-    const GemmOutput ordered =
-        ordered_gemm(ops.problem, {s.blocks.a_k, ScaleApplication::kPerPartial,
-                                   OutputFormat::kFp32});
+    const GemmOutput ordered = ordered_gemm(
+        ops.problem, {s.blocks.a_k, ScaleApplication::kPerPartial, OutputFormat::kFp32});
     const BitExactVerdict v = compare_fp32(s.m, s.n, exact.fp32, ordered.fp32);
     if (!v.ok() && r.passed) {
       r.passed = false;
       r.detail = "exact-mode operands (seed " + std::to_string(ops.seed) + ", " +
                  std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
                  "): ordered != exact: " + v.summary();
-      r.repro = "mxgate gate --only gemm_modes --seed " + std::to_string(opts.seed);
+      r.repro = "mxgate gate --only gemm_modes --seed " + std::to_string(opts.seed) + " --cases " +
+                std::to_string(extra);
     }
   }
   return r;

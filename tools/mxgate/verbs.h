@@ -26,5 +26,6 @@ int cmd_quantize(const Argv& args);
 int cmd_dequantize(const Argv& args);
 int cmd_gemm(const Argv& args);
 int cmd_check_gemm(const Argv& args);
+int cmd_plan(const Argv& args);
 
 }  // namespace mxgate::cli
