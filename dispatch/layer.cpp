@@ -1,0 +1,171 @@
+#include "dispatch/layer.h"
+
+#include <cstring>
+
+#include "dispatch/registry.h"
+#include "reference/block_quant.h"
+#include "reference/convention.h"
+#include "reference/format.h"
+#include "reference/mx_quant.h"
+#include "reference/quant_conventions.h"
+
+namespace mxgate::dispatch {
+namespace {
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+const LinearKernel& chosen(const LinearConfig& config, const std::set<std::string>& disabled) {
+  const Selection s = choose_kernel(config, disabled);
+  if (s.kernel == nullptr) {
+    std::string msg = "no kernel can run " + describe(config);
+    for (const std::string& r : s.rejected) msg += "; " + r;
+    throw DispatchError(msg);
+  }
+  return *s.kernel;
+}
+
+}  // namespace
+
+uint16_t to_bf16(float x) {
+  const uint32_t b = bits_of(x);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((b >> 16) | 0x40);  // NaN
+  return static_cast<uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+}
+
+Activation make_activation(std::span<const float> values, std::size_t m, std::size_t k) {
+  if (values.size() != m * k) throw DispatchError("make_activation: values.size() != M*K");
+  Activation x;
+  x.m = m;
+  x.k = k;
+  for (float v : values) x.bf16.push_back(to_bf16(v));
+  return x;
+}
+
+LinearLayer::LinearLayer(gpu::Backend& be, const LinearConfig& config,
+                         const std::set<std::string>& disabled)
+    : LinearLayer(be, config, chosen(config, disabled)) {}
+
+LinearLayer::LinearLayer(gpu::Backend& be, const LinearConfig& config, const LinearKernel& kernel)
+    : be_(be), kernel_(&kernel) {
+  if (!kernel.supported(config.platform)) {
+    throw DispatchError(std::string(kernel.name()) + " is not supported on " +
+                        std::string(to_string(config.platform)));
+  }
+  if (auto why = kernel.can_implement(config)) {
+    throw DispatchError(std::string(kernel.name()) + " cannot run " + describe(config) + ": " +
+                        *why);
+  }
+  state_.config = config;
+}
+
+LinearLayer::~LinearLayer() {
+  if (state_.weight != gpu::kNoBuffer) be_.release(state_.weight);
+  if (state_.weight_scale != gpu::kNoBuffer) be_.release(state_.weight_scale);
+}
+
+QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
+  const LinearConfig& c = state_.config;
+  if (w.size() != c.n * c.k) throw DispatchError("load_float_weights: weight size != N*K");
+  QuantizedWeight q;
+  switch (c.scheme) {
+    case Scheme::kMxfp8: {
+      const MxQuantized m =
+          quantize_mx(w, c.n, c.k, Format::kE4M3FN, *mx_policy(*find_convention("ocp_mx")));
+      q.data = m.data;
+      q.scales = m.scales;
+      break;
+    }
+    case Scheme::kFp8Block: {
+      const bool e8m0 = c.weight_scale == WeightScaleDtype::kE8m0;
+      const BlockPolicy policy =
+          *block_policy(*find_convention("vllm_group_quant"), Format::kE4M3FN, e8m0);
+      const BlockQuantized b =
+          quantize_block(w, c.n, c.k, kBlockK, kBlockK, Format::kE4M3FN, policy);
+      q.data = b.data;
+      for (float s : b.scales) {
+        const uint32_t bits = bits_of(s);
+        if (e8m0) {
+          if ((bits & 0x807FFFFFu) != 0) throw DispatchError("e8m0 weight scale not a power of 2");
+          q.scales.push_back(static_cast<uint8_t>(bits >> 23));
+        } else {
+          const std::size_t at = q.scales.size();
+          q.scales.resize(at + 4);
+          std::memcpy(q.scales.data() + at, &s, 4);
+        }
+      }
+      break;
+    }
+    case Scheme::kBf16:
+      q.data.resize(w.size() * 2);
+      for (std::size_t i = 0; i < w.size(); ++i) {
+        const uint16_t h = to_bf16(w[i]);
+        std::memcpy(q.data.data() + 2 * i, &h, 2);
+      }
+      break;
+  }
+  load_weights(q);
+  return q;
+}
+
+void LinearLayer::load_weights(const QuantizedWeight& w) {
+  const LinearConfig& c = state_.config;
+  if (state_.weights_loaded) throw DispatchError("load_weights: weights already loaded");
+  const std::size_t elem = c.scheme == Scheme::kBf16 ? 2 : 1;
+  std::size_t scale_bytes = 0;
+  gpu::ScaleDtype dtype = gpu::ScaleDtype::kNone;
+  if (c.scheme == Scheme::kMxfp8) {
+    scale_bytes = c.n * ceil_div(c.k, kMxBlock);
+    dtype = gpu::ScaleDtype::kE8m0;
+  } else if (c.scheme == Scheme::kFp8Block) {
+    const bool e8m0 = c.weight_scale == WeightScaleDtype::kE8m0;
+    scale_bytes = ceil_div(c.n, kBlockK) * ceil_div(c.k, kBlockK) * (e8m0 ? 1 : 4);
+    dtype = e8m0 ? gpu::ScaleDtype::kE8m0 : gpu::ScaleDtype::kFp32;
+  }
+  if (w.data.size() != c.n * c.k * elem) {
+    throw DispatchError("load_weights: weight has " + std::to_string(w.data.size()) +
+                        " bytes, expected " + std::to_string(c.n * c.k * elem));
+  }
+  if (w.scales.size() != scale_bytes) {
+    throw DispatchError("load_weights: weight scales have " + std::to_string(w.scales.size()) +
+                        " bytes, expected " + std::to_string(scale_bytes));
+  }
+  state_.weight = be_.make_buffer(std::span<const uint8_t>(w.data), "weight");
+  if (scale_bytes != 0) {
+    state_.weight_scale = be_.make_buffer(std::span<const uint8_t>(w.scales), "weight_scale");
+  }
+  state_.weight_elem_size = elem;
+  state_.weight_scale_dtype = dtype;
+  state_.weight_layout = gpu::WeightLayout::kPlain;
+  state_.weights_loaded = true;
+}
+
+bool LinearLayer::model_preshuffle() {
+  if (!state_.weights_loaded) throw DispatchError("model_preshuffle: weights not loaded");
+  const Faults& f = state_.faults;
+  if (!kernel_->preshuffles_weight() || state_.weight_elem_size != 1 ||
+      (state_.config.reads_weight_directly() && !f.has(Fault::kZ4RelayoutDirectlyRead)) ||
+      (weight_already_preshuffled(state_) && !f.has(Fault::kZ3NoPreshuffleGuard))) {
+    return false;
+  }
+  preshuffle_layer_weight(state_, be_);
+  return true;
+}
+
+void LinearLayer::process_weights_after_loading() {
+  kernel_->process_weights_after_loading(state_, be_);
+}
+
+ApplyResult LinearLayer::apply(const Activation& x) {
+  const gpu::Counters before = be_.counters();
+  ApplyResult r = kernel_->apply(state_, x, be_);
+  const gpu::Counters& after = be_.counters();
+  last_.path = r.path;
+  for (std::size_t i = 0; i < gpu::kKernelCount; ++i) {
+    last_.delta.launches[i] = after.launches[i] - before.launches[i];
+  }
+  last_.delta.allocations = after.allocations - before.allocations;
+  last_.delta.bytes_allocated = after.bytes_allocated - before.bytes_allocated;
+  return r;
+}
+
+}  // namespace mxgate::dispatch
