@@ -592,3 +592,57 @@ TEST(DispatchPlanCli, JsonAndErrors) {
 
 }  // namespace
 }  // namespace mxgate::dispatch
+
+namespace mxgate::dispatch {
+namespace {
+
+// `plan --model` must walk the catalogued layers: DeepSeek-V4.1-Flash's shared-expert down_proj
+// at TP8 has K = 288 (K % 128 = 32, research/origin.md §1) and must be dequantized once at load,
+// never sent to dot_scaled; at TP2 (K = 1152) it takes dot_scaled.
+TEST(DispatchPlanCli, ModelFormWalksTheCatalog) {
+  Cli r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 8 --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("\"layer\": \"shared_expert_down_proj\", \"n\": 5120, \"k\": 288, "
+                       "\"kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
+                       "\"apply\": \"bf16_gemm\""),
+            std::string::npos)
+      << r.out;
+  r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 2 --json");
+  EXPECT_NE(r.out.find("\"layer\": \"shared_expert_down_proj\", \"n\": 5120, \"k\": 1152, "
+                       "\"kernel\": \"DotScaledMxfp8\", \"load\": [], \"apply\": "
+                       "\"mxfp8_dot_scaled\""),
+            std::string::npos)
+      << r.out;
+}
+
+// MLA reads kv_b_proj directly (origin.md §3 defect 4): the model form must never plan a
+// preshuffle for it, while the other block-FP8 layers of the same model are preshuffled.
+TEST(DispatchPlanCli, ModelFormNeverRelaysOutKvBProj) {
+  const Cli r = run_plan("--platform gfx942 --model DeepSeek-V3/R1 --tp 8 --json");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(
+      r.out.find("\"layer\": \"kv_b_proj\", \"n\": 4096, \"k\": 512, \"kernel\": "
+                 "\"PreshuffledBlockScaledFp8\", \"load\": [], \"apply\": \"fp8_blockscale\""),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"load\": [\"preshuffle_weight\"]"), std::string::npos) << r.out;
+}
+
+// Bad model-form input exits 2 with the problem named.
+TEST(DispatchPlanCli, ModelFormErrors) {
+  Cli r = run_plan("--platform gfx950 --model NoSuchModel --tp 8");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("matches no catalogued model"), std::string::npos) << r.out;
+  r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("--model needs --tp"), std::string::npos) << r.out;
+  r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 8 --n 16");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("--n does not go with --model"), std::string::npos) << r.out;
+  r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 3");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("at TP 3"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace mxgate::dispatch

@@ -1,18 +1,130 @@
 // `mxgate plan`: the kernel the dispatch registry picks for one linear layer, the load-time
 // actions its process_weights_after_loading runs and the path apply then takes.
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dispatch/registry.h"
+#include "properties/shape_catalog.h"
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/verbs.h"
 
 namespace mxgate::cli {
 
+namespace {
+
+using namespace mxgate::dispatch;
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+// The catalog's quant column as a dispatch scheme; nullopt for formats dispatch does not model.
+std::optional<std::pair<Scheme, WeightScaleDtype>> scheme_of(const std::string& quant) {
+  if (quant.rfind("MXFP8", 0) == 0) return std::pair{Scheme::kMxfp8, WeightScaleDtype::kE8m0};
+  if (quant == "FP8-B128") return std::pair{Scheme::kFp8Block, WeightScaleDtype::kFp32};
+  if (quant == "FP8-B128(ue8m0)") return std::pair{Scheme::kFp8Block, WeightScaleDtype::kE8m0};
+  if (quant == "BF16") return std::pair{Scheme::kBf16, WeightScaleDtype::kE8m0};
+  return std::nullopt;
+}
+
+// `plan --model NAME --tp T`: every catalogued layer of the model at that TP size. BMM layers
+// (bmm_batch) are is_bmm; MLA's kv_b_proj is read directly to build W_UK / W_UV
+// (research/origin.md §3), so it is skip_weight_relayout.
+int plan_model(const Args& a, Platform platform, const std::set<std::string>& disabled) {
+  const std::string model = a.require("model");
+  const long long tp = a.integer("tp", 0, 1, 1024);
+  if (!tp) throw UsageError("--model needs --tp T");
+  for (const char* single : {"scheme", "n", "k", "flags", "weight-scale"}) {
+    if (a.get(single)) throw UsageError(std::string("--") + single + " does not go with --model");
+  }
+  std::vector<ShapeEntry> all;
+  try {
+    all = load_shape_catalog(a.get("catalog").value_or(default_shape_catalog_path()));
+  } catch (const CatalogError& e) {
+    throw UsageError(e.what());
+  }
+  std::vector<const ShapeEntry*> rows;
+  std::set<std::string> models;
+  for (const ShapeEntry& e : all) {
+    if (e.model.find(model) == std::string::npos) continue;
+    models.insert(e.model);
+    if (e.tp == static_cast<uint32_t>(tp)) rows.push_back(&e);
+  }
+  if (models.empty()) throw UsageError("--model '" + model + "' matches no catalogued model");
+  if (rows.empty()) {
+    throw UsageError("no layer of '" + model + "' is catalogued at TP " + std::to_string(tp));
+  }
+  const bool json = a.flag("json");
+  if (json) std::printf("[");
+  bool first = true;
+  for (const ShapeEntry* e : rows) {
+    const auto sch = scheme_of(e->quant);
+    std::string line;
+    if (!sch) {
+      if (json) {
+        line = "{\"model\": \"" + json_escape(e->model) + "\", \"layer\": \"" +
+               json_escape(e->layer) + "\", \"n\": " + std::to_string(e->n) +
+               ", \"k\": " + std::to_string(e->k) + ", \"skipped\": \"quant " + e->quant +
+               " is not modelled by dispatch\"}";
+      } else {
+        std::printf("%-28.28s %-40.40s %6llu x %-6llu %-17s (not modelled)\n", e->model.c_str(),
+                    e->layer.c_str(), static_cast<unsigned long long>(e->n),
+                    static_cast<unsigned long long>(e->k), e->quant.c_str());
+      }
+    } else {
+      LinearConfig c;
+      c.platform = platform;
+      c.scheme = sch->first;
+      c.weight_scale = sch->second;
+      c.n = e->n;
+      c.k = e->k;
+      c.is_bmm = e->bmm_batch.has_value();
+      c.skip_weight_relayout = e->layer.find("kv_b_proj") != std::string::npos;
+      Plan pl;
+      try {
+        pl = plan(c, disabled);
+      } catch (const DispatchError& err) {
+        throw UsageError(e->layer + ": " + err.what());
+      }
+      if (json) {
+        const std::string body = plan_json(pl);  // {"kernel": ..., "load": [...], "apply": ...}
+        line = "{\"model\": \"" + json_escape(e->model) + "\", \"layer\": \"" +
+               json_escape(e->layer) + "\", \"n\": " + std::to_string(e->n) +
+               ", \"k\": " + std::to_string(e->k) + ", " + body.substr(1);
+      } else {
+        std::string load;
+        for (LoadAction l : pl.load) load += (load.empty() ? "" : ",") + std::string(to_string(l));
+        std::printf("%-28.28s %-40.40s %6llu x %-6llu %-17s %-26s load=[%s] apply=%s\n",
+                    e->model.c_str(), e->layer.c_str(), static_cast<unsigned long long>(e->n),
+                    static_cast<unsigned long long>(e->k), e->quant.c_str(), pl.kernel.c_str(),
+                    load.c_str(), std::string(to_string(pl.apply)).c_str());
+      }
+    }
+    if (json) {
+      std::printf("%s%s", first ? "" : ", ", line.c_str());
+      first = false;
+    }
+  }
+  if (json) std::printf("]\n");
+  return 0;
+}
+
+}  // namespace
+
 int cmd_plan(const Argv& argv) {
-  using namespace mxgate::dispatch;
-  const Args a(argv, {"platform", "scheme", "n", "k", "flags", "weight-scale", "disable"},
+  const Args a(argv,
+               {"platform", "scheme", "n", "k", "flags", "weight-scale", "disable", "model", "tp",
+                "catalog"},
                {"json"});
   if (!a.positionals().empty()) {
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
@@ -22,6 +134,21 @@ int cmd_plan(const Argv& argv) {
   const auto p = parse_platform(platform);
   if (!p) throw UsageError("--platform '" + platform + "' is not one of gfx950 gfx942 sm90 host");
   c.platform = *p;
+  if (a.get("model")) {
+    std::set<std::string> disabled_kernels;
+    std::size_t start = 0;
+    const std::string list = a.get("disable").value_or("");
+    while (start <= list.size()) {
+      const std::size_t end = std::min(list.find(',', start), list.size());
+      if (end > start) disabled_kernels.insert(list.substr(start, end - start));
+      start = end + 1;
+    }
+    for (const std::string& d : disabled_kernels) {
+      if (find_kernel(d) == nullptr) throw UsageError("--disable: unknown kernel '" + d + "'");
+    }
+    return plan_model(a, *p, disabled_kernels);
+  }
+  if (a.get("tp") || a.get("catalog")) throw UsageError("--tp and --catalog go with --model");
   const std::string scheme = a.require("scheme");
   const auto s = parse_scheme(scheme);
   if (!s) throw UsageError("--scheme '" + scheme + "' is not one of mxfp8 fp8_block bf16");
