@@ -1,8 +1,9 @@
 // The bug zoo (BUG_CLASSES.md): named switches that re-create, in the dispatch framework, the
 // silent bug classes that live there. Off by default; a layer carries its own set, chosen at run
 // time (tests, later `mxgate zoo`). Each fault changes behaviour on its minimal case
-// (tests/test_dispatch_faults.cpp). Classes of the quantizers and GEMM kernels themselves
-// (Z8-Z16) are not here.
+// (tests/test_dispatch_faults.cpp). Z1-Z7 live in the dispatch logic; Z8-Z16 live in the
+// quantizers and GEMM kernels under test (gpu/kernels, switched by the kernel_fault bits of
+// gpu/kernels/params.h: kernel_fault_bits maps a set to them), never in reference/.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +23,17 @@ enum class Fault : uint8_t {
   kZ6PerStepRematerialize,    // unaligned-K MXFP8 weight dequantized on every apply, not at load
   kZ7EarlyReturnSkipsUpcast,  // a directly-read layer returns before the e8m0 upcast; apply reads
                               // the e8m0 bytes as fp32
+  kZ8Log2ExponentCeil,        // RCEIL scale byte through ceilf(log2f(amax/448)) (quantize_mx)
+  kZ9DropTrailingKBlock,      // blockscale GEMMs loop over floor(K/128): partial last block lost
+  kZ10ReadScalePadding,       // swizzled MX GEMM applies the padded scale columns (0 * garbage)
+  kZ11WrongFp8Max,            // quantize_mx clamps E4M3FN elements to the FNUZ max 240, not 448
+  kZ12IgnoreAsStride,         // TMA-aligned column-major As (stride align4(M)) read with stride M
+  kZ13SwizzleReadLinear,      // NVIDIA 128x4 swizzled MX scales read as plain row-major
+  kZ14UnroundedScalePayload,  // payload quantized with amax/448, stored scale a power of two
+  kZ15Bf16AmaxDoubleRound,    // amax rounded fp32 -> bf16 before the e8m0 scale is chosen
+  kZ16ShardBlockIndex,        // TP shard with N % 128 != 0: weight block of local row n is n/128
 };
-inline constexpr std::size_t kFaultCount = 7;
+inline constexpr std::size_t kFaultCount = 16;
 
 std::span<const Fault> all_faults();
 std::string_view to_string(Fault f);  // "z1_no_per_step_fallback", ...
@@ -43,6 +53,11 @@ class Faults {
   static uint32_t bit(Fault f) { return 1u << static_cast<uint32_t>(f); }
   uint32_t bits_ = 0;
 };
+
+// The gpu::kernel_fault bits (gpu/kernels/params.h) of the kernel faults Z8-Z16 in `faults`; the
+// dispatch apply path puts them into every QuantizeParams / GemmParams it launches, and a test
+// can launch a kernel with them directly.
+uint32_t kernel_fault_bits(const Faults& faults);
 
 // "z1_no_per_step_fallback,z5_shift_e8m0_upcast" -> Faults; throws std::invalid_argument naming
 // an unknown fault.

@@ -63,9 +63,11 @@ void check_apply_input(const LayerState& layer, const Activation& x, std::string
 }
 
 // Runs one GEMM into a fresh fp32 output, downloads it.
+// The layer's kernel faults (Z8-Z16) go into every launch.
 GemmOutput run_gemm(Backend& be, Temps& t, Kernel k, gpu::GemmArgs args, std::size_t m,
-                    std::size_t n, std::size_t kk) {
+                    std::size_t n, std::size_t kk, const Faults& faults) {
   args.p = {m, n, kk, gpu::OutDtype::kFp32};
+  args.p.faults = kernel_fault_bits(faults);
   args.out = t.allocate(m * n * sizeof(float), "C");
   be.run({k, args});
   GemmOutput out;
@@ -133,13 +135,14 @@ ApplyResult mx_gemm(LayerState& layer, const Activation& x, Backend& be, Kernel 
   q.codes = t.allocate(x.m * x.k, "x_codes");
   q.scales = t.allocate(x.m * ceil_div(x.k, kMxBlock), "x_scales");
   q.p = {x.m, x.k, gpu::InputDtype::kBf16, gpu::QuantConvention::kOcpMx};
+  q.p.faults = kernel_fault_bits(layer.faults);
   be.run({Kernel::kQuantizeMx, q});
   gpu::GemmArgs g;
   g.a = q.codes;
   g.a_scale = q.scales;
   g.b = layer.weight;
   g.b_scale = layer.weight_scale;
-  return {run_gemm(be, t, k, g, x.m, layer.config.n, x.k), path};
+  return {run_gemm(be, t, k, g, x.m, layer.config.n, x.k, layer.faults), path};
 }
 
 // Z6: the original per-forward path, a bf16 copy of the weight rebuilt on every apply.
@@ -155,7 +158,8 @@ ApplyResult rematerialize_bf16_gemm(LayerState& layer, const Activation& x, Back
   gpu::GemmArgs g;
   g.a = t.make(x.bf16, "x_bf16");
   g.b = d.out;
-  return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, c.n, x.k), ApplyPath::kMxfp8DequantPerStep};
+  return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, c.n, x.k, layer.faults),
+          ApplyPath::kMxfp8DequantPerStep};
 }
 
 ApplyResult bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
@@ -163,7 +167,8 @@ ApplyResult bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
   gpu::GemmArgs g;
   g.a = t.make(x.bf16, "x_bf16");
   g.b = layer.weight;
-  return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, layer.config.n, x.k), ApplyPath::kBf16Gemm};
+  return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, layer.config.n, x.k, layer.faults),
+          ApplyPath::kBf16Gemm};
 }
 
 void check_mx_weight(const LayerState& layer, std::string_view kernel) {
@@ -233,10 +238,11 @@ ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
     upcast_scales(layer, be, layer.weight_scale, g.b_scale, count);
   }
   if (shuffled) {
-    return {run_gemm(be, t, Kernel::kGemmBlockscaleBpreshuffle, g, x.m, layer.config.n, x.k),
+    return {run_gemm(be, t, Kernel::kGemmBlockscaleBpreshuffle, g, x.m, layer.config.n, x.k,
+                     layer.faults),
             ApplyPath::kFp8BlockscaleBpreshuffle};
   }
-  return {run_gemm(be, t, Kernel::kGemmBlockscale, g, x.m, layer.config.n, x.k),
+  return {run_gemm(be, t, Kernel::kGemmBlockscale, g, x.m, layer.config.n, x.k, layer.faults),
           ApplyPath::kFp8Blockscale};
 }
 

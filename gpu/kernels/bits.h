@@ -4,6 +4,7 @@
 // no vendored fp8 header (HIP 5.2 has none) and no code from reference/.
 #pragma once
 
+#include <math.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__) || defined(__HIP__)
@@ -166,6 +167,19 @@ MXGATE_HD inline uint8_t mx_scale_rceil(float amax) {
   const uint32_t man = a & 0x7FFFFFu;
   const uint32_t e = exp == 0 ? (man > 0x400000u ? 1u : 0u) : exp + (man != 0 ? 1u : 0u);
   return static_cast<uint8_t>(e > 0xFFu ? 0xFFu : e);
+}
+
+// Planted bug Z8 (BUG_CLASSES.md): the RCEIL byte through exp2(ceil(log2(y))), as vLLM's CUDA /
+// Triton group quant computes it. fp32 log2f of a y just above a power of two rounds onto the
+// integer below, so the ceil misses by one binade (y = 0x1.000002p-126 gives 2^-126, not
+// 2^-125). Zero, NaN and Inf as mx_scale_rceil.
+MXGATE_HD inline uint8_t mx_scale_rceil_log2(float amax) {
+  const float y = abs_f32(mul(amax, 1.0f / 448.0f));
+  const uint32_t a = f32_bits(y);
+  if (a >= 0x7F800000u) return 0xFFu;
+  if (a == 0) return 0;
+  const int e = static_cast<int>(ceilf(log2f(y))) + 127;
+  return static_cast<uint8_t>(e < 0 ? 0 : (e > 0xFF ? 0xFF : e));
 }
 
 // fp32 -> bf16 bits, RNE, overflow to Inf, canonical NaN.

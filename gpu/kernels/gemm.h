@@ -19,6 +19,20 @@ MXGATE_HD inline void store_output(const GemmParams& p, void* out, uint64_t i, f
   }
 }
 
+// Where an MX GEMM finds scale (row r, 32-block c) of A or B: row-major (r * ceil(K/32) + c), or
+// the NVIDIA 128x4 swizzle (layouts.md §4): 512-byte tiles of 128 rows x 4 columns, tiles
+// row-major over the padded grid; inside a tile row r sits in lane r % 32 (16 bytes apart) and
+// sub-block r / 32 (4 bytes apart). Z13 (planted) reads a swizzled buffer as row-major.
+MXGATE_HD inline uint64_t mx_scale_index(const GemmParams& p, uint64_t r, uint64_t c) {
+  const uint64_t cols = (p.k + 31) / 32;
+  if (!p.mx_scales_swizzled || (p.faults & kernel_fault::kSwizzleReadLinear)) return r * cols + c;
+  const uint64_t tiles_per_row = (cols + 3) / 4;
+  const uint64_t tile = (r / 128) * tiles_per_row + c / 4;
+  const uint64_t lane = r % 32;
+  const uint64_t sub = (r % 128) / 32;
+  return tile * 512 + lane * 16 + sub * 4 + c % 4;
+}
+
 // gemm_mx_dot_scaled (tl.dot_scaled-style MXFP8 x MXFP8, formats.md §4): A, B E4M3FN codes
 // row-major; scales E8M0 row-major (m x K/32), (n x K/32), decoded correctly. K is walked in
 // UNMASKED tiles of 128 (the Triton BLOCK_K), so K % 128 != 0 reads past K exactly as the
@@ -28,7 +42,6 @@ MXGATE_HD inline void store_output(const GemmParams& p, void* out, uint64_t i, f
 MXGATE_HD inline float gemm_mx_dot_scaled_element(const GemmParams& p, const uint8_t* a,
                                                   const uint8_t* sa, const uint8_t* b,
                                                   const uint8_t* sb, uint64_t m, uint64_t n) {
-  const uint64_t scale_cols = (p.k + 31) / 32;
   float acc = 0.0f;
   for (uint64_t k0 = 0; k0 < p.k; k0 += 128) {
     for (uint64_t kb = k0 / 32; kb < k0 / 32 + 4; ++kb) {
@@ -37,8 +50,8 @@ MXGATE_HD inline float gemm_mx_dot_scaled_element(const GemmParams& p, const uin
         part = bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
                                          bits::decode_e4m3fn(b[n * p.k + k])));
       }
-      const float s_a = bits::decode_e8m0(sa[m * scale_cols + kb], false);
-      const float s_b = bits::decode_e8m0(sb[n * scale_cols + kb], false);
+      const float s_a = bits::decode_e8m0(sa[mx_scale_index(p, m, kb)], false);
+      const float s_b = bits::decode_e8m0(sb[mx_scale_index(p, n, kb)], false);
       acc = bits::add(acc, bits::mul(bits::mul(part, s_a), s_b));
     }
   }
@@ -53,15 +66,21 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
                                                const uint8_t* sa, const uint8_t* b,
                                                const uint8_t* sb, uint64_t m, uint64_t n) {
   const uint64_t scale_cols = (p.k + 31) / 32;
+  // Z10 (planted): with swizzled scales, K is walked to the padded scale width (4 columns) with
+  // masked (zero) data but unmasked scales, so a padded scale byte reaches the sum (0 * NaN).
+  const bool pad = p.mx_scales_swizzled && (p.faults & kernel_fault::kReadScalePadding);
+  const uint64_t kb_end = pad ? (scale_cols + 3) / 4 * 4 : scale_cols;
   float acc = 0.0f;
-  for (uint64_t k0 = 0; k0 < p.k; k0 += 32) {
-    const float s_a = bits::decode_e8m0(sa[m * scale_cols + k0 / 32], false);
-    const float s_b = bits::decode_e8m0(sb[n * scale_cols + k0 / 32], false);
-    const uint64_t k1 = k0 + 32 < p.k ? k0 + 32 : p.k;
+  for (uint64_t kb = 0; kb < kb_end; ++kb) {
+    const float s_a = bits::decode_e8m0(sa[mx_scale_index(p, m, kb)], false);
+    const float s_b = bits::decode_e8m0(sb[mx_scale_index(p, n, kb)], false);
+    const uint64_t k0 = kb * 32;
+    const uint64_t k1 = pad || k0 + 32 < p.k ? k0 + 32 : p.k;
     float part = 0.0f;
     for (uint64_t k = k0; k < k1; ++k) {
-      const float ab =
-          bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(b[n * p.k + k]));
+      const float ab = k < p.k ? bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
+                                           bits::decode_e4m3fn(b[n * p.k + k]))
+                               : 0.0f;
       part = bits::add(part, bits::mul(bits::mul(ab, s_a), s_b));
     }
     acc = bits::add(acc, part);
@@ -82,8 +101,17 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
                                                const float* as, const uint8_t* b, const float* bs,
                                                uint64_t m, uint64_t n) {
   const uint64_t kb_count = (p.k + 127) / 128;
+  // Z9 (planted): the loop runs over floor(K/128) blocks and drops the partial last one.
+  const uint64_t kb_end = (p.faults & kernel_fault::kDropTailBlock) ? p.k / 128 : kb_count;
+  // Z12 (planted): a TMA-aligned column-major As (leading dimension as_ld) read with stride M.
+  const uint64_t as_ld = p.as_ld == 0 || (p.faults & kernel_fault::kIgnoreAsStride) ? p.m : p.as_ld;
+  // Row of bs: the global 128-row block of this shard's row n, relative to the shard's first
+  // block. Z16 (planted): n / 128, the block index as if the shard started on a block boundary.
+  const uint64_t b_row = (p.faults & kernel_fault::kShardBlockIndex)
+                             ? n / 128
+                             : (p.n_offset + n) / 128 - p.n_offset / 128;
   float acc = 0.0f;
-  for (uint64_t kb = 0; kb < kb_count; ++kb) {
+  for (uint64_t kb = 0; kb < kb_end; ++kb) {
     const uint64_t k1 = kb * 128 + 128 < p.k ? kb * 128 + 128 : p.k;
     float part = 0.0f;
     for (uint64_t k = kb * 128; k < k1; ++k) {
@@ -91,8 +119,8 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
       part =
           bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(bc)));
     }
-    const float s_a = kPreshuffled ? as[kb * p.m + m] : as[m * kb_count + kb];
-    const float s_b = bs[(n / 128) * kb_count + kb];
+    const float s_a = kPreshuffled ? as[kb * as_ld + m] : as[m * kb_count + kb];
+    const float s_b = bs[b_row * kb_count + kb];
     acc = bits::add(acc, bits::mul(bits::mul(part, s_a), s_b));
   }
   return acc;
