@@ -1,6 +1,7 @@
 #include "dispatch/faults.h"
 
 #include <array>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "gpu/kernels/params.h"
@@ -82,6 +83,16 @@ Faults parse_faults(std::string_view list) {
     start = end + 1;
   }
   return out;
+}
+
+Faults faults_from_environment() {
+  const char* v = std::getenv(kFaultsEnv);
+  if (v == nullptr) return {};
+  try {
+    return parse_faults(v);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(kFaultsEnv) + ": " + e.what());
+  }
 }
 
 }  // namespace mxgate::dispatch

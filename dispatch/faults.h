@@ -63,4 +63,11 @@ uint32_t kernel_fault_bits(const Faults& faults);
 // an unknown fault.
 Faults parse_faults(std::string_view list);
 
+// Faults planted in every new layer of this process: the comma list in the environment variable
+// MXGATE_FAULTS (unset or empty: none). How a person reproduces a zoo bug in any program that
+// runs dispatch; `mxgate gate` refuses to run while it is set. Throws std::invalid_argument
+// naming an unknown fault.
+inline constexpr const char* kFaultsEnv = "MXGATE_FAULTS";
+Faults faults_from_environment();
+
 }  // namespace mxgate::dispatch

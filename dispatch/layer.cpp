@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "dispatch/faults.h"
 #include "dispatch/registry.h"
 #include "reference/block_quant.h"
 #include "reference/convention.h"
@@ -56,6 +57,7 @@ LinearLayer::LinearLayer(gpu::Backend& be, const LinearConfig& config, const Lin
                         *why);
   }
   state_.config = config;
+  state_.faults = faults_from_environment();  // none unless MXGATE_FAULTS is set
 }
 
 LinearLayer::~LinearLayer() {

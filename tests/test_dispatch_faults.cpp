@@ -7,11 +7,15 @@
 // under test directly with the fault's kernel_fault bits. Does not cover: the property suites that
 // must find these faults on their own (they come later), GPU backends.
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "dispatch/layer.h"
@@ -485,6 +489,46 @@ TEST(DispatchFaults, Z16ShardedWeightBlockIndex) {
     const std::vector<float> got = launch_gemm(be, Kernel::kGemmBlockscale, g);
     EXPECT_EQ(same_bits(std::span<const float>(want.fp32).subspan(96), got), !faulty);
   }
+}
+
+// Faults must be selectable at run time without recompiling (MXGATE_FAULTS), off when unset, and
+// a misspelled fault must be an error naming it, never silently ignored.
+TEST(FaultsEnvironment, ParsedFromMxgateFaults) {
+  ::unsetenv(kFaultsEnv);
+  EXPECT_TRUE(faults_from_environment().none());
+  ::setenv(kFaultsEnv, "z1_no_per_step_fallback,z9_drop_trailing_k_block", 1);
+  const Faults f = faults_from_environment();
+  EXPECT_TRUE(f.has(Fault::kZ1NoPerStepFallback));
+  EXPECT_TRUE(f.has(Fault::kZ9DropTrailingKBlock));
+  EXPECT_FALSE(f.has(Fault::kZ3NoPreshuffleGuard));
+  ::setenv(kFaultsEnv, "z99_typo", 1);
+  try {
+    faults_from_environment();
+    ADD_FAILURE() << "unknown fault accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("MXGATE_FAULTS: unknown fault 'z99_typo'"),
+              std::string::npos)
+        << e.what();
+  }
+  ::unsetenv(kFaultsEnv);
+}
+
+// `mxgate gate` certifies the system without planted bugs: with a fault on it must refuse
+// (exit 2, naming the variable) rather than run and report a pass or a failure.
+TEST(FaultsEnvironment, GateRefusesToRunWithFaultsOn) {
+  const std::string cmd = std::string("MXGATE_FAULTS=z3_no_preshuffle_guard ") + MXGATE_CLI +
+                          " gate --only measured 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  const int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2) << out;
+  EXPECT_NE(out.find("refusing to run with faults on (MXGATE_FAULTS=z3_no_preshuffle_guard)"),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // `mxgate gate`: runs every registered check, a progress line each, then a summary table.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "dispatch/faults.h"
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/checks.h"
 #include "tools/mxgate/verbs.h"
@@ -14,6 +16,11 @@ int cmd_gate(const Argv& argv) {
   const Args a(argv, {"only", "seed", "cases"});
   if (!a.positionals().empty()) {
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
+  }
+  // The gate certifies the system without planted bugs: faults are for `mxgate zoo` and tests.
+  if (const char* f = std::getenv(dispatch::kFaultsEnv); f != nullptr && *f != '\0') {
+    throw UsageError(std::string("refusing to run with faults on (") + dispatch::kFaultsEnv + "=" +
+                     f + "); unset it: faults are for tests and the zoo");
   }
   GateOptions opts;
   opts.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
