@@ -25,6 +25,7 @@
 #include "reference/dequant.h"
 #include "reference/format.h"
 #include "reference/quant_conventions.h"
+#include "tests/dispatch_test_support.h"
 
 namespace mxgate::dispatch {
 namespace {
@@ -50,63 +51,9 @@ std::vector<float> general_values(std::size_t count, uint64_t seed) {
   return v;
 }
 
-float bf16_value(uint16_t h) { return float_of(static_cast<uint32_t>(h) << 16); }
-
-LinearConfig config(Platform p, Scheme s, std::size_t n, std::size_t k,
-                    WeightScaleDtype ws = WeightScaleDtype::kE8m0) {
-  LinearConfig c;
-  c.platform = p;
-  c.scheme = s;
-  c.n = n;
-  c.k = k;
-  c.weight_scale = ws;
-  return c;
-}
-
-// The reference result of apply for the layer's scheme, from the loaded weight and the
-// activation, through an oracle that never touches a kernel's layout.
-GemmOutput reference(const LinearConfig& c, const QuantizedWeight& w, const Activation& x) {
-  std::vector<float> xf;
-  for (uint16_t h : x.bf16) xf.push_back(bf16_value(h));
-  if (c.scheme == Scheme::kMxfp8) {
-    const MxPolicy policy = *mx_policy(*find_convention("ocp_mx"));
-    const MxQuantized qa = quantize_mx(xf, x.m, x.k, Format::kE4M3FN, policy);
-    const MxQuantized qw{c.n, c.k, Format::kE4M3FN, w.data, w.scales};
-    return exact_gemm(mx_gemm_problem(qa, qw, E8m0Decode::kOcp), OutputFormat::kFp32);
-  }
-  if (c.scheme == Scheme::kBf16) {
-    std::vector<uint16_t> wb(c.n * c.k);
-    std::memcpy(wb.data(), w.data.data(), w.data.size());
-    return exact_gemm(bf16_gemm_problem(x.bf16, wb, x.m, c.n, c.k), OutputFormat::kFp32);
-  }
-  const QuantizedActivation q = quantize_activation_1x128(x);
-  const BlockQuantized qa{x.m, x.k, 1, kBlockK, Format::kE4M3FN, q.codes, q.scales};
-  BlockQuantized qw{c.n, c.k, kBlockK, kBlockK, Format::kE4M3FN, w.data, {}};
-  if (c.weight_scale == WeightScaleDtype::kE8m0) {
-    for (uint8_t b : w.scales) qw.scales.push_back(decode_e8m0(b, E8m0Decode::kOcp));
-  } else {
-    qw.scales.resize(w.scales.size() / 4);
-    std::memcpy(qw.scales.data(), w.scales.data(), w.scales.size());
-  }
-  return ordered_gemm(block_gemm_problem(qa, qw),
-                      {kBlockK, ScaleApplication::kPerPartial, OutputFormat::kFp32});
-}
-
-// Bit equality of two fp32 outputs; the message names the first differing element.
-::testing::AssertionResult same(const GemmOutput& want, const GemmOutput& got) {
-  if (want.fp32.size() != got.fp32.size()) {
-    return ::testing::AssertionFailure()
-           << "sizes " << want.fp32.size() << " vs " << got.fp32.size();
-  }
-  for (std::size_t i = 0; i < want.fp32.size(); ++i) {
-    if (bits_of(want.fp32[i]) != bits_of(got.fp32[i])) {
-      return ::testing::AssertionFailure()
-             << "C[" << i / want.cols << "," << i % want.cols << "]: expected " << want.fp32[i]
-             << " got " << got.fp32[i];
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
+using test_support::config;
+using test_support::reference;
+using test_support::same;
 
 struct Problem {
   LinearConfig c;
