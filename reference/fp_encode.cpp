@@ -86,6 +86,24 @@ const EncodeTraits& traits(Format f) {
   return table[static_cast<size_t>(f)];
 }
 
+// A finite |x| that rounds past the largest finite value.
+uint32_t finite_overflow(Format f, const EncodeTraits& t, const EncodePolicy& policy,
+                         bool negative) {
+  const uint32_t sign = negative ? t.sign : 0u;
+  if (policy.rounding == Rounding::kTowardZero) return sign | t.max_magnitude;  // never rounds up
+  switch (policy.overflow) {
+    case Overflow::kSaturate:
+    case Overflow::kSaturateInfToNaN:
+      return sign | t.max_magnitude;
+    case Overflow::kToInf:
+      if (auto inf = inf_code(f, negative)) return *inf;
+      return nan_code(f, negative);
+    case Overflow::kToNaN:
+      return nan_code(f, negative);
+  }
+  return nan_code(f, negative);
+}
+
 }  // namespace
 
 uint32_t encode(Format f, float x, const EncodePolicy& policy) {
@@ -122,12 +140,39 @@ uint32_t encode(Format f, float x, const EncodePolicy& policy) {
   const uint32_t zero = t.fnuz ? 0u : sign;
   if (abs_bits == 0) return zero;
 
+  const int emin = 1 - t.bias;
+  const int unbiased = static_cast<int>(abs_bits >> 23) - 127;  // floor(log2|x|) for normals
+  // Below half the smallest subnormal 2^(emin - man_bits): zero under every rounding rule.
+  if (unbiased < emin - t.man_bits - 1) return zero;
+  if (unbiased >= emin) [[likely]] {
+    // |x| is at least the target's smallest normal: the target quantum is 2^(23 - man_bits) fp32
+    // mantissa units. Round the fp32 bits in place (a carry out of the mantissa moves into the
+    // exponent, as rounding up into the next binade must), then rebias the exponent field.
+    const int shift = 23 - t.man_bits;
+    const uint32_t half = 1u << (shift - 1);
+    uint32_t r = abs_bits;
+    switch (policy.rounding) {
+      case Rounding::kNearestEven:
+        r += half - 1 + ((abs_bits >> shift) & 1u);
+        break;
+      case Rounding::kNearestAway:
+        r += half;
+        break;
+      case Rounding::kTowardZero:
+        break;
+    }
+    const uint32_t magnitude = (r >> shift) - (static_cast<uint32_t>(127 - t.bias) << t.man_bits);
+    if (magnitude > t.max_magnitude) [[unlikely]] {
+      return finite_overflow(f, t, policy, negative);
+    }
+    return sign | magnitude;
+  }
+
   // |x| = sig * 2^e2 exactly, sig < 2^24.
   const uint32_t fexp = abs_bits >> 23;
   const uint32_t sig = fexp == 0 ? abs_bits : ((abs_bits & 0x7FFFFFu) | 0x800000u);
   const int e2 = (fexp == 0 ? 1 : static_cast<int>(fexp)) - 150;
   const int floor_log2 = static_cast<int>(std::bit_width(sig)) - 1 + e2;
-  const int emin = 1 - t.bias;
   // Quantum (ulp) exponent of the target at this magnitude; below emin the spacing is fixed.
   int q = (floor_log2 > emin ? floor_log2 : emin) - t.man_bits;
   const int shift = q - e2;
@@ -164,19 +209,8 @@ uint32_t encode(Format f, float x, const EncodePolicy& policy) {
     else
       magnitude = (exp_field << t.man_bits) | (static_cast<uint32_t>(n) & ((1u << t.man_bits) - 1));
   }
-  if (magnitude > t.max_magnitude) [[unlikely]] {  // finite overflow
-    switch (policy.overflow) {
-      case Overflow::kSaturate:
-      case Overflow::kSaturateInfToNaN:
-        return sign | t.max_magnitude;
-      case Overflow::kToInf:
-        if (policy.rounding == Rounding::kTowardZero) return sign | t.max_magnitude;
-        if (auto inf = inf_code(f, negative)) return *inf;
-        return nan_code(f, negative);
-      case Overflow::kToNaN:
-        if (policy.rounding == Rounding::kTowardZero) return sign | t.max_magnitude;
-        return nan_code(f, negative);
-    }
+  if (magnitude > t.max_magnitude) [[unlikely]] {  // rounded up past max
+    return finite_overflow(f, t, policy, negative);
   }
   return sign | magnitude;
 }
