@@ -88,6 +88,11 @@ std::vector<OutputSpec> launch_outputs(const Launch& l) {
     }
     case Kernel::kPreshuffleWeight: {
       const auto& a = args_as<PreshuffleArgs>(l);
+      // The (16,16) index math writes outside N x K otherwise (found by fuzz_dispatch with Z4).
+      if (a.p.n % 16 != 0 || a.p.k % 32 != 0) {
+        throw std::invalid_argument("preshuffle needs N % 16 == 0 and K % 32 == 0 (N = " +
+                                    std::to_string(a.p.n) + ", K = " + std::to_string(a.p.k) + ")");
+      }
       return {{a.out, a.p.n * a.p.k, "out"}};
     }
     case Kernel::kFaultWritePastEnd:
