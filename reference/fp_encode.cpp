@@ -67,6 +67,8 @@ struct EncodeTraits {
   uint32_t sign;           // sign bit of the code
   uint32_t max_magnitude;  // code of +max finite
   bool fnuz;
+  uint32_t inf_pos, inf_neg;  // Inf codes, or the NaN a format without Inf gives instead
+  uint32_t nan_pos, nan_neg;  // NaN codes with the sign kept
 };
 
 const EncodeTraits& traits(Format f) {
@@ -74,12 +76,17 @@ const EncodeTraits& traits(Format f) {
     std::array<EncodeTraits, 8> t{};
     for (const FormatInfo& fi : all_formats()) {
       if (fi.format == Format::kFP32 || fi.format == Format::kE8M0) continue;
-      t[static_cast<size_t>(fi.format)] = {fi.man_bits,
-                                           fi.bias,
-                                           fi.exp_bits,
-                                           1u << (fi.bits - 1),
-                                           max_code(fi.format, false),
-                                           fi.specials == SpecialStyle::kFnuz};
+      t[static_cast<size_t>(fi.format)] = {
+          fi.man_bits,
+          fi.bias,
+          fi.exp_bits,
+          1u << (fi.bits - 1),
+          max_code(fi.format, false),
+          fi.specials == SpecialStyle::kFnuz,
+          inf_code(fi.format, false).value_or(nan_code(fi.format, false)),
+          inf_code(fi.format, true).value_or(nan_code(fi.format, true)),
+          nan_code(fi.format, false),
+          nan_code(fi.format, true)};
     }
     return t;
   }();
@@ -87,8 +94,7 @@ const EncodeTraits& traits(Format f) {
 }
 
 // A finite |x| that rounds past the largest finite value.
-uint32_t finite_overflow(Format f, const EncodeTraits& t, const EncodePolicy& policy,
-                         bool negative) {
+uint32_t finite_overflow(const EncodeTraits& t, const EncodePolicy& policy, bool negative) {
   const uint32_t sign = negative ? t.sign : 0u;
   if (policy.rounding == Rounding::kTowardZero) return sign | t.max_magnitude;  // never rounds up
   switch (policy.overflow) {
@@ -96,12 +102,11 @@ uint32_t finite_overflow(Format f, const EncodeTraits& t, const EncodePolicy& po
     case Overflow::kSaturateInfToNaN:
       return sign | t.max_magnitude;
     case Overflow::kToInf:
-      if (auto inf = inf_code(f, negative)) return *inf;
-      return nan_code(f, negative);
+      return negative ? t.inf_neg : t.inf_pos;
     case Overflow::kToNaN:
-      return nan_code(f, negative);
+      return negative ? t.nan_neg : t.nan_pos;
   }
-  return nan_code(f, negative);
+  return negative ? t.nan_neg : t.nan_pos;
 }
 
 }  // namespace
@@ -163,7 +168,7 @@ uint32_t encode(Format f, float x, const EncodePolicy& policy) {
     }
     const uint32_t magnitude = (r >> shift) - (static_cast<uint32_t>(127 - t.bias) << t.man_bits);
     if (magnitude > t.max_magnitude) [[unlikely]] {
-      return finite_overflow(f, t, policy, negative);
+      return finite_overflow(t, policy, negative);
     }
     return sign | magnitude;
   }
@@ -210,7 +215,7 @@ uint32_t encode(Format f, float x, const EncodePolicy& policy) {
       magnitude = (exp_field << t.man_bits) | (static_cast<uint32_t>(n) & ((1u << t.man_bits) - 1));
   }
   if (magnitude > t.max_magnitude) [[unlikely]] {  // rounded up past max
-    return finite_overflow(f, t, policy, negative);
+    return finite_overflow(t, policy, negative);
   }
   return sign | magnitude;
 }
