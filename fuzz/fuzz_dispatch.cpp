@@ -4,7 +4,7 @@
 //   I2  a weight is preshuffled at most once, never when the layer reads it directly;
 //   I3  a fused (pre-quantized) activation is accepted only in the order the layer declares,
 //       and accepted when it is that order;
-//   I4  every apply equals the reference bit for bit (fuzz/dispatch_reference.h);
+//   I4  every apply equals the reference bit for bit (tests/dispatch_reference.h);
 //   I5  after load processing, apply re-materializes nothing (no dequantize / upcast /
 //       preshuffle / per-step dequantize GEMM launch; activation-sized allocations only).
 // DispatchError is allowed only where the lifecycle asks for it (a step before load, a second
@@ -34,8 +34,8 @@
 #include "dispatch/layer.h"
 #include "dispatch/negotiation.h"
 #include "dispatch/registry.h"
-#include "fuzz/dispatch_reference.h"
 #include "gpu/host/host_backend.h"
+#include "tests/dispatch_reference.h"
 
 using namespace mxgate;
 using namespace mxgate::dispatch;
@@ -130,7 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         case Step::kLoad:
           try {
             w = layer->load_float_weights(weight);
-            want = fuzz_support::reference(c, *w, x);
+            want = test_support::reference(c, *w, x);
           } catch (const DispatchError&) {
             if (!w) violation("load", "the first load of a valid weight threw");
           }
@@ -185,7 +185,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (c.k % kDotScaledKAlign != 0 && d.launches_of(Kernel::kGemmMxDotScaled) != 0) {
             violation("I1", "dot_scaled launched with K = " + std::to_string(c.k));
           }
-          const long bad = fuzz_support::first_difference(*want, r.out);
+          const long bad = test_support::first_difference(*want, r.out);
           if (bad >= 0) {
             violation("I4", "apply differs from the reference at element " + std::to_string(bad) +
                                 " (path " + std::string(to_string(r.path)) + ")");

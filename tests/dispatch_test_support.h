@@ -10,54 +10,14 @@
 #include <cstring>
 #include <vector>
 
-#include "dispatch/layer.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
 #include "reference/gemm_oracle.h"
 #include "reference/quant_conventions.h"
+#include "tests/dispatch_reference.h"
 
 namespace mxgate::dispatch::test_support {
-
-inline LinearConfig config(Platform p, Scheme s, std::size_t n, std::size_t k,
-                           WeightScaleDtype ws = WeightScaleDtype::kE8m0) {
-  LinearConfig c;
-  c.platform = p;
-  c.scheme = s;
-  c.n = n;
-  c.k = k;
-  c.weight_scale = ws;
-  return c;
-}
-
-// The reference result of apply, through oracles that never touch a kernel's layout: exact_gemm
-// for MXFP8 / bf16 (integer data), ordered_gemm of the declared 128-block order for block FP8.
-inline GemmOutput reference(const LinearConfig& c, const QuantizedWeight& w, const Activation& x) {
-  std::vector<float> xf;
-  for (uint16_t h : x.bf16) xf.push_back(float_of(static_cast<uint32_t>(h) << 16));
-  if (c.scheme == Scheme::kMxfp8) {
-    const MxQuantized qa =
-        quantize_mx(xf, x.m, x.k, Format::kE4M3FN, *mx_policy(*find_convention("ocp_mx")));
-    const MxQuantized qw{c.n, c.k, Format::kE4M3FN, w.data, w.scales};
-    return exact_gemm(mx_gemm_problem(qa, qw, E8m0Decode::kOcp), OutputFormat::kFp32);
-  }
-  if (c.scheme == Scheme::kBf16) {
-    std::vector<uint16_t> wb(c.n * c.k);
-    std::memcpy(wb.data(), w.data.data(), w.data.size());
-    return exact_gemm(bf16_gemm_problem(x.bf16, wb, x.m, c.n, c.k), OutputFormat::kFp32);
-  }
-  const QuantizedActivation q = quantize_activation_1x128(x);
-  const BlockQuantized qa{x.m, x.k, 1, kBlockK, Format::kE4M3FN, q.codes, q.scales};
-  BlockQuantized qw{c.n, c.k, kBlockK, kBlockK, Format::kE4M3FN, w.data, {}};
-  if (c.weight_scale == WeightScaleDtype::kE8m0) {
-    for (uint8_t b : w.scales) qw.scales.push_back(decode_e8m0(b, E8m0Decode::kOcp));
-  } else {
-    qw.scales.resize(w.scales.size() / 4);
-    std::memcpy(qw.scales.data(), w.scales.data(), w.scales.size());
-  }
-  return ordered_gemm(block_gemm_problem(qa, qw),
-                      {kBlockK, ScaleApplication::kPerPartial, OutputFormat::kFp32});
-}
 
 // Bit equality of two fp32 outputs; the message names the first differing element.
 inline ::testing::AssertionResult same(const GemmOutput& want, const GemmOutput& got) {

@@ -1,7 +1,7 @@
-// The reference result of a dispatch layer's apply, for the fuzz targets: the same oracles as
-// tests/dispatch_test_support.h (which depends on GoogleTest), never touching a kernel's layout:
-// exact_gemm for MXFP8 / bf16 (integer data), ordered_gemm of the declared 128-block order for
-// block FP8.
+// The reference result of a dispatch layer's apply, shared by the dispatch tests (host and device
+// backends) and the fuzz_dispatch target: oracles that never touch a kernel's layout, exact_gemm
+// for MXFP8 / bf16 (integer data), ordered_gemm of the declared 128-block order for block FP8.
+// Free of GoogleTest so the fuzzer can use it.
 #pragma once
 
 #include <cstddef>
@@ -16,11 +16,23 @@
 #include "reference/gemm_oracle.h"
 #include "reference/quant_conventions.h"
 
-namespace mxgate::dispatch::fuzz_support {
+namespace mxgate::dispatch::test_support {
 
+inline LinearConfig config(Platform p, Scheme s, std::size_t n, std::size_t k,
+                           WeightScaleDtype ws = WeightScaleDtype::kE8m0) {
+  LinearConfig c;
+  c.platform = p;
+  c.scheme = s;
+  c.n = n;
+  c.k = k;
+  c.weight_scale = ws;
+  return c;
+}
+
+// The reference result of apply, through oracles that never touch a kernel's layout: exact_gemm
+// for MXFP8 / bf16 (integer data), ordered_gemm of the declared 128-block order for block FP8.
 inline GemmOutput reference(const LinearConfig& c, const QuantizedWeight& w, const Activation& x) {
   std::vector<float> xf;
-  xf.reserve(x.bf16.size());
   for (uint16_t h : x.bf16) xf.push_back(float_of(static_cast<uint32_t>(h) << 16));
   if (c.scheme == Scheme::kMxfp8) {
     const MxQuantized qa =
@@ -46,7 +58,7 @@ inline GemmOutput reference(const LinearConfig& c, const QuantizedWeight& w, con
                       {kBlockK, ScaleApplication::kPerPartial, OutputFormat::kFp32});
 }
 
-// Index of the first element whose fp32 bits differ, or -1 when equal (sizes too).
+// Index of the first element whose fp32 bits differ (0 on a size mismatch), or -1 when equal.
 inline long first_difference(const GemmOutput& want, const GemmOutput& got) {
   if (want.fp32.size() != got.fp32.size()) return 0;
   for (std::size_t i = 0; i < want.fp32.size(); ++i) {
@@ -55,4 +67,4 @@ inline long first_difference(const GemmOutput& want, const GemmOutput& got) {
   return -1;
 }
 
-}  // namespace mxgate::dispatch::fuzz_support
+}  // namespace mxgate::dispatch::test_support
