@@ -26,6 +26,7 @@
 #include "reference/format.h"
 #include "reference/quant_conventions.h"
 #include "reference/scale_layout.h"
+#include "tests/dispatch_reference.h"
 
 namespace mxgate::dispatch {
 namespace {
@@ -53,34 +54,11 @@ std::vector<float> ints(std::size_t count, int seed) {
   return v;
 }
 
-GemmOutput reference(const LinearConfig& c, const QuantizedWeight& w, const Activation& x) {
-  std::vector<float> xf;
-  for (uint16_t h : x.bf16) xf.push_back(float_of(static_cast<uint32_t>(h) << 16));
-  if (c.scheme == Scheme::kMxfp8) {
-    const MxQuantized qa =
-        quantize_mx(xf, x.m, x.k, Format::kE4M3FN, *mx_policy(*find_convention("ocp_mx")));
-    const MxQuantized qw{c.n, c.k, Format::kE4M3FN, w.data, w.scales};
-    return exact_gemm(mx_gemm_problem(qa, qw, E8m0Decode::kOcp), OutputFormat::kFp32);
-  }
-  const QuantizedActivation q = quantize_activation_1x128(x);
-  const BlockQuantized qa{x.m, x.k, 1, kBlockK, Format::kE4M3FN, q.codes, q.scales};
-  BlockQuantized qw{c.n, c.k, kBlockK, kBlockK, Format::kE4M3FN, w.data, {}};
-  if (c.weight_scale == WeightScaleDtype::kE8m0) {
-    for (uint8_t b : w.scales) qw.scales.push_back(decode_e8m0(b, E8m0Decode::kOcp));
-  } else {
-    qw.scales.resize(w.scales.size() / 4);
-    std::memcpy(qw.scales.data(), w.scales.data(), w.scales.size());
-  }
-  return ordered_gemm(block_gemm_problem(qa, qw),
-                      {kBlockK, ScaleApplication::kPerPartial, OutputFormat::kFp32});
-}
+using test_support::reference;
 
+// Bit equality of two fp32 outputs.
 bool same(const GemmOutput& a, const GemmOutput& b) {
-  if (a.fp32.size() != b.fp32.size()) return false;
-  for (std::size_t i = 0; i < a.fp32.size(); ++i) {
-    if (bits_of(a.fp32[i]) != bits_of(b.fp32[i])) return false;
-  }
-  return true;
+  return test_support::first_difference(a, b) < 0;
 }
 
 // A fault name that does not round-trip cannot be selected at run time.
