@@ -15,7 +15,7 @@
 #include "reference/format.h"
 #include "reference/gemm_oracle.h"
 #include "reference/quant_conventions.h"
-#include "tests/dispatch_reference.h"
+#include "properties/dispatch_reference.h"
 
 namespace mxgate::dispatch::test_support {
 

@@ -26,7 +26,7 @@
 #include "reference/format.h"
 #include "reference/quant_conventions.h"
 #include "reference/scale_layout.h"
-#include "tests/dispatch_reference.h"
+#include "properties/dispatch_reference.h"
 
 namespace mxgate::dispatch {
 namespace {

@@ -27,6 +27,7 @@
 
 #include "gpu/backend.h"
 #include "gpu/contract.h"
+#include "properties/gemm_operands.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/e8m0.h"
@@ -59,238 +60,28 @@ class BackendTest : public testing::Test {
   std::unique_ptr<Backend> be_;
 };
 
-template <class T>
-std::span<const T> sp(const std::vector<T>& v) {
-  return {v.data(), v.size()};
-}
-
-// Random finite E4M3FN codes (NaN codes 0x7F / 0xFF replaced by 0).
-inline Bytes random_codes(std::size_t count, std::mt19937_64& rng) {
-  Bytes out(count);
-  for (uint8_t& c : out) {
-    c = static_cast<uint8_t>(rng());
-    if ((c & 0x7F) == 0x7F) c = 0;
-  }
-  return out;
-}
-
-// ---- GEMM operands --------------------------------------------------------------------------
-
-// Logical operands (A m x k, B n x k row-major; scales as logical row-major grids) and the
-// decoded problem the reference sees.
-struct Operands {
-  std::size_t m = 0, n = 0, k = 0;
-  Bytes a, b;  // E4M3FN codes, or bf16 bits (2 bytes per element)
-  Bytes a_e8m0, b_e8m0;
-  std::vector<float> a_f32, b_f32;
-  GemmProblem problem;
-};
-
-inline Operands mx_operands(const MxQuantized& a, const MxQuantized& b) {
-  Operands o;
-  o.m = a.rows;
-  o.n = b.rows;
-  o.k = a.cols;
-  o.a = a.data;
-  o.b = b.data;
-  o.a_e8m0 = a.scales;
-  o.b_e8m0 = b.scales;
-  o.problem = mx_gemm_problem(a, b, E8m0Decode::kOcp);
-  return o;
-}
-
-inline Operands block_operands(const BlockQuantized& a, const BlockQuantized& b) {
-  Operands o;
-  o.m = a.rows;
-  o.n = b.rows;
-  o.k = a.cols;
-  o.a = a.data;
-  o.b = b.data;
-  o.a_f32 = a.scales;
-  o.b_f32 = b.scales;
-  o.problem = block_gemm_problem(a, b);
-  return o;
-}
-
-inline Operands bf16_operands(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
-                              std::size_t m, std::size_t n, std::size_t k) {
-  Operands o;
-  o.m = m;
-  o.n = n;
-  o.k = k;
-  o.a.resize(a.size() * 2);
-  o.b.resize(b.size() * 2);
-  std::memcpy(o.a.data(), a.data(), o.a.size());
-  std::memcpy(o.b.data(), b.data(), o.b.size());
-  o.problem = bf16_gemm_problem(a, b, m, n, k);
-  return o;
-}
-
-inline bool is_mx(Kernel k) { return contract(k).scale == ScaleDtype::kE8m0; }
-inline bool is_block(Kernel k) { return contract(k).scale == ScaleDtype::kFp32; }
-
-// Exact-mode values are small integers: encode each distinct one once.
-inline uint8_t e4m3_code(float v) {
-  static const auto table = [] {
-    std::array<uint8_t, 33> t{};
-    for (int i = -16; i <= 16; ++i) {
-      t[i + 16] =
-          static_cast<uint8_t>(encode(Format::kE4M3FN, static_cast<float>(i), EncodePolicy{}));
-    }
-    return t;
-  }();
-  if (v == std::floor(v) && std::fabs(v) <= 16.0f) return table[static_cast<int>(v) + 16];
-  return static_cast<uint8_t>(encode(Format::kE4M3FN, v, EncodePolicy{}));
-}
-
-// The first m rows of A (with their scales): still valid operands of the same kind, so one
-// generation serves every M of a shape.
-inline Operands first_rows(const Operands& o, std::size_t m) {
-  Operands r = o;
-  const std::size_t elem = o.a.size() / (o.m * o.k);  // 1 (fp8) or 2 (bf16)
-  r.m = m;
-  r.a.resize(m * o.k * elem);
-  if (!o.a_e8m0.empty()) r.a_e8m0.resize(m * (o.a_e8m0.size() / o.m));
-  if (!o.a_f32.empty()) r.a_f32.resize(m * (o.a_f32.size() / o.m));
-  r.problem.m = m;
-  r.problem.a.resize(m * o.k);
-  if (!o.problem.a_scale.empty()) r.problem.a_scale.resize(m * o.problem.a_scale_cols());
-  return r;
-}
-
-// Exact-mode operands (gemm_oracle.h) in the kernel's input formats.
-inline Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
-                               uint64_t seed) {
-  if (kernel == Kernel::kGemmBf16) {
-    const GemmProblem p = make_exact_mode_operands(m, n, k, kMxfp8Blocks, false, seed).problem;
-    std::vector<uint16_t> a, b;
-    for (float v : p.a) a.push_back(static_cast<uint16_t>(bits_of(v) >> 16));
-    for (float v : p.b) b.push_back(static_cast<uint16_t>(bits_of(v) >> 16));
-    return bf16_operands(a, b, m, n, k);
-  }
-  const BlockSizes blocks = is_mx(kernel) ? kMxfp8Blocks : kDeepSeekBlocks;
-  const GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed).problem;
-  Bytes a, b;
-  for (float v : p.a) a.push_back(e4m3_code(v));
-  for (float v : p.b) b.push_back(e4m3_code(v));
-  if (is_mx(kernel)) {
-    MxQuantized qa{m, k, Format::kE4M3FN, a, {}}, qb{n, k, Format::kE4M3FN, b, {}};
-    for (float s : p.a_scale) qa.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
-    for (float s : p.b_scale) qb.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
-    return mx_operands(qa, qb);
-  }
-  BlockQuantized qa{m, k, 1, 128, Format::kE4M3FN, a, p.a_scale};
-  BlockQuantized qb{n, k, 128, 128, Format::kE4M3FN, b, p.b_scale};
-  return block_operands(qa, qb);
-}
-
-// General data: random finite codes; MX scale bytes in [118, 136]; fp32 scales with random
-// mantissas in [2^-8, 2^-2); bf16 values with random mantissas. Products round, sums round.
-inline Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
-                                 uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  if (kernel == Kernel::kGemmBf16) {
-    auto values = [&](std::size_t count) {
-      std::vector<uint16_t> v(count);
-      for (uint16_t& x : v) {
-        x = static_cast<uint16_t>(((rng() & 1) << 15) | ((120 + rng() % 15) << 7) | (rng() & 0x7F));
-      }
-      return v;
-    };
-    const auto a = values(m * k);
-    const auto b = values(n * k);
-    return bf16_operands(a, b, m, n, k);
-  }
-  if (is_mx(kernel)) {
-    MxQuantized qa{m, k, Format::kE4M3FN, random_codes(m * k, rng), {}};
-    MxQuantized qb{n, k, Format::kE4M3FN, random_codes(n * k, rng), {}};
-    for (std::size_t i = 0; i < m * qa.scale_cols(); ++i) qa.scales.push_back(118 + rng() % 19);
-    for (std::size_t i = 0; i < n * qb.scale_cols(); ++i) qb.scales.push_back(118 + rng() % 19);
-    return mx_operands(qa, qb);
-  }
-  auto scale = [&] {
-    return float_of(static_cast<uint32_t>((119 + rng() % 6) << 23) | (rng() & 0x7FFFFF));
-  };
-  BlockQuantized qa{m, k, 1, 128, Format::kE4M3FN, random_codes(m * k, rng), {}};
-  BlockQuantized qb{n, k, 128, 128, Format::kE4M3FN, random_codes(n * k, rng), {}};
-  for (std::size_t i = 0; i < qa.scale_rows() * qa.scale_cols(); ++i) qa.scales.push_back(scale());
-  for (std::size_t i = 0; i < qb.scale_rows() * qb.scale_cols(); ++i) qb.scales.push_back(scale());
-  return block_operands(qa, qb);
-}
-
-template <class T>
-Bytes as_bytes(const std::vector<T>& v) {
-  Bytes out(v.size() * sizeof(T));
-  std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
-// Lays the operands out as `kernel` reads them (its contract: column-major As, preshuffled B),
-// unless `as_layout` overrides the activation-scale order (to hand a kernel the wrong one).
-// Uploads, runs, downloads. Buffers are released afterwards.
-inline GemmOutput run_gemm(Backend& be, Kernel kernel, const Operands& o, OutputFormat format,
-                           ActScaleOrder as_layout = ActScaleOrder::kNone) {
-  const Contract& c = contract(kernel);
-  const ActScaleOrder order = as_layout == ActScaleOrder::kNone ? c.act_scale : as_layout;
-  Bytes b = o.b;
-  if (c.weight == WeightLayout::kAiterPreshuffled) b = shuffle_weight(sp(o.b), o.n, o.k, 1);
-  Bytes sa, sb;
-  if (is_mx(kernel)) {
-    sa = o.a_e8m0;
-    sb = o.b_e8m0;
-  } else if (is_block(kernel)) {
-    const std::size_t kb = (o.k + 127) / 128;
-    const std::vector<float> as =
-        order == ActScaleOrder::kColMajor
-            ? pack_scales(ScaleLayout::kColMajor, o.m, kb, sp(o.a_f32), 0.0f)
-            : o.a_f32;
-    sa = as_bytes(as);
-    sb = as_bytes(o.b_f32);
-  }
-  GemmArgs args;
-  args.p = {o.m, o.n, o.k, format == OutputFormat::kBf16 ? OutDtype::kBf16 : OutDtype::kFp32};
-  args.a = be.make_buffer(sp(o.a), "A");
-  args.b = be.make_buffer(sp(b), "B");
-  if (!sa.empty()) args.a_scale = be.make_buffer(sp(sa), "As");
-  if (!sb.empty()) args.b_scale = be.make_buffer(sp(sb), "Bs");
-  args.out = be.allocate(o.m * o.n * (format == OutputFormat::kBf16 ? 2 : 4), "C");
-  be.run({kernel, args});
-  GemmOutput out;
-  out.rows = o.m;
-  out.cols = o.n;
-  out.format = format;
-  if (format == OutputFormat::kBf16) {
-    out.bf16 = be.download_as<uint16_t>(args.out);
-  } else {
-    out.fp32 = be.download_as<float>(args.out);
-  }
-  for (BufferId id : {args.a, args.b, args.a_scale, args.b_scale, args.out}) {
-    if (id != kNoBuffer) be.release(id);
-  }
-  return out;
-}
+using properties::accum_model;
+using properties::bf16_operands;
+using properties::block_operands;
+using properties::e4m3_code;
+using properties::exact_operands;
+using properties::first_rows;
+using properties::general_operands;
+using properties::is_block;
+using properties::is_mx;
+using properties::LaunchLayout;
+using properties::mx_operands;
+using properties::Operands;
+using properties::order_model;
+using properties::random_codes;
+using properties::run_gemm;
+using properties::sp;
 
 inline BitExactVerdict compare(const GemmOutput& expected, const GemmOutput& actual) {
   if (expected.format == OutputFormat::kBf16) {
     return compare_bf16(expected.rows, expected.cols, sp(expected.bf16), sp(actual.bf16));
   }
   return compare_fp32(expected.rows, expected.cols, sp(expected.fp32), sp(actual.fp32));
-}
-
-inline OrderModel order_model(Kernel kernel, OutputFormat format) {
-  const AccumOrder a = *contract(kernel).accum;
-  return {a.block_k, a.per_partial ? ScaleApplication::kPerPartial : ScaleApplication::kPerProduct,
-          format};
-}
-
-inline AccumModel accum_model(Kernel kernel, OutputFormat format) {
-  const AccumOrder a = *contract(kernel).accum;
-  AccumModel m;
-  m.block_k = a.block_k;
-  m.product_roundings = a.product_roundings;
-  m.partial_roundings = a.partial_roundings;
-  m.output = format;
-  return m;
 }
 
 struct GemmCase {
@@ -641,7 +432,7 @@ TEST_F(BackendTest, BpreshuffleWithRowMajorActivationScalesIsRejectedAndWrong) {
   for (std::size_t m : {1, 8}) {
     const Operands o = exact_operands(Kernel::kGemmBlockscaleBpreshuffle, m, 256, 512, kSeed);
     const GemmOutput got = run_gemm(be(), Kernel::kGemmBlockscaleBpreshuffle, o,
-                                    OutputFormat::kFp32, ActScaleOrder::kRowMajor);
+                                    OutputFormat::kFp32, LaunchLayout{ActScaleOrder::kRowMajor});
     EXPECT_EQ(compare(exact_gemm(o.problem, OutputFormat::kFp32), got).ok(), m == 1) << "M=" << m;
   }
 }

@@ -1,0 +1,194 @@
+#include "properties/property.h"
+
+#include <rapidcheck.h>
+#include <rapidcheck/detail/Property.h>
+#include <rapidcheck/detail/TestListenerAdapter.h>
+
+#include <array>
+#include <cstdlib>
+#include <exception>
+#include <sstream>
+
+#include "properties/props.h"
+
+namespace mxgate::properties {
+
+uint64_t Coverage::count(const std::string& tag) const {
+  const auto it = counts_.find(tag);
+  return it == counts_.end() ? 0 : it->second;
+}
+
+void Coverage::merge(const Coverage& other) {
+  for (const auto& [t, n] : other.counts_) counts_[t] += n;
+}
+
+std::span<const std::string_view> required_coverage() {
+  static constexpr std::array<std::string_view, 33> kRequired = {
+      "e8m0:0x00",
+      "e8m0:0x01",
+      "e8m0:0xFE",
+      "e8m0:0xFF",
+      "out:subnormal",
+      "out:saturated",
+      "in:tie",
+      "block:zero",
+      "block:nan_inf",
+      "k%128=0",
+      "k%128=32",
+      "k%128=64",
+      "k%128=96",
+      "k%32!=0",
+      "tile:partial_n",
+      "tile:partial_m",
+      "m=1",
+      "m>1",
+      "layout:row_major",
+      "layout:col_major",
+      "layout:tma_col_major",
+      "layout:nv_swizzle_128x4",
+      "layout:aiter_preshuffle",
+      "kernel:quantize_mx",
+      "kernel:dequant_mx_to_bf16",
+      "kernel:upcast_e8m0",
+      "kernel:preshuffle_weight",
+      "kernel:gemm_mx_dot_scaled",
+      "kernel:gemm_mx_dequant",
+      "kernel:gemm_blockscale",
+      "kernel:gemm_blockscale_bpreshuffle",
+      "kernel:gemm_bf16",
+      "tp:shard",
+  };
+  return kRequired;
+}
+
+std::vector<std::string> missing(const Coverage& c) {
+  std::vector<std::string> out;
+  for (std::string_view t : required_coverage()) {
+    if (c.count(std::string(t)) == 0) out.emplace_back(t);
+  }
+  return out;
+}
+
+std::span<const Property> all_properties() {
+  static const std::vector<Property> props = [] {
+    std::vector<Property> v;
+    add_quant_properties(v);
+    add_gemm_properties(v);
+    add_dispatch_properties(v);
+    return v;
+  }();
+  return props;
+}
+
+const Property* find_property(std::string_view name) {
+  for (const Property& p : all_properties()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::optional<Failure> check_case(const Property& p, const Context& ctx, const Case& c) {
+  try {
+    return p.check(ctx, c);
+  } catch (const CaseError&) {
+    throw;
+  } catch (const std::exception& e) {
+    return Failure{std::string("threw: ") + e.what(), std::nullopt, std::nullopt, std::nullopt};
+  }
+}
+
+RunResult run_property(const Property& p, const Context& ctx, const RunOptions& opts) {
+  std::optional<Case> last_case;
+  std::optional<Failure> last_failure;
+  bool failed_once = false;
+  // Generated cases tag the coverage; shrink steps (after the first failure) do not.
+  Context quiet = ctx;
+  quiet.coverage = nullptr;
+  const auto body = [&] {
+    const Case c = *p.gen(ctx);
+    std::optional<Failure> f = check_case(p, failed_once ? quiet : ctx, c);
+    if (f) {
+      failed_once = true;
+      last_case = c;
+      last_failure = f;
+      RC_FAIL(f->what);
+    }
+  };
+  rc::detail::TestParams params;
+  params.seed = opts.seed;
+  params.maxSuccess = opts.cases;
+  params.maxSize = opts.max_size;
+  params.disableShrinking = !opts.shrink;
+  rc::detail::TestMetadata meta;
+  meta.id = std::string(p.name);
+  meta.description = std::string(p.name);
+  rc::detail::TestListenerAdapter listener;
+  const rc::detail::TestResult result =
+      rc::detail::checkProperty(rc::detail::toProperty(body), meta, params, listener);
+  RunResult out;
+  if (result.is<rc::detail::SuccessResult>()) {
+    out.cases = result.get<rc::detail::SuccessResult>().numSuccess;
+    return out;
+  }
+  out.passed = false;
+  std::ostringstream msg;
+  rc::detail::printResultMessage(result, msg);
+  out.message = msg.str();
+  if (result.is<rc::detail::FailureResult>()) {
+    out.cases = result.get<rc::detail::FailureResult>().numSuccess + 1;
+    // The last failing evaluation is the final, minimal one: every later shrink attempt passed.
+    out.counterexample = last_case;
+    out.failure = last_failure;
+  } else if (result.is<rc::detail::GaveUpResult>()) {
+    out.cases = result.get<rc::detail::GaveUpResult>().numSuccess;
+  }
+  return out;
+}
+
+int cases_from_rc_params(int fallback) {
+  const char* env = std::getenv("RC_PARAMS");
+  if (env == nullptr) return fallback;
+  const std::string s(env);
+  const std::size_t at = s.find("max_success=");
+  if (at == std::string::npos) return fallback;
+  return std::atoi(s.c_str() + at + 12);
+}
+
+std::optional<Failure> compare_outputs(const std::string& what, const GemmOutput& expected,
+                                       const GemmOutput& actual) {
+  const BitExactVerdict v =
+      expected.format == OutputFormat::kBf16
+          ? compare_bf16(expected.rows, expected.cols, expected.bf16, actual.bf16)
+          : compare_fp32(expected.rows, expected.cols, expected.fp32, actual.fp32);
+  if (v.ok()) return std::nullopt;
+  return Failure{what + ": " + v.summary(), v.first, expected, actual};
+}
+
+std::optional<Failure> compare_bytes(const std::string& what, std::size_t rows, std::size_t cols,
+                                     std::span<const uint8_t> expected,
+                                     std::span<const uint8_t> actual) {
+  if (expected.size() != actual.size()) {
+    return Failure{what + ": " + std::to_string(actual.size()) + " bytes, expected " +
+                       std::to_string(expected.size()),
+                   std::nullopt, std::nullopt, std::nullopt};
+  }
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (expected[i] != actual[i] && bad++ == 0) first = i;
+  }
+  if (bad == 0) return std::nullopt;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ": %zu of %zu bytes differ; first (%zu,%zu) expected 0x%02X actual 0x%02X",
+                bad, expected.size(), first / cols, first % cols, expected[first], actual[first]);
+  BitMismatch m;
+  m.row = first / cols;
+  m.col = first % cols;
+  m.expected_bits = expected[first];
+  m.actual_bits = actual[first];
+  m.ulp_distance = expected[first] > actual[first] ? expected[first] - actual[first]
+                                                   : actual[first] - expected[first];
+  (void)rows;
+  return Failure{what + buf, m, std::nullopt, std::nullopt};
+}
+
+}  // namespace mxgate::properties

@@ -1,0 +1,44 @@
+// The property families (one file each) and the generator pieces they share.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "gpu/kernel.h"
+#include "properties/property.h"
+
+namespace mxgate::properties {
+
+void add_quant_properties(std::vector<Property>& out);     // props_quant.cpp
+void add_gemm_properties(std::vector<Property>& out);      // props_gemm.cpp
+void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp
+
+// Size-independent choices: RapidCheck scales inRange and container sizes with a size that grows
+// over the run (case i of 100 has size i), which would make the first cases all minimal. These
+// pick uniformly from the first case on and shrink toward the first element / `lo`.
+template <class T>
+rc::Gen<T> pick(std::vector<T> v) {
+  const std::size_t n = v.size();
+  return rc::gen::map(rc::gen::resize(100, rc::gen::inRange<std::size_t>(0, n)),
+                      [v = std::move(v)](std::size_t i) { return v[i]; });
+}
+rc::Gen<std::size_t> range(std::size_t lo, std::size_t hi_exclusive);
+
+// M: small values first (shrinks toward 1), sometimes at and around tile boundaries (4: TMA
+// alignment, 16, 128: swizzle tile).
+rc::Gen<std::size_t> gen_m();
+// A dimension that is a multiple of `align`: align x [1, 6], sometimes around 128-row blocks.
+rc::Gen<std::size_t> gen_n(std::size_t align);
+// K = 128 x kb + r with r from the residues a K alignment allows (contract data): K % 128 in
+// {0, 32, 64, 96} and, where `align` permits, K % 32 != 0. Shrinks toward one small block.
+rc::Gen<std::size_t> gen_k(std::size_t align, int max_blocks = 3);
+rc::Gen<uint64_t> gen_seed();
+
+// Tags shared by the families (n = 0: not a GEMM, no N tags).
+void tag_shape(const Context& ctx, std::size_t m, std::size_t n, std::size_t k);
+void tag_e8m0(const Context& ctx, std::span<const uint8_t> bytes);
+
+}  // namespace mxgate::properties

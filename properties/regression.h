@@ -1,0 +1,60 @@
+// Regression files (corpus/regressions/*.case): one shrunk counterexample each, replayable
+// without its generator. Text, one "key: value" per line, '#' comments:
+//
+//   # why this case exists (free text)
+//   property: gemm.exact
+//   seed: 7                        (the run that found it; informational)
+//   case: kernel=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0
+//   detects: z9_drop_trailing_k_block   (optional: with this fault on the case must fail)
+//
+// Replay: the case must pass with no fault on, and fail with each `detects` fault on. ctest
+// label `regression` replays every file; `mxgate repro FILE` replays one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dispatch/faults.h"
+#include "gpu/backend.h"
+#include "properties/case.h"
+#include "properties/property.h"
+
+namespace mxgate::properties {
+
+class RegressionError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct Regression {
+  std::string comment;  // the '#' lines, joined
+  uint64_t seed = 0;
+  Case c;
+  std::vector<dispatch::Fault> detects;
+};
+
+// Strict parse: unknown keys, a missing property or case, an unknown property or fault, a
+// malformed case are RegressionErrors naming `source` and the line.
+Regression parse_regression(std::string_view text, std::string_view source);
+Regression load_regression(const std::string& path);
+std::string format_regression(const Regression& r);
+// Writes atomically (temporary file + rename); throws RegressionError naming the path.
+void save_regression(const Regression& r, const std::string& path);
+
+struct ReplayOutcome {
+  bool ok = true;                 // clean pass and every `detects` fault caught
+  std::optional<Failure> clean;   // failure with no fault on (a regression)
+  std::vector<std::pair<dispatch::Fault, bool>> detected;  // per `detects` fault
+  std::string summary;            // one line per check
+};
+ReplayOutcome replay(const Regression& r, gpu::Backend& be);
+
+// corpus/regressions of this source tree, and the *.case files in a folder, sorted.
+std::string default_regression_dir();
+std::vector<std::string> list_regressions(const std::string& dir);
+
+}  // namespace mxgate::properties

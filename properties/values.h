@@ -1,0 +1,56 @@
+// Value classes of the property generators: what a block of 32 quantizer inputs looks like.
+// Each class aims at one hazard of research/formats.md (subnormal outputs, RNE ties, saturation,
+// zero blocks, NaN/Inf in a block, the log2f exponent-ceil values, bf16 double rounding of amax,
+// scale bytes at the ends of the e8m0 range). Data is a pure function of (class, seed, shape)
+// through std::mt19937_64 (specified bit for bit by the standard), so a case replays anywhere.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace mxgate::properties {
+
+enum class ValueClass : uint8_t {
+  kInts,        // "ints": integers in [-8, 8]
+  kNormal,      // "normal": random mantissas, exponents in [-3, 3]
+  kNarrow,      // "narrow": every element in one binade
+  kWide,        // "wide": exponents spread over [-40, 40] in one block
+  kSubnormal,   // "subnormal": elements 2^-14..2^-18 of amax: E4M3 subnormal outputs
+  kTies,        // "ties": elements exactly halfway between two E4M3 values after scaling
+  kSaturation,  // "saturation": amax at and past 448 x 2^s
+  kZero,        // "zero": a block of +-0
+  kNanInf,      // "nan_inf": one NaN or +-Inf among normal elements
+  kLog2Hazard,  // "log2_hazard": amax * fl(1/448) is a value whose log2f rounds onto the floor
+  kBf16Carry,   // "bf16_carry": amax within half a bf16 ulp of a scale-changing boundary
+  kTiny,        // "tiny": amax near 2^-127 (scale bytes 0x00 / 0x01)
+};
+inline constexpr std::size_t kValueClassCount = 12;
+
+std::span<const ValueClass> all_value_classes();
+std::string_view to_string(ValueClass c);
+std::optional<ValueClass> parse_value_class(std::string_view s);
+
+// One block of `len` values of class `c`.
+void fill_block(ValueClass c, std::mt19937_64& rng, std::span<float> out);
+
+// rows x cols row-major values in 32-column blocks: block 0 of every row and a random half of
+// the others get `primary`, the rest a random class (so a case exercises its class even after
+// shrinking to one block, and mixes classes when it is larger).
+std::vector<float> make_values(ValueClass primary, std::size_t rows, std::size_t cols,
+                               uint64_t seed);
+
+// Every fp32 y in the normal range whose correctly rounded log2f lands on an integer although y
+// is not a power of two (e8m0.h log2f_rounds_to_floor), paired with an amax such that
+// fl32(amax * fl32(1/448)) == y. The values where exp2(ceil(log2(y))) is one binade short (Z8).
+struct Log2Hazard {
+  float y;
+  float amax;
+};
+const std::vector<Log2Hazard>& log2_hazards();
+
+}  // namespace mxgate::properties

@@ -1,0 +1,163 @@
+#include "properties/zoo.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <limits>
+#include <stdexcept>
+
+namespace mxgate::properties {
+
+namespace {
+
+using dispatch::Fault;
+
+std::size_t count_steps(const Case& c, std::string_view step) {
+  const std::string s = "," + c.text("steps") + ",";
+  std::size_t n = 0;
+  for (std::size_t at = s.find("," + std::string(step) + ","); at != std::string::npos;
+       at = s.find("," + std::string(step) + ",", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+bool one_block(const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 32; }
+
+// The rows of BUG_CLASSES.md, minimal counterexamples as predicates over the shrunk case.
+const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
+    {Fault::kZ1NoPerStepFallback, "dispatch.end_to_end",
+     "MXFP8, K=160 (K%32==0, K%128!=0), M=1, N=1, load processing skipped",
+     [](const Case& c) {
+       return c.text("scheme") == "mxfp8" && c.num("k") % 128 != 0 && c.num("k") <= 160 &&
+              c.num("m") == 1 && c.num("n") == 1 && count_steps(c, "process") == 0;
+     }},
+    {Fault::kZ2IgnoreActScaleOrder, "dispatch.end_to_end", "M=2, K=256, N=1",
+     [](const Case& c) { return c.num("m") <= 2 && c.num("k") <= 256 && c.num("n") == 1; }},
+    {Fault::kZ3NoPreshuffleGuard, "dispatch.end_to_end", "N=16, K=64 (fp8)",
+     [](const Case& c) { return c.num("n") <= 16 && c.num("k") <= 64; }},
+    {Fault::kZ4RelayoutDirectlyRead, "dispatch.end_to_end",
+     "one layer with skip_weight_relayout or is_bmm, N=16, K=64",
+     [](const Case& c) {
+       return c.text("flags") != "none" && c.num("n") <= 16 && c.num("k") <= 64;
+     }},
+    {Fault::kZ5ShiftE8m0Upcast, "dispatch.end_to_end", "one block, scale byte 0x00",
+     [](const Case& c) {
+       return c.text("weight_scale") == "e8m0" && c.num("n") <= 128 && c.num("k") <= 128 &&
+              c.num("m") == 1;
+     }},
+    {Fault::kZ6PerStepRematerialize, "dispatch.end_to_end",
+     "any unaligned-K MXFP8 layer, one apply",
+     [](const Case& c) {
+       return c.text("scheme") == "mxfp8" && c.num("k") % 128 != 0 &&
+              count_steps(c, "apply") + count_steps(c, "apply_fused") +
+                      count_steps(c, "apply_row") + count_steps(c, "apply_col") ==
+                  1;
+     }},
+    {Fault::kZ7EarlyReturnSkipsUpcast, "dispatch.end_to_end",
+     "one directly-read layer with e8m0 weight scales",
+     [](const Case& c) {
+       return c.text("flags") != "none" && c.text("weight_scale") == "e8m0" && c.num("m") == 1;
+     }},
+    {Fault::kZ8Log2ExponentCeil, "quantize.bit_exact",
+     "one block whose amax/448 is 0x1.000002p-126", one_block},
+    {Fault::kZ9DropTrailingKBlock, "gemm.exact", "K=block+32, M=N=1",
+     [](const Case& c) { return c.num("k") <= 160 && c.num("m") == 1 && c.num("n") == 1; }},
+    {Fault::kZ10ReadScalePadding, "metamorphic.padding_poison",
+     "smallest shape that needs padding",
+     [](const Case& c) { return c.num("m") == 1 && c.num("n") <= 16 && c.num("k") <= 32; }},
+    {Fault::kZ11WrongFp8Max, "quantize.bit_exact", "one block with amax above 240", one_block},
+    {Fault::kZ12IgnoreAsStride, "gemm.exact", "M=3, K=256",
+     [](const Case& c) { return c.num("m") <= 3 && c.num("k") <= 256; }},
+    {Fault::kZ13SwizzleReadLinear, "gemm.exact", "M=2, K=64",
+     [](const Case& c) { return c.num("m") <= 2 && c.num("k") <= 64; }},
+    {Fault::kZ14UnroundedScalePayload, "quantize.bit_exact",
+     "one block with non-power-of-two amax/448", one_block},
+    {Fault::kZ15Bf16AmaxDoubleRound, "quantize.bit_exact",
+     "one block whose amax is just below a bf16 rounding boundary", one_block},
+    {Fault::kZ16ShardBlockIndex, "metamorphic.tp_column_split", "N%128!=0 shard",
+     [](const Case& c) {
+       return c.num("m") == 1 && (c.num("n") / c.num("tp")) % 128 != 0 && c.num("k") <= 128;
+     }},
+}};
+
+}  // namespace
+
+std::span<const ZooClass> zoo_classes() { return kZoo; }
+
+const ZooClass& zoo_class(Fault f) {
+  for (const ZooClass& z : kZoo) {
+    if (z.fault == f) return z;
+  }
+  throw std::logic_error("zoo class missing for a fault");
+}
+
+double median_cases(std::vector<int> cases) {
+  if (cases.empty()) return std::numeric_limits<double>::infinity();
+  for (int& c : cases) {
+    if (c <= 0) c = std::numeric_limits<int>::max();
+  }
+  std::sort(cases.begin(), cases.end());
+  const std::size_t n = cases.size();
+  const int a = cases[(n - 1) / 2], b = cases[n / 2];
+  if (b == std::numeric_limits<int>::max()) return std::numeric_limits<double>::infinity();
+  return (static_cast<double>(a) + static_cast<double>(b)) / 2.0;
+}
+
+ZooResult run_zoo(Fault f, gpu::Backend& be, const ZooOptions& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const ZooClass& zc = zoo_class(f);
+  ZooResult out;
+  out.fault = f;
+  Context ctx{&be, {f}, nullptr};
+  RunOptions ro;
+  ro.cases = opts.cases;
+  ro.shrink = false;
+  for (const Property& p : all_properties()) {
+    if (!opts.all_properties && p.name != zc.property) continue;
+    ro.seed = opts.seed;
+    const RunResult first = run_property(p, ctx, ro);
+    if (first.passed) continue;
+    ZooDetection d;
+    d.property = std::string(p.name);
+    d.cases.push_back(first.cases);
+    for (int s = 1; s < opts.seeds; ++s) {
+      ro.seed = opts.seed + static_cast<uint64_t>(s);
+      const RunResult r = run_property(p, ctx, ro);
+      d.cases.push_back(r.passed ? 0 : r.cases);
+    }
+    d.median = median_cases(d.cases);
+    out.detections.push_back(std::move(d));
+  }
+  out.detected = !out.detections.empty();
+  if (out.detected) {
+    const auto best = std::min_element(
+        out.detections.begin(), out.detections.end(),
+        [](const ZooDetection& a, const ZooDetection& b) { return a.median < b.median; });
+    out.caught_by = best->property;
+    out.median = best->median;
+    // Shrink with the property BUG_CLASSES.md names when it detects (its case fields are the
+    // ones the minimal case is stated in), else with the fastest detector.
+    std::string shrink_with = out.caught_by;
+    for (const ZooDetection& d : out.detections) {
+      if (d.property == zc.property) shrink_with = d.property;
+    }
+    out.shrunk_by = shrink_with;
+    ro.seed = opts.seed;
+    ro.shrink = true;
+    const RunResult shrunk = run_property(*find_property(shrink_with), ctx, ro);
+    out.counterexample = shrunk.counterexample;
+    out.failure = shrunk.failure;
+    if (out.counterexample) {
+      try {
+        out.minimal = zc.is_minimal(*out.counterexample);
+      } catch (const CaseError&) {
+        out.minimal = false;
+      }
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace mxgate::properties

@@ -1,0 +1,63 @@
+// Proof on the bug zoo (BUG_CLASSES.md): with one fault planted, which properties fail, after
+// how many cases (median over seeds), and the shrunk counterexample, checked against the
+// minimal case of BUG_CLASSES.md ("or smaller"). `mxgate zoo` prints it; tests/property_zoo.cpp
+// asserts detection and minimality for every fault.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dispatch/faults.h"
+#include "gpu/backend.h"
+#include "properties/property.h"
+
+namespace mxgate::properties {
+
+// What BUG_CLASSES.md says about a fault, as data: the property expected to catch it first, the
+// minimal counterexample in words, and a predicate: is a shrunk case that minimal case or smaller?
+struct ZooClass {
+  dispatch::Fault fault;
+  std::string_view property;
+  std::string_view minimal;
+  bool (*is_minimal)(const Case&);
+};
+
+std::span<const ZooClass> zoo_classes();
+const ZooClass& zoo_class(dispatch::Fault f);
+
+struct ZooOptions {
+  uint64_t seed = 1;      // seeds seed .. seed + seeds - 1
+  int seeds = 20;         // for the median
+  int cases = 100;        // cap per run: a property that needs more has not detected the fault
+  bool all_properties = true;  // discover every property that detects (else only the expected)
+};
+
+struct ZooDetection {
+  std::string property;
+  std::vector<int> cases;  // per seed: cases until the first failure; 0 = not within the cap
+  double median = 0;       // over seeds; +inf when half or more seeds missed
+};
+
+struct ZooResult {
+  dispatch::Fault fault;
+  bool detected = false;
+  std::vector<ZooDetection> detections;  // every property that failed on the first seed
+  std::string caught_by;                 // the detection with the smallest median
+  double median = 0;
+  std::string shrunk_by;                 // the expected property if it detects, else caught_by
+  std::optional<Case> counterexample;    // shrunk, first seed, by shrunk_by
+  std::optional<Failure> failure;
+  bool minimal = false;                  // counterexample satisfies zoo_class(fault).is_minimal
+  double seconds = 0;
+};
+
+ZooResult run_zoo(dispatch::Fault f, gpu::Backend& be, const ZooOptions& opts);
+
+// Median of cases-to-detection (0 entries = missed count as +inf).
+double median_cases(std::vector<int> cases);
+
+}  // namespace mxgate::properties
