@@ -162,8 +162,14 @@ std::vector<float> make_values(ValueClass primary, std::size_t rows, std::size_t
   std::vector<float> v(rows * cols);
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t b = 0; b * 32 < cols; ++b) {
+      // The filler never draws the two single-value hazards (log2f, bf16 carry): a fault they
+      // reveal is then revealed by block 0 too, and the case shrinks to that one block.
+      static constexpr ValueClass kFiller[] = {
+          ValueClass::kInts,       ValueClass::kNormal, ValueClass::kNarrow, ValueClass::kWide,
+          ValueClass::kSubnormal,  ValueClass::kTies,   ValueClass::kSaturation,
+          ValueClass::kZero,       ValueClass::kNanInf, ValueClass::kTiny};
       ValueClass c = primary;
-      if (b > 0 && (rng() & 1)) c = static_cast<ValueClass>(below(rng, kValueClassCount));
+      if (b > 0 && (rng() & 1)) c = kFiller[below(rng, std::size(kFiller))];
       const std::size_t len = std::min<std::size_t>(32, cols - b * 32);
       fill_block(c, rng, std::span<float>(v.data() + r * cols + b * 32, len));
     }

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "gpu/backend.h"
 #include "tools/mxgate/args.h"
+#include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/verbs.h"
 
 namespace {
@@ -112,6 +114,34 @@ constexpr Verb kVerbs[] = {
      "fp8_blockscale_bpreshuffle.\n"
      "Exit 2 when the input is bad or no kernel can run the layer (the message says why).",
      mxgate::cli::cmd_plan},
+    {"property",
+     "property NAME...|all [--backend auto|host|hip|cuda] [--seed S] [--cases N] [--faults LIST] "
+     "[--save FILE] | property --list",
+     "Run property suites under RapidCheck on one backend (default host): every case derives\n"
+     "from --seed (default 1); --cases per property (default 100). A failure is shrunk to its\n"
+     "minimal case and printed with the located element and the command that reproduces it;\n"
+     "--save FILE writes that case as a regression file (see `mxgate repro`). --faults plants\n"
+     "zoo faults (dispatch/faults.h names; MXGATE_FAULTS adds to them). --list prints every\n"
+     "property and the failure it guards against. Exit 0 all pass, 1 a property failed.",
+     mxgate::cli::cmd_property},
+    {"zoo",
+     "zoo [--json] [--fault LIST] [--seeds N] [--cases N] [--seed S] [--backend B] "
+     "[--expected-only] [--save-regressions DIR] [--heatmap-dir DIR]",
+     "Proof on the bug zoo (BUG_CLASSES.md Z1-Z16): for each fault, run every property with the\n"
+     "fault planted (--expected-only: just the property BUG_CLASSES names), count the cases until\n"
+     "the first failure over --seeds seeds (default 20) starting at --seed, capped at --cases\n"
+     "(default 100), and shrink the counterexample. Prints per fault: detected, the property that\n"
+     "caught it fastest, its median cases to detection, whether the shrunk case is the minimal\n"
+     "case of BUG_CLASSES.md or smaller, and the case; --json prints the same as JSON.\n"
+     "--save-regressions writes each shrunk case as DIR/zNN_PROPERTY.case; --heatmap-dir draws\n"
+     "the mismatch map of a GEMM fault (SVG + PNG) on a scaled-up copy of its case.\n"
+     "Exit 0 when every fault is detected with a minimal case, 1 otherwise.",
+     mxgate::cli::cmd_zoo},
+    {"repro", "repro FILE... [--backend B]",
+     "Replay regression files (corpus/regressions/*.case: property, seed, case, optional\n"
+     "`detects` faults). Each case must pass with no fault on and fail with each `detects` fault\n"
+     "on. Prints the verdict per file. Exit 0 all ok, 1 a replay failed, 2 a malformed file.",
+     mxgate::cli::cmd_repro},
 };
 
 void usage(FILE* out) {
@@ -124,7 +154,8 @@ void usage(FILE* out) {
   std::fprintf(out,
                "\nformats: e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0 bf16 fp16\n"
                "`mxgate conventions` lists the conventions. `mxgate VERB --help` for details.\n"
-               "Exit codes: 0 pass, 1 a check failed, 2 usage or input error.\n");
+               "Exit codes: 0 pass, 1 a check failed, 2 usage or input error, 3 environment error\n"
+               "(no GPU when one was demanded, a driver failure).\n");
 }
 
 }  // namespace
@@ -148,6 +179,12 @@ int main(int argc, char** argv) {
     }
     try {
       return v.run(args);
+    } catch (const mxgate::cli::EnvironmentError& e) {
+      std::fprintf(stderr, "mxgate %s: environment error: %s\n", verb.c_str(), e.what());
+      return 3;
+    } catch (const mxgate::gpu::GpuError& e) {
+      std::fprintf(stderr, "mxgate %s: environment error: %s\n", verb.c_str(), e.what());
+      return 3;
     } catch (const mxgate::cli::UsageError& e) {
       std::fprintf(stderr, "mxgate %s: %s\n", verb.c_str(), e.what());
       return 2;

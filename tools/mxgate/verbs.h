@@ -1,5 +1,6 @@
 // The verbs of the mxgate CLI. Each returns the process exit code:
-// 0 success, 1 a check failed, 2 usage or input error (thrown as UsageError).
+// 0 success, 1 a check failed, 2 usage or input error (thrown as UsageError), 3 environment
+// error (EnvironmentError, backend_select.h: no GPU when one was demanded, a driver failure).
 #pragma once
 
 #include <string>
@@ -27,5 +28,8 @@ int cmd_dequantize(const Argv& args);
 int cmd_gemm(const Argv& args);
 int cmd_check_gemm(const Argv& args);
 int cmd_plan(const Argv& args);
+int cmd_property(const Argv& args);
+int cmd_zoo(const Argv& args);
+int cmd_repro(const Argv& args);
 
 }  // namespace mxgate::cli

@@ -1,0 +1,350 @@
+// `mxgate property`, `mxgate zoo`, `mxgate repro`: the property suites from the command line,
+// the proof on the bug zoo, and regression-file replay.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "properties/property.h"
+#include "properties/regression.h"
+#include "properties/zoo.h"
+#include "report/heatmap.h"
+#include "report/json_writer.h"
+#include "tools/mxgate/args.h"
+#include "tools/mxgate/backend_select.h"
+#include "tools/mxgate/property_runs.h"
+#include "tools/mxgate/verbs.h"
+
+namespace mxgate::cli {
+
+using properties::Case;
+using properties::Failure;
+
+dispatch::Faults faults_option(const std::optional<std::string>& list) {
+  dispatch::Faults f = dispatch::faults_from_environment();
+  if (list) {
+    const dispatch::Faults more = dispatch::parse_faults(*list);
+    for (dispatch::Fault x : dispatch::all_faults()) {
+      if (more.has(x)) f.enable(x);
+    }
+  }
+  return f;
+}
+
+std::string describe(const dispatch::Faults& f) {
+  std::string out;
+  for (dispatch::Fault x : dispatch::all_faults()) {
+    if (f.has(x)) out += (out.empty() ? "" : ",") + std::string(dispatch::to_string(x));
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string located(const Failure& f) {
+  if (!f.where) return "";
+  const bool bf16 = f.expected && f.expected->format == OutputFormat::kBf16;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "element (%zu,%zu): expected 0x%0*X, actual 0x%0*X, %llu ulp",
+                f.where->row, f.where->col, bf16 ? 4 : 8, f.where->expected_bits, bf16 ? 4 : 8,
+                f.where->actual_bits, static_cast<unsigned long long>(f.where->ulp_distance));
+  return buf;
+}
+
+std::optional<std::string> write_failure_heatmap(const Failure& f, const std::string& title,
+                                                 const std::string& prefix) {
+  if (!f.expected || !f.actual) return std::nullopt;
+  const GemmOutput& e = *f.expected;
+  const GemmOutput& a = *f.actual;
+  report::HeatmapGrid grid;
+  if (e.format == OutputFormat::kBf16) {
+    if (e.bf16.size() != a.bf16.size()) return std::nullopt;
+    grid = report::heatmap_from_bf16(e.rows, e.cols, e.bf16, a.bf16);
+  } else {
+    if (e.fp32.size() != a.fp32.size()) return std::nullopt;
+    grid = report::heatmap_from_fp32(e.rows, e.cols, e.fp32, a.fp32);
+  }
+  report::HeatmapOptions opts;
+  opts.title = title;
+  const std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  report::write_heatmap_svg_file(grid, opts, prefix + ".svg");
+  report::write_heatmap_png_file(grid, opts, prefix + ".png");
+  return prefix + ".svg";
+}
+
+namespace {
+
+void print_failure(const properties::RunResult& r) {
+  if (r.counterexample) std::printf("    shrunk case: %s\n", r.counterexample->describe().c_str());
+  if (r.failure) {
+    std::printf("    failure: %s\n", r.failure->what.c_str());
+    const std::string loc = located(*r.failure);
+    if (!loc.empty()) std::printf("    %s\n", loc.c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_property(const Argv& argv) {
+  const Args a(argv, {"backend", "seed", "cases", "faults", "save"}, {"list"});
+  if (a.flag("list")) {
+    for (const properties::Property& p : properties::all_properties()) {
+      std::printf("%-32.*s %.*s\n", static_cast<int>(p.name.size()), p.name.data(),
+                  static_cast<int>(p.guards.size()), p.guards.data());
+    }
+    return 0;
+  }
+  if (a.positionals().empty()) throw UsageError("name a property (or `all`); --list lists them");
+  std::vector<const properties::Property*> props;
+  for (const std::string& name : a.positionals()) {
+    if (name == "all") {
+      for (const properties::Property& p : properties::all_properties()) props.push_back(&p);
+    } else if (const properties::Property* p = properties::find_property(name)) {
+      props.push_back(p);
+    } else {
+      throw UsageError("unknown property '" + name + "' (mxgate property --list)");
+    }
+  }
+  const std::string backend_name = a.get("backend").value_or("host");
+  std::unique_ptr<gpu::Backend> be = make_backend(backend_name);
+  properties::RunOptions opts;
+  opts.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
+  opts.cases = static_cast<int>(a.integer("cases", 100, 1, 1000000));
+  const dispatch::Faults faults = faults_option(a.get("faults"));
+  if (a.get("save") && props.size() != 1) throw UsageError("--save needs exactly one property");
+  int failed = 0;
+  for (const properties::Property* p : props) {
+    properties::Coverage cov;
+    const properties::Context ctx{be.get(), faults, &cov};
+    std::printf("%.*s on %s, seed %llu, %d cases, faults %s ... ", static_cast<int>(p->name.size()),
+                p->name.data(), std::string(be->name()).c_str(),
+                static_cast<unsigned long long>(opts.seed), opts.cases, describe(faults).c_str());
+    std::fflush(stdout);
+    const properties::RunResult r = properties::run_property(*p, ctx, opts);
+    std::printf("%s after %d cases\n", r.passed ? "pass" : "FAIL", r.cases);
+    if (r.passed) continue;
+    ++failed;
+    print_failure(r);
+    std::printf("    reproduce: mxgate property %.*s --backend %s --seed %llu --cases %d%s\n",
+                static_cast<int>(p->name.size()), p->name.data(), backend_name.c_str(),
+                static_cast<unsigned long long>(opts.seed), opts.cases,
+                faults.none() ? "" : (" --faults " + describe(faults)).c_str());
+    if (const auto save = a.get("save"); save && r.counterexample) {
+      properties::Regression reg;
+      reg.comment = "found by: mxgate property " + std::string(p->name) + " --seed " +
+                    std::to_string(opts.seed) + "\n" + (r.failure ? r.failure->what : "");
+      reg.seed = opts.seed;
+      reg.c = *r.counterexample;
+      for (dispatch::Fault f : dispatch::all_faults()) {
+        if (faults.has(f)) reg.detects.push_back(f);
+      }
+      properties::save_regression(reg, *save);
+      std::printf("    saved: %s\n", save->c_str());
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+namespace {
+
+std::string median_text(double m) {
+  if (std::isinf(m)) return "missed";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", m);
+  return buf;
+}
+
+// The shrunk case scaled up (M, N, K) so a GEMM fault draws its pattern on a readable output.
+Case showcase(const Case& c) {
+  Case big = c;
+  if (c.has("m")) big.set("m", 64);
+  if (c.has("n") && c.has("tp")) {
+    big.set("n", c.num("tp") * std::max<uint64_t>(c.num("n") / c.num("tp"), 96));
+  } else if (c.has("n")) {
+    big.set("n", 256);
+  }
+  if (c.has("k") && !c.has("tp")) big.set("k", 512 + c.num("k") % 128);
+  return big;
+}
+
+}  // namespace
+
+int cmd_zoo(const Argv& argv) {
+  const Args a(argv, {"backend", "seed", "seeds", "cases", "fault", "save-regressions",
+                      "heatmap-dir"},
+               {"json", "expected-only"});
+  if (!a.positionals().empty()) throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
+  std::unique_ptr<gpu::Backend> be = make_backend(a.get("backend").value_or("host"));
+  properties::ZooOptions opts;
+  opts.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
+  opts.seeds = static_cast<int>(a.integer("seeds", 20, 1, 1000));
+  opts.cases = static_cast<int>(a.integer("cases", 100, 1, 100000));
+  opts.all_properties = !a.flag("expected-only");
+  std::vector<dispatch::Fault> faults;
+  if (const auto f = a.get("fault")) {
+    const dispatch::Faults set = dispatch::parse_faults(*f);
+    for (dispatch::Fault x : dispatch::all_faults()) {
+      if (set.has(x)) faults.push_back(x);
+    }
+    if (faults.empty()) throw UsageError("--fault names no fault");
+  } else {
+    faults.assign(dispatch::all_faults().begin(), dispatch::all_faults().end());
+  }
+  const bool json = a.flag("json");
+  const auto save_dir = a.get("save-regressions");
+  const auto heatmap_dir = a.get("heatmap-dir");
+  if (save_dir) std::filesystem::create_directories(*save_dir);
+  std::vector<properties::ZooResult> results;
+  std::vector<std::optional<std::string>> heatmaps;
+  for (dispatch::Fault f : faults) {
+    if (!json) {
+      std::printf("[%zu/%zu] %.*s ... ", results.size() + 1, faults.size(),
+                  static_cast<int>(dispatch::to_string(f).size()), dispatch::to_string(f).data());
+      std::fflush(stdout);
+    }
+    properties::ZooResult r = properties::run_zoo(f, *be, opts);
+    std::optional<std::string> heat;
+    if (heatmap_dir && r.counterexample) {
+      const properties::Property& p = *properties::find_property(r.shrunk_by);
+      const properties::Context ctx{be.get(), {f}, nullptr};
+      if (auto big = properties::check_case(p, ctx, showcase(*r.counterexample))) {
+        heat = write_failure_heatmap(*big, std::string(dispatch::to_string(f)) + ": " + r.shrunk_by,
+                                     *heatmap_dir + "/" + std::string(dispatch::to_string(f)));
+      }
+    }
+    if (save_dir && r.counterexample) {
+      properties::Regression reg;
+      reg.comment = "zoo " + std::string(dispatch::to_string(f)) + ": minimal case of " +
+                    std::string(properties::zoo_class(f).minimal) + "\n" +
+                    (r.failure ? r.failure->what : "");
+      reg.seed = opts.seed;
+      reg.c = *r.counterexample;
+      reg.detects = {f};
+      properties::save_regression(
+          reg, *save_dir + "/" + std::string(dispatch::to_string(f)).substr(0, 3) + "_" +
+                   r.shrunk_by + ".case");
+    }
+    if (!json) {
+      std::printf("%s (%.1f s)\n", r.detected ? "detected" : "MISSED", r.seconds);
+      if (r.detected) {
+        std::printf("    caught by %s, median %s cases over %d seeds; minimal: %s\n",
+                    r.caught_by.c_str(), median_text(r.median).c_str(), opts.seeds,
+                    r.minimal ? "yes" : "NO");
+        if (r.counterexample) {
+          std::printf("    counterexample (%s): %s\n", r.shrunk_by.c_str(),
+                      r.counterexample->describe().c_str());
+        }
+        if (r.failure) std::printf("    failure: %s\n", r.failure->what.c_str());
+        for (const auto& d : r.detections) {
+          std::printf("    %-30s median %s\n", d.property.c_str(), median_text(d.median).c_str());
+        }
+        if (heat) std::printf("    heatmap: %s\n", heat->c_str());
+      }
+    }
+    results.push_back(std::move(r));
+    heatmaps.push_back(heat);
+  }
+  bool all_ok = true;
+  for (const auto& r : results) all_ok = all_ok && r.detected && r.minimal;
+  if (json) {
+    report::JsonWriter w(std::cout);
+    w.begin_object().field("schema", "mxgate-zoo/1").field("seed", opts.seed);
+    w.field("seeds", opts.seeds).field("cases_cap", opts.cases).field("backend", be->name());
+    w.key("faults").begin_array();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      const properties::ZooClass& zc = properties::zoo_class(r.fault);
+      w.begin_object().field("fault", dispatch::to_string(r.fault)).field("detected", r.detected);
+      w.field("caught_by", r.caught_by);
+      w.key("median_cases");
+      if (r.detected && !std::isinf(r.median)) {
+        w.value(r.median);
+      } else {
+        w.null();
+      }
+      w.field("expected_property", zc.property).field("minimal_case", zc.minimal);
+      w.field("minimal", r.minimal).field("shrunk_by", r.shrunk_by);
+      w.key("counterexample");
+      if (r.counterexample) {
+        w.value(r.counterexample->describe());
+      } else {
+        w.null();
+      }
+      w.key("failure");
+      if (r.failure) {
+        w.value(r.failure->what);
+      } else {
+        w.null();
+      }
+      w.key("detections").begin_array();
+      for (const auto& d : r.detections) {
+        w.begin_object().field("property", d.property).key("cases").begin_array();
+        for (int c : d.cases) w.value(c);
+        w.end_array().key("median");
+        if (std::isinf(d.median)) {
+          w.null();
+        } else {
+          w.value(d.median);
+        }
+        w.end_object();
+      }
+      w.end_array();
+      w.key("heatmap");
+      if (heatmaps[i]) {
+        w.value(*heatmaps[i]);
+      } else {
+        w.null();
+      }
+      w.field("seconds", r.seconds).end_object();
+    }
+    w.end_array().end_object();
+    std::cout << "\n";
+  } else {
+    std::printf("\n%-32s %-9s %-30s %8s %-7s\n", "fault", "detected", "caught by", "median",
+                "minimal");
+    for (const auto& r : results) {
+      std::printf("%-32.*s %-9s %-30s %8s %-7s\n",
+                  static_cast<int>(dispatch::to_string(r.fault).size()),
+                  dispatch::to_string(r.fault).data(), r.detected ? "yes" : "NO",
+                  r.caught_by.c_str(), median_text(r.median).c_str(), r.minimal ? "yes" : "NO");
+    }
+  }
+  return all_ok ? 0 : 1;
+}
+
+int cmd_repro(const Argv& argv) {
+  const Args a(argv, {"backend"});
+  if (a.positionals().empty()) throw UsageError("name one or more regression files");
+  std::unique_ptr<gpu::Backend> be = make_backend(a.get("backend").value_or("host"));
+  std::vector<properties::Regression> regs;
+  for (const std::string& path : a.positionals()) {
+    try {
+      regs.push_back(properties::load_regression(path));
+    } catch (const properties::RegressionError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  int failed = 0;
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    const properties::Regression& r = regs[i];
+    const properties::ReplayOutcome out = properties::replay(r, *be);
+    std::printf("%s: %s on %s: %s\n", a.positionals()[i].c_str(), r.c.property().c_str(),
+                std::string(be->name()).c_str(), out.ok ? "ok" : "FAIL");
+    std::printf("    case: %s\n", r.c.describe().c_str());
+    std::string s = out.summary;
+    for (std::size_t at = 0; (at = s.find('\n', at)) != std::string::npos; at += 5) {
+      s.replace(at, 1, "\n    ");
+    }
+    std::printf("    %s\n", s.c_str());
+    if (out.clean) {
+      const std::string loc = located(*out.clean);
+      if (!loc.empty()) std::printf("    %s\n", loc.c_str());
+    }
+    failed += out.ok ? 0 : 1;
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace mxgate::cli

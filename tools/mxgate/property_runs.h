@@ -1,0 +1,26 @@
+// Shared by the property verbs (property, zoo, repro) and the gate: the faults a run plants,
+// a failure's one-line location, and the mismatch heatmap of a failing GEMM output.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "dispatch/faults.h"
+#include "properties/property.h"
+
+namespace mxgate::cli {
+
+// `--faults LIST` together with MXGATE_FAULTS (either may be empty).
+dispatch::Faults faults_option(const std::optional<std::string>& list);
+std::string describe(const dispatch::Faults& f);
+
+// "element (r,c): expected 0x..., actual 0x..., N ulp" or "".
+std::string located(const properties::Failure& f);
+
+// Writes PREFIX.svg and PREFIX.png when the failure carries a whole GEMM output; returns the
+// SVG path, or nullopt when there is nothing to draw.
+std::optional<std::string> write_failure_heatmap(const properties::Failure& f,
+                                                 const std::string& title,
+                                                 const std::string& prefix);
+
+}  // namespace mxgate::cli
