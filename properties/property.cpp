@@ -1,8 +1,12 @@
 #include "properties/property.h"
 
 #include <rapidcheck.h>
+#include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Property.h>
 #include <rapidcheck/detail/TestListenerAdapter.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdlib>
@@ -97,7 +101,33 @@ std::optional<Failure> check_case(const Property& p, const Context& ctx, const C
   }
 }
 
+namespace {
+
+// RapidCheck loads its global configuration (RC_PARAMS) on first use and prints it, with a
+// random seed of its own that no mxgate run uses (seeds come from RunOptions). Load it once
+// with stderr silenced so that line does not suggest otherwise.
+void load_rapidcheck_configuration_quietly() {
+  static const bool loaded = [] {
+    std::fflush(stderr);
+    const int saved = ::dup(2);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0) ::dup2(null, 2);
+    (void)rc::detail::configuration();
+    std::fflush(stderr);
+    if (saved >= 0) {
+      ::dup2(saved, 2);
+      ::close(saved);
+    }
+    if (null >= 0) ::close(null);
+    return true;
+  }();
+  (void)loaded;
+}
+
+}  // namespace
+
 RunResult run_property(const Property& p, const Context& ctx, const RunOptions& opts) {
+  load_rapidcheck_configuration_quietly();
   std::optional<Case> last_case;
   std::optional<Failure> last_failure;
   bool failed_once = false;

@@ -34,6 +34,7 @@ struct ZooOptions {
   int seeds = 20;         // for the median
   int cases = 100;        // cap per run: a property that needs more has not detected the fault
   bool all_properties = true;  // discover every property that detects (else only the expected)
+  int shrink_starts = 5;       // seeds whose failing case is shrunk; the smallest result is kept
 };
 
 struct ZooDetection {
@@ -56,6 +57,10 @@ struct ZooResult {
 };
 
 ZooResult run_zoo(dispatch::Fault f, gpu::Backend& be, const ZooOptions& opts);
+
+// The size of a case for picking the smallest of several shrunk ones: the sum of its numeric
+// fields other than the data seed.
+uint64_t case_size(const Case& c);
 
 // Median of cases-to-detection (0 entries = missed count as +inf).
 double median_cases(std::vector<int> cases);

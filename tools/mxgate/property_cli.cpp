@@ -156,16 +156,17 @@ std::string median_text(double m) {
   return buf;
 }
 
-// The shrunk case scaled up (M, N, K) so a GEMM fault draws its pattern on a readable output.
+// The shrunk case with M and N scaled up (K kept: it decides the fault) so a GEMM fault draws
+// its pattern on a readable output. N stays a multiple of the shrunk N (contract alignment).
 Case showcase(const Case& c) {
   Case big = c;
-  if (c.has("m")) big.set("m", 64);
+  if (c.has("m")) big.set("m", 96 + c.num("m") % 4);  // M % 4 kept: TMA alignment
   if (c.has("n") && c.has("tp")) {
-    big.set("n", c.num("tp") * std::max<uint64_t>(c.num("n") / c.num("tp"), 96));
+    big.set("n", c.num("n") * 4);
+    big.set("tp", c.num("tp") * 4);
   } else if (c.has("n")) {
-    big.set("n", 256);
+    big.set("n", c.num("n") * std::max<uint64_t>(1, 256 / c.num("n")));
   }
-  if (c.has("k") && !c.has("tp")) big.set("k", 512 + c.num("k") % 128);
   return big;
 }
 
@@ -222,9 +223,9 @@ int cmd_zoo(const Argv& argv) {
       reg.seed = opts.seed;
       reg.c = *r.counterexample;
       reg.detects = {f};
-      properties::save_regression(
-          reg, *save_dir + "/" + std::string(dispatch::to_string(f)).substr(0, 3) + "_" +
-                   r.shrunk_by + ".case");
+      char name[16];
+      std::snprintf(name, sizeof name, "z%02d_", static_cast<int>(f) + 1);
+      properties::save_regression(reg, *save_dir + "/" + name + r.shrunk_by + ".case");
     }
     if (!json) {
       std::printf("%s (%.1f s)\n", r.detected ? "detected" : "MISSED", r.seconds);
