@@ -1,9 +1,12 @@
 // Covers the device backend (HIP on AMD, CUDA on NVIDIA; gpu/device, gpu/kernels/*.hip): the
 // checks of test_gpu_checks.h -- every kernel against the reference bit for bit, declared
 // orders, contracts, guard bands, poison, accounting -- plus the hardware satfinite quantize
-// on NVIDIA sm_89+. Every test SKIPS (not passes) when no GPU is present. Label `gpu`; built
-// only in the hip / cuda presets. Does not cover: the host models (test_gpu_host.cpp), speed.
+// on NVIDIA sm_89+, and every property suite of properties/ (tests/property_suite.h) on the
+// device. Every test SKIPS (not passes) when no GPU is present. Label `gpu`; built only in the
+// hip / cuda presets. Does not cover: the host models (test_gpu_host.cpp, property_host.cpp),
+// speed.
 #include "gpu/device/device_backend.h"
+#include "tests/property_suite.h"
 #include "tests/test_gpu_checks.h"
 
 namespace mxgate::gpu {
