@@ -62,10 +62,9 @@ bool is_block(Kernel k) { return gpu::contract(k).scale == gpu::ScaleDtype::kFp3
 bool is_gemm(Kernel k) { return gpu::contract(k).accum.has_value(); }
 
 std::span<const Kernel> gemm_kernels() {
-  static const std::array<Kernel, 5> kGemms = {Kernel::kGemmMxDotScaled, Kernel::kGemmMxDequant,
-                                               Kernel::kGemmBlockscale,
-                                               Kernel::kGemmBlockscaleBpreshuffle,
-                                               Kernel::kGemmBf16};
+  static const std::array<Kernel, 5> kGemms = {
+      Kernel::kGemmMxDotScaled, Kernel::kGemmMxDequant, Kernel::kGemmBlockscale,
+      Kernel::kGemmBlockscaleBpreshuffle, Kernel::kGemmBf16};
   return kGemms;
 }
 
@@ -209,13 +208,14 @@ Bytes as_bytes(const std::vector<T>& v) {
 GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFormat format,
                     const LaunchLayout& layout) {
   const gpu::Contract& c = gpu::contract(kernel);
-  const ActScaleOrder order = layout.as_order == ActScaleOrder::kNone ? c.act_scale : layout.as_order;
+  const ActScaleOrder order =
+      layout.as_order == ActScaleOrder::kNone ? c.act_scale : layout.as_order;
   Bytes b = o.b;
   if (c.weight == gpu::WeightLayout::kAiterPreshuffled) b = shuffle_weight(sp(o.b), o.n, o.k, 1);
   Bytes sa, sb;
   gpu::GemmArgs args;
-  args.p = {o.m, o.n, o.k, format == OutputFormat::kBf16 ? gpu::OutDtype::kBf16
-                                                         : gpu::OutDtype::kFp32};
+  args.p = {o.m, o.n, o.k,
+            format == OutputFormat::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32};
   if (is_mx(kernel)) {
     if (layout.swizzled_mx_scales) {
       const std::size_t kb = (o.k + 31) / 32;

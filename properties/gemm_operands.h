@@ -71,7 +71,7 @@ Operands general_operands(gpu::Kernel kernel, std::size_t m, std::size_t n, std:
 struct LaunchLayout {
   // Activation-scale order handed to a block GEMM; kNone = the contract's order.
   gpu::ActScaleOrder as_order = gpu::ActScaleOrder::kNone;
-  bool tma_aligned_as = false;  // column-major As with leading dimension align4(M)
+  bool tma_aligned_as = false;      // column-major As with leading dimension align4(M)
   bool swizzled_mx_scales = false;  // MX GEMMs: both scale grids in the NVIDIA 128x4 swizzle
   uint8_t mx_pad = 0xFF;            // swizzle padding bytes (0xFF: NaN)
   float as_pad = 0.0f;              // TMA padding rows of As

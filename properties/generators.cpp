@@ -19,7 +19,8 @@ rc::Gen<std::size_t> gen_m() {
 rc::Gen<std::size_t> gen_n(std::size_t align) {
   std::vector<std::size_t> v;
   for (std::size_t j = 1; j <= 6; ++j) v.push_back(j * align);
-  for (std::size_t n : {96, 112, 128, 144, 192, 272}) v.push_back(std::max(align, n / align * align));
+  for (std::size_t n : {96, 112, 128, 144, 192, 272})
+    v.push_back(std::max(align, n / align * align));
   return pick(std::move(v));
 }
 
@@ -36,7 +37,9 @@ rc::Gen<std::size_t> gen_k(std::size_t align, int max_blocks) {
       range(0, static_cast<std::size_t>(max_blocks) + 1), pick(std::move(residues)));
 }
 
-rc::Gen<uint64_t> gen_seed() { return rc::gen::resize(100, rc::gen::inRange<uint64_t>(0, 1u << 20)); }
+rc::Gen<uint64_t> gen_seed() {
+  return rc::gen::resize(100, rc::gen::inRange<uint64_t>(0, 1u << 20));
+}
 
 void tag_shape(const Context& ctx, std::size_t m, std::size_t n, std::size_t k) {
   ctx.tag(m == 1 ? "m=1" : "m>1");

@@ -1,11 +1,10 @@
 #include "properties/property.h"
 
+#include <fcntl.h>
 #include <rapidcheck.h>
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Property.h>
 #include <rapidcheck/detail/TestListenerAdapter.h>
-
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
@@ -208,8 +207,9 @@ std::optional<Failure> compare_bytes(const std::string& what, std::size_t rows, 
   }
   if (bad == 0) return std::nullopt;
   char buf[160];
-  std::snprintf(buf, sizeof buf, ": %zu of %zu bytes differ; first (%zu,%zu) expected 0x%02X actual 0x%02X",
-                bad, expected.size(), first / cols, first % cols, expected[first], actual[first]);
+  std::snprintf(buf, sizeof buf,
+                ": %zu of %zu bytes differ; first (%zu,%zu) expected 0x%02X actual 0x%02X", bad,
+                expected.size(), first / cols, first % cols, expected[first], actual[first]);
   BitMismatch m;
   m.row = first / cols;
   m.col = first % cols;

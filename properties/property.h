@@ -44,8 +44,8 @@ std::span<const std::string_view> required_coverage();
 std::vector<std::string> missing(const Coverage& c);
 
 struct Context {
-  gpu::Backend* be = nullptr;  // the backend under test (host models or a device)
-  dispatch::Faults faults;     // zoo faults planted in what runs (none for the gate)
+  gpu::Backend* be = nullptr;    // the backend under test (host models or a device)
+  dispatch::Faults faults;       // zoo faults planted in what runs (none for the gate)
   Coverage* coverage = nullptr;  // tags of generated cases (not of shrink steps); may be null
   uint32_t kernel_faults() const { return dispatch::kernel_fault_bits(faults); }
   void tag(const std::string& t) const {

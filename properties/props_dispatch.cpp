@@ -22,9 +22,12 @@ using gpu::ActScaleOrder;
 using gpu::Kernel;
 namespace d = mxgate::dispatch;
 
-constexpr std::string_view kKernels[] = {"registry",       "DotScaledMxfp8",
-                                         "EmulationMxfp8", "EmulationMxfp8PerStep",
-                                         "BlockScaledFp8", "PreshuffledBlockScaledFp8",
+constexpr std::string_view kKernels[] = {"registry",
+                                         "DotScaledMxfp8",
+                                         "EmulationMxfp8",
+                                         "EmulationMxfp8PerStep",
+                                         "BlockScaledFp8",
+                                         "PreshuffledBlockScaledFp8",
                                          "Bf16"};
 
 const d::LinearKernel* named_kernel(std::string_view name) {
@@ -51,15 +54,15 @@ d::Scheme scheme_of(std::string_view kernel) {
 }
 
 // Steps after the load; a lifecycle always ends with one plain apply.
-constexpr std::string_view kSteps[] = {"process", "model_preshuffle", "apply",
+constexpr std::string_view kSteps[] = {"process",     "model_preshuffle", "apply",
                                        "apply_fused",  // in the negotiated order
                                        "apply_row",    // fused, row-major scales
                                        "apply_col"};   // fused, column-major scales
 
 rc::Gen<Case> gen_dispatch(const Context&) {
   return rc::gen::apply(
-      [](std::string kernel, std::string platform, std::string scheme, std::size_t n,
-         std::size_t k, std::string ws, int flags, std::size_t m, std::string weights,
+      [](std::string kernel, std::string platform, std::string scheme, std::size_t n, std::size_t k,
+         std::string ws, int flags, std::size_t m, std::string weights,
          std::vector<std::string> steps, uint64_t seed) {
         Case c("dispatch.end_to_end");
         c.set("kernel", kernel);
@@ -145,7 +148,8 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
   cfg.scheme = enum_field<d::Scheme>(c, "scheme", d::parse_scheme);
   cfg.n = c.num("n");
   cfg.k = c.num("k");
-  cfg.weight_scale = enum_field<d::WeightScaleDtype>(c, "weight_scale", d::parse_weight_scale_dtype);
+  cfg.weight_scale =
+      enum_field<d::WeightScaleDtype>(c, "weight_scale", d::parse_weight_scale_dtype);
   const std::string& flags = c.text("flags");
   if (flags != "none" && flags != "is_bmm" && flags != "skip_weight_relayout") {
     throw CaseError("case field 'flags' must be none, is_bmm or skip_weight_relayout");
@@ -184,8 +188,8 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
   }
   d::Activation x = d::make_activation(ints(m * cfg.k, rng), m, cfg.k);
   const GemmOutput want = d::test_support::reference(cfg, w, x);
-  const bool per_step_kernel = layer->kernel().name() == "EmulationMxfp8" &&
-                               layer->kernel().planned_load(cfg).empty();
+  const bool per_step_kernel =
+      layer->kernel().name() == "EmulationMxfp8" && layer->kernel().planned_load(cfg).empty();
   bool processed_seen = false, skipped_processing = true;
   for (const std::string& step : steps) {
     if (step == "process") {
@@ -227,9 +231,9 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
         return violation("I1", "gemm_mx_dot_scaled launched with K = " + std::to_string(cfg.k) +
                                    " (contract: K % 128 == 0)");
       }
-      if (auto f = compare_outputs("I4: apply (path " + std::string(d::to_string(r.path)) +
-                                       ") vs reference",
-                                   want, r.out)) {
+      if (auto f = compare_outputs(
+              "I4: apply (path " + std::string(d::to_string(r.path)) + ") vs reference", want,
+              r.out)) {
         return f;
       }
       if (processed) {
@@ -238,8 +242,8 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
                          Kernel::kGemmMxDequant}) {
           if (k == Kernel::kGemmMxDequant && per_step_kernel) continue;
           if (dl.launches_of(k) != 0) {
-            return violation("I5", "per-step " + std::string(gpu::kernel_name(k)) +
-                                       " after load processing");
+            return violation(
+                "I5", "per-step " + std::string(gpu::kernel_name(k)) + " after load processing");
           }
         }
         const std::size_t bound = m * (cfg.k * 2 + cfg.k + cfg.k * 4 + cfg.n * 4) + 256;
@@ -251,8 +255,8 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
     }
     const d::LayerState& st = layer->state();
     if (st.weight_relayouts > 1) {
-      return violation("I2", "weight preshuffled " + std::to_string(st.weight_relayouts) +
-                                 " times");
+      return violation("I2",
+                       "weight preshuffled " + std::to_string(st.weight_relayouts) + " times");
     }
     if (cfg.reads_weight_directly() && st.weight_relayouts != 0) {
       return violation("I2", "a weight read directly (" + flags + ") was preshuffled");

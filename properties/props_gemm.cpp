@@ -43,7 +43,7 @@ std::vector<std::pair<std::size_t, std::size_t>> catalog_shapes(Kernel kernel) {
   const gpu::Contract& c = gpu::contract(kernel);
   std::set<std::pair<std::size_t, std::size_t>> out;
   for (const ShapeEntry& e : catalog()) {
-    const bool fits = is_mx(kernel) ? (e.is_mx() || e.k % 32 == 0)
+    const bool fits = is_mx(kernel)      ? (e.is_mx() || e.k % 32 == 0)
                       : is_block(kernel) ? e.is_block128()
                                          : true;
     if (!fits || e.n % c.n_align != 0 || e.k % c.k_align != 0) continue;
@@ -68,10 +68,10 @@ std::vector<std::size_t> catalog_n_residues() {
 // layouts come up more often than bf16.
 std::vector<Kernel> supported_gemms(const Context& ctx) {
   std::vector<Kernel> out;
-  for (Kernel k : {Kernel::kGemmMxDequant, Kernel::kGemmBlockscale,
-                   Kernel::kGemmBlockscaleBpreshuffle, Kernel::kGemmMxDotScaled,
-                   Kernel::kGemmBf16, Kernel::kGemmBlockscaleBpreshuffle, Kernel::kGemmMxDequant,
-                   Kernel::kGemmBlockscale}) {
+  for (Kernel k :
+       {Kernel::kGemmMxDequant, Kernel::kGemmBlockscale, Kernel::kGemmBlockscaleBpreshuffle,
+        Kernel::kGemmMxDotScaled, Kernel::kGemmBf16, Kernel::kGemmBlockscaleBpreshuffle,
+        Kernel::kGemmMxDequant, Kernel::kGemmBlockscale}) {
     if (ctx.be->supports(k)) out.push_back(k);
   }
   return out;
@@ -159,8 +159,7 @@ rc::Gen<Case> gen_exact(const Context& ctx) {
           return gemm_case("gemm.exact", kernel, s, pick, out, seed);
         },
         gen_shape(kernel), pick<int>({0, 1, 1}),
-        pick<std::string>({"fp32", "fp32", "fp32", "bf16"}),
-        gen_seed());
+        pick<std::string>({"fp32", "fp32", "fp32", "bf16"}), gen_seed());
   });
 }
 
@@ -255,12 +254,12 @@ std::optional<Failure> check_round_trip(const Context& ctx, const Case& c) {
     if (!rc_) {
       ++pads;
       if (packed[off] != 0xFFFFFFFFu) {
-        return Failure{name + ": padding slot " + std::to_string(off) + " holds an element", {},
-                       {}, {}};
+        return Failure{
+            name + ": padding slot " + std::to_string(off) + " holds an element", {}, {}, {}};
       }
     } else if (packed[off] != rc_->first * cols + rc_->second) {
-      return Failure{name + ": scale_inverse(" + std::to_string(off) + ") disagrees with pack",
-                     {}, {}, {}};
+      return Failure{
+          name + ": scale_inverse(" + std::to_string(off) + ") disagrees with pack", {}, {}, {}};
     }
   }
   if (pads != packed.size() - rows * cols) return Failure{name + ": padding count", {}, {}, {}};
@@ -309,8 +308,8 @@ rc::Gen<Case> gen_column_split(const Context& ctx) {
         [kernel, align](std::size_t tp, std::size_t res, std::size_t blocks, std::size_t m,
                         std::size_t k, uint64_t seed) {
           const std::size_t local = std::max(align, (res + 128 * blocks) / align * align);
-          Case c = gemm_case("metamorphic.tp_column_split", kernel, {m, local * tp, k}, 0, "fp32",
-                             seed);
+          Case c =
+              gemm_case("metamorphic.tp_column_split", kernel, {m, local * tp, k}, 0, "fp32", seed);
           c.set("tp", tp);
           return c;
         },
@@ -353,7 +352,8 @@ std::optional<Failure> check_column_split(const Context& ctx, const Case& c) {
     }
     const GemmOutput part = run_gemm(*ctx.be, kernel, s, OutputFormat::kFp32, sl);
     for (std::size_t i = 0; i < m; ++i) {
-      for (std::size_t j = 0; j < local; ++j) joined.fp32[i * n + n0 + j] = part.fp32[i * local + j];
+      for (std::size_t j = 0; j < local; ++j)
+        joined.fp32[i * n + n0 + j] = part.fp32[i * local + j];
     }
   }
   ctx.tag("kernel:" + std::string(gpu::kernel_name(kernel)));
@@ -434,8 +434,8 @@ std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
   ctx.tag("kernel:" + std::string(gpu::kernel_name(kernel)));
   ctx.tag("tp:row_split");
   tag_shape(ctx, m, n, k);
-  return compare_outputs("TP=" + std::to_string(tp) + " row-split partial sums vs full GEMM",
-                         full, sum);
+  return compare_outputs("TP=" + std::to_string(tp) + " row-split partial sums vs full GEMM", full,
+                         sum);
 }
 
 // ---- metamorphic.padding_poison -------------------------------------------------------------
@@ -474,7 +474,8 @@ std::optional<Failure> check_poison(const Context& ctx, const Case& c) {
     l.as_pad = pad == 0 ? 0.0f : pad == 0x7F ? 1.0e30f : std::numeric_limits<float>::quiet_NaN();
     char what[96];
     std::snprintf(what, sizeof what, "output with padding 0x%02X vs exact_gemm", pad);
-    if (auto f = compare_outputs(what, want, run_gemm(*ctx.be, kernel, o, OutputFormat::kFp32, l))) {
+    if (auto f =
+            compare_outputs(what, want, run_gemm(*ctx.be, kernel, o, OutputFormat::kFp32, l))) {
       return f;
     }
   }

@@ -52,14 +52,15 @@ MxPolicy reference_policy(Kernel kernel, std::string_view conv) {
 rc::Gen<ValueClass> gen_value_class() {
   using V = ValueClass;
   // Hazard classes appear more often; shrinking moves toward plain integers.
-  return pick<V>({V::kInts, V::kNormal, V::kNarrow, V::kWide, V::kSubnormal, V::kTies,
-                  V::kSaturation, V::kZero, V::kNanInf, V::kLog2Hazard, V::kBf16Carry, V::kTiny,
-                  V::kSubnormal, V::kTies, V::kSaturation, V::kLog2Hazard, V::kBf16Carry,
-                  V::kLog2Hazard, V::kBf16Carry, V::kTiny, V::kNormal, V::kInts});
+  return pick<V>({V::kInts,       V::kNormal,     V::kNarrow,     V::kWide,      V::kSubnormal,
+                  V::kTies,       V::kSaturation, V::kZero,       V::kNanInf,    V::kLog2Hazard,
+                  V::kBf16Carry,  V::kTiny,       V::kSubnormal,  V::kTies,      V::kSaturation,
+                  V::kLog2Hazard, V::kBf16Carry,  V::kLog2Hazard, V::kBf16Carry, V::kTiny,
+                  V::kNormal,     V::kInts});
 }
 
 struct QuantInput {
-  std::vector<float> x;       // what the reference quantizes (bf16-rounded for bf16 input)
+  std::vector<float> x;        // what the reference quantizes (bf16-rounded for bf16 input)
   std::vector<uint16_t> bf16;  // the bf16 bits uploaded for bf16 input
 };
 
@@ -170,7 +171,8 @@ std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
   ctx.tag("kernel:" + std::string(gpu::kernel_name(kernel)));
   tag_shape(ctx, rows, 0, cols);
   tag_quantized(ctx, in.x, want);
-  if (auto f = compare_bytes("e8m0 scale bytes", rows, want.scale_cols(), want.scales, got.scales)) {
+  if (auto f =
+          compare_bytes("e8m0 scale bytes", rows, want.scale_cols(), want.scales, got.scales)) {
     return f;
   }
   return compare_bytes("E4M3FN codes", rows, cols, want.data, got.data);
@@ -204,7 +206,8 @@ rc::Gen<Case> gen_dequantize(const Context&) {
 std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
   const std::size_t rows = c.num("rows"), cols = c.num("cols");
   const std::string& cls = c.text("scales");
-  if (cls != "extreme" && cls != "normal") throw CaseError("case field 'scales' must be extreme or normal");
+  if (cls != "extreme" && cls != "normal")
+    throw CaseError("case field 'scales' must be extreme or normal");
   std::mt19937_64 rng(c.num("seed"));
   MxQuantized q{rows, cols, Format::kE4M3FN, {}, {}};
   for (std::size_t i = 0; i < rows * cols; ++i) q.data.push_back(static_cast<uint8_t>(rng()));
@@ -241,7 +244,8 @@ rc::Gen<Case> gen_upcast(const Context&) {
 std::optional<Failure> check_upcast(const Context& ctx, const Case& c) {
   const std::size_t count = c.num("count");
   const std::string& cls = c.text("scales");
-  if (cls != "extreme" && cls != "normal") throw CaseError("case field 'scales' must be extreme or normal");
+  if (cls != "extreme" && cls != "normal")
+    throw CaseError("case field 'scales' must be extreme or normal");
   std::mt19937_64 rng(c.num("seed"));
   const std::vector<uint8_t> bytes = scale_bytes(cls, count, rng);
   gpu::Backend& be = *ctx.be;

@@ -12,7 +12,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -136,7 +137,9 @@ ReplayOutcome replay(const Regression& r, gpu::Backend& be) {
   return out;
 }
 
-std::string default_regression_dir() { return std::string(MXGATE_SOURCE_DIR) + "/corpus/regressions"; }
+std::string default_regression_dir() {
+  return std::string(MXGATE_SOURCE_DIR) + "/corpus/regressions";
+}
 
 std::vector<std::string> list_regressions(const std::string& dir) {
   std::vector<std::string> out;

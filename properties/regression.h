@@ -46,10 +46,10 @@ std::string format_regression(const Regression& r);
 void save_regression(const Regression& r, const std::string& path);
 
 struct ReplayOutcome {
-  bool ok = true;                 // clean pass and every `detects` fault caught
-  std::optional<Failure> clean;   // failure with no fault on (a regression)
+  bool ok = true;                // clean pass and every `detects` fault caught
+  std::optional<Failure> clean;  // failure with no fault on (a regression)
   std::vector<std::pair<dispatch::Fault, bool>> detected;  // per `detects` fault
-  std::string summary;            // one line per check
+  std::string summary;                                     // one line per check
 };
 ReplayOutcome replay(const Regression& r, gpu::Backend& be);
 

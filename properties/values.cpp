@@ -12,8 +12,8 @@ namespace mxgate::properties {
 namespace {
 
 constexpr std::array<std::string_view, kValueClassCount> kNames = {
-    "ints",      "normal",  "narrow",      "wide",       "subnormal", "ties",
-    "saturation", "zero", "nan_inf", "log2_hazard", "bf16_carry", "tiny"};
+    "ints",       "normal", "narrow",  "wide",        "subnormal",  "ties",
+    "saturation", "zero",   "nan_inf", "log2_hazard", "bf16_carry", "tiny"};
 
 uint64_t below(std::mt19937_64& rng, uint64_t n) { return rng() % n; }
 float sign(std::mt19937_64& rng) { return (rng() & 1) ? -1.0f : 1.0f; }
@@ -92,7 +92,8 @@ void fill_block(ValueClass c, std::mt19937_64& rng, std::span<float> out) {
     case ValueClass::kSubnormal: {
       const float amax = std::ldexp(mantissa(rng), in_range(rng, -10, 10));
       fill_below(rng, amax, out);
-      for (std::size_t i = 1; i < out.size(); ++i) out[i] = std::ldexp(out[i], -in_range(rng, 9, 13));
+      for (std::size_t i = 1; i < out.size(); ++i)
+        out[i] = std::ldexp(out[i], -in_range(rng, 9, 13));
       return;
     }
     case ValueClass::kTies: {
@@ -165,9 +166,9 @@ std::vector<float> make_values(ValueClass primary, std::size_t rows, std::size_t
       // The filler never draws the two single-value hazards (log2f, bf16 carry): a fault they
       // reveal is then revealed by block 0 too, and the case shrinks to that one block.
       static constexpr ValueClass kFiller[] = {
-          ValueClass::kInts,       ValueClass::kNormal, ValueClass::kNarrow, ValueClass::kWide,
-          ValueClass::kSubnormal,  ValueClass::kTies,   ValueClass::kSaturation,
-          ValueClass::kZero,       ValueClass::kNanInf, ValueClass::kTiny};
+          ValueClass::kInts,      ValueClass::kNormal, ValueClass::kNarrow,     ValueClass::kWide,
+          ValueClass::kSubnormal, ValueClass::kTies,   ValueClass::kSaturation, ValueClass::kZero,
+          ValueClass::kNanInf,    ValueClass::kTiny};
       ValueClass c = primary;
       if (b > 0 && (rng() & 1)) c = kFiller[below(rng, std::size(kFiller))];
       const std::size_t len = std::min<std::size_t>(32, cols - b * 32);

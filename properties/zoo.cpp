@@ -67,8 +67,7 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
      "one block whose amax/448 is 0x1.000002p-126", one_block},
     {Fault::kZ9DropTrailingKBlock, "gemm.exact", "K=block+32, M=N=1",
      [](const Case& c) { return c.num("k") <= 160 && c.num("m") == 1 && c.num("n") == 1; }},
-    {Fault::kZ10ReadScalePadding, "metamorphic.padding_poison",
-     "smallest shape that needs padding",
+    {Fault::kZ10ReadScalePadding, "metamorphic.padding_poison", "smallest shape that needs padding",
      [](const Case& c) { return c.num("m") == 1 && c.num("n") <= 16 && c.num("k") <= 32; }},
     {Fault::kZ11WrongFp8Max, "quantize.bit_exact", "one block with amax above 240", one_block},
     {Fault::kZ12IgnoreAsStride, "gemm.exact", "M=3, K=256",
@@ -99,7 +98,8 @@ const ZooClass& zoo_class(Fault f) {
 uint64_t case_size(const Case& c) {
   uint64_t size = 0;
   for (const auto& [key, value] : c.fields()) {
-    if (key == "seed" || value.empty() || value.find_first_not_of("0123456789") != std::string::npos) {
+    if (key == "seed" || value.empty() ||
+        value.find_first_not_of("0123456789") != std::string::npos) {
       continue;
     }
     size += std::stoull(value);
@@ -166,7 +166,8 @@ ZooResult run_zoo(Fault f, gpu::Backend& be, const ZooOptions& opts) {
       ro.seed = opts.seed + static_cast<uint64_t>(s);
       const RunResult shrunk = run_property(*find_property(shrink_with), ctx, ro);
       if (!shrunk.counterexample) continue;
-      if (!out.counterexample || case_size(*shrunk.counterexample) < case_size(*out.counterexample)) {
+      if (!out.counterexample ||
+          case_size(*shrunk.counterexample) < case_size(*out.counterexample)) {
         out.counterexample = shrunk.counterexample;
         out.failure = shrunk.failure;
       }

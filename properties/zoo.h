@@ -30,9 +30,9 @@ std::span<const ZooClass> zoo_classes();
 const ZooClass& zoo_class(dispatch::Fault f);
 
 struct ZooOptions {
-  uint64_t seed = 1;      // seeds seed .. seed + seeds - 1
-  int seeds = 20;         // for the median
-  int cases = 100;        // cap per run: a property that needs more has not detected the fault
+  uint64_t seed = 1;           // seeds seed .. seed + seeds - 1
+  int seeds = 20;              // for the median
+  int cases = 100;             // cap per run: a property that needs more has not detected the fault
   bool all_properties = true;  // discover every property that detects (else only the expected)
   int shrink_starts = 5;       // seeds whose failing case is shrunk; the smallest result is kept
 };
@@ -49,10 +49,10 @@ struct ZooResult {
   std::vector<ZooDetection> detections;  // every property that failed on the first seed
   std::string caught_by;                 // the detection with the smallest median
   double median = 0;
-  std::string shrunk_by;                 // the expected property if it detects, else caught_by
-  std::optional<Case> counterexample;    // shrunk, first seed, by shrunk_by
+  std::string shrunk_by;               // the expected property if it detects, else caught_by
+  std::optional<Case> counterexample;  // shrunk, first seed, by shrunk_by
   std::optional<Failure> failure;
-  bool minimal = false;                  // counterexample satisfies zoo_class(fault).is_minimal
+  bool minimal = false;  // counterexample satisfies zoo_class(fault).is_minimal
   double seconds = 0;
 };
 

@@ -61,8 +61,7 @@ TEST_P(ZooFault, DetectedFastWithMinimalCounterexample) {
               std::string(dispatch::to_string(z.fault)).c_str(), r.median,
               r.counterexample->describe().c_str(), r.failure->what.c_str());
   // The same case with no fault planted passes: the property is not simply failing.
-  EXPECT_FALSE(check_case(*find_property(r.shrunk_by), Context{&be, {}, nullptr},
-                          *r.counterexample)
+  EXPECT_FALSE(check_case(*find_property(r.shrunk_by), Context{&be, {}, nullptr}, *r.counterexample)
                    .has_value());
 }
 

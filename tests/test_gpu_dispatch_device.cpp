@@ -2,13 +2,13 @@
 // (the plan equals what load processing and apply do) and the invariants I1 (dot_scaled never
 // reached with K % 128 != 0, a spy on its launch count), I2 (a weight is preshuffled at most once,
 // never when it is read directly), I3 (a mismatched pre-quantized activation-scale order is
-// refused, the unfused path is right), I4 (apply equals the reference for every lifecycle) and I5
-// (no per-step re-materialization after load processing, counted), all with the kernels running
-// on the GPU; and the zoo's kernel faults (Z8-Z16) giving on the device the bytes the host models
-// give. Every test SKIPS (not passes) when no GPU is present, and when the program is built
-// without MXGATE_DEVICE_TEST (no device library linked). Label `gpu`. Does not cover: the minimal
-// case of each fault against the reference (tests/test_dispatch_faults.cpp), bound-mode data,
-// speed.
+// refused, the unfused path is right) and I5 (no per-step re-materialization after load
+// processing, counted), all with the kernels running on the GPU; and the zoo's kernel faults
+// (Z8-Z16) giving on the device the bytes the host models give. I4 over random lifecycles is the
+// dispatch.end_to_end property (test_gpu_device). Every test SKIPS (not passes) when no GPU is
+// present, and when the program is built without MXGATE_DEVICE_TEST (no device library linked).
+// Label `gpu`. Does not cover: the minimal case of each fault against the reference
+// (tests/test_dispatch_faults.cpp), bound-mode data, speed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -189,60 +189,9 @@ TEST_F(DeviceDispatch, ActScaleOrderMismatchIsRefused) {
 
 enum class Step { kModelPreshuffle, kProcess, kApply };
 
-// I4: apply must equal the reference whether or not load processing ran, in every order of
-// model-side and kernel-side preparation, with every kernel running on the device.
-TEST_F(DeviceDispatch, ApplyEqualsReferenceForEveryLifecycle) {
-  const DotScaledMxfp8 dot;
-  const EmulationMxfp8 emu_load(true), emu_step(false);
-  const BlockScaledFp8 block;
-  const PreshuffledBlockScaledFp8 pre;
-  const Bf16 bf16;
-  const std::vector<std::vector<Step>> lifecycles = {
-      {Step::kApply},
-      {Step::kProcess, Step::kApply, Step::kApply},
-      {Step::kModelPreshuffle, Step::kProcess, Step::kApply},
-      {Step::kApply, Step::kModelPreshuffle, Step::kApply, Step::kProcess, Step::kApply},
-  };
-  struct Case {
-    const LinearKernel* kernel;
-    LinearConfig c;
-  };
-  std::vector<Case> cases;
-  for (std::size_t k : {160, 256}) {
-    for (const LinearKernel* kr : std::vector<const LinearKernel*>{&dot, &emu_load, &emu_step}) {
-      cases.push_back({kr, config(Platform::kHost, Scheme::kMxfp8, 16, k)});
-    }
-    for (const LinearKernel* kr : std::vector<const LinearKernel*>{&block, &pre}) {
-      for (auto ws : {WeightScaleDtype::kE8m0, WeightScaleDtype::kFp32}) {
-        LinearConfig c = config(Platform::kHost, Scheme::kFp8Block, 16, k, ws);
-        cases.push_back({kr, c});
-        c.skip_weight_relayout = true;
-        cases.push_back({kr, c});
-      }
-    }
-  }
-  cases.push_back({&bf16, config(Platform::kHost, Scheme::kBf16, 5, 40)});
-  for (const Case& cs : cases) {
-    for (std::size_t li = 0; li < lifecycles.size(); ++li) {
-      for (std::size_t m : {1, 3}) {
-        SCOPED_TRACE(std::string(cs.kernel->name()) + " " + describe(cs.c) + " lifecycle " +
-                     std::to_string(li) + " M=" + std::to_string(m));
-        Problem p = problem(cs.c, m, 11 + li);
-        LinearLayer layer(be(), cs.c, *cs.kernel);
-        const QuantizedWeight w = layer.load_float_weights(p.weight);
-        const GemmOutput want = reference(cs.c, w, p.x);
-        for (Step s : lifecycles[li]) {
-          if (s == Step::kModelPreshuffle) layer.model_preshuffle();
-          if (s == Step::kProcess) layer.process_weights_after_loading();
-          if (s == Step::kApply) {
-            EXPECT_TRUE(same(want, layer.apply(p.x).out));
-          }
-        }
-        EXPECT_LE(layer.state().weight_relayouts, 1);
-      }
-    }
-  }
-}
+// I4 (apply equals the reference for every lifecycle) on the device is the property
+// dispatch.end_to_end (properties/props_dispatch.cpp), run by test_gpu_device over random
+// configs and lifecycles; the fixed table of named lifecycles is in test_dispatch.cpp (host).
 
 // I5 (Z6): after load processing the device hot path launches no dequantize, upcast or
 // preshuffle and allocates only activation-sized buffers; skipped processing is counted.

@@ -173,10 +173,11 @@ Case showcase(const Case& c) {
 }  // namespace
 
 int cmd_zoo(const Argv& argv) {
-  const Args a(argv, {"backend", "seed", "seeds", "cases", "fault", "save-regressions",
-                      "heatmap-dir"},
+  const Args a(argv,
+               {"backend", "seed", "seeds", "cases", "fault", "save-regressions", "heatmap-dir"},
                {"json", "expected-only"});
-  if (!a.positionals().empty()) throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
+  if (!a.positionals().empty())
+    throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
   std::unique_ptr<gpu::Backend> be = make_backend(a.get("backend").value_or("host"));
   properties::ZooOptions opts;
   opts.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
