@@ -61,7 +61,7 @@ std::string Case::describe() const {
   std::string out;
   for (const auto& [k, v] : fields_) {
     if (!out.empty()) out += ' ';
-    out += k + "=" + v;
+    out.append(k).append("=").append(v);
   }
   return out;
 }

@@ -61,9 +61,9 @@ constexpr std::string_view kSteps[] = {"process",     "model_preshuffle", "apply
 
 rc::Gen<Case> gen_dispatch(const Context&) {
   return rc::gen::apply(
-      [](std::string kernel, std::string platform, std::string scheme, std::size_t n, std::size_t k,
-         std::string ws, int flags, std::size_t m, std::string weights,
-         std::vector<std::string> steps, uint64_t seed) {
+      [](const std::string& kernel, const std::string& platform, const std::string& scheme,
+         std::size_t n, std::size_t k, const std::string& ws, int flags, std::size_t m,
+         const std::string& weights, const std::vector<std::string>& steps, uint64_t seed) {
         Case c("dispatch.end_to_end");
         c.set("kernel", kernel);
         // A named kernel runs on the host platform (every kernel exists there) with its scheme;

@@ -139,8 +139,6 @@ rc::Gen<Shape3> gen_shape(Kernel kernel) {
   });
 }
 
-Shape3 shape_of(const Case& c) { return {c.num("m"), c.num("n"), c.num("k")}; }
-
 void check_contract_or_throw(Kernel kernel, std::size_t m, std::size_t n, std::size_t k) {
   const gpu::Contract& ct = gpu::contract(kernel);
   if (m == 0 || n == 0 || k == 0 || n % ct.n_align != 0 || k % ct.k_align != 0) {
@@ -155,7 +153,7 @@ void check_contract_or_throw(Kernel kernel, std::size_t m, std::size_t n, std::s
 rc::Gen<Case> gen_exact(const Context& ctx) {
   return rc::gen::mapcat(pick(supported_gemms(ctx)), [](Kernel kernel) {
     return rc::gen::apply(
-        [kernel](Shape3 s, int pick, std::string out, uint64_t seed) {
+        [kernel](Shape3 s, int pick, const std::string& out, uint64_t seed) {
           return gemm_case("gemm.exact", kernel, s, pick, out, seed);
         },
         gen_shape(kernel), pick<int>({0, 1, 1}),
@@ -165,7 +163,7 @@ rc::Gen<Case> gen_exact(const Context& ctx) {
 
 std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   const Kernel kernel = enum_field<Kernel>(c, "kernel", gpu::parse_kernel);
-  const auto [m, n, k] = shape_of(c);
+  const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   check_contract_or_throw(kernel, m, n, k);
   const OutputFormat fmt = out_format(c);
   const LaunchLayout layout = launch_layout(c, kernel, ctx);
@@ -183,7 +181,7 @@ rc::Gen<Case> gen_ordered(const Context& ctx) {
   return rc::gen::mapcat(pick(supported_gemms(ctx)), [](Kernel kernel) {
     const gpu::Contract& c = gpu::contract(kernel);
     return rc::gen::apply(
-        [kernel](Shape3 s, std::string out, uint64_t seed) {
+        [kernel](Shape3 s, const std::string& out, uint64_t seed) {
           return gemm_case("gemm.ordered_bound", kernel, s, 0, out, seed);
         },
         rc::gen::tuple(gen_m(), gen_n(c.n_align), gen_k(c.k_align)),
@@ -193,7 +191,7 @@ rc::Gen<Case> gen_ordered(const Context& ctx) {
 
 std::optional<Failure> check_ordered(const Context& ctx, const Case& c) {
   const Kernel kernel = enum_field<Kernel>(c, "kernel", gpu::parse_kernel);
-  const auto [m, n, k] = shape_of(c);
+  const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   check_contract_or_throw(kernel, m, n, k);
   const OutputFormat fmt = out_format(c);
   const LaunchLayout layout = launch_layout(c, kernel, ctx);
@@ -219,7 +217,7 @@ rc::Gen<Case> gen_round_trip(const Context&) {
   for (ScaleLayout l : all_scale_layouts()) names.emplace_back(to_string(l));
   names.emplace_back("aiter_preshuffle");
   return rc::gen::apply(
-      [](std::string layout, std::size_t rows, std::size_t cols) {
+      [](const std::string& layout, std::size_t rows, std::size_t cols) {
         Case c("layouts.round_trip");
         c.set("layout", layout).set("rows", rows).set("cols", cols);
         return c;
@@ -322,7 +320,7 @@ rc::Gen<Case> gen_column_split(const Context& ctx) {
 // the global block index, n_offset for the block kernels) concatenated equals the full GEMM.
 std::optional<Failure> check_column_split(const Context& ctx, const Case& c) {
   const Kernel kernel = enum_field<Kernel>(c, "kernel", gpu::parse_kernel);
-  const auto [m, n, k] = shape_of(c);
+  const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   const std::size_t tp = c.num("tp");
   if (tp < 1 || n % tp != 0) throw CaseError("case field 'tp' must divide N");
   const std::size_t local = n / tp;
@@ -385,7 +383,7 @@ rc::Gen<Case> gen_row_split(const Context& ctx) {
 // data the fp32 sum of the ranks' partial GEMMs (the all-reduce) equals the full GEMM bit for bit.
 std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
   const Kernel kernel = enum_field<Kernel>(c, "kernel", gpu::parse_kernel);
-  const auto [m, n, k] = shape_of(c);
+  const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   const std::size_t tp = c.num("tp");
   if (tp < 2 || k <= 128 * (tp - 1)) throw CaseError("case field 'tp' needs K > 128 (tp - 1)");
   check_contract_or_throw(kernel, m, n, k);
@@ -459,7 +457,7 @@ rc::Gen<Case> gen_poison(const Context& ctx) {
 // align4(M)) filled with 0x00, 0x7F or NaN gives the same output bits, equal to exact_gemm.
 std::optional<Failure> check_poison(const Context& ctx, const Case& c) {
   const Kernel kernel = enum_field<Kernel>(c, "kernel", gpu::parse_kernel);
-  const auto [m, n, k] = shape_of(c);
+  const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   check_contract_or_throw(kernel, m, n, k);
   Case zero = c;
   zero.set("pad", 0);

@@ -142,8 +142,8 @@ rc::Gen<Case> gen_quantize(const Context& ctx) {
           ? pick<std::string>({"quantize_mx", "quantize_mx", "quantize_mx", "quantize_mx_hw"})
           : rc::gen::just<std::string>("quantize_mx");
   return rc::gen::apply(
-      [](std::string kernel, std::string conv, std::string input, std::size_t rows,
-         std::size_t cols, ValueClass vc, uint64_t seed) {
+      [](const std::string& kernel, const std::string& conv, const std::string& input,
+         std::size_t rows, std::size_t cols, ValueClass vc, uint64_t seed) {
         Case c("quantize.bit_exact");
         c.set("kernel", kernel);
         // The hardware cast is the satfinite convention: RCEIL scales only.
@@ -195,7 +195,7 @@ std::vector<uint8_t> scale_bytes(std::string_view cls, std::size_t count, std::m
 
 rc::Gen<Case> gen_dequantize(const Context&) {
   return rc::gen::apply(
-      [](std::size_t rows, std::size_t cols, std::string scales, uint64_t seed) {
+      [](std::size_t rows, std::size_t cols, const std::string& scales, uint64_t seed) {
         Case c("dequantize.bit_exact");
         c.set("rows", rows).set("cols", cols).set("scales", scales).set("seed", seed);
         return c;
@@ -233,7 +233,7 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
 
 rc::Gen<Case> gen_upcast(const Context&) {
   return rc::gen::apply(
-      [](std::size_t count, std::string scales, uint64_t seed) {
+      [](std::size_t count, const std::string& scales, uint64_t seed) {
         Case c("upcast_e8m0.bit_exact");
         c.set("count", count).set("scales", scales).set("seed", seed);
         return c;
@@ -269,7 +269,7 @@ std::optional<Failure> check_upcast(const Context& ctx, const Case& c) {
 rc::Gen<Case> gen_shift(const Context&) {
   using V = ValueClass;
   return rc::gen::apply(
-      [](std::string conv, std::size_t rows, std::size_t cols, ValueClass vc, uint64_t seed,
+      [](const std::string& conv, std::size_t rows, std::size_t cols, ValueClass vc, uint64_t seed,
          std::size_t row, std::size_t block, int shift) {
         Case c("metamorphic.block_scale_shift");
         c.set("kernel", "quantize_mx").set("conv", conv).set("rows", rows).set("cols", cols);

@@ -1,6 +1,7 @@
 #include "properties/regression.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -54,15 +55,22 @@ Regression parse_regression(std::string_view text, std::string_view source) {
     } else if (key == "seed") {
       const std::string v(value);
       char* e = nullptr;
+      errno = 0;
       r.seed = std::strtoull(v.c_str(), &e, 10);
-      if (v.empty() || *e != '\0' || v.front() == '-') throw fail("seed is not a number");
+      if (v.empty() || *e != '\0' || v.front() < '0' || v.front() > '9' || errno == ERANGE) {
+        throw fail("seed is not a 64-bit unsigned number");
+      }
     } else if (key == "case") {
       if (case_text) throw fail("second 'case' line");
       case_text = std::string(value);
     } else if (key == "detects") {
       try {
+        const dispatch::Faults listed = dispatch::parse_faults(value);
         for (dispatch::Fault f : dispatch::all_faults()) {
-          if (dispatch::parse_faults(value).has(f)) r.detects.push_back(f);
+          if (listed.has(f) &&
+              std::find(r.detects.begin(), r.detects.end(), f) == r.detects.end()) {
+            r.detects.push_back(f);
+          }
         }
       } catch (const std::invalid_argument& e) {
         throw fail(e.what());
@@ -72,6 +80,7 @@ Regression parse_regression(std::string_view text, std::string_view source) {
     }
     if (end == text.size()) break;
   }
+  std::sort(r.detects.begin(), r.detects.end());  // one canonical order, whatever the lines said
   if (!property) throw RegressionError(std::string(source) + ": no 'property' line");
   if (!case_text) throw RegressionError(std::string(source) + ": no 'case' line");
   try {

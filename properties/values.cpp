@@ -20,7 +20,7 @@ float sign(std::mt19937_64& rng) { return (rng() & 1) ? -1.0f : 1.0f; }
 // 1.m with a random 23-bit mantissa.
 float mantissa(std::mt19937_64& rng) { return float_of(0x3F800000u | (rng() & 0x7FFFFFu)); }
 int in_range(std::mt19937_64& rng, int lo, int hi) {
-  return lo + static_cast<int>(below(rng, static_cast<uint64_t>(hi - lo + 1)));
+  return lo + static_cast<int>(below(rng, static_cast<uint64_t>(hi - lo) + 1));
 }
 
 // Fills out[1..] with +-amax * {0, 1/4, 1/2, 3/4}-style fractions and random smaller values.
