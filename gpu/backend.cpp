@@ -1,9 +1,16 @@
 #include "gpu/backend.h"
 
+#include <atomic>
 #include <cstdio>
 #include <utility>
 
 namespace mxgate::gpu {
+
+namespace {
+std::atomic<LaunchObserver> g_launch_observer{nullptr};
+}  // namespace
+
+void set_launch_observer(LaunchObserver observer) { g_launch_observer.store(observer); }
 
 uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>(0xA5u ^ (i * 29u)); }
 
@@ -130,6 +137,7 @@ void Backend::run(const Launch& launch) {
       if (o.bytes != 0) device_fill(ptr(o.buffer), kPoisonByte, size(o.buffer));
     }
     ++counters_.launches[static_cast<std::size_t>(launch.kernel)];
+    if (const LaunchObserver observe = g_launch_observer.load()) observe(kname);
     launch_kernel(launch);
     device_sync();
   } catch (const GpuError& e) {

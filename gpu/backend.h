@@ -53,6 +53,12 @@ uint8_t guard_byte(std::size_t i);
 
 inline constexpr uint8_t kPoisonByte = 0xFF;
 
+// Called by Backend::run with the kernel's name just before each launch, on every backend; one
+// per process, nullptr for none. `mxgate gate` uses it to name the kernel a hung check was
+// running. The observer must be cheap and must not throw.
+using LaunchObserver = void (*)(std::string_view kernel_name);
+void set_launch_observer(LaunchObserver observer);
+
 class Backend {
  public:
   // Bigger than any over-read a contract violation produces (a 128-wide K tile reads < 128

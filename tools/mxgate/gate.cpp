@@ -1,19 +1,249 @@
-// `mxgate gate`: runs every registered check, a progress line each, then a summary table.
+// `mxgate gate`: the command run before a merge. Runs every stage (gate_stages.h) with a progress
+// line per check, each check in a watchdog child (watchdog.h), then a summary table and the
+// optional JSON / JUnit reports. The gate process itself never creates a device backend (device
+// contexts do not survive fork): `auto` is resolved by a probe child.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "dispatch/faults.h"
+#include "report/gate_report.h"
 #include "tools/mxgate/args.h"
-#include "tools/mxgate/checks.h"
+#include "tools/mxgate/backend_select.h"
+#include "tools/mxgate/gate_stages.h"
 #include "tools/mxgate/verbs.h"
+#include "tools/mxgate/watchdog.h"
 
 namespace mxgate::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using report::CheckOutcome;
+using Clock = std::chrono::steady_clock;
+
+// Test hook (tests/test_cli_gate.cpp): the child of the check named by this variable records
+// the launch "test_hang" and then sleeps forever, as a hung kernel would.
+constexpr const char* kHangEnv = "MXGATE_GATE_HANG";
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+std::string joined(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// Resolves one `--backend` name in a probe child ("auto" becomes "host", "hip" or "cuda").
+// A missing device or a driver failure is an EnvironmentError (exit code 3).
+std::string resolve_backend(const std::string& name, Watchdog& watchdog, double timeout) {
+  if (name == "host") return "host";
+  if (name == "auto" && device_backend_kind().empty()) return "host";
+  const ChildOutcome o = watchdog.run(
+      [&name]() -> std::string {
+        try {
+          return "ok " + std::string(make_backend(name)->name());
+        } catch (const EnvironmentError& e) {
+          return std::string("env ") + e.what();
+        } catch (const gpu::GpuError& e) {
+          return std::string("env ") + e.what();
+        }
+      },
+      timeout);
+  const std::string where = "backend '" + name + "': ";
+  switch (o.kind) {
+    case ChildOutcome::Kind::kResult:
+      if (o.payload.rfind("ok ", 0) == 0) return o.payload.substr(3);
+      if (o.payload.rfind("env ", 0) == 0) throw EnvironmentError(o.payload.substr(4));
+      throw EnvironmentError(where + "unexpected probe answer '" + o.payload + "'");
+    case ChildOutcome::Kind::kTimeout:
+      throw EnvironmentError(where + "probe gave no answer after " + seconds_text(timeout) + " s");
+    case ChildOutcome::Kind::kSignal:
+      throw EnvironmentError(where + "probe crashed: signal " + std::to_string(o.signal) + " (" +
+                             ::strsignal(o.signal) + ")");
+    case ChildOutcome::Kind::kExit:
+      throw EnvironmentError(where + "probe failed: " + o.output_tail);
+  }
+  return "host";
+}
+
+std::vector<std::string> resolve_backends(const std::string& list, Watchdog& watchdog,
+                                          double timeout) {
+  std::vector<std::string> names;
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    const std::string n = list.substr(at, comma - at);
+    if (n != "auto" && n != "host" && n != "hip" && n != "cuda") {
+      throw UsageError("--backend must be auto, host, hip or cuda (or a comma list), not '" + n +
+                       "'");
+    }
+    names.push_back(n);
+    at = comma + 1;
+  }
+  std::vector<std::string> resolved;
+  for (const std::string& n : names) {
+    const std::string r = resolve_backend(n, watchdog, timeout);
+    if (std::find(resolved.begin(), resolved.end(), r) == resolved.end()) resolved.push_back(r);
+  }
+  return resolved;
+}
+
+std::string last_kernel(const ChildOutcome& o) {
+  return "last kernel launched: " + (o.last_kernel.empty() ? std::string("none") : o.last_kernel);
+}
+
+CheckRun run_in_child(const GateCheck& c, Watchdog& watchdog, double timeout) {
+  const ChildOutcome o = watchdog.run(
+      [&c] {
+        if (const char* hang = std::getenv(kHangEnv); hang != nullptr && c.name == hang) {
+          Watchdog::record_launch("test_hang");
+          for (;;) ::pause();
+        }
+        CheckRun r;
+        try {
+          r = c.run();
+        } catch (const std::exception& e) {
+          r = error_run(std::string("check threw: ") + e.what());
+        }
+        return encode_check_run(r);
+      },
+      timeout);
+  const std::string output = o.output_tail.empty() ? "" : "\noutput: " + o.output_tail;
+  switch (o.kind) {
+    case ChildOutcome::Kind::kResult:
+      try {
+        return decode_check_run(o.payload);
+      } catch (const ProtocolError& e) {
+        return error_run(std::string("unreadable result from the check's process: ") + e.what());
+      }
+    case ChildOutcome::Kind::kTimeout:
+      return error_run("watchdog: " + c.name + " gave no result after " + seconds_text(timeout) +
+                       " s, killed; " + last_kernel(o));
+    case ChildOutcome::Kind::kSignal:
+      return error_run(c.name + " crashed: signal " + std::to_string(o.signal) + " (" +
+                       ::strsignal(o.signal) + "); " + last_kernel(o) + output);
+    case ChildOutcome::Kind::kExit:
+      return error_run(c.name + " exited with status " + std::to_string(o.exit_status) +
+                       " without a result; " + last_kernel(o) + output);
+  }
+  return error_run("unknown child outcome");
+}
+
+std::string result_word(CheckOutcome o) {
+  switch (o) {
+    case CheckOutcome::kPass:
+      return "pass";
+    case CheckOutcome::kFail:
+      return "FAIL";
+    case CheckOutcome::kSkip:
+      return "skip";
+    case CheckOutcome::kError:
+      return "ERROR";
+  }
+  return "ERROR";
+}
+
+// A "tags: a: 1, b: 2, ..." line broken after commas into lines of at most 100 columns.
+void print_tags(const std::string& line) {
+  std::string row = "    ";
+  std::size_t at = 0;
+  while (at < line.size()) {
+    std::size_t end = line.find(", ", at);
+    end = end == std::string::npos ? line.size() : end + 2;
+    const std::string item = line.substr(at, end - at);
+    if (row.size() > 10 && row.size() + item.size() > 101) {
+      row.pop_back();  // the space after the comma
+      std::printf("%s\n", row.c_str());
+      row = "          ";
+    }
+    row += item;
+    at = end;
+  }
+  std::printf("%s\n", row.c_str());
+}
+
+// Prints `text` with each line indented; `label` before the first line.
+void print_indented(const std::string& label, const std::string& text) {
+  std::size_t at = 0;
+  bool first = true;
+  while (at <= text.size()) {
+    const std::size_t nl = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, nl - at);
+    if (line.rfind("tags: ", 0) == 0) {
+      print_tags(line);
+    } else {
+      std::printf("    %s%s\n", first ? label.c_str() : "", line.c_str());
+    }
+    first = false;
+    at = nl + 1;
+  }
+}
+
+void print_result(const CheckRun& run, double seconds) {
+  const report::CheckReport& r = run.report;
+  if (r.result == CheckOutcome::kSkip && r.detail.find('\n') == std::string::npos) {
+    std::printf("skip (%s)\n", r.detail.c_str());
+    return;
+  }
+  std::printf("%s (%llu cases, %.2f s)\n", result_word(r.result).c_str(),
+              static_cast<unsigned long long>(r.cases), seconds);
+  const bool failed = r.result == CheckOutcome::kFail || r.result == CheckOutcome::kError;
+  if (!r.detail.empty() && (failed || r.result == CheckOutcome::kSkip || r.coverage)) {
+    print_indented("", r.detail);
+  }
+  if (!failed) return;
+  if (r.counterexample) print_indented("counterexample: ", *r.counterexample);
+  if (!run.located_text.empty()) print_indented("", run.located_text);
+  if (r.heatmap_path) print_indented("heatmap: ", *r.heatmap_path);
+  if (!r.repro.empty()) print_indented("reproduce: ", r.repro);
+}
+
+void print_summary(const report::GateReport& rep) {
+  std::size_t width = 36;
+  for (const report::CheckReport& c : rep.checks) width = std::max(width, c.name.size());
+  const int w = static_cast<int>(width);
+  std::printf("\n%-*s %-10s %12s %-7s %9s\n", w, "check", "backend", "cases", "result", "time");
+  for (const report::CheckReport& c : rep.checks) {
+    std::printf("%-*s %-10s %12llu %-7s %8.2fs\n", w, c.name.c_str(), c.backend.c_str(),
+                static_cast<unsigned long long>(c.cases), result_word(c.result).c_str(), c.seconds);
+  }
+  const report::GateTotals t = rep.totals();
+  std::printf("\n");
+  if (t.errors != 0 || t.skipped != 0) {
+    std::printf("%zu errors, %zu skipped\n", t.errors, t.skipped);
+  }
+  std::printf("%zu passed, %zu failed\n", t.passed, t.failed);
+}
+
+// A report path whose folder does not exist is a usage error before the run, not after it.
+std::string report_option(const Args& a, const std::string& name) {
+  const auto path = a.get(name);
+  if (!path) return "";
+  if (path->empty()) throw UsageError("--" + name + " needs a file name");
+  const fs::path dir = fs::path(*path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir)) {
+    throw UsageError("--" + name + ": folder '" + dir.string() + "' does not exist");
+  }
+  return *path;
+}
+
+}  // namespace
 
 int cmd_gate(const Argv& argv) {
-  const Args a(argv, {"only", "seed", "cases"});
+  const Args a(argv, {"only", "seed", "cases", "backend", "time-budget", "report", "junit",
+                      "check-timeout"});
   if (!a.positionals().empty()) {
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
   }
@@ -22,62 +252,107 @@ int cmd_gate(const Argv& argv) {
     throw UsageError(std::string("refusing to run with faults on (") + dispatch::kFaultsEnv + "=" +
                      f + "); unset it: faults are for tests and the zoo");
   }
-  GateOptions opts;
-  opts.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
-  opts.cases = static_cast<uint64_t>(a.integer("cases", 0, 0, (1LL << 40)));
+  GateSettings s;
+  s.opts.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
+  s.opts.cases = static_cast<uint64_t>(a.integer("cases", 0, 0, (1LL << 40)));
+  s.property_cases =
+      s.opts.cases == 0 ? 100 : static_cast<int>(std::min<uint64_t>(s.opts.cases, INT_MAX));
   const std::string only = a.get("only").value_or("");
+  const long long budget = a.integer("time-budget", -1, 0, 1LL << 40);  // -1: none
+  const double timeout = static_cast<double>(a.integer("check-timeout", 600, 1, 1LL << 30));
+  const std::string json_path = report_option(a, "report");
+  const std::string junit_path = report_option(a, "junit");
+  const std::string report_for_heatmaps = !json_path.empty() ? json_path : junit_path;
+  if (!report_for_heatmaps.empty()) {
+    s.heatmap_dir = fs::path(report_for_heatmaps).parent_path().string();
+    if (s.heatmap_dir.empty()) s.heatmap_dir = ".";
+  }
+  s.source_dir = MXGATE_SOURCE_DIR;
 
-  std::vector<Check> checks;
-  add_format_checks(checks);
-  add_reference_checks(checks);
-  std::vector<const Check*> selected;
-  for (const Check& c : checks) {
+  const auto wall_start = std::chrono::system_clock::now();
+  const auto start = Clock::now();
+  Watchdog watchdog;
+  s.backends = resolve_backends(a.get("backend").value_or("auto"), watchdog, timeout);
+
+  CoverageTally tally;
+  tally.expected = properties::all_properties().size() * s.backends.size();
+  std::vector<GateCheck> all;
+  add_host_checks(all, s);
+  add_property_checks(all, s);
+  add_coverage_check(all, s, tally);
+  add_regression_checks(all, s);
+  add_fuzz_checks(all, s);
+  std::vector<const GateCheck*> selected;
+  for (const GateCheck& c : all) {
     if (only.empty() || c.name.find(only) != std::string::npos) selected.push_back(&c);
   }
   if (selected.empty()) throw UsageError("--only '" + only + "' matches no check");
 
-  struct Row {
-    const Check* check;
-    CheckResult result;
-    double seconds;
-  };
-  std::vector<Row> rows;
-  std::printf("mxgate gate: %zu checks, seed %llu\n", selected.size(),
-              static_cast<unsigned long long>(opts.seed));
+  std::printf("mxgate gate: %zu checks, seed %llu, backend %s, check timeout %s s%s\n",
+              selected.size(), static_cast<unsigned long long>(s.opts.seed),
+              joined(s.backends, ",").c_str(), seconds_text(timeout).c_str(),
+              budget < 0 ? "" : (", time budget " + std::to_string(budget) + " s").c_str());
   std::fflush(stdout);
-  size_t i = 0;
-  for (const Check* c : selected) {
-    ++i;
-    std::printf("[%zu/%zu] %s (%s) ... ", i, selected.size(), c->name.c_str(), c->backend.c_str());
+
+  report::GateReport rep;
+  rep.run.tool_version = "mxgate";
+  rep.run.seed = s.opts.seed;
+  rep.run.cases = s.opts.cases;
+  rep.run.backend = s.backends.size() == 1 ? s.backends[0] : "all";
+  rep.run.time_budget_seconds = budget < 0 ? 0 : static_cast<double>(budget);
+  rep.run.start_time = wall_start;
+  bool environment_error = false;
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const GateCheck& c = *selected[i];
+    std::printf("[%zu/%zu] %s (%s) ... ", i + 1, selected.size(), c.name.c_str(),
+                c.backend.c_str());
     std::fflush(stdout);
-    const auto t0 = std::chrono::steady_clock::now();
-    CheckResult r;
-    try {
-      r = c->run(opts);
-    } catch (const std::exception& e) {
-      r.passed = false;
-      r.detail = std::string("check threw: ") + e.what();
+    const auto t0 = Clock::now();
+    const double elapsed = std::chrono::duration<double>(t0 - start).count();
+    CheckRun run;
+    if (c.where == GateCheck::Where::kSkipped) {
+      run.report.result = CheckOutcome::kSkip;
+      run.report.detail = c.skip_reason;
+    } else if (budget >= 0 && elapsed >= static_cast<double>(budget)) {
+      run.report.result = CheckOutcome::kSkip;
+      run.report.detail = "time budget";
+    } else if (c.where == GateCheck::Where::kParent) {
+      try {
+        run = c.run();
+      } catch (const std::exception& e) {
+        run = error_run(std::string("check threw: ") + e.what());
+      }
+    } else {
+      run = run_in_child(c, watchdog, timeout);
     }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("%s (%llu cases, %.2f s)\n", r.passed ? "pass" : "FAIL",
-                static_cast<unsigned long long>(r.cases), s);
-    if (!r.passed) {
-      std::printf("    %s\n", r.detail.c_str());
-      if (!r.repro.empty()) std::printf("    reproduce: %s\n", r.repro.c_str());
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    run.report.name = c.name;
+    run.report.backend = c.backend;
+    run.report.seconds = seconds;
+    environment_error = environment_error || run.environment_error;
+    if (run.has_tags &&
+        (run.report.result == CheckOutcome::kPass || run.report.result == CheckOutcome::kFail)) {
+      for (const auto& [tag, count] : run.tags) tally.coverage.add(tag, count);
+      ++tally.completed;
+      tally.cases += run.report.cases;
     }
+    print_result(run, seconds);
     std::fflush(stdout);
-    rows.push_back({c, r, s});
+    rep.checks.push_back(std::move(run.report));
   }
-  size_t failed = 0;
-  std::printf("\n%-36s %-8s %12s %-7s %9s\n", "check", "backend", "cases", "result", "time");
-  for (const Row& r : rows) {
-    failed += r.result.passed ? 0 : 1;
-    std::printf("%-36s %-8s %12llu %-7s %8.2fs\n", r.check->name.c_str(), r.check->backend.c_str(),
-                static_cast<unsigned long long>(r.result.cases), r.result.passed ? "pass" : "FAIL",
-                r.seconds);
+  print_summary(rep);
+  if (!json_path.empty()) {
+    report::write_json_report_file(rep, json_path);
+    std::printf("report: %s\n", json_path.c_str());
   }
-  std::printf("\n%zu passed, %zu failed\n", rows.size() - failed, failed);
-  return failed ? 1 : 0;
+  if (!junit_path.empty()) {
+    report::write_junit_xml_file(rep, junit_path);
+    std::printf("junit: %s\n", junit_path.c_str());
+  }
+  std::fflush(stdout);
+  if (environment_error) return 3;
+  const report::GateTotals t = rep.totals();
+  return t.failed + t.errors != 0 ? 1 : 0;
 }
 
 }  // namespace mxgate::cli

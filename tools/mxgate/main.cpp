@@ -15,12 +15,35 @@ namespace {
 using mxgate::cli::Verb;
 
 constexpr Verb kVerbs[] = {
-    {"gate", "gate [--only PATTERN] [--seed S] [--cases N]",
-     "Run every registered check (format checks, reference self-checks) with a progress line\n"
-     "per check and a summary table. Exit 0 when all pass, 1 on a failure, 2 on bad usage.\n"
-     "--only runs the checks whose name contains PATTERN; --seed seeds every random case (each\n"
-     "failure prints the command that reproduces it); --cases sets the number of random cases of\n"
-     "the randomized checks (default 20).",
+    {"gate",
+     "gate [--only PATTERN] [--seed S] [--cases N] [--backend auto|host|hip|cuda] "
+     "[--time-budget SECONDS] [--check-timeout SECONDS] [--report FILE.json] [--junit FILE.xml]",
+     "The check to run before a merge. Stages, in order: format checks, reference self-checks,\n"
+     "every property suite on every selected backend (property.NAME), properties.coverage (fails\n"
+     "when a required input class was never generated; lists every tag with its count), replay\n"
+     "of corpus/regressions/*.case (regression.STEM), and a fuzz smoke when build/fuzz exists\n"
+     "(fuzz.TARGET: replay corpus/fuzz/TARGET, fuzz 2 s; else one skipped fuzz.smoke).\n"
+     "A progress line per check, then a summary table (check, backend, cases, result, time). A\n"
+     "failure prints the shrunk counterexample, the located element (coordinates, expected and\n"
+     "actual bits, ULP distance) and one command that reproduces it.\n"
+     "  --only       run the checks whose name contains PATTERN\n"
+     "  --seed       seeds every random case (default 1)\n"
+     "  --cases      cases per property (default 100) and random cases of the randomized\n"
+     "               reference checks (default 20)\n"
+     "  --backend    auto (default: the GPU when this build has one and a GPU is present, else\n"
+     "               host), host, hip, cuda, or a comma list; property and regression checks run\n"
+     "               on each\n"
+     "  --time-budget  checks not started within SECONDS are reported as skipped (time budget)\n"
+     "  --check-timeout  watchdog (default 600): each check runs in a child process; one with no\n"
+     "               result after SECONDS is killed and reported as an error naming the last\n"
+     "               kernel it launched; a crash is an error naming the signal; the run goes on\n"
+     "  --report     JSON report (schema mxgate-gate-report/1); a failing GEMM check draws its\n"
+     "               mismatch map next to it (CHECK.svg, CHECK.png)\n"
+     "  --junit      JUnit XML report (report/junit.xsd)\n"
+     "Refuses to run while MXGATE_FAULTS is set. Test hook: MXGATE_GATE_HANG=CHECK makes that\n"
+     "check hang (launch \"test_hang\") to exercise the watchdog.\n"
+     "Exit 0 all pass (skips allowed), 1 a check failed or errored, 2 usage error, 3 environment\n"
+     "error (no GPU for --backend hip|cuda, a driver failure creating the backend).",
      mxgate::cli::cmd_gate},
     {"encode", "encode --format F --convention C VALUE...",
      "Encode fp32 values (decimal, hex-float 0x1.cp+8, inf, -inf, nan; decimal text is rounded\n"

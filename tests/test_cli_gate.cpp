@@ -1,0 +1,232 @@
+// Covers `mxgate gate` as a real process (popen on MXGATE_CLI): the JSON report parses and lists
+// the checks that ran, the JUnit report validates against report/junit.xsd, property coverage
+// comes back from the checks' child processes into properties.coverage, usage errors exit 2,
+// demanding a device backend this build or machine lacks exits 3, the watchdog kills a hung
+// check (MXGATE_GATE_HANG), names it and its last kernel and the run goes on, --time-budget 0
+// skips every check, and the summary table is printed.
+// Does NOT cover: what the checks themselves verify (their own test files: test_format.cpp,
+// property_host.cpp, ...), the report writers' escaping and layout (test_report.cpp), the fuzz
+// stage (it needs the `fuzz` preset's build; ctest label fuzz-smoke runs the fuzzers), device
+// backends (a CPU build has none).
+// Every run is kept fast with --only and --cases 5. MXGATE_FAULTS is unset for each run (the gate
+// refuses to run with faults on; test_dispatch_faults.cpp covers that).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/temp_dir.h"
+
+namespace mxgate {
+namespace {
+
+using test_support::TempDir;
+
+struct Output {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs a shell command line; returns its exit code and output.
+Output shell(const std::string& command) {
+  Output r;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) {
+    ADD_FAILURE() << "popen failed: " << command;
+    return r;
+  }
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// `mxgate gate ARGS` with MXGATE_FAULTS unset and `env` (NAME=VALUE ...) set.
+Output gate(const std::vector<std::string>& args, const std::string& env = "") {
+  std::string cmd = "env -u MXGATE_FAULTS " + env + " " + quote(MXGATE_CLI) + " gate";
+  for (const std::string& a : args) cmd += " " + quote(a);
+  return shell(cmd);
+}
+
+bool has_tool(const std::string& name) {
+  return shell("command -v " + name + " >/dev/null").exit_code == 0;
+}
+
+bool has_line(const std::string& text, const std::regex& re) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (std::regex_search(line, re)) return true;
+  }
+  return false;
+}
+
+class Gate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(MXGATE_CLI, X_OK) != 0) {
+      FAIL() << "the CLI " << MXGATE_CLI << " is not built: build the `mxgate` target first";
+    }
+  }
+};
+
+// Guards against a JSON report that does not parse or leaves out a check that ran.
+TEST_F(Gate, JsonReportParsesAndListsTheChecks) {
+  const TempDir dir;
+  const std::string json = dir.file("gate.json");
+  const Output r = gate({"--only", "reference.", "--cases", "5", "--report", json});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string script =
+      "import json,sys\n"
+      "d = json.load(open(sys.argv[1]))\n"
+      "assert d['schema'] == 'mxgate-gate-report/1', d['schema']\n"
+      "names = [c['name'] for c in d['checks']]\n"
+      "assert names == ['reference.mx_scale_table', 'reference.gemm_modes_agree',\n"
+      "                 'reference.layout_round_trips'], names\n"
+      "assert all(c['result'] == 'pass' and c['backend'] == 'host' for c in d['checks'])\n"
+      "assert d['totals']['passed'] == 3, d['totals']\n";
+  const Output py = shell("python3 -c " + quote(script) + " " + quote(json));
+  EXPECT_EQ(py.exit_code, 0) << py.out;
+}
+
+// Guards against a JUnit report that CI systems reject (it must validate against our schema).
+TEST_F(Gate, JunitReportValidatesAgainstTheSchema) {
+  if (!has_tool("xmllint"))
+    GTEST_SKIP() << "xmllint is not installed (apt-get install libxml2-utils)";
+  const TempDir dir;
+  const std::string xml = dir.file("gate.xml");
+  const Output r = gate({"--only", "reference.", "--cases", "5", "--junit", xml});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Output lint =
+      shell("xmllint --noout --schema " +
+            quote(std::string(MXGATE_SOURCE_DIR) + "/report/junit.xsd") + " " + quote(xml));
+  EXPECT_EQ(lint.exit_code, 0) << lint.out;
+  std::ifstream in(xml);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find("name=\"reference.layout_round_trips\""), std::string::npos) << ss.str();
+}
+
+// Guards against coverage tags lost on their way back from the property checks' child
+// processes: properties.coverage would then report nothing, or a coverage map of zeros.
+TEST_F(Gate, CoverageComesBackFromThePropertyChecks) {
+  const TempDir dir;
+  const std::string json = dir.file("gate.json");
+  const Output r = gate({"--only", "propert", "--cases", "5", "--report", json});
+  // With 5 cases per property some required class may be missed: pass and fail are both fine.
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out;
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^\[\d+/\d+\] properties\.coverage \(host\) \.\.\. )")))
+      << r.out;
+  // The tag list may wrap over several lines.
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^    tags: [^ ])"))) << r.out;
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^ .*m>1: [1-9])"))) << r.out;
+  const std::string script =
+      "import json,sys\n"
+      "d = json.load(open(sys.argv[1]))\n"
+      "props = [c for c in d['checks'] if c['name'].startswith('property.')]\n"
+      "assert len(props) >= 10 and all(c['cases'] == 5 for c in props), props\n"
+      "cov = [c for c in d['checks'] if c['name'] == 'properties.coverage'][0]\n"
+      "assert cov['result'] in ('pass', 'fail'), cov\n"
+      "assert cov['coverage'] and all(v > 0 for v in cov['coverage'].values()), cov\n"
+      "assert sum(cov['coverage'].get(t, 0) for t in ('m=1', 'm>1')) >= 5, cov\n";
+  const Output py = shell("python3 -c " + quote(script) + " " + quote(json));
+  EXPECT_EQ(py.exit_code, 0) << py.out;
+}
+
+// Guards against bad usage running the gate (or exiting 1, which CI reads as a failed check).
+TEST_F(Gate, BadOptionsExit2) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--no-such-option"},
+                                             {"--backend", "gpu"},
+                                             {"--check-timeout", "0"},
+                                             {"--time-budget", "soon"},
+                                             {"--report", "/no/such/folder/gate.json"},
+                                             {"--only", "reference.", "stray"}}) {
+    const Output r = gate(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << "\n" << r.out;
+    EXPECT_EQ(r.out.find("[1/"), std::string::npos) << "a check ran:\n" << r.out;
+  }
+}
+
+// Guards against `--backend cuda` silently falling back to the host models when this build or
+// machine has no CUDA device: that must be an environment error (exit 3), not a green gate.
+TEST_F(Gate, DemandedDeviceBackendMissingExits3) {
+  const Output r = gate({"--backend", "cuda", "--only", "reference.", "--cases", "5"});
+  if (r.exit_code == 0) GTEST_SKIP() << "this build and machine have a CUDA GPU";
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("environment error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cuda"), std::string::npos) << r.out;
+}
+
+// Guards against a hung kernel hanging the whole gate: the watchdog must kill the check, name
+// it with the last kernel launched, fail the run, and go on with the next check.
+TEST_F(Gate, WatchdogKillsAHungCheckAndTheRunGoesOn) {
+  const Output r = gate({"--only", "reference.", "--cases", "5", "--check-timeout", "1"},
+                        "MXGATE_GATE_HANG=reference.mx_scale_table");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(has_line(
+      r.out, std::regex(R"(^(?=.*reference\.mx_scale_table)(?=.*watchdog)(?=.*test_hang))")))
+      << r.out;
+  EXPECT_TRUE(
+      has_line(r.out, std::regex(R"(^\[2/3\] reference\.gemm_modes_agree \(host\) \.\.\. pass)")))
+      << r.out;
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^reference\.mx_scale_table +host +0 ERROR )")))
+      << r.out;
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^reference\.layout_round_trips +host +\d+ pass )")))
+      << r.out;
+}
+
+// Guards against a time budget that is ignored: with none left, no check may start.
+TEST_F(Gate, ZeroTimeBudgetSkipsEveryCheck) {
+  const Output r = gate({"--only", "reference.", "--time-budget", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const char* name : {"mx_scale_table", "gemm_modes_agree", "layout_round_trips"}) {
+    EXPECT_TRUE(has_line(r.out, std::regex(std::string(R"(^\[\d/3\] reference\.)") + name +
+                                           R"( \(host\) \.\.\. skip \(time budget\)$)")))
+        << name << "\n"
+        << r.out;
+  }
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^0 errors, 3 skipped$)"))) << r.out;
+}
+
+// Guards against the summary table people read at the end losing its header or a row.
+TEST_F(Gate, PrintsTheSummaryTable) {
+  const Output r = gate({"--only", "reference.", "--cases", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^check +backend +cases +result +time$)"))) << r.out;
+  for (const char* name : {"mx_scale_table", "gemm_modes_agree", "layout_round_trips"}) {
+    EXPECT_TRUE(has_line(r.out, std::regex(std::string(R"(^reference\.)") + name +
+                                           R"( +host +\d+ pass +\d+\.\d\ds$)")))
+        << name << "\n"
+        << r.out;
+  }
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^3 passed, 0 failed$)"))) << r.out;
+}
+
+// Guards against `mxgate gate --help` drifting from the options the gate accepts.
+TEST_F(Gate, HelpNamesEveryOption) {
+  const Output r = shell(quote(MXGATE_CLI) + " gate --help");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* opt : {"--only", "--seed", "--cases", "--backend", "--time-budget",
+                          "--check-timeout", "--report", "--junit", "MXGATE_GATE_HANG"}) {
+    EXPECT_NE(r.out.find(opt), std::string::npos) << opt << "\n" << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace mxgate

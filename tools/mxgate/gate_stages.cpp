@@ -1,0 +1,211 @@
+// The gate's stages except the fuzz smoke (gate_fuzz.cpp). The `run` functions of child checks
+// execute in a forked watchdog child: each creates its own backend.
+#include "tools/mxgate/gate_stages.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/backend.h"
+#include "properties/regression.h"
+#include "tools/mxgate/backend_select.h"
+#include "tools/mxgate/property_runs.h"
+
+namespace mxgate::cli {
+
+using report::CheckOutcome;
+
+CheckRun error_run(const std::string& detail) {
+  CheckRun r;
+  r.report.result = CheckOutcome::kError;
+  r.report.detail = detail;
+  return r;
+}
+
+namespace {
+
+// The backend of one child check. An EnvironmentError or GpuError from creating it is returned
+// as an environment error of the check (the gate exits 3).
+std::unique_ptr<gpu::Backend> child_backend(const std::string& name, CheckRun& run) {
+  try {
+    return make_backend(name);
+  } catch (const EnvironmentError& e) {
+    run = error_run(std::string("environment error: ") + e.what());
+  } catch (const gpu::GpuError& e) {
+    run = error_run(std::string("environment error: ") + e.what());
+  }
+  run.environment_error = true;
+  return nullptr;
+}
+
+void locate(const properties::Failure& f, CheckRun& run) {
+  run.located_text = located(f);
+  if (f.where) {
+    const OutputFormat format = f.expected ? f.expected->format : OutputFormat::kFp32;
+    run.report.located = report::LocatedElement::from(*f.where, format);
+  }
+}
+
+CheckRun property_check(const properties::Property& p, const std::string& backend,
+                        const GateSettings& s, const std::string& heatmap_prefix) {
+  CheckRun run;
+  const std::unique_ptr<gpu::Backend> be = child_backend(backend, run);
+  if (!be) return run;
+  properties::Coverage coverage;
+  const properties::Context ctx{be.get(), {}, &coverage};
+  properties::RunOptions ro;
+  ro.seed = s.opts.seed;
+  ro.cases = s.property_cases;
+  const properties::RunResult r = properties::run_property(p, ctx, ro);
+  run.has_tags = true;
+  run.tags = coverage.counts();
+  run.report.cases = static_cast<uint64_t>(r.cases);
+  if (r.passed) return run;
+  run.report.result = CheckOutcome::kFail;
+  run.report.detail = r.failure ? r.failure->what : r.message;
+  if (r.counterexample) run.report.counterexample = r.counterexample->describe();
+  run.report.repro = "mxgate property " + std::string(p.name) + " --backend " + backend +
+                     " --seed " + std::to_string(ro.seed) + " --cases " + std::to_string(ro.cases);
+  if (r.failure) {
+    locate(*r.failure, run);
+    if (!heatmap_prefix.empty()) {
+      run.report.heatmap_path = write_failure_heatmap(
+          *r.failure, std::string(p.name) + " on " + backend + ", seed " + std::to_string(ro.seed),
+          heatmap_prefix);
+    }
+  }
+  return run;
+}
+
+CheckRun regression_check(const std::string& path, const std::string& backend) {
+  CheckRun run;
+  run.report.repro = "mxgate repro " + path + " --backend " + backend;
+  properties::Regression reg;
+  try {
+    reg = properties::load_regression(path);
+  } catch (const std::exception& e) {
+    run.report.result = CheckOutcome::kFail;
+    run.report.detail = std::string("malformed regression file: ") + e.what();
+    return run;
+  }
+  const std::unique_ptr<gpu::Backend> be = child_backend(backend, run);
+  if (!be) return run;
+  const properties::ReplayOutcome out = properties::replay(reg, *be);
+  run.report.cases = 1 + reg.detects.size();
+  run.report.counterexample = reg.c.describe();
+  if (out.ok) return run;
+  run.report.result = CheckOutcome::kFail;
+  run.report.detail = out.summary;
+  if (out.clean) locate(*out.clean, run);
+  return run;
+}
+
+// "a: 1, b: 2, ..." in tag order.
+std::string tag_list(const properties::Coverage& c) {
+  std::string out;
+  for (const auto& [tag, count] : c.counts()) {
+    out += (out.empty() ? "" : ", ") + tag + ": " + std::to_string(count);
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+CheckRun coverage_check(const CoverageTally& t) {
+  CheckRun run;
+  run.report.cases = t.cases;
+  run.report.coverage = t.coverage.counts();
+  const std::vector<std::string> absent = properties::missing(t.coverage);
+  const std::size_t required = properties::required_coverage().size();
+  const std::string over = " over " + std::to_string(t.completed) + " of " +
+                           std::to_string(t.expected) + " property checks";
+  if (absent.empty()) {
+    run.report.detail = "all " + std::to_string(required) + " required input classes seen" + over;
+  } else {
+    std::string list;
+    for (const std::string& m : absent) list += (list.empty() ? "" : ", ") + m;
+    run.report.detail = std::to_string(absent.size()) + " of " + std::to_string(required) +
+                        " required input classes never generated" + over + ": " + list;
+    // Only a full run must reach every class; a partial one (--only, a time budget, a crashed
+    // suite, reported on its own) cannot be held to it.
+    if (t.completed == 0) {
+      run.report.result = CheckOutcome::kSkip;
+      run.report.detail = "no property check ran";
+    } else {
+      run.report.result = t.completed < t.expected ? CheckOutcome::kSkip : CheckOutcome::kFail;
+    }
+  }
+  run.report.detail += "\ntags: " + tag_list(t.coverage);
+  return run;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+}  // namespace
+
+void add_host_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
+  std::vector<Check> plain;
+  add_format_checks(plain);
+  add_reference_checks(plain);
+  for (Check& c : plain) {
+    GateCheck g;
+    g.name = c.name;
+    g.backend = c.backend;
+    g.run = [run = std::move(c.run), opts = s.opts] {
+      const CheckResult r = run(opts);
+      CheckRun out;
+      out.report.result = r.passed ? CheckOutcome::kPass : CheckOutcome::kFail;
+      out.report.cases = r.cases;
+      if (!r.passed) out.report.detail = r.detail;
+      out.report.repro = r.repro;
+      return out;
+    };
+    checks.push_back(std::move(g));
+  }
+}
+
+void add_property_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
+  for (const std::string& backend : s.backends) {
+    for (const properties::Property& p : properties::all_properties()) {
+      GateCheck g;
+      g.name = "property." + std::string(p.name);
+      g.backend = backend;
+      std::string prefix;
+      if (!s.heatmap_dir.empty()) {
+        prefix = (std::filesystem::path(s.heatmap_dir) / g.name).string();
+        if (s.backends.size() > 1) prefix += "." + backend;
+      }
+      g.run = [&p, backend, s, prefix] { return property_check(p, backend, s, prefix); };
+      checks.push_back(std::move(g));
+    }
+  }
+}
+
+void add_coverage_check(std::vector<GateCheck>& checks, const GateSettings& s,
+                        const CoverageTally& tally) {
+  GateCheck g;
+  g.name = "properties.coverage";
+  g.backend = joined(s.backends);
+  g.where = GateCheck::Where::kParent;
+  g.run = [&tally] { return coverage_check(tally); };
+  checks.push_back(std::move(g));
+}
+
+void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
+  const std::vector<std::string> files =
+      properties::list_regressions(properties::default_regression_dir());
+  for (const std::string& backend : s.backends) {
+    for (const std::string& path : files) {
+      GateCheck g;
+      g.name = "regression." + std::filesystem::path(path).stem().string();
+      g.backend = backend;
+      g.run = [path, backend] { return regression_check(path, backend); };
+      checks.push_back(std::move(g));
+    }
+  }
+}
+
+}  // namespace mxgate::cli

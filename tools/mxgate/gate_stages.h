@@ -1,0 +1,60 @@
+// The stages of `mxgate gate`, in the order they run: format checks and reference self-checks
+// (host), property suites per backend, the coverage of those suites, regression replay per
+// backend, and the fuzz smoke. Each stage adds GateChecks; gate.cpp runs them (most in a watchdog
+// child), prints them and writes the reports.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "properties/property.h"
+#include "tools/mxgate/checks.h"
+#include "tools/mxgate/gate_protocol.h"
+
+namespace mxgate::cli {
+
+struct GateSettings {
+  GateOptions opts;          // seed; --cases of the existing randomized checks (0: their default)
+  int property_cases = 100;  // --cases of the property suites
+  std::vector<std::string> backends;  // resolved: "host", "hip", "cuda"
+  std::string heatmap_dir;            // where failing GEMM checks draw their map; "": nowhere
+  std::string source_dir;             // MXGATE_SOURCE_DIR
+};
+
+struct GateCheck {
+  enum class Where {
+    kChild,    // `run` in a watchdog child, which creates its own backend
+    kParent,   // `run` in the gate itself (it must never touch a device)
+    kSkipped,  // not run: `skip_reason`
+  };
+  std::string name;
+  std::string backend;
+  Where where = Where::kChild;
+  std::function<CheckRun()> run;
+  std::string skip_reason;
+};
+
+// Coverage of the property checks of one run, merged by the gate as their results come back.
+struct CoverageTally {
+  properties::Coverage coverage;
+  std::size_t expected = 0;   // property checks the full run has (properties x backends)
+  std::size_t completed = 0;  // those that came back with their tags
+  uint64_t cases = 0;         // their cases
+};
+
+void add_host_checks(std::vector<GateCheck>& checks, const GateSettings& s);
+void add_property_checks(std::vector<GateCheck>& checks, const GateSettings& s);
+// properties.coverage: fails when a required input class was never generated; always lists the
+// tag distribution. Reads `tally` when it runs, after the property checks.
+void add_coverage_check(std::vector<GateCheck>& checks, const GateSettings& s,
+                        const CoverageTally& tally);
+void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s);
+// gate_fuzz.cpp: replay + a short fuzz per target of the fuzz build, or one skipped check.
+void add_fuzz_checks(std::vector<GateCheck>& checks, const GateSettings& s);
+
+// A check that could not produce a result (an exception in the child, an environment error).
+CheckRun error_run(const std::string& detail);
+
+}  // namespace mxgate::cli
