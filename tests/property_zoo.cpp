@@ -8,11 +8,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <set>
 #include <string>
 
 #include "gpu/host/host_backend.h"
 #include "properties/zoo.h"
+
+namespace mxgate::dispatch {
+// Test names and failure messages print the fault's name, not its byte.
+inline void PrintTo(Fault f, std::ostream* os) { *os << to_string(f); }
+}  // namespace mxgate::dispatch
 
 namespace mxgate::properties {
 namespace {
