@@ -13,20 +13,24 @@
 //
 // Input (FuzzedDataProvider: each field is ONE byte, taken from the END of the input backwards;
 // value = min + byte % (max - min + 1); missing bytes read as 0):
-//   platform 0..3 (gfx950 gfx942 sm90 host), scheme 0..2 (mxfp8 fp8_block bf16), N 1..48,
-//   K/32 1..10, flags 0..3 (bit 0 is_bmm, bit 1 skip_weight_relayout), weight-scale 0..1 (e8m0
+//   platform 0..3 (gfx950 gfx942 sm90 host), scheme 0..2 (mxfp8 fp8_block bf16), N 1..32,
+//   K/32 1..8, flags 0..3 (bit 0 is_bmm, bit 1 skip_weight_relayout), weight-scale 0..1 (e8m0
 //   fp32), kernel 0..6 (registry, DotScaledMxfp8, EmulationMxfp8 at load, EmulationMxfp8 per
-//   step, BlockScaledFp8, PreshuffledBlockScaledFp8, Bf16), M 1..4, data seed 0..255,
+//   step, BlockScaledFp8, PreshuffledBlockScaledFp8, Bf16), M 1..3, data seed 0..255,
 //   steps 1..8, then one byte per step 0..6 (load, model_preshuffle, process, apply,
 //   apply fused in the negotiated order, apply fused row-major, apply fused col-major).
+// The reference of an apply is computed at the first apply that returns and memoized by its
+// exact inputs (ReferenceCache); the harness's own code carries no coverage.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
-#include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +48,12 @@ using gpu::Kernel;
 
 namespace {
 
+// Largest shape the input decodes, so that one input costs tens of microseconds under ASan (the
+// host models run every multiply-add in software). These still reach every K % 128 residue below
+// and above one 128-block, two preshuffle tiles and the N % 16 boundaries, M = 1 and M > 1.
+constexpr std::size_t kMaxN = 32, kMaxK = 256, kMaxM = 3;
+constexpr unsigned kMaxSteps = 8;
+
 enum class Step : uint8_t {
   kLoad,
   kModelPreshuffle,
@@ -54,25 +64,137 @@ enum class Step : uint8_t {
   kApplyColMajor
 };
 
-std::string g_trace;  // config and steps so far, printed with a violation
+// The decoded case, formatted only when a violation is reported (no per-input string work).
+struct Trace {
+  LinearConfig config;
+  unsigned kernel_choice = 0;
+  std::size_t m = 0;
+  unsigned seed = 0;
+  unsigned steps = 0;            // steps decoded so far
+  uint8_t step[kMaxSteps] = {};  // their codes
+} g_case;
 
 [[noreturn]] void violation(const char* invariant, const std::string& what) {
-  std::fprintf(stderr, "fuzz_dispatch: %s violated: %s\n  case: %s\n", invariant, what.c_str(),
-               g_trace.c_str());
+  std::string steps;
+  for (unsigned s = 0; s < g_case.steps; ++s) steps += " " + std::to_string(g_case.step[s]);
+  std::fprintf(stderr,
+               "fuzz_dispatch: %s violated: %s\n  case: %s kernel_choice=%u M=%zu seed=%u "
+               "steps:%s\n",
+               invariant, what.c_str(), describe(g_case.config).c_str(), g_case.kernel_choice,
+               g_case.m, g_case.seed, steps.c_str());
   __builtin_trap();
 }
 
-std::vector<float> values(std::size_t count, bool block, std::mt19937& rng) {
-  std::vector<float> v(count);
-  if (block) {
-    std::uniform_real_distribution<float> d(-3.0f, 3.0f);
-    for (float& x : v) x = d(rng);
-  } else {
-    // Integers in [-8, 8]: every correct MXFP8 / bf16 path equals exact_gemm.
-    for (float& x : v) x = static_cast<float>(static_cast<int>(rng() % 17) - 8);
+// Harness code, not the code under test: no coverage (it would only make libFuzzer chase cache
+// hits and misses or data values) and no comparison tracing.
+#define MXGATE_HARNESS __attribute__((no_sanitize("coverage")))
+
+// splitmix64: the data of one seed, without std::mt19937's 5 KB state and seeding per input.
+MXGATE_HARNESS uint64_t next(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// The data of one seed: weight values first (up to kMaxN x kMaxK), then the activation's (up to
+// kMaxM x kMaxK); a layer takes a prefix of each. block: uniform in [-3, 3); otherwise integers
+// in [-8, 8], where every correct MXFP8 / bf16 path equals exact_gemm. Made once per (seed,
+// kind) and kept: most inputs cost no generation at all.
+MXGATE_HARNESS const std::vector<float>& seed_values(unsigned seed, bool block) {
+  static std::vector<float> table[2][256];
+  std::vector<float>& v = table[block][seed];
+  if (v.empty()) {
+    v.resize(kMaxN * kMaxK + kMaxM * kMaxK);
+    uint64_t rng = seed;
+    for (float& x : v) {
+      const uint64_t r = next(rng);
+      x = block ? static_cast<float>(r >> 40) * 0x1p-24f * 6.0f - 3.0f
+                : static_cast<float>(static_cast<int>(r % 17) - 8);
+    }
   }
   return v;
 }
+
+// Reference results by their exact inputs. The reference (exact_gemm / ordered_gemm on top of the
+// reference quantizers) costs more than the layer it checks, while the fuzzer revisits the same
+// few thousand layers all the time. A pure function memoized: a hit compares every input byte
+// (shape, weight codes and scales, activation), never a hash alone, so I4 checks exactly what
+// recomputing would. Entries live in one arena allocated once: an input that added an entry
+// with malloc would look like a leak to libFuzzer, which then runs it again under LeakSanitizer.
+class ReferenceCache {
+ public:
+  MXGATE_HARNESS GemmOutput get(const LinearConfig& c, const QuantizedWeight& w,
+                                const Activation& x) {
+    if (arena_.empty()) {
+      arena_.resize(kArenaBytes);
+      slots_.resize(kSlots);
+    }
+    key_.clear();
+    const uint64_t shape[] = {static_cast<uint64_t>(c.scheme),
+                              static_cast<uint64_t>(c.weight_scale),
+                              c.n,
+                              c.k,
+                              x.m,
+                              w.data.size(),
+                              w.scales.size()};
+    append(shape, sizeof shape);
+    append(w.data.data(), w.data.size());
+    append(w.scales.data(), w.scales.size());
+    append(x.bf16.data(), 2 * x.bf16.size());
+    const uint64_t h = hash(key_);
+    std::size_t i = h & (kSlots - 1);
+    for (; slots_[i].key_bytes != 0; i = (i + 1) & (kSlots - 1)) {
+      const Slot& s = slots_[i];
+      if (s.hash == h && s.key_bytes == key_.size() &&
+          std::memcmp(&arena_[s.offset], key_.data(), key_.size()) == 0) {
+        GemmOutput out{s.rows, s.cols, OutputFormat::kFp32, std::vector<float>(s.out_count), {}};
+        std::memcpy(out.fp32.data(), &arena_[s.offset + s.key_bytes], 4 * s.out_count);
+        return out;
+      }
+    }
+    GemmOutput out = test_support::reference(c, w, x);
+    const std::size_t bytes = key_.size() + 4 * out.fp32.size();
+    if (used_ + bytes > kArenaBytes || 2 * (entries_ + 1) > kSlots) {  // full: start over
+      std::fill(slots_.begin(), slots_.end(), Slot{});
+      used_ = entries_ = 0;
+      i = h & (kSlots - 1);
+    }
+    std::memcpy(&arena_[used_], key_.data(), key_.size());
+    std::memcpy(&arena_[used_ + key_.size()], out.fp32.data(), 4 * out.fp32.size());
+    slots_[i] = Slot{h, used_, key_.size(), out.rows, out.cols, out.fp32.size()};
+    used_ += bytes;
+    ++entries_;
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t kArenaBytes = 64u << 20;
+  static constexpr std::size_t kSlots = 1u << 16;  // a power of two, at most half full
+  struct Slot {
+    uint64_t hash = 0;
+    std::size_t offset = 0, key_bytes = 0;  // key_bytes 0: an empty slot
+    std::size_t rows = 0, cols = 0, out_count = 0;
+  };
+  MXGATE_HARNESS void append(const void* p, std::size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    key_.insert(key_.end(), b, b + n);
+  }
+  MXGATE_HARNESS static uint64_t hash(const std::vector<uint8_t>& bytes) {
+    uint64_t h = bytes.size(), word = 0;
+    std::size_t i = 0;
+    for (; i + 8 <= bytes.size(); i += 8) {
+      std::memcpy(&word, &bytes[i], 8);
+      h = (h ^ word) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 29;
+    }
+    for (; i < bytes.size(); ++i) h = (h ^ bytes[i]) * 0x100000001B3ull;
+    return h;
+  }
+  std::vector<uint8_t> arena_, key_;  // key_: scratch, reused
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0, entries_ = 0;
+};
 
 const LinearKernel* named_kernel(unsigned i) {
   static const DotScaledMxfp8 dot;
@@ -88,22 +210,21 @@ const LinearKernel* named_kernel(unsigned i) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
-  LinearConfig c;
+  LinearConfig& c = g_case.config;
+  c = LinearConfig{};
   c.platform = static_cast<Platform>(in.ConsumeIntegralInRange<uint8_t>(0, 3));
   c.scheme = static_cast<Scheme>(in.ConsumeIntegralInRange<uint8_t>(0, 2));
-  c.n = in.ConsumeIntegralInRange<uint8_t>(1, 48);
-  c.k = 32u * in.ConsumeIntegralInRange<uint8_t>(1, 10);
+  c.n = in.ConsumeIntegralInRange<uint8_t>(1, kMaxN);
+  c.k = 32u * in.ConsumeIntegralInRange<uint8_t>(1, kMaxK / 32);
   const unsigned flags = in.ConsumeIntegralInRange<uint8_t>(0, 3);
   c.is_bmm = (flags & 1u) != 0;
   c.skip_weight_relayout = (flags & 2u) != 0;
   c.weight_scale = static_cast<WeightScaleDtype>(in.ConsumeIntegralInRange<uint8_t>(0, 1));
-  const unsigned kernel_choice = in.ConsumeIntegralInRange<uint8_t>(0, 6);
-  const std::size_t m = in.ConsumeIntegralInRange<uint8_t>(1, 4);
-  const unsigned seed = in.ConsumeIntegral<uint8_t>();
-  const unsigned steps = in.ConsumeIntegralInRange<uint8_t>(1, 8);
-
-  g_trace = describe(c) + " kernel_choice=" + std::to_string(kernel_choice) +
-            " M=" + std::to_string(m) + " seed=" + std::to_string(seed) + " steps:";
+  const unsigned kernel_choice = g_case.kernel_choice = in.ConsumeIntegralInRange<uint8_t>(0, 6);
+  const std::size_t m = g_case.m = in.ConsumeIntegralInRange<uint8_t>(1, kMaxM);
+  const unsigned seed = g_case.seed = in.ConsumeIntegral<uint8_t>();
+  const unsigned steps = in.ConsumeIntegralInRange<uint8_t>(1, kMaxSteps);
+  g_case.steps = 0;
 
   gpu::HostBackend be;
   std::unique_ptr<LinearLayer> layer;
@@ -116,21 +237,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool block = c.scheme == Scheme::kFp8Block;
   const bool per_step_kernel =
       layer->kernel().name() == "EmulationMxfp8" && layer->kernel().planned_load(c).empty();
-  std::mt19937 rng(seed);
-  const std::vector<float> weight = values(c.n * c.k, block, rng);
-  const Activation x = make_activation(values(m * c.k, block, rng), m, c.k);
+  const std::vector<float>& data_values = seed_values(seed, block);
+  const std::span<const float> weight(data_values.data(), c.n * c.k);
+  Activation x = make_activation(std::span(data_values).subspan(kMaxN * kMaxK, m * c.k), m, c.k);
+  static ReferenceCache reference_cache;
   std::optional<QuantizedWeight> w;
-  std::optional<GemmOutput> want;
+  std::optional<GemmOutput> want;  // the reference of w and x, once an apply needs it
 
   for (unsigned s = 0; s < steps; ++s) {
     const auto step = static_cast<Step>(in.ConsumeIntegralInRange<uint8_t>(0, 6));
-    g_trace += " " + std::to_string(static_cast<unsigned>(step));
+    g_case.step[g_case.steps++] = static_cast<uint8_t>(step);
     try {
       switch (step) {
         case Step::kLoad:
           try {
             w = layer->load_float_weights(weight);
-            want = test_support::reference(c, *w, x);
+            want.reset();  // computed at the first apply that returns
           } catch (const DispatchError&) {
             if (!w) violation("load", "the first load of a valid weight threw");
           }
@@ -154,7 +276,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         case Step::kApplyRowMajor:
         case Step::kApplyColMajor: {
           const ActScaleOrder declared = layer->act_scale_order();
-          Activation xa = x;
           ActScaleOrder order = ActScaleOrder::kNone;  // unfused
           if (step == Step::kApplyNegotiated) {
             const ActScaleOrder consumers[] = {declared};
@@ -164,14 +285,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           } else if (step == Step::kApplyColMajor) {
             order = ActScaleOrder::kColMajor;
           }
-          if (order != ActScaleOrder::kNone) xa.pre_quantized = quantize_activation_1x128(x, order);
+          // x itself carries the fused form for this one apply (no copy of the activation).
+          if (order != ActScaleOrder::kNone) x.pre_quantized = quantize_activation_1x128(x, order);
           const bool mismatch = order != ActScaleOrder::kNone && declared != ActScaleOrder::kNone &&
                                 order != declared;
           const bool processed = layer->state().load_processed;
           ApplyResult r;
           try {
-            r = layer->apply(xa);
+            r = layer->apply(x);
+            x.pre_quantized.reset();
           } catch (const DispatchError& e) {
+            x.pre_quantized.reset();
             if (w && !mismatch) violation("I4", std::string("apply threw: ") + e.what());
             break;
           }
@@ -185,6 +309,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (c.k % kDotScaledKAlign != 0 && d.launches_of(Kernel::kGemmMxDotScaled) != 0) {
             violation("I1", "dot_scaled launched with K = " + std::to_string(c.k));
           }
+          if (!want) want = reference_cache.get(c, *w, x);
           const long bad = test_support::first_difference(*want, r.out);
           if (bad >= 0) {
             violation("I4", "apply differs from the reference at element " + std::to_string(bad) +
