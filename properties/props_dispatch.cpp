@@ -22,14 +22,6 @@ using gpu::ActScaleOrder;
 using gpu::Kernel;
 namespace d = mxgate::dispatch;
 
-constexpr std::string_view kKernels[] = {"registry",
-                                         "DotScaledMxfp8",
-                                         "EmulationMxfp8",
-                                         "EmulationMxfp8PerStep",
-                                         "BlockScaledFp8",
-                                         "PreshuffledBlockScaledFp8",
-                                         "Bf16"};
-
 const d::LinearKernel* named_kernel(std::string_view name) {
   static const d::DotScaledMxfp8 dot;
   static const d::EmulationMxfp8 emu_load(true), emu_step(false);

@@ -27,8 +27,9 @@ namespace {
 namespace fs = std::filesystem;
 using report::CheckOutcome;
 
-constexpr std::array<const char*, 5> kTargets = {"fuzz_npy", "fuzz_shape_catalog", "fuzz_codecs",
-                                                 "fuzz_negotiation", "fuzz_dispatch"};
+constexpr std::array<const char*, 6> kTargets = {"fuzz_npy",      "fuzz_shape_catalog",
+                                                 "fuzz_codecs",   "fuzz_negotiation",
+                                                 "fuzz_dispatch", "fuzz_regression"};
 
 struct Spawned {
   int exit_code = -1;  // -1: killed by a signal or not started
