@@ -5,36 +5,79 @@
 #include <string>
 
 #include "properties/props.h"
+#include "reference/gemm_oracle.h"
+#include "reference/mx_quant.h"
+#include "reference/scale_layout.h"
 
 namespace mxgate::properties {
+
+namespace {
+
+// The block sizes of the formats under test (reference/): MX scale blocks of 32 along K, DeepSeek
+// weight blocks of 128 x 128 and activation groups of 1 x 128. Tile boundaries are these, the
+// kernels' contract alignments, and the padding units of the scale layouts kernels read.
+constexpr std::size_t kTile = std::max({kMxBlock, kDeepSeekBlocks.a_k, kDeepSeekBlocks.b_n});
+
+// Rows at which a scale layout pads (TMA-aligned: align4; NVIDIA swizzle: 128-row tiles), read
+// from scale_storage_size rather than written down.
+std::vector<std::size_t> layout_row_units() {
+  std::vector<std::size_t> units;
+  for (ScaleLayout l : {ScaleLayout::kTmaColMajor, ScaleLayout::kNvSwizzle128x4}) {
+    const std::size_t base = scale_storage_size(l, 1, 1);
+    std::size_t r = 1;
+    while (r < 4096 && scale_storage_size(l, r + 1, 1) == base) ++r;
+    if (r > 1 && r < 4096) units.push_back(r);
+  }
+  return units;
+}
+
+}  // namespace
 
 rc::Gen<std::size_t> range(std::size_t lo, std::size_t hi_exclusive) {
   return rc::gen::resize(100, rc::gen::inRange<std::size_t>(lo, hi_exclusive));
 }
 
 rc::Gen<std::size_t> gen_m() {
-  return pick<std::size_t>({1, 2, 3, 4, 5, 6, 7, 2, 3, 4, 15, 16, 17, 127, 128, 129});
+  std::vector<std::size_t> v = {1, 2, 3, 4, 5, 6, 7, 2, 3};
+  for (std::size_t u : layout_row_units()) {
+    for (std::size_t m : {u - 1, u, u + 1}) v.push_back(m);
+  }
+  return pick(std::move(v));
 }
 
 rc::Gen<std::size_t> gen_n(std::size_t align) {
   std::vector<std::size_t> v;
   for (std::size_t j = 1; j <= 6; ++j) v.push_back(j * align);
-  for (std::size_t n : {96, 112, 128, 144, 192, 272})
-    v.push_back(std::max(align, n / align * align));
+  // Around one and two weight blocks: partial blocks on either side of the boundary.
+  for (std::size_t b : {kDeepSeekBlocks.b_n, 2 * kDeepSeekBlocks.b_n}) {
+    for (std::size_t n : {b - align, b, b + align}) v.push_back(std::max(align, n / align * align));
+  }
   return pick(std::move(v));
 }
 
-rc::Gen<std::size_t> gen_k(std::size_t align, int max_blocks) {
-  // Residues of K mod 128, the first one the shrink target. The alignment filters them: a
-  // kernel declaring K % 128 == 0 only sees 0; K % 32 == 0 sees the four MX residues; any K
-  // also sees residues that are not multiples of 32.
-  std::vector<std::size_t> residues;
-  for (std::size_t r : {32, 64, 96, 0, 17, 100, 1}) {
-    if (r % align == 0) residues.push_back(r);
+std::vector<std::size_t> k_residues(std::size_t align) {
+  // Every multiple of the alignment below the largest tile, the smallest nonzero one first (the
+  // shrink target), 0 after it: K % 128 in {32, 64, 96, 0} for K % 32 == 0 kernels, {0} for a
+  // K % 128 == 0 kernel. A kernel that takes any K also gets the neighbours of every block
+  // boundary (K % 32 != 0).
+  std::vector<std::size_t> r;
+  const std::size_t step = std::max(align, kMxBlock);
+  for (std::size_t x = step; x < kTile; x += step) r.push_back(x);
+  r.push_back(0);
+  if (align < kMxBlock) {
+    for (std::size_t b = kMxBlock; b <= kTile; b += kMxBlock) {
+      for (std::size_t x : {b - 1, (b + 1) % kTile}) {
+        if (x % align == 0 && std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
+      }
+    }
   }
+  return r;
+}
+
+rc::Gen<std::size_t> gen_k(std::size_t align, int max_blocks) {
   return rc::gen::apply(
-      [](std::size_t kb, std::size_t r) { return kb * 128 + r == 0 ? 128 : kb * 128 + r; },
-      range(0, static_cast<std::size_t>(max_blocks) + 1), pick(std::move(residues)));
+      [](std::size_t kb, std::size_t r) { return kb * kTile + r == 0 ? kTile : kb * kTile + r; },
+      range(0, static_cast<std::size_t>(max_blocks) + 1), pick(k_residues(align)));
 }
 
 rc::Gen<uint64_t> gen_seed() {

@@ -27,14 +27,16 @@ rc::Gen<T> pick(std::vector<T> v) {
 }
 rc::Gen<std::size_t> range(std::size_t lo, std::size_t hi_exclusive);
 
-// M: small values first (shrinks toward 1), sometimes at and around tile boundaries (4: TMA
-// alignment, 16, 128: swizzle tile).
+// M: small values first (shrinks toward 1), sometimes at and around the row-padding units of the
+// scale layouts kernels read (TMA align4, swizzle 128-row tiles; from scale_storage_size).
 rc::Gen<std::size_t> gen_m();
-// A dimension that is a multiple of `align`: align x [1, 6], sometimes around 128-row blocks.
+// N: a multiple of the contract alignment `align`: align x [1, 6], or around one and two
+// 128-row weight blocks.
 rc::Gen<std::size_t> gen_n(std::size_t align);
-// K = 128 x kb + r with r from the residues a K alignment allows (contract data): K % 128 in
-// {0, 32, 64, 96} and, where `align` permits, K % 32 != 0. Shrinks toward one small block.
+// K = 128 x kb + r, r from k_residues(align): the residues a contract's K alignment allows.
+// Shrinks toward one small block.
 rc::Gen<std::size_t> gen_k(std::size_t align, int max_blocks = 3);
+std::vector<std::size_t> k_residues(std::size_t align);
 rc::Gen<uint64_t> gen_seed();
 
 // Tags shared by the families (n = 0: not a GEMM, no N tags).

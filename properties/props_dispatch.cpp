@@ -13,6 +13,7 @@
 #include "properties/dispatch_reference.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
+#include "reference/mx_quant.h"
 
 namespace mxgate::properties {
 
@@ -81,7 +82,8 @@ rc::Gen<Case> gen_dispatch(const Context&) {
                          "PreshuffledBlockScaledFp8", "DotScaledMxfp8", "registry"}),
       pick<std::string>({"gfx950", "gfx942", "sm90", "host"}),
       pick<std::string>({"mxfp8", "fp8_block", "bf16"}),
-      pick<std::size_t>({1, 2, 16, 3, 32, 48, 16, 32, 4, 16}), gen_k(32, 2),
+      // N = 1 first (the shrink target), the preshuffle alignment (16) and its multiples often.
+      pick<std::size_t>({1, 2, 16, 3, 32, 48, 16, 32, 4, 16}), gen_k(kMxBlock, 2),
       pick<std::string>({"e8m0", "fp32", "e8m0"}), pick<int>({0, 1, 2, 0}), gen_m(),
       pick<std::string>({"float", "codes", "codes"}),
       rc::gen::resize(6, rc::gen::container<std::vector<std::string>>(pick<std::string>(

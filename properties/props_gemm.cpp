@@ -273,7 +273,8 @@ rc::Gen<Case> gen_preshuffle(const Context&) {
         c.set("n", n).set("k", k).set("seed", seed);
         return c;
       },
-      gen_n(16), gen_k(32, 2), gen_seed());
+      gen_n(gpu::contract(Kernel::kPreshuffleWeight).n_align),
+      gen_k(gpu::contract(Kernel::kPreshuffleWeight).k_align, 2), gen_seed());
 }
 
 std::optional<Failure> check_preshuffle(const Context& ctx, const Case& c) {

@@ -2,10 +2,13 @@
 // ctest label `property`, one ctest entry per property (tests/property_suite.h), plus the
 // coverage of the input space: one run of every property must exercise every required class.
 // Does not cover: device backends (test_gpu_device), the zoo (property_zoo.cpp).
+#include <algorithm>
 #include <memory>
 #include <string>
 
+#include "gpu/contract.h"
 #include "gpu/host/host_backend.h"
+#include "properties/props.h"
 #include "tests/property_suite.h"
 
 namespace mxgate::gpu {
@@ -34,6 +37,23 @@ TEST(PropertyCoverage, EveryRequiredClassIsExercised) {
   std::string holes;
   for (const std::string& t : missing(coverage)) holes += t + " ";
   EXPECT_TRUE(holes.empty()) << "never exercised: " << holes;
+}
+
+// K residues come from the contracts: a residue a kernel's alignment forbids would make every
+// such case a contract error; a missing one leaves a boundary (K % 128 == 32, K % 32 != 0)
+// untested.
+TEST(PropertyGenerators, KResiduesFollowTheContracts) {
+  EXPECT_EQ(k_residues(32), (std::vector<std::size_t>{32, 64, 96, 0}));
+  EXPECT_EQ(k_residues(128), (std::vector<std::size_t>{0}));
+  const std::vector<std::size_t> any = k_residues(1);
+  for (std::size_t r : {32, 64, 96, 0, 31, 33, 127, 1}) {
+    EXPECT_EQ(std::count(any.begin(), any.end(), r), 1) << r;
+  }
+  for (gpu::Kernel k : gpu::all_kernels()) {
+    for (std::size_t r : k_residues(gpu::contract(k).k_align)) {
+      EXPECT_EQ(r % gpu::contract(k).k_align, 0u) << gpu::kernel_name(k) << " residue " << r;
+    }
+  }
 }
 
 // The check above must be able to fail: a run that saw one class reports all the others.
