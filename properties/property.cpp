@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <sstream>
 
 #include "properties/props.h"
@@ -174,13 +175,33 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
   return out;
 }
 
-int cases_from_rc_params(int fallback) {
+namespace {
+
+// The value of `key=` in RC_PARAMS (space-separated key=value pairs), or nullopt.
+std::optional<std::string> rc_param(const std::string& key) {
   const char* env = std::getenv("RC_PARAMS");
-  if (env == nullptr) return fallback;
+  if (env == nullptr) return std::nullopt;
   const std::string s(env);
-  const std::size_t at = s.find("max_success=");
-  if (at == std::string::npos) return fallback;
-  return std::atoi(s.c_str() + at + 12);
+  for (std::size_t at = 0; (at = s.find(key + "=", at)) != std::string::npos; at += key.size()) {
+    if (at == 0 || s[at - 1] == ' ') {
+      const std::size_t v = at + key.size() + 1;
+      return s.substr(v, s.find(' ', v) - v);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int cases_from_rc_params(int fallback) {
+  const auto v = rc_param("max_success");
+  const int n = v ? std::atoi(v->c_str()) : 0;
+  return n > 0 ? n : fallback;
+}
+
+uint64_t seed_from_rc_params(uint64_t fallback) {
+  const auto v = rc_param("seed");
+  return v && !v->empty() ? std::strtoull(v->c_str(), nullptr, 10) : fallback;
 }
 
 std::optional<Failure> compare_outputs(const std::string& what, const GemmOutput& expected,

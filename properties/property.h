@@ -95,8 +95,9 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
 // become failures; a malformed case throws CaseError.
 std::optional<Failure> check_case(const Property& p, const Context& ctx, const Case& c);
 
-// The RapidCheck case count RC_PARAMS asks for (max_success=N), or `fallback`.
+// The RapidCheck case count / seed RC_PARAMS asks for ("max_success=N seed=S"), or `fallback`.
 int cases_from_rc_params(int fallback);
+uint64_t seed_from_rc_params(uint64_t fallback);
 
 // Failure helpers for the checkers.
 std::optional<Failure> compare_outputs(const std::string& what, const GemmOutput& expected,

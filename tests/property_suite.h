@@ -3,7 +3,10 @@
 // and test_gpu_device.cpp (HIP / CUDA, label `gpu`). Each program defines
 // mxgate::gpu::make_backend_under_test(); the suite skips when the backend has no device.
 //
-// Seed: MXGATE_SEED (default 1, printed); case count: RC_PARAMS="max_success=N" (default 100).
+// Seed: MXGATE_SEED or RC_PARAMS="seed=S" (default 1, printed); case count:
+// RC_PARAMS="max_success=N" (default 100). RapidCheck's engine runs each property
+// (rc::detail::checkProperty, what RC_GTEST_PROP calls) through properties::run_property, which
+// also hands back the shrunk case for the report.
 // A failure prints RapidCheck's report, the shrunk case, the located element and the command
 // that replays it. Does not cover: the zoo (property_zoo.cpp), regression replay (label
 // `regression`).
@@ -25,9 +28,10 @@ std::unique_ptr<Backend> make_backend_under_test();
 
 namespace mxgate::properties::suite {
 
+// MXGATE_SEED, else RC_PARAMS="seed=S", else 1.
 inline uint64_t suite_seed() {
   const char* s = std::getenv("MXGATE_SEED");
-  return s != nullptr && *s != '\0' ? std::strtoull(s, nullptr, 10) : 1;
+  return s != nullptr && *s != '\0' ? std::strtoull(s, nullptr, 10) : seed_from_rc_params(1);
 }
 
 inline std::vector<std::string> property_names() {
