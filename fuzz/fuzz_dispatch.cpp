@@ -4,7 +4,7 @@
 //   I2  a weight is preshuffled at most once, never when the layer reads it directly;
 //   I3  a fused (pre-quantized) activation is accepted only in the order the layer declares,
 //       and accepted when it is that order;
-//   I4  every apply equals the reference bit for bit (tests/dispatch_reference.h);
+//   I4  every apply equals the reference bit for bit (properties/dispatch_reference.h);
 //   I5  after load processing, apply re-materializes nothing (no dequantize / upcast /
 //       preshuffle / per-step dequantize GEMM launch; activation-sized allocations only).
 // DispatchError is allowed only where the lifecycle asks for it (a step before load, a second
@@ -39,7 +39,7 @@
 #include "dispatch/negotiation.h"
 #include "dispatch/registry.h"
 #include "gpu/host/host_backend.h"
-#include "tests/dispatch_reference.h"
+#include "properties/dispatch_reference.h"
 
 using namespace mxgate;
 using namespace mxgate::dispatch;

@@ -26,6 +26,7 @@
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/measured_bytes.h"
+#include "tests/shell.h"
 
 namespace mxgate {
 namespace {
@@ -37,11 +38,7 @@ struct CliResult {
   std::string command;
 };
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using test_support::shell_quote;
 
 // Runs MXGATE_CLI with `args`; stdout through the pipe, stderr through a temporary file.
 CliResult run_cli(const std::vector<std::string>& args) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/shell.h"
 #include "tests/temp_dir.h"
 
 namespace mxgate {
@@ -29,37 +30,16 @@ namespace {
 
 using test_support::TempDir;
 
-struct Output {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using Output = test_support::ShellResult;
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs a shell command line; returns its exit code and output.
-Output shell(const std::string& command) {
-  Output r;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) {
-    ADD_FAILURE() << "popen failed: " << command;
-    return r;
-  }
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+// Runs a shell command line; returns its exit code and output (stdout and stderr together).
+Output shell(const std::string& command) { return test_support::run_shell(command + " 2>&1"); }
 
 // `mxgate gate ARGS` with MXGATE_FAULTS unset and `env` (NAME=VALUE ...) set.
 Output gate(const std::vector<std::string>& args, const std::string& env = "") {
-  std::string cmd = "env -u MXGATE_FAULTS " + env + " " + quote(MXGATE_CLI) + " gate";
-  for (const std::string& a : args) cmd += " " + quote(a);
+  std::string cmd =
+      "env -u MXGATE_FAULTS " + env + " " + test_support::shell_quote(MXGATE_CLI) + " gate";
+  for (const std::string& a : args) cmd += " " + test_support::shell_quote(a);
   return shell(cmd);
 }
 
@@ -100,7 +80,8 @@ TEST_F(Gate, JsonReportParsesAndListsTheChecks) {
       "                 'reference.layout_round_trips'], names\n"
       "assert all(c['result'] == 'pass' and c['backend'] == 'host' for c in d['checks'])\n"
       "assert d['totals']['passed'] == 3, d['totals']\n";
-  const Output py = shell("python3 -c " + quote(script) + " " + quote(json));
+  const Output py = shell("python3 -c " + test_support::shell_quote(script) + " " +
+                          test_support::shell_quote(json));
   EXPECT_EQ(py.exit_code, 0) << py.out;
 }
 
@@ -114,7 +95,8 @@ TEST_F(Gate, JunitReportValidatesAgainstTheSchema) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const Output lint =
       shell("xmllint --noout --schema " +
-            quote(std::string(MXGATE_SOURCE_DIR) + "/report/junit.xsd") + " " + quote(xml));
+            test_support::shell_quote(std::string(MXGATE_SOURCE_DIR) + "/report/junit.xsd") + " " +
+            test_support::shell_quote(xml));
   EXPECT_EQ(lint.exit_code, 0) << lint.out;
   std::ifstream in(xml);
   std::stringstream ss;
@@ -144,7 +126,8 @@ TEST_F(Gate, CoverageComesBackFromThePropertyChecks) {
       "assert cov['result'] in ('pass', 'fail'), cov\n"
       "assert cov['coverage'] and all(v > 0 for v in cov['coverage'].values()), cov\n"
       "assert sum(cov['coverage'].get(t, 0) for t in ('m=1', 'm>1')) >= 5, cov\n";
-  const Output py = shell("python3 -c " + quote(script) + " " + quote(json));
+  const Output py = shell("python3 -c " + test_support::shell_quote(script) + " " +
+                          test_support::shell_quote(json));
   EXPECT_EQ(py.exit_code, 0) << py.out;
 }
 
@@ -220,7 +203,7 @@ TEST_F(Gate, PrintsTheSummaryTable) {
 
 // Guards against `mxgate gate --help` drifting from the options the gate accepts.
 TEST_F(Gate, HelpNamesEveryOption) {
-  const Output r = shell(quote(MXGATE_CLI) + " gate --help");
+  const Output r = shell(test_support::shell_quote(MXGATE_CLI) + " gate --help");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* opt : {"--only", "--seed", "--cases", "--backend", "--time-budget",
                           "--check-timeout", "--report", "--junit", "MXGATE_GATE_HANG"}) {

@@ -30,6 +30,7 @@
 #include "reference/mx_quant.h"
 #include "reference/npy.h"
 #include "reference/quant_conventions.h"
+#include "tests/shell.h"
 #include "tests/temp_dir.h"
 
 namespace mxgate {
@@ -37,23 +38,11 @@ namespace {
 
 using test_support::TempDir;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using CliResult = test_support::ShellResult;
 
 // Runs `mxgate ARGS` (ARGS already shell-quoted where needed: temp paths have no spaces).
 CliResult mxgate(const std::string& args) {
-  const std::string command = std::string(MXGATE_CLI) + " " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("popen failed");
-  CliResult r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test_support::run_shell(std::string(MXGATE_CLI) + " " + args + " 2>&1");
 }
 
 testing::AssertionResult Contains(const std::string& text, std::string_view phrase) {
@@ -109,7 +98,7 @@ TEST(CliQuantize, TorchaoFloorAmax448KeepsElements) {
   // 448 = 1.75*2^8 -> 0 1111 110 = 0x7e, 1 -> 0 0111 000 = 0x38, -2 -> 1 1000 000 = 0xc0,
   // 0.5 -> 0 0110 000 = 0x30, 0 -> 0x00.
   const CliResult r = mxgate(quantize_args(d, "mx", "torchao_floor"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   const NpyArray data = read_npy(d.file("q.data.npy"));
   const NpyArray scales = read_npy(d.file("q.scales.npy"));
   EXPECT_EQ(data.dtype, NpyDtype::kUint8);
@@ -123,7 +112,7 @@ TEST(CliQuantize, TorchaoFloorAmax448KeepsElements) {
   EXPECT_EQ(scales, NpyArray({1, 1}, std::vector<uint8_t>{127}));
 
   const CliResult back = mxgate(dequantize_args(d, "mx", "torchao_floor"));
-  ASSERT_EQ(back.exit_code, 0) << back.output;
+  ASSERT_EQ(back.exit_code, 0) << back.out;
   EXPECT_EQ(read_npy(d.file("y.npy")), NpyArray({1, 32}, block_448()));
 }
 
@@ -136,7 +125,7 @@ TEST(CliQuantize, AiterTritonBumpsAmax448) {
   // Elements halve: 224 = 1.75*2^7 -> 0 1110 110 = 0x76 (0x77 would be 240), 0.5 -> 0x30,
   // -1 -> 1 0111 000 = 0xb8, 0.25 -> 0 0101 000 = 0x28.
   const CliResult r = mxgate(quantize_args(d, "mx", "aiter_triton"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   std::vector<uint8_t> want(32, 0x00);
   want[0] = 0x76;
   want[1] = 0x30;
@@ -146,7 +135,7 @@ TEST(CliQuantize, AiterTritonBumpsAmax448) {
   EXPECT_EQ(codes(d.file("q.scales.npy")), std::vector<uint8_t>{128});
   // aiter_triton decodes e8m0 the OCP way: 128 -> 2, so every element comes back exactly.
   const CliResult back = mxgate(dequantize_args(d, "mx", "aiter_triton"));
-  ASSERT_EQ(back.exit_code, 0) << back.output;
+  ASSERT_EQ(back.exit_code, 0) << back.out;
   EXPECT_EQ(read_npy(d.file("y.npy")), NpyArray({1, 32}, block_448()));
 }
 
@@ -157,12 +146,12 @@ TEST(CliQuantize, AiterHipZeroBlockGetsByte85) {
   // amax = max(0, 1e-10) = 1e-10; RCEIL: 1e-10 * fl32(1/448) = 2.23e-13, log2 = -42.03,
   // ceil -> -42 -> byte 127 - 42 = 85 (formats.md §3.7 table). Elements 0 * 2^42 -> 0x00.
   const CliResult r = mxgate(quantize_args(d, "mx", "aiter_hip"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(codes(d.file("q.data.npy")), std::vector<uint8_t>(32, 0x00));
   EXPECT_EQ(codes(d.file("q.scales.npy")), std::vector<uint8_t>{85});
   // aiter_hip decodes by shift: 85 << 23 = 2^-42; 0 * 2^-42 = +0.
   const CliResult back = mxgate(dequantize_args(d, "mx", "aiter_hip"));
-  ASSERT_EQ(back.exit_code, 0) << back.output;
+  ASSERT_EQ(back.exit_code, 0) << back.out;
   EXPECT_EQ(read_npy(d.file("y.npy")), NpyArray({1, 32}, std::vector<float>(32, 0.0f)));
 }
 
@@ -177,14 +166,14 @@ TEST(CliQuantize, MxTailBlockHasItsOwnScale) {
   // Block 1 (k 32..39, zero-padded): amax 3 -> floor log2 = 1 -> 1 - 8 -> byte 120 (2^-7);
   // 3 * 2^7 = 384 = 1.5*2^8 -> 0 1111 100 = 0x7c.
   const CliResult r = mxgate(quantize_args(d, "mx", "ocp_mx"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   std::vector<uint8_t> want(40, 0x00);
   want[0] = 0x78;
   want[35] = 0x7c;
   EXPECT_EQ(codes(d.file("q.data.npy")), want);
   EXPECT_EQ(read_npy(d.file("q.scales.npy")), NpyArray({1, 2}, std::vector<uint8_t>{119, 120}));
   const CliResult back = mxgate(dequantize_args(d, "mx", "ocp_mx"));
-  ASSERT_EQ(back.exit_code, 0) << back.output;
+  ASSERT_EQ(back.exit_code, 0) << back.out;
   EXPECT_EQ(read_npy(d.file("y.npy")), NpyArray({1, 40}, x));
 }
 
@@ -197,7 +186,7 @@ TEST(CliQuantize, Float64InputIsRoundedToNearestFp32) {
   // 512 - 2^-40 rounds to fp32 512 = 2^9 -> FLOOR 9 - 8 -> byte 128, element 256 -> 0x78.
   // Truncation would give 511.99997 -> floor log2 = 8 -> byte 127.
   const CliResult r = mxgate(quantize_args(d, "mx", "ocp_mx"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(codes(d.file("q.scales.npy")), std::vector<uint8_t>{128});
   EXPECT_EQ(codes(d.file("q.data.npy"))[0], 0x78);
 }
@@ -221,7 +210,7 @@ TEST(CliQuantize, ColMajorScalesAreTheTranspose) {
   ASSERT_EQ(logical,
             NpyArray({3, 3}, std::vector<uint8_t>{119, 120, 121, 122, 123, 124, 125, 126, 127}));
   const CliResult r = mxgate(quantize_args(d, "mx", "ocp_mx", "--scale-layout col_major"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::vector<uint8_t> l = logical.values<uint8_t>();
   std::vector<uint8_t> transpose;
   for (int c = 0; c < 3; ++c) {
@@ -236,7 +225,7 @@ TEST(CliQuantize, TmaColMajorPaddingIsZero) {
   TempDir d;
   write_scale_grid(d);
   const CliResult r = mxgate(quantize_args(d, "mx", "ocp_mx", "--scale-layout tma_col_major"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   // Strides (1, align4(3) = 4): column c at offsets 4c .. 4c+2, offset 4c+3 is padding.
   EXPECT_EQ(
       read_npy(d.file("q.scales.npy")),
@@ -255,7 +244,7 @@ TEST(CliQuantize, Act1x128DeepGemmUe8m0) {
   // Group 1 (k 128..129): sf = 0.5/448 = 1.143*2^-10 -> 2^-9; -0.5 * 512 = -256 -> 1 1111 000 =
   // 0xf8.
   const CliResult r = mxgate(quantize_args(d, "act1x128", "deepgemm", "--ue8m0"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   std::vector<uint8_t> want(130, 0x00);
   want[0] = 0x7c;
   want[129] = 0xf8;
@@ -263,7 +252,7 @@ TEST(CliQuantize, Act1x128DeepGemmUe8m0) {
   EXPECT_EQ(read_npy(d.file("q.scales.npy")),
             NpyArray({1, 2}, std::vector<float>{0x1p-7f, 0x1p-9f}));
   const CliResult back = mxgate(dequantize_args(d, "act1x128", "deepgemm"));
-  ASSERT_EQ(back.exit_code, 0) << back.output;
+  ASSERT_EQ(back.exit_code, 0) << back.out;
   EXPECT_EQ(read_npy(d.file("y.npy")), NpyArray({1, 130}, x));
 }
 
@@ -276,7 +265,7 @@ TEST(CliQuantize, W128x128VllmScaleGrid) {
   x[129 * 4 + 3] = 1.5f;  // block (1, 0): scale fl32(1.5 / 448), not a power of two
   write_npy(d.file("x.npy"), NpyArray({130, 4}, x));
   const CliResult r = mxgate(quantize_args(d, "w128x128", "vllm_group_quant"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   const float s1 = 1.5f / 448.0f;
   EXPECT_EQ(read_npy(d.file("q.scales.npy")), NpyArray({2, 1}, std::vector<float>{1.0f, s1}));
   // 1.5 / s1 is 448 within an fp32 ulp, clamped to <= 448: code 0x7e; likewise 448 / 1.
@@ -284,7 +273,7 @@ TEST(CliQuantize, W128x128VllmScaleGrid) {
   EXPECT_EQ(q[0], 0x7e);
   EXPECT_EQ(q[129 * 4 + 3], 0x7e);
   const CliResult back = mxgate(dequantize_args(d, "w128x128", "vllm_group_quant"));
-  ASSERT_EQ(back.exit_code, 0) << back.output;
+  ASSERT_EQ(back.exit_code, 0) << back.out;
   const std::vector<float> y = read_npy(d.file("y.npy")).values<float>();
   EXPECT_EQ(y[0], 448.0f);
   EXPECT_EQ(y[129 * 4 + 3], 448.0f * s1);  // one fp32 multiply, as dequant.h defines it
@@ -299,17 +288,17 @@ TEST(CliDequantize, Bf16OutputAndConventionDecode) {
   write_npy(d.file("q.data.npy"), NpyArray({1, 1}, std::vector<uint8_t>{0x38}));
   write_npy(d.file("q.scales.npy"), NpyArray({1, 1}, std::vector<float>{0.1f}));
   CliResult r = mxgate(dequantize_args(d, "act1x128", "vllm_group_quant", "--dtype bf16"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(read_npy(d.file("y.npy")), NpyArray({1, 1}, std::vector<uint16_t>{0x3dcd}));
 
   // MX: code 0x38 with scale byte 0x00. OCP decode: 2^-127 -> bf16 subnormal 0x0040;
   // vllm_e8m0_shift decodes 0x00 << 23 = +0.0 -> 0x0000.
   write_npy(d.file("q.scales.npy"), NpyArray({1, 1}, std::vector<uint8_t>{0x00}));
   r = mxgate(dequantize_args(d, "mx", "ocp_mx", "--dtype bf16"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(read_npy(d.file("y.npy")), NpyArray({1, 1}, std::vector<uint16_t>{0x0040}));
   r = mxgate(dequantize_args(d, "mx", "vllm_e8m0_shift", "--dtype bf16"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(read_npy(d.file("y.npy")), NpyArray({1, 1}, std::vector<uint16_t>{0x0000}));
 }
 
@@ -331,14 +320,14 @@ TEST(CliGemm, Mx1x1x32HandResult) {
   write_npy(d.file("bs.npy"), NpyArray({1, 1}, std::vector<uint8_t>{125}));  // 2^-2
   // C = (448*1 + (-1)*3) * 4 * 0.25 = 445 = 1.73828125*2^8 -> 0x43de8000.
   CliResult r = mxgate("gemm " + gemm_inputs(d, "mx") + " --out " + d.file("c.npy"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   const NpyArray c = read_npy(d.file("c.npy"));
   ASSERT_EQ(c.dtype, NpyDtype::kFloat32);
   ASSERT_EQ(c.shape, (std::vector<size_t>{1, 1}));
   EXPECT_EQ(bits(c.values<float>()[0]), 0x43de8000u);
   // bf16: 0x43de8000 is a tie between 0x43de (444) and 0x43df (446); even -> 0x43de.
   r = mxgate("gemm " + gemm_inputs(d, "mx") + " --out " + d.file("c.npy") + " --dtype bf16");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(read_npy(d.file("c.npy")), NpyArray({1, 1}, std::vector<uint16_t>{0x43de}));
 }
 
@@ -353,12 +342,12 @@ TEST(CliGemm, MxScaleDecodeFollowsConvention) {
   write_npy(d.file("as.npy"), NpyArray({1, 1}, std::vector<uint8_t>{0x00}));
   write_npy(d.file("bs.npy"), NpyArray({1, 1}, std::vector<uint8_t>{127}));
   CliResult r = mxgate("gemm " + gemm_inputs(d, "mx") + " --out " + d.file("c.npy"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   // 2^-127 is the fp32 subnormal 2^22 * 2^-149 -> 0x00400000.
   EXPECT_EQ(bits(read_npy(d.file("c.npy")).values<float>()[0]), 0x00400000u);
   r = mxgate("gemm " + gemm_inputs(d, "mx") + " --out " + d.file("c.npy") +
              " --convention vllm_e8m0_shift");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(bits(read_npy(d.file("c.npy")).values<float>()[0]), 0x00000000u);
 }
 
@@ -376,7 +365,7 @@ TEST(CliGemm, BlockK160TailBlockCounted) {
   write_npy(d.file("bs.npy"), NpyArray({1, 2}, std::vector<float>{1.0f, 0.5f}));
   // C = 1*1*0.75*1 + 2*1*3*0.5 = 0.75 + 3 = 3.75 = 1.875*2^1 -> 0x40700000 (0.75 without the tail).
   const CliResult r = mxgate("gemm " + gemm_inputs(d, "block") + " --out " + d.file("c.npy"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(bits(read_npy(d.file("c.npy")).values<float>()[0]), 0x40700000u);
 }
 
@@ -389,10 +378,10 @@ TEST(CliGemm, Bf16SchemeRoundsOnce) {
   // Sum 1 + 2^-8 + 2^-9: fp32 mantissa bits 15 and 14 -> 0x3f80c000. In bf16 (ulp 2^-7) that is
   // 0.75 ulp above 1 -> rounds up to 0x3f81 (rounding 1 + 2^-8 first would tie to 0x3f80).
   CliResult r = mxgate("gemm " + gemm_inputs(d, "bf16") + " --out " + d.file("c.npy"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(bits(read_npy(d.file("c.npy")).values<float>()[0]), 0x3f80c000u);
   r = mxgate("gemm " + gemm_inputs(d, "bf16") + " --out " + d.file("c.npy") + " --dtype bf16");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(read_npy(d.file("c.npy")), NpyArray({1, 1}, std::vector<uint16_t>{0x3f81}));
 }
 
@@ -425,21 +414,21 @@ TEST(CliCheckGemm, ExactPassesOracleAndLocatesAFlip) {
   write_random_mx(d);
   ASSERT_EQ(mxgate("gemm " + gemm_inputs(d, "mx") + " --out " + d.file("c.npy")).exit_code, 0);
   CliResult r = mxgate("check-gemm " + gemm_inputs(d, "mx") + " --c " + d.file("c.npy"));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(Contains(r.output, "fp32 bit-exact: all 12 elements match"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Contains(r.out, "fp32 bit-exact: all 12 elements match"));
 
   std::vector<float> c = read_npy(d.file("c.npy")).values<float>();
   const uint32_t flipped = bits(c[1 * 4 + 2]) ^ 1u;  // one ulp away (element (1,2))
   c[1 * 4 + 2] = std::bit_cast<float>(flipped);
   write_npy(d.file("c.npy"), NpyArray({3, 4}, c));
   r = mxgate("check-gemm " + gemm_inputs(d, "mx") + " --c " + d.file("c.npy") + " --mode exact");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(Contains(r.output, "1 of 12 differ; first (1,2)"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Contains(r.out, "1 of 12 differ; first (1,2)"));
   char actual_hex[32];
   std::snprintf(actual_hex, sizeof actual_hex, "actual 0x%08x", flipped);
-  EXPECT_TRUE(Contains(r.output, actual_hex));
-  EXPECT_TRUE(Contains(r.output, "1 ulp"));
-  EXPECT_TRUE(Contains(r.output, "FAIL"));
+  EXPECT_TRUE(Contains(r.out, actual_hex));
+  EXPECT_TRUE(Contains(r.out, "1 ulp"));
+  EXPECT_TRUE(Contains(r.out, "FAIL"));
 }
 
 // Guards against check-gemm mishandling a bf16 C (uint16 bits): its dtype must be inferred, and a
@@ -451,11 +440,11 @@ TEST(CliCheckGemm, Bf16OutputInferredFromC) {
                 .exit_code,
             0);
   CliResult r = mxgate("check-gemm " + gemm_inputs(d, "mx") + " --c " + d.file("c.npy"));
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(Contains(r.output, "bf16 bit-exact: all 12 elements match"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Contains(r.out, "bf16 bit-exact: all 12 elements match"));
   r = mxgate("check-gemm " + gemm_inputs(d, "mx") + " --c " + d.file("c.npy") + " --dtype float32");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(Contains(r.output, "does not match --c"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(Contains(r.out, "does not match --c"));
 }
 
 // Guards against bound mode rejecting a legitimate fp32 kernel order (vLLM Triton: per-128 partial
@@ -477,14 +466,14 @@ TEST(CliCheckGemm, BoundAcceptsOrderedFp32AndRejectsPlantedError) {
   write_npy(d.file("c.npy"), NpyArray({m, n}, c));
   CliResult r = mxgate("check-gemm " + gemm_inputs(d, "block") + " --c " + d.file("c.npy") +
                        " --mode bound --acc-bits 24 --block-k 128");
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(Contains(r.output, "bound: all 20 elements within their bound"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Contains(r.out, "bound: all 20 elements within their bound"));
 
   c[2 * n + 3] += 1.0f;  // |C| is O(10); the bound is O(1e-3)
   write_npy(d.file("c.npy"), NpyArray({m, n}, c));
   r = mxgate("check-gemm " + gemm_inputs(d, "block") + " --c " + d.file("c.npy") + " --mode bound");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(Contains(r.output, "1 of 20 elements outside; worst (2,3)"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Contains(r.out, "1 of 20 elements outside; worst (2,3)"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -592,9 +581,9 @@ TEST(CliErrors, EachBadInputExits2WithTheKeyPhrase) {
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.what);
     const CliResult r = mxgate(c.args);
-    EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_TRUE(Contains(r.output, c.phrase));
-    EXPECT_FALSE(Contains(r.output, "error:")) << "an NpyError escaped unwrapped";
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_TRUE(Contains(r.out, c.phrase));
+    EXPECT_FALSE(Contains(r.out, "error:")) << "an NpyError escaped unwrapped";
   }
   // Including the "malformed file" case: no partial outputs anywhere.
   EXPECT_EQ(d.entries(), inputs);
@@ -605,8 +594,8 @@ TEST(CliErrors, VerbsHaveHelp) {
   for (const char* verb : {"quantize", "dequantize", "gemm", "check-gemm"}) {
     const CliResult r = mxgate(std::string(verb) + " --help");
     EXPECT_EQ(r.exit_code, 0) << verb;
-    EXPECT_TRUE(Contains(r.output, std::string("usage: mxgate ") + verb));
-    EXPECT_TRUE(Contains(mxgate("--help").output, std::string("  ") + verb + " --scheme"));
+    EXPECT_TRUE(Contains(r.out, std::string("usage: mxgate ") + verb));
+    EXPECT_TRUE(Contains(mxgate("--help").out, std::string("  ") + verb + " --scheme"));
   }
 }
 
@@ -630,7 +619,7 @@ TEST(CliNumpy, QuantizeFromNumpyAndBack) {
                            "np.save(d + '/x.npy', x)\n";
   ASSERT_EQ(std::system(("/usr/bin/python3 " + script + " " + d.path().string()).c_str()), 0);
   const CliResult r = mxgate(quantize_args(d, "mx", "ocp_mx"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   std::ofstream(d.file("check.py"))
       << "import sys, numpy as np\n"
          "d = sys.argv[1]\n"

@@ -26,6 +26,7 @@
 #include "reference/format.h"
 #include "reference/quant_conventions.h"
 #include "tests/dispatch_test_support.h"
+#include "tests/shell.h"
 
 namespace mxgate::dispatch {
 namespace {
@@ -489,26 +490,16 @@ TEST(DispatchErrors, MisuseThrows) {
 
 // ---- mxgate plan ---------------------------------------------------------------------------
 
-struct Cli {
-  int rc = -1;
-  std::string out;  // stdout and stderr
-};
-
-Cli run_plan(const std::string& args) {
-  Cli r;
-  FILE* p = popen((std::string(MXGATE_CLI) + " plan " + args + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) r.out += buf;
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// `mxgate plan ARGS`, stdout and stderr together.
+mxgate::test_support::ShellResult run_plan(const std::string& args) {
+  return mxgate::test_support::run_shell(std::string(MXGATE_CLI) + " plan " + args + " 2>&1");
 }
 
 // The CLI must print exactly the plan the library computes, and reject bad input with exit 2.
 TEST(DispatchPlanCli, JsonAndErrors) {
-  Cli r = run_plan("--platform gfx950 --scheme mxfp8 --n 5120 --k 576 --json");
-  EXPECT_EQ(r.rc, 0) << r.out;
+  mxgate::test_support::ShellResult r =
+      run_plan("--platform gfx950 --scheme mxfp8 --n 5120 --k 576 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out,
             "{\"kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
             "\"apply\": \"bf16_gemm\"}\n");
@@ -519,7 +510,7 @@ TEST(DispatchPlanCli, JsonAndErrors) {
             "{\"kernel\": \"PreshuffledBlockScaledFp8\", \"load\": [], \"apply\": "
             "\"fp8_blockscale\"}\n");
   r = run_plan("--platform gfx950 --scheme fp8_block --n 16 --k 64 --weight-scale e8m0");
-  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("upcast_weight_scale_e8m0_to_fp32 preshuffle_weight"), std::string::npos);
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"--platform gfx90a --scheme mxfp8 --n 1 --k 32", "--platform 'gfx90a'"},
@@ -532,7 +523,7 @@ TEST(DispatchPlanCli, JsonAndErrors) {
   };
   for (const auto& [args, needle] : bad) {
     r = run_plan(args);
-    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_NE(r.out.find(needle), std::string::npos) << args << " -> " << r.out;
   }
 }
@@ -547,8 +538,9 @@ namespace {
 // at TP8 has K = 288 (K % 128 = 32, research/origin.md §1) and must be dequantized once at load,
 // never sent to dot_scaled; at TP2 (K = 1152) it takes dot_scaled.
 TEST(DispatchPlanCli, ModelFormWalksTheCatalog) {
-  Cli r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 8 --json");
-  ASSERT_EQ(r.rc, 0) << r.out;
+  mxgate::test_support::ShellResult r =
+      run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("\"layer\": \"shared_expert_down_proj\", \"n\": 5120, \"k\": 288, "
                        "\"kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
                        "\"apply\": \"bf16_gemm\""),
@@ -565,8 +557,9 @@ TEST(DispatchPlanCli, ModelFormWalksTheCatalog) {
 // MLA reads kv_b_proj directly (origin.md §3 defect 4): the model form must never plan a
 // preshuffle for it, while the other block-FP8 layers of the same model are preshuffled.
 TEST(DispatchPlanCli, ModelFormNeverRelaysOutKvBProj) {
-  const Cli r = run_plan("--platform gfx942 --model DeepSeek-V3/R1 --tp 8 --json");
-  ASSERT_EQ(r.rc, 0) << r.out;
+  const mxgate::test_support::ShellResult r =
+      run_plan("--platform gfx942 --model DeepSeek-V3/R1 --tp 8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(
       r.out.find("\"layer\": \"kv_b_proj\", \"n\": 4096, \"k\": 512, \"kernel\": "
                  "\"PreshuffledBlockScaledFp8\", \"load\": [], \"apply\": \"fp8_blockscale\""),
@@ -577,17 +570,17 @@ TEST(DispatchPlanCli, ModelFormNeverRelaysOutKvBProj) {
 
 // Bad model-form input exits 2 with the problem named.
 TEST(DispatchPlanCli, ModelFormErrors) {
-  Cli r = run_plan("--platform gfx950 --model NoSuchModel --tp 8");
-  EXPECT_EQ(r.rc, 2);
+  mxgate::test_support::ShellResult r = run_plan("--platform gfx950 --model NoSuchModel --tp 8");
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("matches no catalogued model"), std::string::npos) << r.out;
   r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash");
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("--model needs --tp"), std::string::npos) << r.out;
   r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 8 --n 16");
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("--n does not go with --model"), std::string::npos) << r.out;
   r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 3");
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("at TP 3"), std::string::npos) << r.out;
 }
 

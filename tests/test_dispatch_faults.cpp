@@ -20,13 +20,14 @@
 
 #include "dispatch/layer.h"
 #include "gpu/host/host_backend.h"
+#include "properties/dispatch_reference.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/quant_conventions.h"
 #include "reference/scale_layout.h"
-#include "properties/dispatch_reference.h"
+#include "tests/shell.h"
 
 namespace mxgate::dispatch {
 namespace {
@@ -496,14 +497,9 @@ TEST(FaultsEnvironment, ParsedFromMxgateFaults) {
 TEST(FaultsEnvironment, GateRefusesToRunWithFaultsOn) {
   const std::string cmd = std::string("MXGATE_FAULTS=z3_no_preshuffle_guard ") + MXGATE_CLI +
                           " gate --only measured 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
-  const int status = pclose(p);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 2) << out;
+  const mxgate::test_support::ShellResult r = mxgate::test_support::run_shell(cmd);
+  const std::string& out = r.out;
+  EXPECT_EQ(r.exit_code, 2) << out;
   EXPECT_NE(out.find("refusing to run with faults on (MXGATE_FAULTS=z3_no_preshuffle_guard)"),
             std::string::npos)
       << out;

@@ -12,6 +12,7 @@
 
 #include "gpu/host/host_backend.h"
 #include "properties/regression.h"
+#include "tests/shell.h"
 #include "tests/temp_dir.h"
 
 namespace mxgate::properties {
@@ -26,22 +27,11 @@ constexpr const char* kZ9 =
     "case: kernel=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0\n"
     "detects: z9_drop_trailing_k_block\n";
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;
-};
+using CliResult = test_support::ShellResult;
 
 CliResult mxgate(const std::string& args) {
-  const std::string command = "MXGATE_FAULTS= " + std::string(MXGATE_CLI) + " " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("popen failed");
-  CliResult r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return test_support::run_shell("MXGATE_FAULTS= " + std::string(MXGATE_CLI) + " " + args +
+                                 " 2>&1");
 }
 
 void write(const std::string& path, const std::string& text) {
@@ -140,12 +130,12 @@ TEST(RegressionCli, ReproExitCodes) {
   write(dir.file("missed.case"), bad);
   write(dir.file("broken.case"), "property: gemm.exact\n");
   const CliResult good = mxgate("repro " + dir.file("good.case"));
-  EXPECT_EQ(good.exit_code, 0) << good.output;
-  EXPECT_NE(good.output.find("fails with z9_drop_trailing_k_block"), std::string::npos);
+  EXPECT_EQ(good.exit_code, 0) << good.out;
+  EXPECT_NE(good.out.find("fails with z9_drop_trailing_k_block"), std::string::npos);
   EXPECT_EQ(mxgate("repro " + dir.file("missed.case")).exit_code, 1);
   const CliResult broken = mxgate("repro " + dir.file("broken.case"));
   EXPECT_EQ(broken.exit_code, 2);
-  EXPECT_NE(broken.output.find("broken.case: no 'case' line"), std::string::npos) << broken.output;
+  EXPECT_NE(broken.out.find("broken.case: no 'case' line"), std::string::npos) << broken.out;
 }
 
 // A failing property run must leave a file that replays to the same failure (the round trip a
@@ -156,17 +146,17 @@ TEST(RegressionCli, PropertySaveWritesAReplayableCase) {
       "property gemm.exact --cases 50 --faults z9_drop_trailing_k_block "
       "--save " +
       dir.file("found.case"));
-  EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_NE(run.output.find("reproduce: mxgate property gemm.exact --backend host --seed 1 "
-                            "--cases 50 --faults z9_drop_trailing_k_block"),
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("reproduce: mxgate property gemm.exact --backend host --seed 1 "
+                         "--cases 50 --faults z9_drop_trailing_k_block"),
             std::string::npos)
-      << run.output;
+      << run.out;
   const Regression r = load_regression(dir.file("found.case"));
   ASSERT_EQ(r.detects.size(), 1u);
   gpu::HostBackend be;
   EXPECT_TRUE(replay(r, be).ok);
   const CliResult repro = mxgate("repro " + dir.file("found.case"));
-  EXPECT_EQ(repro.exit_code, 0) << repro.output;
+  EXPECT_EQ(repro.exit_code, 0) << repro.out;
 }
 
 // Unknown names and missing devices are usage (2) and environment (3) errors.
@@ -174,9 +164,8 @@ TEST(RegressionCli, PropertyUsageAndEnvironmentErrors) {
   EXPECT_EQ(mxgate("property no.such_property").exit_code, 2);
   EXPECT_EQ(mxgate("property gemm.exact --faults z99").exit_code, 2);
   const CliResult cuda = mxgate("property gemm.exact --backend cuda --cases 1");
-  EXPECT_EQ(cuda.exit_code, 3) << cuda.output;
-  EXPECT_NE(cuda.output.find("backend 'cuda' is not in this build"), std::string::npos)
-      << cuda.output;
+  EXPECT_EQ(cuda.exit_code, 3) << cuda.out;
+  EXPECT_NE(cuda.out.find("backend 'cuda' is not in this build"), std::string::npos) << cuda.out;
 }
 
 }  // namespace

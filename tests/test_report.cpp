@@ -29,6 +29,7 @@
 #include "report/json_writer.h"
 #include "report/png.h"
 #include "report/xml_escape.h"
+#include "tests/shell.h"
 #include "tests/temp_dir.h"
 
 namespace mxgate::report {
@@ -39,11 +40,7 @@ using test_support::TempDir;
 const std::string kPython = "/usr/bin/python3";
 const std::string kSchema = std::string(MXGATE_SOURCE_DIR) + "/report/junit.xsd";
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using test_support::shell_quote;
 
 // Exit status of a shell command (-1 when it did not exit normally).
 int run(const std::string& command) {
@@ -53,14 +50,9 @@ int run(const std::string& command) {
 
 // stdout of a shell command; stderr goes to the test log.
 std::string capture(const std::string& command, int* exit_code = nullptr) {
-  FILE* p = ::popen(command.c_str(), "r");
-  if (p == nullptr) throw std::runtime_error("popen failed: " + command);
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int rc = ::pclose(p);
-  if (exit_code) *exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return out;
+  test_support::ShellResult r = test_support::run_shell(command);
+  if (exit_code) *exit_code = r.exit_code;
+  return std::move(r.out);
 }
 
 std::string read_file(const std::string& path) {

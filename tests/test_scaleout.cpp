@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/shell.h"
 #include "tests/temp_dir.h"
 
 namespace mxgate {
@@ -39,27 +40,11 @@ const std::string kClearAllocation =
     "-u HIP_VISIBLE_DEVICES ";
 const std::string kPrintDevices = "sh -c 'echo \"$CUDA_VISIBLE_DEVICES $HIP_VISIBLE_DEVICES\"'";
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using Result = test_support::ShellResult;
+using test_support::shell_quote;
 
-Result run(const std::string& command) {
-  Result r;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) throw std::runtime_error("popen failed: " + command);
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int rc = ::pclose(p);
-  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  return r;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+// stdout and stderr together.
+Result run(const std::string& command) { return test_support::run_shell(command + " 2>&1"); }
 
 // ---------------------------------------------------------------------------------------------
 // scripts/ctest-gpu
