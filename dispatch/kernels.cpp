@@ -22,30 +22,6 @@ using gpu::kNoBuffer;
 using gpu::ScaleDtype;
 using gpu::WeightLayout;
 
-// Device buffers that live for one apply.
-class Temps {
- public:
-  explicit Temps(Backend& be) : be_(be) {}
-  ~Temps() {
-    for (BufferId id : ids_) be_.release(id);
-  }
-  Temps(const Temps&) = delete;
-  Temps& operator=(const Temps&) = delete;
-  BufferId allocate(std::size_t bytes, std::string_view label) {
-    ids_.push_back(be_.allocate(bytes, label));
-    return ids_.back();
-  }
-  template <class T>
-  BufferId make(const std::vector<T>& v, std::string_view label) {
-    ids_.push_back(be_.make_buffer(std::span<const T>(v.data(), v.size()), label));
-    return ids_.back();
-  }
-
- private:
-  Backend& be_;
-  std::vector<BufferId> ids_;
-};
-
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 void check_apply_input(const LayerState& layer, const Activation& x, std::string_view kernel) {
@@ -64,7 +40,7 @@ void check_apply_input(const LayerState& layer, const Activation& x, std::string
 
 // Runs one GEMM into a fresh fp32 output, downloads it.
 // The layer's kernel faults (Z8-Z16) go into every launch.
-GemmOutput run_gemm(Backend& be, Temps& t, Kernel k, gpu::GemmArgs args, std::size_t m,
+GemmOutput run_gemm(Backend& be, gpu::ScopedBuffers& t, Kernel k, gpu::GemmArgs args, std::size_t m,
                     std::size_t n, std::size_t kk, const Faults& faults) {
   args.p = {m, n, kk, gpu::OutDtype::kFp32};
   args.p.faults = kernel_fault_bits(faults);
@@ -129,7 +105,7 @@ void upcast_weight_scale_once(LayerState& layer, Backend& be) {
 
 // Activation quantized on the device by quantize_mx (ocp_mx), then one MX GEMM.
 ApplyResult mx_gemm(LayerState& layer, const Activation& x, Backend& be, Kernel k, ApplyPath path) {
-  Temps t(be);
+  gpu::ScopedBuffers t(be);  // buffers that live for one apply
   gpu::QuantizeArgs q;
   q.in = t.make(x.bf16, "x_bf16");
   q.codes = t.allocate(x.m * x.k, "x_codes");
@@ -148,7 +124,7 @@ ApplyResult mx_gemm(LayerState& layer, const Activation& x, Backend& be, Kernel 
 // Z6: the original per-forward path, a bf16 copy of the weight rebuilt on every apply.
 ApplyResult rematerialize_bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
   const LinearConfig& c = layer.config;
-  Temps t(be);
+  gpu::ScopedBuffers t(be);  // buffers that live for one apply
   gpu::DequantArgs d;
   d.codes = layer.weight;
   d.scales = layer.weight_scale;
@@ -163,7 +139,7 @@ ApplyResult rematerialize_bf16_gemm(LayerState& layer, const Activation& x, Back
 }
 
 ApplyResult bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
-  Temps t(be);
+  gpu::ScopedBuffers t(be);  // buffers that live for one apply
   gpu::GemmArgs g;
   g.a = t.make(x.bf16, "x_bf16");
   g.b = layer.weight;
@@ -209,7 +185,7 @@ ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
   check_apply_input(layer, x, kernel);
   const bool shuffled = layer.weight_layout == WeightLayout::kAiterPreshuffled;
   const ActScaleOrder want = shuffled ? ActScaleOrder::kColMajor : ActScaleOrder::kRowMajor;
-  Temps t(be);
+  gpu::ScopedBuffers t(be);  // buffers that live for one apply
   QuantizedActivation q;
   if (x.pre_quantized) {
     if (x.pre_quantized->order != want && !layer.faults.has(Fault::kZ2IgnoreActScaleOrder)) {

@@ -142,4 +142,31 @@ class Backend {
   Counters counters_;
 };
 
+// Buffers released together when the scope ends, on an exception too: the temporaries of one
+// launch, one apply or one test case. The ids stay valid until then; do not release them
+// yourself.
+class ScopedBuffers {
+ public:
+  explicit ScopedBuffers(Backend& be) : be_(be) {}
+  ~ScopedBuffers() {
+    for (BufferId id : ids_) be_.release(id);
+  }
+  ScopedBuffers(const ScopedBuffers&) = delete;
+  ScopedBuffers& operator=(const ScopedBuffers&) = delete;
+
+  BufferId allocate(std::size_t bytes, std::string_view label) {
+    ids_.push_back(be_.allocate(bytes, label));
+    return ids_.back();
+  }
+  template <class T>
+  BufferId make(const std::vector<T>& values, std::string_view label) {
+    ids_.push_back(be_.make_buffer(std::span<const T>(values.data(), values.size()), label));
+    return ids_.back();
+  }
+
+ private:
+  Backend& be_;
+  std::vector<BufferId> ids_;
+};
+
 }  // namespace mxgate::gpu

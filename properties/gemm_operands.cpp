@@ -242,32 +242,30 @@ GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFo
   }
   args.p.faults = layout.faults;
   args.p.n_offset = layout.n_offset;
-  args.a = be.make_buffer(sp(o.a), "A");
-  args.b = be.make_buffer(sp(b), "B");
-  if (!sa.empty()) args.a_scale = be.make_buffer(sp(sa), "As");
-  if (!sb.empty()) args.b_scale = be.make_buffer(sp(sb), "Bs");
-  args.out = be.allocate(o.m * o.n * (format == OutputFormat::kBf16 ? 2 : 4), "C");
+  gpu::ScopedBuffers buffers(be);
+  args.a = buffers.make(o.a, "A");
+  args.b = buffers.make(b, "B");
+  if (!sa.empty()) args.a_scale = buffers.make(sa, "As");
+  if (!sb.empty()) args.b_scale = buffers.make(sb, "Bs");
+  args.out = buffers.allocate(o.m * o.n * (format == OutputFormat::kBf16 ? 2 : 4), "C");
+  be.run({kernel, args});
   GemmOutput out;
   out.rows = o.m;
   out.cols = o.n;
   out.format = format;
-  try {
-    be.run({kernel, args});
-    if (format == OutputFormat::kBf16) {
-      out.bf16 = be.download_as<uint16_t>(args.out);
-    } else {
-      out.fp32 = be.download_as<float>(args.out);
-    }
-  } catch (...) {
-    for (gpu::BufferId id : {args.a, args.b, args.a_scale, args.b_scale, args.out}) {
-      if (id != gpu::kNoBuffer) be.release(id);
-    }
-    throw;
-  }
-  for (gpu::BufferId id : {args.a, args.b, args.a_scale, args.b_scale, args.out}) {
-    if (id != gpu::kNoBuffer) be.release(id);
+  if (format == OutputFormat::kBf16) {
+    out.bf16 = be.download_as<uint16_t>(args.out);
+  } else {
+    out.fp32 = be.download_as<float>(args.out);
   }
   return out;
+}
+
+BitExactVerdict compare(const GemmOutput& expected, const GemmOutput& actual) {
+  if (expected.format == OutputFormat::kBf16) {
+    return compare_bf16(expected.rows, expected.cols, sp(expected.bf16), sp(actual.bf16));
+  }
+  return compare_fp32(expected.rows, expected.cols, sp(expected.fp32), sp(actual.fp32));
 }
 
 OrderModel order_model(Kernel kernel, OutputFormat format) {

@@ -16,6 +16,7 @@
 #include "reference/block_quant.h"
 #include "reference/gemm_oracle.h"
 #include "reference/mx_quant.h"
+#include "reference/verdict.h"
 
 namespace mxgate::properties {
 
@@ -85,6 +86,9 @@ struct LaunchLayout {
 // with `layout`'s overrides, uploads, runs, downloads and releases the buffers.
 GemmOutput run_gemm(gpu::Backend& be, gpu::Kernel kernel, const Operands& o, OutputFormat format,
                     const LaunchLayout& layout = {});
+
+// Bit-exact verdict of `actual` against `expected`, in `expected`'s output format.
+BitExactVerdict compare(const GemmOutput& expected, const GemmOutput& actual);
 
 OrderModel order_model(gpu::Kernel kernel, OutputFormat format);
 AccumModel accum_model(gpu::Kernel kernel, OutputFormat format);

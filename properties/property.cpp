@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "properties/gemm_operands.h"
 #include "properties/props.h"
 
 namespace mxgate::properties {
@@ -206,10 +207,7 @@ uint64_t seed_from_rc_params(uint64_t fallback) {
 
 std::optional<Failure> compare_outputs(const std::string& what, const GemmOutput& expected,
                                        const GemmOutput& actual) {
-  const BitExactVerdict v =
-      expected.format == OutputFormat::kBf16
-          ? compare_bf16(expected.rows, expected.cols, expected.bf16, actual.bf16)
-          : compare_fp32(expected.rows, expected.cols, expected.fp32, actual.fp32);
+  const BitExactVerdict v = compare(expected, actual);
   if (v.ok()) return std::nullopt;
   return Failure{what + ": " + v.summary(), v.first, expected, actual};
 }

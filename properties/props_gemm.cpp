@@ -6,6 +6,7 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <mutex>
 #include <set>
@@ -39,28 +40,39 @@ const std::vector<ShapeEntry>& catalog() {
 }
 
 // Per-rank (N, K) of catalog layers the kernel can run, small enough for the host models.
-std::vector<std::pair<std::size_t, std::size_t>> catalog_shapes(Kernel kernel) {
-  const gpu::Contract& c = gpu::contract(kernel);
-  std::set<std::pair<std::size_t, std::size_t>> out;
-  for (const ShapeEntry& e : catalog()) {
-    const bool fits = is_mx(kernel)      ? (e.is_mx() || e.k % 32 == 0)
-                      : is_block(kernel) ? e.is_block128()
-                                         : true;
-    if (!fits || e.n % c.n_align != 0 || e.k % c.k_align != 0) continue;
-    if (e.n * e.k > (std::size_t{1} << 23)) continue;
-    out.insert({e.n, e.k});
-  }
-  return {out.begin(), out.end()};
+// Computed once per kernel: generators ask for them on every case.
+const std::vector<std::pair<std::size_t, std::size_t>>& catalog_shapes(Kernel kernel) {
+  static const auto per_kernel = [] {
+    std::array<std::vector<std::pair<std::size_t, std::size_t>>, gpu::kKernelCount> all;
+    for (Kernel k : gpu::all_kernels()) {
+      const gpu::Contract& c = gpu::contract(k);
+      std::set<std::pair<std::size_t, std::size_t>> out;
+      for (const ShapeEntry& e : catalog()) {
+        const bool fits = is_mx(k)      ? (e.is_mx() || e.k % 32 == 0)
+                          : is_block(k) ? e.is_block128()
+                                        : true;
+        if (!fits || e.n % c.n_align != 0 || e.k % c.k_align != 0) continue;
+        if (e.n * e.k > (std::size_t{1} << 23)) continue;
+        out.insert({e.n, e.k});
+      }
+      all[static_cast<std::size_t>(k)].assign(out.begin(), out.end());
+    }
+    return all;
+  }();
+  return per_kernel[static_cast<std::size_t>(kernel)];
 }
 
 // N % 128 residues of TP-sharded per-rank N in the catalog (the sub-block shards of Z16).
-std::vector<std::size_t> catalog_n_residues() {
-  std::set<std::size_t> res;
-  for (const ShapeEntry& e : catalog()) {
-    if (e.tp > 1 && e.n % 128 != 0) res.insert(e.n % 128);
-  }
-  if (res.empty()) res = {32, 64, 96};
-  return {res.begin(), res.end()};
+const std::vector<std::size_t>& catalog_n_residues() {
+  static const std::vector<std::size_t> residues = [] {
+    std::set<std::size_t> res;
+    for (const ShapeEntry& e : catalog()) {
+      if (e.tp > 1 && e.n % 128 != 0) res.insert(e.n % 128);
+    }
+    if (res.empty()) res = {32, 64, 96};
+    return std::vector<std::size_t>(res.begin(), res.end());
+  }();
+  return residues;
 }
 
 // The GEMMs the backend runs, the most permissive contract first: shrinking moves toward it
@@ -126,7 +138,7 @@ Case gemm_case(std::string_view property, Kernel kernel, Shape3 s, int layout_pi
 rc::Gen<Shape3> gen_shape(Kernel kernel) {
   const gpu::Contract& c = gpu::contract(kernel);
   rc::Gen<Shape3> random = rc::gen::tuple(gen_m(), gen_n(c.n_align), gen_k(c.k_align));
-  const auto cat = catalog_shapes(kernel);
+  const auto& cat = catalog_shapes(kernel);
   if (cat.empty()) return random;
   // 1 case in 8 takes a catalog shape; the choice shrinks toward the random shapes.
   return rc::gen::mapcat(range(0, 8), [random, cat](std::size_t i) {
@@ -283,14 +295,13 @@ std::optional<Failure> check_preshuffle(const Context& ctx, const Case& c) {
   std::mt19937_64 rng(c.num("seed"));
   const Bytes w = random_codes(n * k, rng);
   gpu::Backend& be = *ctx.be;
+  gpu::ScopedBuffers buffers(be);
   gpu::PreshuffleArgs a;
-  a.in = be.make_buffer(sp(w), "W");
-  a.out = be.allocate(n * k, "W_shuffled");
+  a.in = buffers.make(w, "W");
+  a.out = buffers.allocate(n * k, "W_shuffled");
   a.p = {n, k};
   be.run({Kernel::kPreshuffleWeight, a});
   const Bytes got = be.download(a.out);
-  be.release(a.in);
-  be.release(a.out);
   ctx.tag("kernel:preshuffle_weight");
   ctx.tag("layout:aiter_preshuffle");
   return compare_bytes("preshuffled weight", n, k, shuffle_weight(w, n, k, 1), got);

@@ -81,23 +81,15 @@ QuantInput quant_input(const Case& c, std::size_t rows, std::size_t cols, bool b
 MxQuantized run_quantize(const Context& ctx, Kernel kernel, QuantConvention conv, bool bf16,
                          const QuantInput& in, std::size_t rows, std::size_t cols) {
   gpu::Backend& be = *ctx.be;
+  gpu::ScopedBuffers buffers(be);
   gpu::QuantizeArgs q;
-  q.in = bf16 ? be.make_buffer(sp(in.bf16), "x") : be.make_buffer(sp(in.x), "x");
-  q.codes = be.allocate(rows * cols, "codes");
-  q.scales = be.allocate(rows * ((cols + 31) / 32), "scales");
+  q.in = bf16 ? buffers.make(in.bf16, "x") : buffers.make(in.x, "x");
+  q.codes = buffers.allocate(rows * cols, "codes");
+  q.scales = buffers.allocate(rows * ((cols + 31) / 32), "scales");
   q.p = {rows, cols, bf16 ? gpu::InputDtype::kBf16 : gpu::InputDtype::kFp32, conv};
   q.p.faults = ctx.kernel_faults();
-  MxQuantized out{rows, cols, Format::kE4M3FN, {}, {}};
-  try {
-    be.run({kernel, q});
-    out.data = be.download(q.codes);
-    out.scales = be.download(q.scales);
-  } catch (...) {
-    for (gpu::BufferId id : {q.in, q.codes, q.scales}) be.release(id);
-    throw;
-  }
-  for (gpu::BufferId id : {q.in, q.codes, q.scales}) be.release(id);
-  return out;
+  be.run({kernel, q});
+  return {rows, cols, Format::kE4M3FN, be.download(q.codes), be.download(q.scales)};
 }
 
 void tag_quantized(const Context& ctx, const std::vector<float>& x, const MxQuantized& q) {
@@ -213,15 +205,14 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
   for (std::size_t i = 0; i < rows * cols; ++i) q.data.push_back(static_cast<uint8_t>(rng()));
   q.scales = scale_bytes(cls, rows * q.scale_cols(), rng);
   gpu::Backend& be = *ctx.be;
+  gpu::ScopedBuffers buffers(be);
   gpu::DequantArgs a;
-  a.codes = be.make_buffer(sp(q.data), "codes");
-  a.scales = be.make_buffer(sp(q.scales), "scales");
-  a.out = be.allocate(rows * cols * 2, "out");
+  a.codes = buffers.make(q.data, "codes");
+  a.scales = buffers.make(q.scales, "scales");
+  a.out = buffers.allocate(rows * cols * 2, "out");
   a.p = {rows, cols, gpu::E8m0Upcast::kCorrect};
-  GemmOutput got{rows, cols, OutputFormat::kBf16, {}, {}};
   be.run({Kernel::kDequantMxToBf16, a});
-  got.bf16 = be.download_as<uint16_t>(a.out);
-  for (gpu::BufferId id : {a.codes, a.scales, a.out}) be.release(id);
+  const GemmOutput got{rows, cols, OutputFormat::kBf16, {}, be.download_as<uint16_t>(a.out)};
   GemmOutput want{rows, cols, OutputFormat::kBf16, {}, dequantize_mx_bf16(q, E8m0Decode::kOcp)};
   ctx.tag("kernel:dequant_mx_to_bf16");
   tag_e8m0(ctx, q.scales);
@@ -249,14 +240,13 @@ std::optional<Failure> check_upcast(const Context& ctx, const Case& c) {
   std::mt19937_64 rng(c.num("seed"));
   const std::vector<uint8_t> bytes = scale_bytes(cls, count, rng);
   gpu::Backend& be = *ctx.be;
+  gpu::ScopedBuffers buffers(be);
   gpu::UpcastArgs a;
-  a.in = be.make_buffer(sp(bytes), "e8m0");
-  a.out = be.allocate(count * 4, "fp32");
+  a.in = buffers.make(bytes, "e8m0");
+  a.out = buffers.allocate(count * 4, "fp32");
   a.p = {count, gpu::E8m0Upcast::kCorrect};
   be.run({Kernel::kUpcastE8m0, a});
-  GemmOutput got{1, count, OutputFormat::kFp32, be.download_as<float>(a.out), {}};
-  be.release(a.in);
-  be.release(a.out);
+  const GemmOutput got{1, count, OutputFormat::kFp32, be.download_as<float>(a.out), {}};
   GemmOutput want{1, count, OutputFormat::kFp32, {}, {}};
   for (uint8_t b : bytes) want.fp32.push_back(decode_e8m0(b, E8m0Decode::kOcp));
   ctx.tag("kernel:upcast_e8m0");

@@ -63,6 +63,7 @@ class BackendTest : public testing::Test {
 using properties::accum_model;
 using properties::bf16_operands;
 using properties::block_operands;
+using properties::compare;
 using properties::e4m3_code;
 using properties::exact_operands;
 using properties::first_rows;
@@ -76,13 +77,6 @@ using properties::order_model;
 using properties::random_codes;
 using properties::run_gemm;
 using properties::sp;
-
-inline BitExactVerdict compare(const GemmOutput& expected, const GemmOutput& actual) {
-  if (expected.format == OutputFormat::kBf16) {
-    return compare_bf16(expected.rows, expected.cols, sp(expected.bf16), sp(actual.bf16));
-  }
-  return compare_fp32(expected.rows, expected.cols, sp(expected.fp32), sp(actual.fp32));
-}
 
 struct GemmCase {
   Kernel kernel;
