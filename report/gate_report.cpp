@@ -124,8 +124,7 @@ void write_json_report(const GateReport& report, std::ostream& out) {
     w.field("seconds", c.seconds);
     w.field("detail", c.detail);
     w.field("repro", c.repro);
-    w.key("counterexample");
-    c.counterexample ? w.value(*c.counterexample) : w.null();
+    w.field("counterexample", c.counterexample);
     w.key("located");
     if (c.located) {
       const LocatedElement& e = *c.located;
@@ -147,8 +146,7 @@ void write_json_report(const GateReport& report, std::ostream& out) {
     } else {
       w.null();
     }
-    w.key("heatmap");
-    c.heatmap_path ? w.value(*c.heatmap_path) : w.null();
+    w.field("heatmap", c.heatmap_path);
     w.end_object();
   }
   w.end_array();

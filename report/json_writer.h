@@ -12,6 +12,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -48,6 +49,11 @@ class JsonWriter {
     }
   }
   JsonWriter& null();
+  // The value, or null when absent.
+  template <class T>
+  JsonWriter& value(const std::optional<T>& v) {
+    return v ? value(*v) : null();
+  }
 
   // key(k).value(v) in one call.
   template <class T>

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -260,46 +262,21 @@ int cmd_zoo(const Argv& argv) {
       const properties::ZooClass& zc = properties::zoo_class(r.fault);
       w.begin_object().field("fault", dispatch::to_string(r.fault)).field("detected", r.detected);
       w.field("caught_by", r.caught_by);
-      w.key("median_cases");
-      if (r.detected && !std::isinf(r.median)) {
-        w.value(r.median);
-      } else {
-        w.null();
-      }
+      // Non-finite doubles are written as null: a missed fault has no median.
+      w.field("median_cases", r.detected ? r.median : std::numeric_limits<double>::infinity());
       w.field("expected_property", zc.property).field("minimal_case", zc.minimal);
       w.field("minimal", r.minimal).field("shrunk_by", r.shrunk_by);
-      w.key("counterexample");
-      if (r.counterexample) {
-        w.value(r.counterexample->describe());
-      } else {
-        w.null();
-      }
-      w.key("failure");
-      if (r.failure) {
-        w.value(r.failure->what);
-      } else {
-        w.null();
-      }
+      w.field("counterexample",
+              r.counterexample ? std::optional(r.counterexample->describe()) : std::nullopt);
+      w.field("failure", r.failure ? std::optional(r.failure->what) : std::nullopt);
       w.key("detections").begin_array();
       for (const auto& d : r.detections) {
         w.begin_object().field("property", d.property).key("cases").begin_array();
         for (int c : d.cases) w.value(c);
-        w.end_array().key("median");
-        if (std::isinf(d.median)) {
-          w.null();
-        } else {
-          w.value(d.median);
-        }
-        w.end_object();
+        w.end_array().field("median", d.median).end_object();
       }
       w.end_array();
-      w.key("heatmap");
-      if (heatmaps[i]) {
-        w.value(*heatmaps[i]);
-      } else {
-        w.null();
-      }
-      w.field("seconds", r.seconds).end_object();
+      w.field("heatmap", heatmaps[i]).field("seconds", r.seconds).end_object();
     }
     w.end_array().end_object();
     std::cout << "\n";
