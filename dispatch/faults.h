@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mxgate::dispatch {
 
@@ -46,8 +47,17 @@ class Faults {
     for (Fault f : faults) enable(f);
   }
   void enable(Fault f) { bits_ |= bit(f); }
+  void enable(const Faults& other) { bits_ |= other.bits_; }
   bool has(Fault f) const { return (bits_ & bit(f)) != 0; }
   bool none() const { return bits_ == 0; }
+  // The enabled faults in all_faults() order.
+  std::vector<Fault> list() const {
+    std::vector<Fault> out;
+    for (Fault f : all_faults()) {
+      if (has(f)) out.push_back(f);
+    }
+    return out;
+  }
 
  private:
   static uint32_t bit(Fault f) { return 1u << static_cast<uint32_t>(f); }

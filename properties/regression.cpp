@@ -23,6 +23,7 @@ std::string_view trim(std::string_view s) {
 Regression parse_regression(std::string_view text, std::string_view source) {
   Regression r;
   std::optional<std::string> property, case_text;
+  dispatch::Faults detects;
   std::size_t line_no = 0;
   auto fail = [&](const std::string& why) {
     return RegressionError(std::string(source) + ":" + std::to_string(line_no) + ": " + why);
@@ -65,13 +66,7 @@ Regression parse_regression(std::string_view text, std::string_view source) {
       case_text = std::string(value);
     } else if (key == "detects") {
       try {
-        const dispatch::Faults listed = dispatch::parse_faults(value);
-        for (dispatch::Fault f : dispatch::all_faults()) {
-          if (listed.has(f) &&
-              std::find(r.detects.begin(), r.detects.end(), f) == r.detects.end()) {
-            r.detects.push_back(f);
-          }
-        }
+        detects.enable(dispatch::parse_faults(value));
       } catch (const std::invalid_argument& e) {
         throw fail(e.what());
       }
@@ -80,7 +75,7 @@ Regression parse_regression(std::string_view text, std::string_view source) {
     }
     if (end == text.size()) break;
   }
-  std::sort(r.detects.begin(), r.detects.end());  // one canonical order, whatever the lines said
+  r.detects = detects.list();  // one canonical order and no repeats, whatever the lines said
   if (!property) throw RegressionError(std::string(source) + ": no 'property' line");
   if (!case_text) throw RegressionError(std::string(source) + ": no 'case' line");
   try {

@@ -27,19 +27,14 @@ using properties::Failure;
 
 dispatch::Faults faults_option(const std::optional<std::string>& list) {
   dispatch::Faults f = dispatch::faults_from_environment();
-  if (list) {
-    const dispatch::Faults more = dispatch::parse_faults(*list);
-    for (dispatch::Fault x : dispatch::all_faults()) {
-      if (more.has(x)) f.enable(x);
-    }
-  }
+  if (list) f.enable(dispatch::parse_faults(*list));
   return f;
 }
 
 std::string describe(const dispatch::Faults& f) {
   std::string out;
-  for (dispatch::Fault x : dispatch::all_faults()) {
-    if (f.has(x)) out += (out.empty() ? "" : ",") + std::string(dispatch::to_string(x));
+  for (dispatch::Fault x : f.list()) {
+    out += (out.empty() ? "" : ",") + std::string(dispatch::to_string(x));
   }
   return out.empty() ? "none" : out;
 }
@@ -139,9 +134,7 @@ int cmd_property(const Argv& argv) {
                     std::to_string(opts.seed) + "\n" + (r.failure ? r.failure->what : "");
       reg.seed = opts.seed;
       reg.c = *r.counterexample;
-      for (dispatch::Fault f : dispatch::all_faults()) {
-        if (faults.has(f)) reg.detects.push_back(f);
-      }
+      reg.detects = faults.list();
       properties::save_regression(reg, *save);
       std::printf("    saved: %s\n", save->c_str());
     }
@@ -188,10 +181,7 @@ int cmd_zoo(const Argv& argv) {
   opts.all_properties = !a.flag("expected-only");
   std::vector<dispatch::Fault> faults;
   if (const auto f = a.get("fault")) {
-    const dispatch::Faults set = dispatch::parse_faults(*f);
-    for (dispatch::Fault x : dispatch::all_faults()) {
-      if (set.has(x)) faults.push_back(x);
-    }
+    faults = dispatch::parse_faults(*f).list();
     if (faults.empty()) throw UsageError("--fault names no fault");
   } else {
     faults.assign(dispatch::all_faults().begin(), dispatch::all_faults().end());
