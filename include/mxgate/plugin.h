@@ -1,0 +1,210 @@
+/* mxgate implementation plugins: the stable C ABI, version 1.
+ *
+ * A shared library that implements kernels mxgate did not write exports one symbol,
+ * `mxgate_plugin_v1`, returning a static description: one or more implementations, each a list
+ * of ops from a fixed set of families. Every op declares its contract as data (shapes, dtypes,
+ * layouts, scale blocks, the convention it claims, its accumulator model) and one entry point.
+ * mxgate generates cases inside the contract, allocates every buffer itself (guard bands around
+ * it, outputs poisoned before the call), calls `run`, then checks the guards and compares the
+ * outputs with its bit-exact reference.
+ *
+ *   mxgate gate --impl ./libmykernels.so          every implementation in the library
+ *   mxgate gate --impl ./libmykernels.so:fast     the implementation named "fast"
+ *
+ * The header is C99 and backend-neutral: a CUDA, HIP or CPU library implements it the same way.
+ * Compatibility rules: fields are only ever appended; every struct a caller fills starts with
+ * `struct_size`, so a newer mxgate can call an older plugin and the reverse. A plugin whose
+ * `abi_version` differs from MXGATE_PLUGIN_ABI_VERSION is refused with a message naming it.
+ *
+ * Units: every shape and count is in elements, every `bytes` in bytes. Matrices are described
+ * logically (rows x cols) plus a physical layout; see mxgate_layout for what each layout means.
+ * The docs: docs/plugins.md.
+ */
+#ifndef MXGATE_PLUGIN_H_
+#define MXGATE_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MXGATE_PLUGIN_ABI_VERSION 1u
+/* The symbol mxgate looks up with dlsym. */
+#define MXGATE_PLUGIN_ENTRY_SYMBOL "mxgate_plugin_v1"
+
+#if defined(_WIN32)
+#define MXGATE_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define MXGATE_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* What an entry point returns. */
+typedef enum mxgate_status {
+  MXGATE_DONE = 0,        /* every output written */
+  MXGATE_UNSUPPORTED = 1, /* declined this case (shape, layout, dtype): say why in `message` */
+  MXGATE_ERROR = 2        /* failed (library error, launch failure): say why in `message` */
+} mxgate_status;
+
+/* The op families. The comment of each says what the call's tensors hold. */
+typedef enum mxgate_op_family {
+  /* Elementwise fp32 -> codes: a = fp32 input (1 x count), out = codes of out.dtype
+   * (1 byte per code for 8-bit formats, 2 for bf16 / fp16). */
+  MXGATE_OP_CAST = 1,
+  /* MX quantization, blocks of 32 along cols: a = fp32 or bf16 (rows x cols); out = element
+   * codes (rows x cols); out_scale = e8m0 bytes (rows x ceil(cols/32)) in out_scale.layout. */
+  MXGATE_OP_QUANTIZE_MX = 2,
+  /* Block quantization with fp32 scales: a = fp32 or bf16 (rows x cols); out = fp8 codes;
+   * out_scale = fp32 scales, one per contract a_block_rows x a_block_cols block (1x128 for
+   * activations, 128x128 for weights), in out_scale.layout. */
+  MXGATE_OP_QUANTIZE_BLOCK = 3,
+  /* MX dequantization: a = codes (rows x cols), a_scale = e8m0 (rows x ceil(cols/32));
+   * out = bf16 or fp32 (rows x cols). */
+  MXGATE_OP_DEQUANTIZE = 4,
+  /* e8m0 -> fp32: a = e8m0 bytes (1 x count), out = fp32 (1 x count). */
+  MXGATE_OP_UPCAST_E8M0 = 5,
+  /* Weight relayout: a = row-major N x K bytes, out = the same bytes in out.layout
+   * (MXGATE_LAYOUT_AITER_SHUFFLE_16X16). */
+  MXGATE_OP_PRESHUFFLE = 6,
+  /* C (m x n) = A (m x k) . B (n x k)^T with MX scales: a, b = element codes; a_scale (m x
+   * ceil(k/32)) and b_scale (n x ceil(k/32)) = e8m0 bytes; out = fp32 or bf16 (m x n). */
+  MXGATE_OP_GEMM_MX = 7,
+  /* The same with fp32 (or e8m0) scales of the contract's block shapes: a_scale covers
+   * a_block_rows x a_block_cols of A, b_scale b_block_rows x b_block_cols of B (0 = the whole
+   * dimension: per-tensor {0,0}, rowwise {1,0}, DeepSeek {1,128} x {128,128}). */
+  MXGATE_OP_GEMM_BLOCK = 8,
+  /* C = A . B^T on bf16 operands; no scales. */
+  MXGATE_OP_GEMM_BF16 = 9
+} mxgate_op_family;
+
+/* Where the buffers live (the op's `memory`); device ops get a stream in the call. */
+typedef enum mxgate_memory {
+  MXGATE_MEMORY_HOST = 0, /* malloc'ed host memory */
+  MXGATE_MEMORY_CUDA = 1, /* cudaMalloc'ed device memory, current device, `stream` a cudaStream_t */
+  MXGATE_MEMORY_HIP = 2   /* hipMalloc'ed device memory, current device, `stream` a hipStream_t */
+} mxgate_memory;
+
+/* Element and scale types. Contracts use bit masks MXGATE_DTYPE_BIT(x). Codes are stored one
+ * per byte (8-bit and narrower formats; FP4 packing is a later ABI extension) or as 16-bit
+ * words (bf16, fp16), little endian. */
+typedef enum mxgate_dtype {
+  MXGATE_DTYPE_NONE = 0,
+  MXGATE_DTYPE_F32 = 1,
+  MXGATE_DTYPE_BF16 = 2,
+  MXGATE_DTYPE_FP16 = 3,
+  MXGATE_DTYPE_E4M3FN = 4,
+  MXGATE_DTYPE_E5M2 = 5,
+  MXGATE_DTYPE_E4M3FNUZ = 6,
+  MXGATE_DTYPE_E5M2FNUZ = 7,
+  MXGATE_DTYPE_E8M0 = 8
+} mxgate_dtype;
+#define MXGATE_DTYPE_BIT(d) (UINT64_C(1) << (d))
+
+/* Physical layouts of a logical rows x cols matrix. Contracts use masks MXGATE_LAYOUT_BIT(x).
+ *   ROW_MAJOR        offset(r, c) = r * ld + c, ld = cols unless the tensor's ld says otherwise
+ *   COL_MAJOR        offset(r, c) = c * ld + r, ld = rows unless the tensor's ld says otherwise
+ *   TMA_COL_MAJOR    COL_MAJOR with ld = align4(rows) (DeepGEMM's TMA-aligned activation
+ *                    scales; the padding rows exist and hold poison)
+ *   NV_SWIZZLE_128X4 the cuBLAS / torchao block-scale-factor swizzle: rows padded to 128, cols
+ *                    to 4; 128x4 tiles of 512 bytes, tile-row major; inside a tile,
+ *                    offset = (r % 32) * 16 + ((r / 32) % 4) * 4 + c % 4
+ *   AITER_SHUFFLE_16X16  AITER shuffle_weight(layout=(16, 16)) of an N x K byte matrix
+ * docs/layouts.md gives each as a formula with its source. */
+typedef enum mxgate_layout {
+  MXGATE_LAYOUT_ROW_MAJOR = 0,
+  MXGATE_LAYOUT_COL_MAJOR = 1,
+  MXGATE_LAYOUT_TMA_COL_MAJOR = 2,
+  MXGATE_LAYOUT_NV_SWIZZLE_128X4 = 3,
+  MXGATE_LAYOUT_AITER_SHUFFLE_16X16 = 4
+} mxgate_layout;
+#define MXGATE_LAYOUT_BIT(l) (UINT32_C(1) << (l))
+
+/* What an op requires. Generators only produce cases inside it; a case inside it that the op
+ * declines (MXGATE_UNSUPPORTED) is reported as a contract mismatch. For non-GEMM ops m = rows,
+ * k = cols, n is unused (1). */
+typedef struct mxgate_contract {
+  uint32_t struct_size; /* sizeof(mxgate_contract) */
+  uint32_t reserved0;
+  uint64_t m_align, n_align, k_align; /* each dimension a multiple of this (0 or 1: any) */
+  uint64_t m_min, n_min, k_min;       /* 0: 1 */
+  uint64_t m_max, n_max, k_max;       /* 0: unbounded */
+  uint64_t a_dtypes;                  /* MXGATE_DTYPE_BIT mask: accepted A (input) element types */
+  uint64_t b_dtypes;                  /* the same for B (GEMMs) */
+  uint64_t out_dtypes;                /* outputs it can write (cast: target formats) */
+  uint32_t a_scale_layouts;           /* MXGATE_LAYOUT_BIT mask for a_scale / out_scale */
+  uint32_t b_scale_layouts;           /* for b_scale */
+  uint32_t b_layouts;                 /* for B (weights): ROW_MAJOR and / or AITER_SHUFFLE_16X16 */
+  uint32_t scale_dtype;               /* MXGATE_DTYPE_E8M0 or MXGATE_DTYPE_F32; NONE if unscaled */
+  uint32_t a_block_rows, a_block_cols; /* scale block of A (0 = whole dimension) */
+  uint32_t b_block_rows, b_block_cols; /* scale block of B (0 = whole dimension) */
+  /* The convention it claims (`mxgate conventions`), e.g. "cuda_satfinite"; NULL: none. */
+  const char* convention;
+  /* Its accumulator model (`mxgate accumulators`), e.g. "sm90_fp8_mma"; NULL: "fp32_rn". */
+  const char* accumulator;
+  /* Free text shown by `mxgate impls`: where the clauses come from. May be NULL. */
+  const char* notes;
+} mxgate_contract;
+
+/* One operand or result. `data` is host or device memory per the op's `memory`; `bytes` is the
+ * size of the region mxgate allocated (writing past it damages a guard band). */
+typedef struct mxgate_tensor {
+  void* data;
+  uint64_t bytes;
+  uint64_t rows, cols; /* logical shape */
+  uint64_t ld;         /* leading dimension of ROW_MAJOR / COL_MAJOR (elements); 0: packed */
+  uint32_t dtype;      /* mxgate_dtype */
+  uint32_t layout;     /* mxgate_layout */
+} mxgate_tensor;
+
+/* One call. Tensors a family does not use have data == NULL. */
+typedef struct mxgate_call {
+  uint32_t struct_size; /* sizeof(mxgate_call) as the caller compiled it */
+  uint32_t family;      /* mxgate_op_family, the op's own */
+  uint64_t m, n, k;     /* GEMM: C is m x n, inner dimension k; others: rows m, cols k, n = 1 */
+  mxgate_tensor a, a_scale, b, b_scale;
+  mxgate_tensor out, out_scale;
+  void* stream; /* device ops: the stream to launch on (mxgate synchronizes after the call) */
+} mxgate_call;
+
+/* `message` points at `message_size` bytes (at least 256) for a NUL-terminated reason; `state`
+ * is the op's own pointer. The entry point must not keep pointers to the call's buffers. */
+typedef mxgate_status (*mxgate_run_fn)(void* state, const mxgate_call* call, char* message,
+                                       size_t message_size);
+
+typedef struct mxgate_op {
+  const char* name;         /* unique inside its implementation, [a-z0-9_.]+ */
+  uint32_t family;          /* mxgate_op_family */
+  uint32_t memory;          /* mxgate_memory */
+  mxgate_contract contract;
+  mxgate_run_fn run;
+  void* state;
+} mxgate_op;
+
+typedef struct mxgate_impl {
+  const char* name;        /* [a-z0-9_]+, the NAME of --impl PATH.so:NAME */
+  const char* description; /* one line */
+  uint32_t op_count;
+  const mxgate_op* ops;
+} mxgate_impl;
+
+typedef struct mxgate_plugin {
+  uint32_t abi_version; /* MXGATE_PLUGIN_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(mxgate_plugin) */
+  const char* name;     /* the library's name, e.g. "cublaslt" */
+  /* Called once after loading, before any op: NULL when ready, else a message (e.g. "no CUDA
+   * device"), which mxgate reports as an environment error (exit 3). May itself be NULL. */
+  const char* (*init)(void);
+  uint32_t impl_count;
+  const mxgate_impl* impls;
+} mxgate_plugin;
+
+/* The entry point every plugin exports. */
+typedef const mxgate_plugin* (*mxgate_plugin_entry_fn)(void);
+MXGATE_PLUGIN_EXPORT const mxgate_plugin* mxgate_plugin_v1(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MXGATE_PLUGIN_H_ */
