@@ -144,6 +144,11 @@ typedef struct mxgate_contract {
   const char* accumulator;
   /* Free text shown by `mxgate impls`: where the clauses come from. May be NULL. */
   const char* notes;
+  /* Leading dimension of a ROW_MAJOR / COL_MAJOR a_scale (out_scale) / b_scale: rounded up to a
+   * multiple of this (0 or 1: packed). mxgate allocates the padding and fills it with poison,
+   * e.g. cuBLASLt's 128x128 weight scales want a row stride that is a multiple of 4. */
+  uint32_t a_scale_ld_align;
+  uint32_t b_scale_ld_align;
 } mxgate_contract;
 
 /* One operand or result. `data` is host or device memory per the op's `memory`; `bytes` is the
