@@ -67,7 +67,7 @@ void dequantize_weight_to_bf16(LayerState& layer, Backend& be) {
   d.scales = layer.weight_scale;
   d.out = be.allocate(c.n * c.k * 2, "weight_bf16");
   d.p = {c.n, c.k, gpu::E8m0Upcast::kCorrect};
-  be.run({Kernel::kDequantMxToBf16, d});
+  be.run({gpu::kernel("dequant_mx_to_bf16"), d});
   replace_weight(layer, be, d.out);
   be.release(layer.weight_scale);
   layer.weight_scale = kNoBuffer;
@@ -89,7 +89,7 @@ void upcast_scales(const LayerState& layer, Backend& be, BufferId in, BufferId o
   u.out = out;
   u.p = {count, layer.faults.has(Fault::kZ5ShiftE8m0Upcast) ? gpu::E8m0Upcast::kShift
                                                             : gpu::E8m0Upcast::kCorrect};
-  be.run({Kernel::kUpcastE8m0, u});
+  be.run({gpu::kernel("upcast_e8m0"), u});
 }
 
 void upcast_weight_scale_once(LayerState& layer, Backend& be) {
@@ -112,7 +112,7 @@ ApplyResult mx_gemm(LayerState& layer, const Activation& x, Backend& be, Kernel 
   q.scales = t.allocate(x.m * ceil_div(x.k, kMxBlock), "x_scales");
   q.p = {x.m, x.k, gpu::InputDtype::kBf16, gpu::QuantConvention::kOcpMx};
   q.p.faults = kernel_fault_bits(layer.faults);
-  be.run({Kernel::kQuantizeMx, q});
+  be.run({gpu::kernel("quantize_mx"), q});
   gpu::GemmArgs g;
   g.a = q.codes;
   g.a_scale = q.scales;
@@ -130,11 +130,11 @@ ApplyResult rematerialize_bf16_gemm(LayerState& layer, const Activation& x, Back
   d.scales = layer.weight_scale;
   d.out = t.allocate(c.n * c.k * 2, "weight_bf16_step");
   d.p = {c.n, c.k, gpu::E8m0Upcast::kCorrect};
-  be.run({Kernel::kDequantMxToBf16, d});
+  be.run({gpu::kernel("dequant_mx_to_bf16"), d});
   gpu::GemmArgs g;
   g.a = t.make(x.bf16, "x_bf16");
   g.b = d.out;
-  return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, c.n, x.k, layer.faults),
+  return {run_gemm(be, t, gpu::kernel("gemm_bf16"), g, x.m, c.n, x.k, layer.faults),
           ApplyPath::kMxfp8DequantPerStep};
 }
 
@@ -143,7 +143,7 @@ ApplyResult bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
   gpu::GemmArgs g;
   g.a = t.make(x.bf16, "x_bf16");
   g.b = layer.weight;
-  return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, layer.config.n, x.k, layer.faults),
+  return {run_gemm(be, t, gpu::kernel("gemm_bf16"), g, x.m, layer.config.n, x.k, layer.faults),
           ApplyPath::kBf16Gemm};
 }
 
@@ -214,12 +214,13 @@ ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
     upcast_scales(layer, be, layer.weight_scale, g.b_scale, count);
   }
   if (shuffled) {
-    return {run_gemm(be, t, Kernel::kGemmBlockscaleBpreshuffle, g, x.m, layer.config.n, x.k,
+    return {run_gemm(be, t, gpu::kernel("gemm_blockscale_bpreshuffle"), g, x.m, layer.config.n, x.k,
                      layer.faults),
             ApplyPath::kFp8BlockscaleBpreshuffle};
   }
-  return {run_gemm(be, t, Kernel::kGemmBlockscale, g, x.m, layer.config.n, x.k, layer.faults),
-          ApplyPath::kFp8Blockscale};
+  return {
+      run_gemm(be, t, gpu::kernel("gemm_blockscale"), g, x.m, layer.config.n, x.k, layer.faults),
+      ApplyPath::kFp8Blockscale};
 }
 
 }  // namespace
@@ -258,12 +259,12 @@ ApplyResult DotScaledMxfp8::apply(LayerState& layer, const Activation& x, Backen
   if (layer.weight_elem_size >= 2) return bf16_gemm(layer, x, be);
   check_mx_weight(layer, name());
   if (x.k % kDotScaledKAlign == 0 || layer.faults.has(Fault::kZ1NoPerStepFallback)) {
-    return mx_gemm(layer, x, be, Kernel::kGemmMxDotScaled, ApplyPath::kMxfp8DotScaled);
+    return mx_gemm(layer, x, be, gpu::kernel("gemm_mx_dot_scaled"), ApplyPath::kMxfp8DotScaled);
   }
   if (layer.faults.has(Fault::kZ6PerStepRematerialize))
     return rematerialize_bf16_gemm(layer, x, be);
   // The restored third branch: an fp8 weight of unaligned K never reaches dot_scaled.
-  return mx_gemm(layer, x, be, Kernel::kGemmMxDequant, ApplyPath::kMxfp8DequantPerStep);
+  return mx_gemm(layer, x, be, gpu::kernel("gemm_mx_dequant"), ApplyPath::kMxfp8DequantPerStep);
 }
 
 // ---- EmulationMxfp8 ------------------------------------------------------------------------
@@ -291,7 +292,7 @@ ApplyResult EmulationMxfp8::apply(LayerState& layer, const Activation& x, Backen
   check_apply_input(layer, x, name());
   if (layer.weight_elem_size >= 2) return bf16_gemm(layer, x, be);
   check_mx_weight(layer, name());
-  return mx_gemm(layer, x, be, Kernel::kGemmMxDequant, ApplyPath::kMxfp8DequantPerStep);
+  return mx_gemm(layer, x, be, gpu::kernel("gemm_mx_dequant"), ApplyPath::kMxfp8DequantPerStep);
 }
 
 // ---- BlockScaledFp8 ------------------------------------------------------------------------
@@ -412,7 +413,7 @@ void preshuffle_layer_weight(LayerState& layer, Backend& be) {
   p.in = layer.weight;
   p.out = be.allocate(c.n * c.k, "weight_preshuffled");
   p.p = {c.n, c.k};
-  be.run({Kernel::kPreshuffleWeight, p});
+  be.run({gpu::kernel("preshuffle_weight"), p});
   replace_weight(layer, be, p.out);
   layer.weight_layout = WeightLayout::kAiterPreshuffled;
   ++layer.weight_relayouts;

@@ -6,6 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "impl/accumulator.h"
+#include "impl/builtin.h"
+#include "impl/harness.h"
+#include "properties/scale_io.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
@@ -57,16 +61,53 @@ Operands bf16_operands(const std::vector<uint16_t>& a, const std::vector<uint16_
   return o;
 }
 
-bool is_mx(Kernel k) { return gpu::contract(k).scale == gpu::ScaleDtype::kE8m0; }
-bool is_block(Kernel k) { return gpu::contract(k).scale == gpu::ScaleDtype::kFp32; }
-bool is_gemm(Kernel k) { return gpu::contract(k).accum.has_value(); }
+GemmKind gemm_kind(impl::Family f) {
+  switch (f) {
+    case impl::Family::kGemmMx:
+      return GemmKind::kMx;
+    case impl::Family::kGemmBlock:
+      return GemmKind::kBlock;
+    case impl::Family::kGemmBf16:
+      return GemmKind::kBf16;
+    default:
+      throw std::invalid_argument("gemm_kind: " + std::string(impl::to_string(f)) +
+                                  " is not a GEMM family");
+  }
+}
+
+bool is_mx(Kernel k) { return k->family == impl::Family::kGemmMx; }
+bool is_block(Kernel k) { return k->family == impl::Family::kGemmBlock; }
+bool is_gemm(Kernel k) { return k->family && impl::is_gemm(*k->family); }
 
 std::span<const Kernel> gemm_kernels() {
-  static const std::array<Kernel, 5> kGemms = {
-      Kernel::kGemmMxDotScaled, Kernel::kGemmMxDequant, Kernel::kGemmBlockscale,
-      Kernel::kGemmBlockscaleBpreshuffle, Kernel::kGemmBf16};
+  static const std::vector<Kernel> kGemms = [] {
+    std::vector<Kernel> v;
+    for (const gpu::KernelDef& d : gpu::all_kernels()) {
+      if (is_gemm(d)) v.emplace_back(d);
+    }
+    return v;
+  }();
   return kGemms;
 }
+
+BlockSizes op_blocks(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k) {
+  const impl::Contract& c = op.contract;
+  if (op.family == impl::Family::kGemmMx) return kMxfp8Blocks;
+  if (op.family == impl::Family::kGemmBf16) return {1, k, 1, k};
+  const auto whole = [](uint32_t block, std::size_t extent) {
+    return block == 0 ? extent : static_cast<std::size_t>(block);
+  };
+  return {whole(c.a_block_rows, m), whole(c.a_block_cols, k), whole(c.b_block_rows, n),
+          whole(c.b_block_cols, k)};
+}
+
+namespace {
+
+BlockSizes kernel_blocks(Kernel k) { return is_mx(k) ? kMxfp8Blocks : kDeepSeekBlocks; }
+
+GemmKind kernel_kind(Kernel k) { return gemm_kind(*k->family); }
+
+}  // namespace
 
 uint8_t e4m3_code(float v) {
   static const auto table = [] {
@@ -134,16 +175,15 @@ void fingerprint(GemmProblem& p, uint64_t seed) {
 
 }  // namespace
 
-Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k, uint64_t seed,
-                        bool fingerprint_scales) {
-  if (kernel == Kernel::kGemmBf16) {
+Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
+                        std::size_t k, uint64_t seed, bool fingerprint_scales) {
+  if (kind == GemmKind::kBf16) {
     const GemmProblem p = make_exact_mode_operands(m, n, k, kMxfp8Blocks, false, seed).problem;
     std::vector<uint16_t> a, b;
     for (float v : p.a) a.push_back(static_cast<uint16_t>(bits_of(v) >> 16));
     for (float v : p.b) b.push_back(static_cast<uint16_t>(bits_of(v) >> 16));
     return bf16_operands(a, b, m, n, k);
   }
-  const BlockSizes blocks = is_mx(kernel) ? kMxfp8Blocks : kDeepSeekBlocks;
   GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed).problem;
   if (fingerprint_scales) fingerprint(p, seed);
   Bytes a, b;
@@ -151,21 +191,33 @@ Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t
   b.reserve(p.b.size());
   for (float v : p.a) a.push_back(e4m3_code(v));
   for (float v : p.b) b.push_back(e4m3_code(v));
-  if (is_mx(kernel)) {
+  if (kind == GemmKind::kMx) {
     MxQuantized qa{m, k, Format::kE4M3FN, a, {}}, qb{n, k, Format::kE4M3FN, b, {}};
     for (float s : p.a_scale) qa.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
     for (float s : p.b_scale) qb.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
     return mx_operands(qa, qb);
   }
-  BlockQuantized qa{m, k, 1, 128, Format::kE4M3FN, a, p.a_scale};
-  BlockQuantized qb{n, k, 128, 128, Format::kE4M3FN, b, p.b_scale};
+  BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, Format::kE4M3FN, a, p.a_scale};
+  BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, Format::kE4M3FN, b, p.b_scale};
   return block_operands(qa, qb);
 }
 
-Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
-                          uint64_t seed) {
+Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k, uint64_t seed,
+                        bool fingerprint_scales) {
+  return exact_operands(kernel_kind(kernel), kernel_blocks(kernel), m, n, k, seed,
+                        fingerprint_scales);
+}
+
+Operands exact_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
+                        uint64_t seed, bool fingerprint_scales) {
+  return exact_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed,
+                        fingerprint_scales);
+}
+
+Operands general_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
+                          std::size_t k, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  if (kernel == Kernel::kGemmBf16) {
+  if (kind == GemmKind::kBf16) {
     auto values = [&](std::size_t count) {
       std::vector<uint16_t> v(count);
       for (uint16_t& x : v) {
@@ -177,7 +229,7 @@ Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size
     const auto b = values(n * k);
     return bf16_operands(a, b, m, n, k);
   }
-  if (is_mx(kernel)) {
+  if (kind == GemmKind::kMx) {
     MxQuantized qa{m, k, Format::kE4M3FN, random_codes(m * k, rng), {}};
     MxQuantized qb{n, k, Format::kE4M3FN, random_codes(n * k, rng), {}};
     for (std::size_t i = 0; i < m * qa.scale_cols(); ++i) qa.scales.push_back(118 + rng() % 19);
@@ -187,11 +239,21 @@ Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size
   auto scale = [&] {
     return float_of(static_cast<uint32_t>((119 + rng() % 6) << 23) | (rng() & 0x7FFFFF));
   };
-  BlockQuantized qa{m, k, 1, 128, Format::kE4M3FN, random_codes(m * k, rng), {}};
-  BlockQuantized qb{n, k, 128, 128, Format::kE4M3FN, random_codes(n * k, rng), {}};
+  BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, Format::kE4M3FN, random_codes(m * k, rng), {}};
+  BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, Format::kE4M3FN, random_codes(n * k, rng), {}};
   for (std::size_t i = 0; i < qa.scale_rows() * qa.scale_cols(); ++i) qa.scales.push_back(scale());
   for (std::size_t i = 0; i < qb.scale_rows() * qb.scale_cols(); ++i) qb.scales.push_back(scale());
   return block_operands(qa, qb);
+}
+
+Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
+                          uint64_t seed) {
+  return general_operands(kernel_kind(kernel), kernel_blocks(kernel), m, n, k, seed);
+}
+
+Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
+                          uint64_t seed) {
+  return general_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed);
 }
 
 namespace {
@@ -203,15 +265,30 @@ Bytes as_bytes(const std::vector<T>& v) {
   return out;
 }
 
+GemmOutput download_output(gpu::Backend& be, gpu::BufferId id, std::size_t m, std::size_t n,
+                           OutputFormat format) {
+  GemmOutput out;
+  out.rows = m;
+  out.cols = n;
+  out.format = format;
+  if (format == OutputFormat::kBf16) {
+    out.bf16 = be.download_as<uint16_t>(id);
+  } else {
+    out.fp32 = be.download_as<float>(id);
+  }
+  return out;
+}
+
 }  // namespace
 
 GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFormat format,
                     const LaunchLayout& layout) {
-  const gpu::Contract& c = gpu::contract(kernel);
   const ActScaleOrder order =
-      layout.as_order == ActScaleOrder::kNone ? c.act_scale : layout.as_order;
+      layout.as_order == ActScaleOrder::kNone ? gpu::act_scale_order(kernel) : layout.as_order;
   Bytes b = o.b;
-  if (c.weight == gpu::WeightLayout::kAiterPreshuffled) b = shuffle_weight(sp(o.b), o.n, o.k, 1);
+  if (gpu::weight_layout(kernel) == gpu::WeightLayout::kAiterPreshuffled) {
+    b = shuffle_weight(sp(o.b), o.n, o.k, 1);
+  }
   Bytes sa, sb;
   gpu::GemmArgs args;
   args.p = {o.m, o.n, o.k,
@@ -249,14 +326,79 @@ GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFo
   if (!sb.empty()) args.b_scale = buffers.make(sb, "Bs");
   args.out = buffers.allocate(o.m * o.n * (format == OutputFormat::kBf16 ? 2 : 4), "C");
   be.run({kernel, args});
+  return download_output(be, args.out, o.m, o.n, format);
+}
+
+impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout) {
+  const impl::LayoutMask b = op.contract.b_scale_layouts;
+  if (b & impl::layout_bit(a_layout)) return a_layout;
+  const std::vector<impl::Layout> all = impl::layouts_in(b);
+  return all.empty() ? impl::Layout::kRowMajor : all.front();
+}
+
+GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Operands& o,
+                       OutputFormat format, const OpLayout& layout) {
+  using impl::Call;
+  using impl::Dtype;
+  using impl::Layout;
+  const impl::Contract& c = op.contract;
+  impl::Invocation inv(op, under_test);
+  const GemmKind kind = gemm_kind(op.family);
+  const Dtype elem = kind == GemmKind::kBf16 ? Dtype::kBf16 : Dtype::kE4m3fn;
+  inv.input(&Call::a, o.a, o.m, o.k, o.k, elem, Layout::kRowMajor);
+  const bool preshuffled = (c.b_layouts & impl::layout_bit(Layout::kRowMajor)) == 0 &&
+                           (c.b_layouts & impl::layout_bit(Layout::kAiterShuffle16x16)) != 0;
+  if (preshuffled) {
+    inv.input(&Call::b, shuffle_weight(sp(o.b), o.n, o.k, kind == GemmKind::kBf16 ? 2 : 1), o.n,
+              o.k, 0, elem, Layout::kAiterShuffle16x16);
+  } else {
+    inv.input(&Call::b, o.b, o.n, o.k, o.k, elem, Layout::kRowMajor);
+  }
+  const Layout bl = b_scale_layout(op, layout.scales);
+  if (kind == GemmKind::kMx) {
+    const std::size_t kb = (o.k + 31) / 32;
+    const auto sa = store_scales<uint8_t>(layout.scales, o.m, kb, o.a_e8m0, c.a_scale_ld_align,
+                                          layout.e8m0_pad);
+    const auto sb =
+        store_scales<uint8_t>(bl, o.n, kb, o.b_e8m0, c.b_scale_ld_align, layout.e8m0_pad);
+    inv.input(&Call::a_scale, sa.values, o.m, kb, sa.ld, Dtype::kE8m0, layout.scales);
+    inv.input(&Call::b_scale, sb.values, o.n, kb, sb.ld, Dtype::kE8m0, bl);
+  } else if (kind == GemmKind::kBlock) {
+    // Grid columns from the block shape along K; rows from the scales given (a TP shard of a
+    // kernel that takes n_offset holds every 128-row block its rows touch).
+    const BlockSizes blocks = op_blocks(op, o.m, o.n, o.k);
+    const std::size_t a_cols = (o.k + blocks.a_k - 1) / blocks.a_k;
+    const std::size_t b_cols = (o.k + blocks.b_k - 1) / blocks.b_k;
+    const std::size_t a_rows = o.a_f32.size() / a_cols, b_rows = o.b_f32.size() / b_cols;
+    const auto sa = store_scales<float>(layout.scales, a_rows, a_cols, o.a_f32, c.a_scale_ld_align,
+                                        layout.f32_pad);
+    const auto sb =
+        store_scales<float>(bl, b_rows, b_cols, o.b_f32, c.b_scale_ld_align, layout.f32_pad);
+    inv.input(&Call::a_scale, as_bytes(sa.values), a_rows, a_cols, sa.ld, Dtype::kF32,
+              layout.scales);
+    inv.input(&Call::b_scale, as_bytes(sb.values), b_rows, b_cols, sb.ld, Dtype::kF32, bl);
+  }
+  const bool bf16_out = format == OutputFormat::kBf16;
+  inv.output(&Call::out, o.m * o.n * (bf16_out ? 2 : 4), o.m, o.n, o.n,
+             bf16_out ? Dtype::kBf16 : Dtype::kF32, Layout::kRowMajor);
+  Call call;
+  call.m = o.m;
+  call.n = o.n;
+  call.k = o.k;
+  call.kernel_faults = layout.kernel_faults;
+  call.n_offset = layout.n_offset;
+  inv.run(call);
+  const Bytes raw = inv.read(&Call::out);
   GemmOutput out;
   out.rows = o.m;
   out.cols = o.n;
   out.format = format;
-  if (format == OutputFormat::kBf16) {
-    out.bf16 = be.download_as<uint16_t>(args.out);
+  if (bf16_out) {
+    out.bf16.resize(o.m * o.n);
+    std::memcpy(out.bf16.data(), raw.data(), out.bf16.size() * 2);
   } else {
-    out.fp32 = be.download_as<float>(args.out);
+    out.fp32.resize(o.m * o.n);
+    std::memcpy(out.fp32.data(), raw.data(), out.fp32.size() * 4);
   }
   return out;
 }
@@ -268,20 +410,21 @@ BitExactVerdict compare(const GemmOutput& expected, const GemmOutput& actual) {
   return compare_fp32(expected.rows, expected.cols, sp(expected.fp32), sp(actual.fp32));
 }
 
-OrderModel order_model(Kernel kernel, OutputFormat format) {
-  const gpu::AccumOrder a = *gpu::contract(kernel).accum;
+OrderModel order_model(const impl::Op& op, OutputFormat format) {
+  if (!op.contract.order) {
+    throw std::logic_error(op.impl + "/" + op.name + " declares no summation order");
+  }
+  const impl::DeclaredOrder& a = *op.contract.order;
   return {a.block_k, a.per_partial ? ScaleApplication::kPerPartial : ScaleApplication::kPerProduct,
           format};
 }
 
+OrderModel order_model(Kernel kernel, OutputFormat format) {
+  return order_model(*impl::builtin().find_op(kernel.name()), format);
+}
+
 AccumModel accum_model(Kernel kernel, OutputFormat format) {
-  const gpu::AccumOrder a = *gpu::contract(kernel).accum;
-  AccumModel m;
-  m.block_k = a.block_k;
-  m.product_roundings = a.product_roundings;
-  m.partial_roundings = a.partial_roundings;
-  m.output = format;
-  return m;
+  return impl::accum_model_for(*impl::builtin().find_op(kernel.name()), format);
 }
 
 }  // namespace mxgate::properties

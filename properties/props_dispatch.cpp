@@ -52,7 +52,7 @@ constexpr std::string_view kSteps[] = {"process",     "model_preshuffle", "apply
                                        "apply_row",    // fused, row-major scales
                                        "apply_col"};   // fused, column-major scales
 
-rc::Gen<Case> gen_dispatch(const Context&) {
+rc::Gen<Case> gen_dispatch(const Context&, const Ops&) {
   return rc::gen::apply(
       [](const std::string& kernel, const std::string& platform, const std::string& scheme,
          std::size_t n, std::size_t k, const std::string& ws, int flags, std::size_t m,
@@ -83,7 +83,7 @@ rc::Gen<Case> gen_dispatch(const Context&) {
       pick<std::string>({"gfx950", "gfx942", "sm90", "host"}),
       pick<std::string>({"mxfp8", "fp8_block", "bf16"}),
       // N = 1 first (the shrink target), the preshuffle alignment (16) and its multiples often.
-      pick<std::size_t>({1, 2, 16, 3, 32, 48, 16, 32, 4, 16}), gen_k(kMxBlock, 2),
+      pick<std::size_t>({1, 2, 16, 3, 32, 48, 16, 32, 4, 16}), gen_k({.align = kMxBlock}, 2),
       pick<std::string>({"e8m0", "fp32", "e8m0"}), pick<int>({0, 1, 2, 0}), gen_m(),
       pick<std::string>({"float", "codes", "codes"}),
       rc::gen::resize(6, rc::gen::container<std::vector<std::string>>(pick<std::string>(
@@ -221,7 +221,8 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
                                    std::string(gpu::to_string(declared)));
       }
       const gpu::Counters& dl = layer->last_apply().delta;
-      if (cfg.k % d::kDotScaledKAlign != 0 && dl.launches_of(Kernel::kGemmMxDotScaled) != 0) {
+      if (cfg.k % d::kDotScaledKAlign != 0 &&
+          dl.launches_of(gpu::kernel("gemm_mx_dot_scaled")) != 0) {
         return violation("I1", "gemm_mx_dot_scaled launched with K = " + std::to_string(cfg.k) +
                                    " (contract: K % 128 == 0)");
       }
@@ -232,9 +233,10 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
       }
       if (processed) {
         processed_seen = true;
-        for (Kernel k : {Kernel::kDequantMxToBf16, Kernel::kUpcastE8m0, Kernel::kPreshuffleWeight,
-                         Kernel::kGemmMxDequant}) {
-          if (k == Kernel::kGemmMxDequant && per_step_kernel) continue;
+        for (std::string_view name :
+             {"dequant_mx_to_bf16", "upcast_e8m0", "preshuffle_weight", "gemm_mx_dequant"}) {
+          const Kernel k = gpu::kernel(name);
+          if (name == "gemm_mx_dequant" && per_step_kernel) continue;
           if (dl.launches_of(k) != 0) {
             return violation(
                 "I5", "per-step " + std::string(gpu::kernel_name(k)) + " after load processing");
@@ -268,7 +270,7 @@ void add_dispatch_properties(std::vector<Property>& out) {
                  "a dispatch decision or load-time processing order that gives wrong numbers, "
                  "breaks a kernel contract, relays a weight out twice or re-materializes a "
                  "constant per step (I1-I5)",
-                 gen_dispatch, check_dispatch});
+                 0, nullptr, gen_dispatch, check_dispatch});
 }
 
 }  // namespace mxgate::properties

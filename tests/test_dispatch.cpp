@@ -211,9 +211,10 @@ TEST(DispatchDotScaled, UnalignedFp8WeightNeverReachesDotScaled) {
       LinearLayer layer(be, c, kernel);
       const QuantizedWeight w = layer.load_float_weights(p.weight);
       if (processed) layer.process_weights_after_loading();
-      const uint64_t spy_before = be.counters().launches_of(Kernel::kGemmMxDotScaled);
+      const uint64_t spy_before = be.counters().launches_of(gpu::kernel("gemm_mx_dot_scaled"));
       const ApplyResult r = layer.apply(p.x);
-      const uint64_t spy = be.counters().launches_of(Kernel::kGemmMxDotScaled) - spy_before;
+      const uint64_t spy =
+          be.counters().launches_of(gpu::kernel("gemm_mx_dot_scaled")) - spy_before;
       const bool aligned = k % kDotScaledKAlign == 0;
       EXPECT_EQ(spy, aligned ? 1u : 0u);
       const ApplyPath want = aligned     ? ApplyPath::kMxfp8DotScaled
@@ -322,8 +323,8 @@ TEST(DispatchHotPath, NoRematerializationAfterLoadProcessing) {
     for (int step = 0; step < 3; ++step) {
       layer.apply(p.x);
       const gpu::Counters& d = layer.last_apply().delta;
-      for (Kernel k : {Kernel::kDequantMxToBf16, Kernel::kUpcastE8m0, Kernel::kPreshuffleWeight,
-                       Kernel::kGemmMxDequant}) {
+      for (Kernel k : {gpu::kernel("dequant_mx_to_bf16"), gpu::kernel("upcast_e8m0"),
+                       gpu::kernel("preshuffle_weight"), gpu::kernel("gemm_mx_dequant")}) {
         EXPECT_EQ(d.launches_of(k), 0u) << gpu::kernel_name(k);
       }
       // Only activation-sized buffers: x (bf16), its codes and scales, the output.
@@ -342,7 +343,7 @@ TEST(DispatchHotPath, SkippedLoadProcessingIsCounted) {
     LinearLayer layer(be, c);
     layer.load_float_weights(p.weight);
     layer.apply(p.x);
-    EXPECT_EQ(layer.last_apply().delta.launches_of(Kernel::kUpcastE8m0), 1u);
+    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("upcast_e8m0")), 1u);
     EXPECT_EQ(layer.last_apply().path, ApplyPath::kFp8Blockscale);
   }
   {
@@ -351,7 +352,7 @@ TEST(DispatchHotPath, SkippedLoadProcessingIsCounted) {
     LinearLayer layer(be, c);
     layer.load_float_weights(p.weight);
     layer.apply(p.x);
-    EXPECT_EQ(layer.last_apply().delta.launches_of(Kernel::kGemmMxDequant), 1u);
+    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("gemm_mx_dequant")), 1u);
   }
 }
 
@@ -368,7 +369,7 @@ TEST(DispatchPreshuffle, AtMostOnceAndNeverForDirectlyReadWeights) {
       c.skip_weight_relayout = flags == 2;
       SCOPED_TRACE(describe(c) + " order " + std::to_string(order));
       Problem p = problem(c, 2, 9);
-      const uint64_t shuffles_before = be.counters().launches_of(Kernel::kPreshuffleWeight);
+      const uint64_t shuffles_before = be.counters().launches_of(gpu::kernel("preshuffle_weight"));
       LinearLayer layer(be, c);
       const QuantizedWeight w = layer.load_float_weights(p.weight);
       if (order == 0) {
@@ -383,7 +384,7 @@ TEST(DispatchPreshuffle, AtMostOnceAndNeverForDirectlyReadWeights) {
         layer.model_preshuffle();
       }
       const uint64_t shuffles =
-          be.counters().launches_of(Kernel::kPreshuffleWeight) - shuffles_before;
+          be.counters().launches_of(gpu::kernel("preshuffle_weight")) - shuffles_before;
       EXPECT_EQ(shuffles, flags == 0 ? 1u : 0u);
       EXPECT_EQ(layer.state().weight_relayouts, flags == 0 ? 1 : 0);
       const ApplyResult r = layer.apply(p.x);
@@ -407,7 +408,7 @@ TEST(DispatchPreshuffle, DirectlyReadLayerStillUpcastsScales) {
             std::vector<LoadAction>{LoadAction::kUpcastWeightScaleE8m0ToFp32});
   EXPECT_EQ(layer.state().weight_scale_dtype, gpu::ScaleDtype::kFp32);
   EXPECT_TRUE(same(reference(c, w, p.x), layer.apply(p.x).out));
-  EXPECT_EQ(layer.last_apply().delta.launches_of(Kernel::kUpcastE8m0), 0u);
+  EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("upcast_e8m0")), 0u);
 }
 
 // ---- I3: activation-scale order negotiation ----------------------------------------------

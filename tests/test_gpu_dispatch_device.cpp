@@ -135,7 +135,8 @@ TEST_F(DeviceDispatch, UnalignedFp8WeightNeverReachesDotScaled) {
       if (processed) layer.process_weights_after_loading();
       const ApplyResult r = layer.apply(p.x);
       const bool aligned = k % kDotScaledKAlign == 0;
-      EXPECT_EQ(layer.last_apply().delta.launches_of(Kernel::kGemmMxDotScaled), aligned ? 1u : 0u);
+      EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("gemm_mx_dot_scaled")),
+                aligned ? 1u : 0u);
       EXPECT_TRUE(same(reference(c, w, p.x), r.out));
     }
   }
@@ -151,7 +152,7 @@ TEST_F(DeviceDispatch, PreshuffleAtMostOnceAndNeverForDirectlyReadWeights) {
       c.skip_weight_relayout = flags == 2;
       SCOPED_TRACE(describe(c) + " order " + std::to_string(order));
       Problem p = problem(c, 2, 9);
-      const uint64_t before = be().counters().launches_of(Kernel::kPreshuffleWeight);
+      const uint64_t before = be().counters().launches_of(gpu::kernel("preshuffle_weight"));
       LinearLayer layer(be(), c);
       const QuantizedWeight w = layer.load_float_weights(p.weight);
       if (order == 0) {
@@ -161,7 +162,7 @@ TEST_F(DeviceDispatch, PreshuffleAtMostOnceAndNeverForDirectlyReadWeights) {
         layer.process_weights_after_loading();
         EXPECT_FALSE(layer.model_preshuffle());
       }
-      EXPECT_EQ(be().counters().launches_of(Kernel::kPreshuffleWeight) - before,
+      EXPECT_EQ(be().counters().launches_of(gpu::kernel("preshuffle_weight")) - before,
                 flags == 0 ? 1u : 0u);
       EXPECT_EQ(layer.state().weight_relayouts, flags == 0 ? 1 : 0);
       EXPECT_TRUE(same(reference(c, w, p.x), layer.apply(p.x).out));
@@ -210,15 +211,16 @@ TEST_F(DeviceDispatch, NoRematerializationAfterLoadProcessing) {
     layer.load_float_weights(p.weight);
     layer.apply(p.x);  // before load processing: the per-step work is visible to the counters
     const gpu::Counters& first = layer.last_apply().delta;
-    EXPECT_GE(first.launches_of(Kernel::kUpcastE8m0) + first.launches_of(Kernel::kGemmMxDequant) +
-                  first.launches_of(Kernel::kGemmMxDotScaled),
+    EXPECT_GE(first.launches_of(gpu::kernel("upcast_e8m0")) +
+                  first.launches_of(gpu::kernel("gemm_mx_dequant")) +
+                  first.launches_of(gpu::kernel("gemm_mx_dot_scaled")),
               1u);
     layer.process_weights_after_loading();
     for (int step = 0; step < 3; ++step) {
       layer.apply(p.x);
       const gpu::Counters& d = layer.last_apply().delta;
-      for (Kernel k : {Kernel::kDequantMxToBf16, Kernel::kUpcastE8m0, Kernel::kPreshuffleWeight,
-                       Kernel::kGemmMxDequant}) {
+      for (Kernel k : {gpu::kernel("dequant_mx_to_bf16"), gpu::kernel("upcast_e8m0"),
+                       gpu::kernel("preshuffle_weight"), gpu::kernel("gemm_mx_dequant")}) {
         EXPECT_EQ(d.launches_of(k), 0u) << gpu::kernel_name(k);
       }
       EXPECT_LT(d.bytes_allocated, c.k * 2 + c.k + c.k * 4 + c.n * 4 + 64);
@@ -237,7 +239,7 @@ std::vector<uint8_t> quantize_on(gpu::Backend& be, const std::vector<float>& x, 
   q.scales = be.allocate(rows * ((cols + 31) / 32), "scales");
   q.p = {rows, cols, gpu::InputDtype::kFp32, conv};
   q.p.faults = faults;
-  be.run({Kernel::kQuantizeMx, q});
+  be.run({gpu::kernel("quantize_mx"), q});
   std::vector<uint8_t> out = be.download(q.codes);
   const std::vector<uint8_t> sc = be.download(q.scales);
   out.insert(out.end(), sc.begin(), sc.end());
@@ -328,14 +330,14 @@ TEST_F(DeviceDispatch, KernelFaultsMatchHostModels) {
     gpu::GemmParams p{m, n, k, gpu::OutDtype::kFp32};
     p.faults = f;
     p.n_offset = 96;
-    EXPECT_TRUE(same_floats(gemm_on(host, Kernel::kGemmBlockscale, a, as_row, b, bs, p),
-                            gemm_on(be(), Kernel::kGemmBlockscale, a, as_row, b, bs, p)));
+    EXPECT_TRUE(same_floats(gemm_on(host, gpu::kernel("gemm_blockscale"), a, as_row, b, bs, p),
+                            gemm_on(be(), gpu::kernel("gemm_blockscale"), a, as_row, b, bs, p)));
     p.n_offset = 0;
     p.as_ld = 4;
     const std::vector<uint8_t> bs1 = fp32_scales(kb, 37);
-    EXPECT_TRUE(
-        same_floats(gemm_on(host, Kernel::kGemmBlockscaleBpreshuffle, a, as_tma, b, bs1, p),
-                    gemm_on(be(), Kernel::kGemmBlockscaleBpreshuffle, a, as_tma, b, bs1, p)));
+    EXPECT_TRUE(same_floats(
+        gemm_on(host, gpu::kernel("gemm_blockscale_bpreshuffle"), a, as_tma, b, bs1, p),
+        gemm_on(be(), gpu::kernel("gemm_blockscale_bpreshuffle"), a, as_tma, b, bs1, p)));
   }
   // MX GEMMs on 128x4-swizzled scales, padding 0xFF (Z10, Z13): K = 64 (dequant), 128 (both).
   for (std::size_t kk : {64, 128}) {
@@ -354,8 +356,8 @@ TEST_F(DeviceDispatch, KernelFaultsMatchHostModels) {
       gpu::GemmParams p{2, 3, kk, gpu::OutDtype::kFp32};
       p.faults = f;
       p.mx_scales_swizzled = true;
-      for (Kernel kern : {Kernel::kGemmMxDequant, Kernel::kGemmMxDotScaled}) {
-        if (kern == Kernel::kGemmMxDotScaled && kk % 128 != 0) continue;
+      for (Kernel kern : {gpu::kernel("gemm_mx_dequant"), gpu::kernel("gemm_mx_dot_scaled")}) {
+        if (kern == gpu::kernel("gemm_mx_dot_scaled") && kk % 128 != 0) continue;
         EXPECT_TRUE(same_floats(gemm_on(host, kern, ma, sa, mb, sb, p),
                                 gemm_on(be(), kern, ma, sa, mb, sb, p)));
       }

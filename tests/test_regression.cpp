@@ -23,8 +23,9 @@ using test_support::TempDir;
 constexpr const char* kZ9 =
     "# Z9: the trailing partial K block dropped\n"
     "property: gemm.exact\n"
+    "impl: builtin\n"
     "seed: 3\n"
-    "case: kernel=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0\n"
+    "case: op=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0\n"
     "detects: z9_drop_trailing_k_block\n";
 
 using CliResult = test_support::ShellResult;
@@ -45,7 +46,8 @@ TEST(RegressionFile, ParsesEveryField) {
   EXPECT_EQ(r.c.property(), "gemm.exact");
   EXPECT_EQ(r.seed, 3u);
   EXPECT_EQ(r.c.num("k"), 160u);
-  EXPECT_EQ(r.c.text("kernel"), "gemm_blockscale");
+  EXPECT_EQ(r.c.text("op"), "gemm_blockscale");
+  EXPECT_EQ(r.impl, "builtin");
   ASSERT_EQ(r.detects.size(), 1u);
   EXPECT_EQ(r.detects[0], dispatch::Fault::kZ9DropTrailingKBlock);
   EXPECT_EQ(r.comment, "Z9: the trailing partial K block dropped");
@@ -82,7 +84,7 @@ TEST(RegressionFile, FormatIsCanonical) {
       "detects: z1_no_per_step_fallback,z9_drop_trailing_k_block\n",
       "x");
   EXPECT_EQ(format_regression(r),
-            "property: gemm.exact\nseed: 0\ncase: m=1 n=2\n"
+            "property: gemm.exact\nimpl: builtin\nseed: 0\ncase: m=1 n=2\n"
             "detects: z1_no_per_step_fallback,z9_drop_trailing_k_block\n");
   const Regression back = parse_regression(format_regression(r), "y");
   EXPECT_EQ(format_regression(back), format_regression(r));

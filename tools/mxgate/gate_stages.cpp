@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu/backend.h"
+#include "impl/builtin.h"
 #include "properties/regression.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/property_runs.h"
@@ -170,6 +171,7 @@ void add_host_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
 void add_property_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
   for (const std::string& backend : s.backends) {
     for (const properties::Property& p : properties::all_properties()) {
+      if (!properties::applies(p, impl::builtin())) continue;
       GateCheck g;
       g.name = "property." + std::string(p.name);
       g.backend = backend;
