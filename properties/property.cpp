@@ -117,15 +117,22 @@ bool applies(const Property& p, const impl::Implementation& impl) {
   return (impl.families() & p.families) != 0;
 }
 
-Ops candidate_ops(const Property& p, const Context& ctx) {
+Ops candidate_ops(const Property& p, const Context& ctx, std::vector<std::string>* why_not) {
   Ops out;
   if (p.families == 0) return out;
   for (const impl::Op& op : ctx.implementation().ops) {
     if ((impl::family_bit(op.family) & p.families) == 0) continue;
-    if (p.accepts != nullptr && !p.accepts(op)) continue;
+    if (p.accepts != nullptr && !p.accepts(op)) {
+      if (why_not != nullptr) {
+        why_not->push_back(op.impl + "/" + op.name + ": " + std::string(p.name) +
+                           " cannot build its inputs (a dtype, layout or convention it lacks)");
+      }
+      continue;
+    }
     try {
       (void)impl::backend_for(op, *ctx.be);
-    } catch (const impl::Unsupported&) {
+    } catch (const impl::Unsupported& e) {
+      if (why_not != nullptr) why_not->push_back(e.what());
       continue;
     }
     out.push_back(&op);
@@ -201,11 +208,15 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
                                  : " (no op of its families)"));
     return out;
   }
-  const Ops ops = candidate_ops(p, ctx);
+  std::vector<std::string> why_not;
+  const Ops ops = candidate_ops(p, ctx, &why_not);
   for (const impl::Op* op : ops) out.ops.push_back(op->name);
   if (p.families != 0 && ops.empty()) {
-    unsupported("no op of " + impl.name + " that " + std::string(p.name) + " can check on " +
-                std::string(ctx.be->name()));
+    for (const std::string& w : why_not) unsupported(w);
+    if (why_not.empty()) {
+      unsupported("no op of " + impl.name + " that " + std::string(p.name) + " can check on " +
+                  std::string(ctx.be->name()));
+    }
     return out;
   }
   load_rapidcheck_configuration_quietly();

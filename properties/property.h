@@ -97,8 +97,10 @@ const Property* find_property(std::string_view name);
 // property of no family).
 bool applies(const Property& p, const impl::Implementation& impl);
 // The ops of the context's implementation `p` can check on the context's backend, in the
-// implementation's order.
-Ops candidate_ops(const Property& p, const Context& ctx);
+// implementation's order; `why_not` (optional) receives why each op of its families was left
+// out ("... needs cuda memory ...", "... not available on backend hip").
+Ops candidate_ops(const Property& p, const Context& ctx,
+                  std::vector<std::string>* why_not = nullptr);
 // The op a case names (field `op`); throws impl::Unsupported when the implementation has none
 // of that name, CaseError when the field is missing.
 const impl::Op& case_op(const Context& ctx, const Case& c);

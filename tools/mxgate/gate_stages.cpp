@@ -9,6 +9,8 @@
 
 #include "gpu/backend.h"
 #include "impl/builtin.h"
+#include "impl/plugin.h"
+#include "impl/registry.h"
 #include "properties/regression.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/property_runs.h"
@@ -48,13 +50,36 @@ void locate(const properties::Failure& f, CheckRun& run) {
   }
 }
 
+// The implementation `spec` names, in a child: exactly one (the gate passes canonical specs).
+const impl::Implementation* child_impl(const std::string& spec, CheckRun& run) {
+  try {
+    const std::vector<const impl::Implementation*> all = impl::resolve(spec);
+    if (all.size() == 1) return all.front();
+    run = error_run("--impl " + spec + " names " + std::to_string(all.size()) +
+                    " implementations in the check's process");
+  } catch (const impl::PluginError& e) {
+    run = error_run(e.what());
+    run.environment_error = e.kind() == impl::PluginError::Kind::kEnvironment;
+  }
+  return nullptr;
+}
+
+std::string reasons(const properties::RunResult& r) {
+  std::string out;
+  for (const std::string& w : r.unsupported_reasons) out += (out.empty() ? "" : "; ") + w;
+  return out;
+}
+
 CheckRun property_check(const properties::Property& p, const std::string& backend,
-                        const GateSettings& s, const std::string& heatmap_prefix) {
+                        const GateSettings& s, const std::string& heatmap_prefix,
+                        const std::string& impl_spec) {
   CheckRun run;
+  const impl::Implementation* im = impl_spec.empty() ? &impl::builtin() : nullptr;
+  if (im == nullptr && (im = child_impl(impl_spec, run)) == nullptr) return run;
   const std::unique_ptr<gpu::Backend> be = child_backend(backend, run);
   if (!be) return run;
   properties::Coverage coverage;
-  const properties::Context ctx{be.get(), {}, &coverage};
+  const properties::Context ctx{be.get(), {}, &coverage, im};
   properties::RunOptions ro;
   ro.seed = s.opts.seed;
   ro.cases = s.property_cases;
@@ -62,11 +87,26 @@ CheckRun property_check(const properties::Property& p, const std::string& backen
   run.has_tags = true;
   run.tags = coverage.counts();
   run.report.cases = static_cast<uint64_t>(r.cases);
-  if (r.passed) return run;
-  run.report.result = CheckOutcome::kFail;
+  run.report.unsupported = static_cast<uint64_t>(r.unsupported);
+  const std::string impl_opt = im->builtin ? "" : " --impl " + im->spec;
+  if (r.passed && r.cases == 0 && r.unsupported != 0) {
+    run.report.result = CheckOutcome::kSkip;
+    run.report.detail = "unsupported: " + reasons(r);
+    return run;
+  }
+  if (r.passed) {
+    if (r.unsupported != 0) {
+      run.report.detail = std::to_string(r.unsupported) + " unsupported: " + reasons(r);
+    }
+    return run;
+  }
+  using Kind = properties::Failure::Kind;
+  const Kind kind = r.failure ? r.failure->kind : Kind::kWrong;
+  run.report.result = kind == Kind::kError ? CheckOutcome::kError : CheckOutcome::kFail;
+  if (kind == Kind::kContractMismatch) run.report.verdict = "contract_mismatch";
   run.report.detail = r.failure ? r.failure->what : r.message;
   if (r.counterexample) run.report.counterexample = r.counterexample->describe();
-  run.report.repro = "mxgate property " + std::string(p.name) + " --backend " + backend +
+  run.report.repro = "mxgate property " + std::string(p.name) + impl_opt + " --backend " + backend +
                      " --seed " + std::to_string(ro.seed) + " --cases " + std::to_string(ro.cases);
   if (r.failure) {
     locate(*r.failure, run);
@@ -180,8 +220,48 @@ void add_property_checks(std::vector<GateCheck>& checks, const GateSettings& s) 
         prefix = (std::filesystem::path(s.heatmap_dir) / g.name).string();
         if (s.backends.size() > 1) prefix += "." + backend;
       }
-      g.run = [&p, backend, s, prefix] { return property_check(p, backend, s, prefix); };
+      g.impl = "builtin";
+      g.run = [&p, backend, s, prefix] { return property_check(p, backend, s, prefix, ""); };
       checks.push_back(std::move(g));
+    }
+  }
+}
+
+void add_impl_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
+  for (const GateImpl& gi : s.impls) {
+    if (!gi.error.empty()) {
+      GateCheck g;
+      g.name = "impl.load[" + gi.spec + "]";
+      g.backend = joined(s.backends);
+      g.impl = gi.spec;
+      g.where = GateCheck::Where::kParent;
+      g.run = [gi] {
+        CheckRun r = error_run(gi.error);
+        r.environment_error = gi.environment_error;
+        return r;
+      };
+      checks.push_back(std::move(g));
+      continue;
+    }
+    for (const std::string& backend : s.backends) {
+      for (const properties::Property& p : properties::all_properties()) {
+        if (p.families == 0 || (p.families & gi.families) == 0) continue;
+        GateCheck g;
+        g.name = "property." + std::string(p.name) + "[" + gi.name + "]";
+        g.backend = backend;
+        g.impl = gi.name;
+        std::string prefix;
+        if (!s.heatmap_dir.empty()) {
+          prefix = (std::filesystem::path(s.heatmap_dir) /
+                    ("property." + std::string(p.name) + "." + gi.name))
+                       .string();
+          if (s.backends.size() > 1) prefix += "." + backend;
+        }
+        g.run = [&p, backend, s, prefix, spec = gi.spec] {
+          return property_check(p, backend, s, prefix, spec);
+        };
+        checks.push_back(std::move(g));
+      }
     }
   }
 }
@@ -204,6 +284,7 @@ void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s
       GateCheck g;
       g.name = "regression." + std::filesystem::path(path).stem().string();
       g.backend = backend;
+      g.impl = "builtin";
       g.run = [path, backend] { return regression_check(path, backend); };
       checks.push_back(std::move(g));
     }

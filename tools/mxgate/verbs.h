@@ -31,5 +31,6 @@ int cmd_plan(const Argv& args);
 int cmd_property(const Argv& args);
 int cmd_zoo(const Argv& args);
 int cmd_repro(const Argv& args);
+int cmd_impls(const Argv& args);
 
 }  // namespace mxgate::cli

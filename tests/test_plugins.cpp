@@ -1,0 +1,239 @@
+// Covers plugin loading through the C ABI (impl/plugin.h, impl/registry.h) and the invocation
+// harness's verdicts (impl/harness.h): the shipped example plugin loads with every op and its
+// contract as the plugin wrote it; each broken plugin of tests/plugins is refused with a message
+// naming the plugin and the symbol or field, as an input error (missing file, missing symbol,
+// wrong ABI version, malformed description) or an environment error (init refuses); the harness
+// tells an op that declines inside its contract (contract mismatch), one that errs, one that
+// writes past its output (guard damage), a case outside the contract and an op in memory the
+// backend lacks (unsupported). Also the accumulator lookup (impl/accumulator.h).
+// Does not cover: crashes and hangs inside an op (the gate's watchdog; test_cli_impls.cpp), device
+// plugins (no device here), the properties over plugin ops (property_plugins.cpp).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu/host/host_backend.h"
+#include "impl/accumulator.h"
+#include "impl/builtin.h"
+#include "impl/harness.h"
+#include "impl/plugin.h"
+#include "impl/registry.h"
+
+namespace mxgate::impl {
+namespace {
+
+std::string test_plugin(const std::string& name) {
+  return std::string(MXGATE_TEST_PLUGIN_DIR) + "/lib" + name + ".so";
+}
+
+// The error resolving `spec` throws (fails the test when it loads).
+PluginError load_error(const std::string& spec) {
+  try {
+    (void)resolve(spec);
+  } catch (const PluginError& e) {
+    return e;
+  }
+  ADD_FAILURE() << spec << " loaded";
+  return PluginError(PluginError::Kind::kInput, "");
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Guards against the shipped example not being found by its short name, or its contracts being
+// misread (a wrong mask or block shape would make every property test the wrong thing).
+TEST(PluginLoading, ShippedExampleLoadsWithItsContracts) {
+  const std::vector<const Implementation*> impls = resolve("example");
+  ASSERT_EQ(impls.size(), 1u);
+  const Implementation& ex = *impls.front();
+  EXPECT_EQ(ex.name, "example");
+  EXPECT_EQ(ex.spec, "example");
+  EXPECT_FALSE(ex.builtin);
+  EXPECT_EQ(ex.ops.size(), 8u);
+  const Op* deepseek = ex.find_op("gemm_block_deepseek");
+  ASSERT_NE(deepseek, nullptr);
+  EXPECT_EQ(deepseek->family, Family::kGemmBlock);
+  EXPECT_EQ(deepseek->memory, Memory::kHost);
+  EXPECT_EQ(deepseek->contract.a_block_cols, 128u);
+  EXPECT_EQ(deepseek->contract.b_block_rows, 128u);
+  EXPECT_EQ(deepseek->contract.b_scale_ld_align, 4u);
+  EXPECT_EQ(deepseek->contract.a_scale_layouts, layout_bit(Layout::kRowMajor) |
+                                                    layout_bit(Layout::kColMajor) |
+                                                    layout_bit(Layout::kTmaColMajor));
+  EXPECT_EQ(deepseek->contract.accumulator, "fp32_rn");
+  const Op* cast = ex.find_op("cast_satfinite");
+  ASSERT_NE(cast, nullptr);
+  EXPECT_EQ(cast->contract.conventions, std::vector<std::string>{"cuda_satfinite"});
+  // Every implementation of the plugin: the correct one and one planted fault per family.
+  const std::vector<const Implementation*> all = resolve("example:all");
+  EXPECT_EQ(all.size(), 7u);
+  FamilyMask faulty = 0;
+  for (const Implementation* i : all) {
+    if (i->name != "example") faulty |= i->families();
+  }
+  EXPECT_EQ(faulty, ex.families());
+  EXPECT_EQ(resolve("example:example_faulty_upcast_shift").front()->spec,
+            "example:example_faulty_upcast_shift");
+}
+
+// Guards against a missing plugin file being a crash or a silent builtin run.
+TEST(PluginLoading, MissingFileIsAnInputErrorNamingIt) {
+  const PluginError e = load_error("/no/such/dir/libnothing.so");
+  EXPECT_EQ(e.kind(), PluginError::Kind::kInput);
+  EXPECT_TRUE(contains(e.what(), "/no/such/dir/libnothing.so")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "cannot load")) << e.what();
+  const PluginError name = load_error("no_such_shipped_plugin");
+  EXPECT_TRUE(contains(name.what(), "libmxgate_no_such_shipped_plugin.so")) << name.what();
+  EXPECT_TRUE(contains(name.what(), "example")) << name.what();  // the shipped ones are listed
+}
+
+// Guards against calling into a library that is not an mxgate plugin.
+TEST(PluginLoading, MissingEntrySymbolIsNamed) {
+  const PluginError e = load_error(test_plugin("no_entry"));
+  EXPECT_EQ(e.kind(), PluginError::Kind::kInput);
+  EXPECT_TRUE(contains(e.what(), "libno_entry.so")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "symbol 'mxgate_plugin_v1' not found")) << e.what();
+}
+
+// Guards against reading a description laid out for another ABI version.
+TEST(PluginLoading, WrongAbiVersionIsRefused) {
+  const PluginError e = load_error(test_plugin("bad_abi"));
+  EXPECT_EQ(e.kind(), PluginError::Kind::kInput);
+  EXPECT_TRUE(contains(e.what(), "ABI version 99")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "mxgate_plugin_v1")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "speaks 1")) << e.what();
+}
+
+// Guards against an init() refusal (no device) being reported as a bad plugin, or ignored.
+TEST(PluginLoading, InitRefusalIsAnEnvironmentError) {
+  const PluginError e = load_error(test_plugin("init_refuses"));
+  EXPECT_EQ(e.kind(), PluginError::Kind::kEnvironment);
+  EXPECT_TRUE(contains(e.what(), "no CUDA device (test plugin)")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "init")) << e.what();
+  // Listing does not call init: the description is readable without the device.
+  EXPECT_EQ(resolve(test_plugin("init_refuses"), /*call_init=*/false).size(), 1u);
+}
+
+// Guards against an op of an unknown family reaching a property.
+TEST(PluginLoading, MalformedDescriptionNamesTheField) {
+  const PluginError e = load_error(test_plugin("bad_family"));
+  EXPECT_EQ(e.kind(), PluginError::Kind::kInput);
+  EXPECT_TRUE(contains(e.what(), "bad_family/mystery")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "family 42")) << e.what();
+}
+
+const Op& misbehaving(const std::string& impl) {
+  const std::vector<const Implementation*> all = resolve(test_plugin("misbehaving") + ":" + impl);
+  return all.front()->ops.front();
+}
+
+// One upcast of `count` e8m0 bytes through the harness; returns the fp32 results.
+std::vector<float> upcast(const Op& op, gpu::Backend& be, uint64_t count) {
+  Invocation inv(op, be);
+  std::vector<uint8_t> bytes(count, 127);
+  inv.input(&Call::a, bytes, 1, count, count, Dtype::kE8m0, Layout::kRowMajor);
+  inv.output(&Call::out, count * 4, 1, count, count, Dtype::kF32, Layout::kRowMajor);
+  Call call;
+  call.m = 1;
+  call.k = count;
+  inv.run(call);
+  const std::vector<uint8_t> raw = inv.read(&Call::out);
+  std::vector<float> out(count);
+  std::memcpy(out.data(), raw.data(), raw.size());
+  return out;
+}
+
+InvocationError invocation_error(const Op& op, gpu::Backend& be, uint64_t count) {
+  try {
+    (void)upcast(op, be, count);
+  } catch (const InvocationError& e) {
+    return e;
+  }
+  ADD_FAILURE() << op.impl << " did not fail";
+  return InvocationError(InvocationError::Kind::kError, "");
+}
+
+// Guards against an op that declines a case its own contract admits passing as "unsupported"
+// (it would hide a contract that lies).
+TEST(Harness, DecliningInsideTheContractIsAContractMismatch) {
+  gpu::HostBackend be;
+  EXPECT_EQ(upcast(misbehaving("declines"), be, 7), std::vector<float>(7, 1.0f));
+  const InvocationError e = invocation_error(misbehaving("declines"), be, 8);
+  EXPECT_EQ(e.kind(), InvocationError::Kind::kContractMismatch);
+  EXPECT_TRUE(contains(e.what(), "declines/upcast")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "more than 7 elements")) << e.what();
+}
+
+// Guards against an op's error (or its message) being lost.
+TEST(Harness, AnOpErrorKeepsItsMessage) {
+  gpu::HostBackend be;
+  const InvocationError e = invocation_error(misbehaving("errors"), be, 4);
+  EXPECT_EQ(e.kind(), InvocationError::Kind::kError);
+  EXPECT_TRUE(contains(e.what(), "the test plugin's library error")) << e.what();
+}
+
+// Guards against a write past the output buffer going unnoticed: the guard band names the
+// buffer and the byte offset (4 elements of 4 bytes: the first byte past the end is 16).
+TEST(Harness, WritingPastTheOutputIsAGuardError) {
+  gpu::HostBackend be;
+  const InvocationError e = invocation_error(misbehaving("overruns"), be, 4);
+  EXPECT_EQ(e.kind(), InvocationError::Kind::kError);
+  EXPECT_TRUE(contains(e.what(), "guard")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "'out'")) << e.what();
+  EXPECT_TRUE(contains(e.what(), "byte offset 16")) << e.what();
+}
+
+// Guards against running a case outside the op's contract (or in memory the backend does not
+// have) and calling the answer a verdict: both are unsupported, never failures.
+TEST(Harness, OutsideTheContractAndForeignMemoryAreUnsupported) {
+  gpu::HostBackend be;
+  EXPECT_EQ(upcast(misbehaving("narrow"), be, 16), std::vector<float>(16, 1.0f));
+  try {
+    (void)upcast(misbehaving("narrow"), be, 17);
+    ADD_FAILURE() << "K = 17 ran outside K <= 16";
+  } catch (const Unsupported& e) {
+    EXPECT_TRUE(contains(e.what(), "K <= 16 violated (K = 17)")) << e.what();
+  }
+  try {
+    (void)upcast(misbehaving("device"), be, 4);
+    ADD_FAILURE() << "a CUDA-memory op ran on the host backend";
+  } catch (const Unsupported& e) {
+    EXPECT_TRUE(contains(e.what(), "needs cuda memory")) << e.what();
+  }
+}
+
+Op gemm_op(const std::string& accumulator) {
+  Op op;
+  op.name = "g";
+  op.impl = "test";
+  op.family = Family::kGemmBlock;
+  op.contract.accumulator = accumulator;
+  return op;
+}
+
+// Guards against a bound check that uses a model other than the op declares: a built-in kernel's
+// declared order sets the partial structure, an op without one gets the structure that holds
+// for every order, and an unknown model name is a contract error, not a silent default.
+TEST(Accumulator, ModelComesFromTheContract) {
+  const AccumModel declared =
+      accum_model_for(*builtin().find_op("gemm_blockscale"), OutputFormat::kFp32);
+  EXPECT_EQ(declared.block_k, 128u);
+  EXPECT_EQ(declared.product_roundings, 1);
+  EXPECT_EQ(declared.partial_roundings, 2);
+  EXPECT_EQ(declared.unit_roundoff, 0x1p-24);
+  const AccumModel any_order = accum_model_for(gemm_op("fp32_rn"), OutputFormat::kBf16);
+  EXPECT_EQ(any_order.block_k, 0u);
+  EXPECT_EQ(any_order.product_roundings, 3);
+  EXPECT_EQ(any_order.partial_roundings, 2);
+  EXPECT_EQ(any_order.output, OutputFormat::kBf16);
+  EXPECT_THROW((void)accum_model_for(gemm_op("sm90_fp8_mma_unknown"), OutputFormat::kFp32),
+               ContractError);
+  EXPECT_THROW((void)accum_model_for(*builtin().find_op("upcast_e8m0"), OutputFormat::kFp32),
+               ContractError);
+}
+
+}  // namespace
+}  // namespace mxgate::impl
