@@ -2,14 +2,15 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
 
-#include "impl/accumulator.h"
 #include "reference/convention.h"
+#include "reference/e8m0.h"
 
 namespace mxgate::impl {
 namespace {
@@ -55,15 +56,6 @@ constexpr DtypeMask kKnownDtypes = [] {
 constexpr LayoutMask kKnownLayouts = (1u << (MXGATE_LAYOUT_AITER_SHUFFLE_16X16 + 1)) - 1;
 
 Contract convert_contract(const std::string& where, const mxgate_contract& in, Family family) {
-  // The ops array is laid out with the plugin's sizeof(mxgate_op), which embeds its
-  // sizeof(mxgate_contract): a plugin built against another header revision would be misread
-  // from its second op on, so the size must match exactly.
-  if (in.struct_size != sizeof(mxgate_contract)) {
-    throw std::invalid_argument(
-        where + " contract.struct_size is " + std::to_string(in.struct_size) +
-        ", this mxgate's mxgate_contract " + "is " + std::to_string(sizeof(mxgate_contract)) +
-        " bytes: rebuild the plugin against this include/mxgate/plugin.h");
-  }
   const auto dtypes = [&](uint64_t mask, const char* field) {
     if ((mask & ~kKnownDtypes) != 0) {
       throw std::invalid_argument(where + " contract." + field + " has unknown dtype bits");
@@ -107,17 +99,24 @@ Contract convert_contract(const std::string& where, const mxgate_contract& in, F
   c.a_scale_ld_align = in.a_scale_ld_align == 0 ? 1 : in.a_scale_ld_align;
   c.b_scale_ld_align = in.b_scale_ld_align == 0 ? 1 : in.b_scale_ld_align;
   if (in.convention != nullptr) {
-    if (find_convention(in.convention) == nullptr) {
-      throw std::invalid_argument(where + " contract.convention '" + text(in.convention) +
-                                  "' is no convention (mxgate conventions lists them)");
+    // A convention name, or "e8m0:RULE" for an e8m0 rule no convention holds (a cast to e8m0).
+    const std::string claim = in.convention;
+    const bool e8m0_rule =
+        claim.rfind("e8m0:", 0) == 0 && parse_e8m0_encode(claim.substr(5)).has_value();
+    if (find_convention(claim) == nullptr && !e8m0_rule) {
+      throw std::invalid_argument(where + " contract.convention '" + claim +
+                                  "' is no convention (mxgate conventions lists them) and no "
+                                  "e8m0:RULE (reference/e8m0.h rules)");
     }
-    c.conventions = {in.convention};
+    c.conventions = {claim};
   }
   if (is_gemm(family)) {
+    // The model itself is looked up when a bound needs it (impl/accumulator.h): an unknown name
+    // is a contract error of that check, not a plugin that cannot be loaded.
     c.accumulator = in.accumulator == nullptr ? "fp32_rn" : in.accumulator;
-    if (!known_accumulator(c.accumulator)) {
+    if (!valid_name(c.accumulator.c_str(), false)) {
       throw std::invalid_argument(where + " contract.accumulator '" + c.accumulator +
-                                  "' is no accumulator model (known: " + accumulator_list() + ")");
+                                  "' is not a name ([a-z0-9_]+)");
     }
   }
   c.notes = text(in.notes);
@@ -172,6 +171,27 @@ std::function<Status(gpu::Backend&, const Call&, std::string&)> plugin_run(mxgat
   };
 }
 
+// The fields of mxgate_contract up to `notes`: what every header revision has.
+constexpr std::size_t kMinContractSize = offsetof(mxgate_contract, notes) + sizeof(const char*);
+
+// Op j of an ops array written by a plugin whose mxgate_contract is `contract_size` bytes (its
+// header revision's sizeof): mxgate_op embeds the contract, so the array's stride follows from
+// that size. Fields this mxgate does not know are dropped, fields the plugin does not have stay
+// zero ("unset").
+mxgate_op read_op(const mxgate_op* ops, uint32_t j, std::size_t contract_size) {
+  constexpr std::size_t kHead = offsetof(mxgate_op, contract);
+  constexpr std::size_t kAlign = alignof(mxgate_op);
+  const std::size_t tail = kHead + (contract_size + kAlign - 1) / kAlign * kAlign;
+  const std::size_t stride = tail + sizeof(mxgate_run_fn) + sizeof(void*);
+  const char* at = reinterpret_cast<const char*>(ops) + j * stride;
+  mxgate_op op{};
+  std::memcpy(static_cast<void*>(&op), at, kHead);
+  std::memcpy(&op.contract, at + kHead, std::min(contract_size, sizeof(mxgate_contract)));
+  std::memcpy(static_cast<void*>(&op.run), at + tail, sizeof(mxgate_run_fn));
+  std::memcpy(static_cast<void*>(&op.state), at + tail + sizeof(mxgate_run_fn), sizeof(void*));
+  return op;
+}
+
 std::vector<Implementation> convert(const std::string& path, const mxgate_plugin& p) {
   const std::string who = path + "' (" + text(p.name) + ")";
   const auto fail = [&](const std::string& what) {
@@ -194,13 +214,24 @@ std::vector<Implementation> convert(const std::string& path, const mxgate_plugin
     impl.description = text(mi.description);
     impl.origin = path;
     impl.spec = path + ":" + impl.name;
+    // Every op of the array shares the plugin's sizeof(mxgate_contract); the first one's
+    // struct_size says what it is.
+    const std::size_t contract_size = mi.ops[0].contract.struct_size;
+    if (contract_size < kMinContractSize || contract_size % alignof(mxgate_op) != 0) {
+      throw fail(impl.name + ".ops[0].contract.struct_size " + std::to_string(contract_size) +
+                 " is not the size of an mxgate_contract");
+    }
     std::set<std::string> op_names;
     for (uint32_t j = 0; j < mi.op_count; ++j) {
-      const mxgate_op& mo = mi.ops[j];
+      const mxgate_op mo = read_op(mi.ops, j, contract_size);
       const std::string ow = impl.name + ".ops[" + std::to_string(j) + "]";
       if (!valid_name(mo.name, true)) throw fail(ow + ".name is not [a-z0-9_.]+");
       if (!op_names.insert(mo.name).second) throw fail(ow + ": second op " + mo.name);
       const std::string where = impl.name + "/" + mo.name;
+      if (mo.contract.struct_size != contract_size) {
+        throw fail(where + ": contract.struct_size " + std::to_string(mo.contract.struct_size) +
+                   " differs from the first op's " + std::to_string(contract_size));
+      }
       if (mo.family < MXGATE_OP_CAST || mo.family > MXGATE_OP_GEMM_BF16) {
         throw fail(where + ": family " + std::to_string(mo.family) + " is no mxgate_op_family");
       }

@@ -121,25 +121,32 @@ std::vector<std::string> plugin_dirs() {
 }
 
 std::optional<std::string> shipped_plugin_path(std::string_view name) {
+  const std::string file = "libmxgate_" + std::string(name) + ".so";
   for (const std::string& d : plugin_dirs()) {
-    const fs::path p = fs::path(d) / ("libmxgate_" + std::string(name) + ".so");
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec)) return p.string();
+    // plugins/NAME/libmxgate_NAME.so (a build tree), or plugins/libmxgate_NAME.so (a folder of
+    // installed plugins, $MXGATE_PLUGIN_DIR).
+    for (const fs::path& p : {fs::path(d) / std::string(name) / file, fs::path(d) / file}) {
+      std::error_code ec;
+      if (fs::is_regular_file(p, ec)) return p.string();
+    }
   }
   return std::nullopt;
 }
 
 std::vector<std::string> shipped_plugin_names() {
   std::set<std::string> names;
-  for (const std::string& d : plugin_dirs()) {
+  const auto scan = [&names](const fs::path& dir, int depth, const auto& self) -> void {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(d, ec)) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string f = e.path().filename().string();
+      if (depth > 0 && e.is_directory(ec)) self(e.path(), depth - 1, self);
       if (f.rfind("libmxgate_", 0) == 0 && f.size() > 13 && f.substr(f.size() - 3) == ".so") {
-        names.insert(f.substr(10, f.size() - 13));
+        const std::string name = f.substr(10, f.size() - 13);
+        if (shipped_plugin_path(name)) names.insert(name);
       }
     }
-  }
+  };
+  for (const std::string& d : plugin_dirs()) scan(d, 1, scan);
   return {names.begin(), names.end()};
 }
 

@@ -2,7 +2,8 @@
 //   builtin          the built-in implementation
 //   PATH             a plugin file (a SPEC with a '/' or ending in .so): every implementation in it
 //   PATH:NAME        the implementation NAME of that plugin
-//   NAME             a shipped plugin, libmxgate_NAME.so in a plugin folder: its implementation
+//   NAME             a shipped plugin, NAME/libmxgate_NAME.so (or libmxgate_NAME.so) in a plugin
+//                    folder: its implementation
 //                    NAME when it has one (`example`), else every implementation in it
 //   NAME:IMPL        the implementation IMPL of shipped plugin NAME (`example:example_faulty_x`)
 //   NAME:all         every implementation of shipped plugin NAME

@@ -10,6 +10,9 @@
 #include <mutex>
 #include <random>
 
+#include "reference/convention.h"
+#include "reference/e8m0.h"
+
 namespace mxgate::properties {
 
 namespace {
@@ -142,6 +145,17 @@ std::optional<Format> cast_format(impl::Dtype d) {
     default:
       return std::nullopt;
   }
+}
+
+std::function<uint32_t(float)> cast_encoder(std::string_view claim, Format f) {
+  if (claim.rfind("e8m0:", 0) == 0) {
+    const auto rule = parse_e8m0_encode(claim.substr(5));
+    if (!rule || f != Format::kE8M0) return {};
+    return [r = *rule](float x) { return static_cast<uint32_t>(encode_e8m0(x, r)); };
+  }
+  const Convention* conv = find_convention(claim);
+  if (conv == nullptr || !defines(*conv, f) || (f == Format::kE8M0 && !conv->e8m0)) return {};
+  return [conv, f](float x) { return encode_with(*conv, f, x); };
 }
 
 std::vector<float> cast_values(CastClass c, Format f, std::size_t count, uint64_t seed) {

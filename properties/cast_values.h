@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,6 +34,12 @@ std::optional<CastClass> parse_cast_class(std::string_view s);
 
 // The reference format of a cast target (nullopt for fp32 and kNone).
 std::optional<Format> cast_format(impl::Dtype d);
+
+// The reference encoder a cast op's claim names for target `f`: the convention's
+// (reference/convention.h encode_with), or for a claim "e8m0:RULE" the e8m0 rule of
+// reference/e8m0.h (target e8m0 only: a rule no convention holds, e.g. CUDA's round-to-zero
+// SATFINITE, floor_sat). Empty when the claim defines no encoder for `f`.
+std::function<uint32_t(float)> cast_encoder(std::string_view claim, Format f);
 
 // `count` values of class `c` for target `f` (a pure function of its arguments).
 std::vector<float> cast_values(CastClass c, Format f, std::size_t count, uint64_t seed);

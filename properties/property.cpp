@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "impl/accumulator.h"
 #include "impl/builtin.h"
 #include "impl/harness.h"
 #include "properties/gemm_operands.h"
@@ -155,6 +156,9 @@ std::optional<Failure> check_case(const Property& p, const Context& ctx, const C
     throw;
   } catch (const impl::Unsupported&) {
     throw;
+  } catch (const impl::ContractError& e) {
+    return Failure{std::string("contract error: ") + e.what(), std::nullopt, std::nullopt,
+                   std::nullopt, Failure::Kind::kError};
   } catch (const impl::InvocationError& e) {
     return Failure{e.what(), std::nullopt, std::nullopt, std::nullopt,
                    e.kind() == impl::InvocationError::Kind::kContractMismatch

@@ -25,17 +25,13 @@ namespace {
 using impl::Dtype;
 using impl::Op;
 
-// The cast targets of `op` the reference can check: formats its claimed convention defines.
+// The cast targets of `op` the reference can check: formats its claim has an encoder for.
 std::vector<Dtype> cast_targets(const Op& op) {
   std::vector<Dtype> out;
   if (op.contract.conventions.empty()) return out;
-  const Convention* conv = find_convention(op.contract.conventions.front());
-  if (conv == nullptr) return out;
   for (Dtype d : impl::dtypes_in(op.contract.out_dtypes)) {
     const auto f = cast_format(d);
-    if (!f || !defines(*conv, *f)) continue;
-    if (*f == Format::kE8M0 && !conv->e8m0) continue;
-    out.push_back(d);
+    if (f && cast_encoder(op.contract.conventions.front(), *f)) out.push_back(d);
   }
   return out;
 }
@@ -71,13 +67,17 @@ std::optional<Failure> check_cast(const Context& ctx, const Case& c) {
   if (!cls) throw CaseError("case field 'values' has unknown value '" + c.text("values") + "'");
   if (op.contract.conventions.empty()) throw impl::Unsupported(op.name + " claims no convention");
   const std::string& conv_name = op.contract.conventions.front();
-  const Convention& conv = *find_convention(conv_name);
+  const auto encoder = cast_encoder(conv_name, *format);
+  if (!encoder) {
+    throw impl::Unsupported(op.name + ": " + conv_name + " defines no encoder for " +
+                            c.text("format"));
+  }
   const std::size_t count = c.num("count");
   const std::vector<float> x = cast_values(*cls, *format, count, c.num("seed"));
   const std::size_t width = impl::dtype_bytes(*dtype);
   std::vector<uint8_t> want(count * width);
   for (std::size_t i = 0; i < count; ++i) {
-    const uint32_t code = encode_with(conv, *format, x[i]);
+    const uint32_t code = encoder(x[i]);
     std::memcpy(want.data() + i * width, &code, width);  // little endian: the low bytes
   }
   ctx.tag("op:" + op.name);

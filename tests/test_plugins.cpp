@@ -20,6 +20,8 @@
 #include "impl/harness.h"
 #include "impl/plugin.h"
 #include "impl/registry.h"
+#include "properties/cast_sweep.h"
+#include "properties/property.h"
 
 namespace mxgate::impl {
 namespace {
@@ -123,6 +125,53 @@ TEST(PluginLoading, MalformedDescriptionNamesTheField) {
   EXPECT_EQ(e.kind(), PluginError::Kind::kInput);
   EXPECT_TRUE(contains(e.what(), "bad_family/mystery")) << e.what();
   EXPECT_TRUE(contains(e.what(), "family 42")) << e.what();
+}
+
+// Guards against misreading a plugin built against an older header revision: mxgate_op embeds
+// mxgate_contract, so an appended contract field changes the ops array's stride; the second op
+// must come back whole (its name, its K <= 64, its notes) and the fields the plugin lacks unset.
+TEST(PluginLoading, OlderHeaderRevisionIsReadWithItsOwnStride) {
+  const std::vector<const Implementation*> impls = resolve(test_plugin("old_header"));
+  ASSERT_EQ(impls.size(), 1u);
+  ASSERT_EQ(impls.front()->ops.size(), 2u);
+  const Op& second = impls.front()->ops[1];
+  EXPECT_EQ(second.name, "second");
+  EXPECT_EQ(second.family, Family::kUpcastE8m0);
+  EXPECT_EQ(second.contract.k.max, 64u);
+  EXPECT_EQ(second.contract.notes, "the second op");
+  EXPECT_EQ(second.contract.a_scale_ld_align, 1u);  // absent in that revision: unset
+  gpu::HostBackend be;
+  Invocation inv(second, be);
+  const std::vector<uint8_t> bytes = {0x00, 0x7F, 0xFF};
+  inv.input(&Call::a, bytes, 1, 3, 3, Dtype::kE8m0, Layout::kRowMajor);
+  inv.output(&Call::out, 12, 1, 3, 3, Dtype::kF32, Layout::kRowMajor);
+  Call call;
+  call.m = 1;
+  call.k = 3;
+  inv.run(call);
+  const std::vector<uint8_t> raw = inv.read(&Call::out);
+  uint32_t bits[3];
+  std::memcpy(bits, raw.data(), sizeof bits);
+  EXPECT_EQ(bits[0], 0x00400000u);  // 2^-127
+  EXPECT_EQ(bits[1], 0x3f800000u);  // 2^0
+  EXPECT_EQ(bits[2], 0x7fc00000u);  // NaN
+}
+
+// Guards against a claim the reference cannot check being accepted (or a valid e8m0 rule being
+// refused): "e8m0:RULE" names a rule of reference/e8m0.h; the cast property checks it.
+TEST(PluginLoading, E8m0RuleClaimsAreCheckedAgainstTheRule) {
+  const PluginError e = load_error(test_plugin("bad_claim"));
+  EXPECT_EQ(e.kind(), PluginError::Kind::kInput);
+  EXPECT_TRUE(contains(e.what(), "'e8m0:no_such_rule' is no convention")) << e.what();
+  const Implementation& rule = *resolve(test_plugin("e8m0_rule")).front();
+  gpu::HostBackend be;
+  properties::RunOptions opts;
+  opts.cases = 200;
+  const properties::RunResult r =
+      properties::run_property(*properties::find_property("cast.bit_exact"),
+                               properties::Context{&be, {}, nullptr, &rule}, opts);
+  EXPECT_TRUE(r.passed) << (r.failure ? r.failure->what : r.message);
+  EXPECT_EQ(r.cases, 200);
 }
 
 const Op& misbehaving(const std::string& impl) {
@@ -233,6 +282,59 @@ TEST(Accumulator, ModelComesFromTheContract) {
                ContractError);
   EXPECT_THROW((void)accum_model_for(*builtin().find_op("upcast_e8m0"), OutputFormat::kFp32),
                ContractError);
+}
+
+// Guards against the exhaustive cast sweep missing a rounding bug or misplacing it. Inputs
+// [0x3f000000, 0x3f100000): 0.5 .. 0.5625 and the values between. E4M3FN codes 0x30 = 0.5
+// (exponent 6 - bias 7 = -1, mantissa 0) and 0x31 = 0.5625 (mantissa 1: 1.125 * 2^-1); their
+// midpoint 0.53125 = 0x3f080000 rounds to the even code 0x30 under RNE (cuda_satfinite) and to
+// 0x31 ties-away: the first (and only) difference of the planted fault in this range.
+TEST(CastSweep, FindsAndLocatesTheFirstDifference) {
+  gpu::HostBackend be;
+  const Op& good = *resolve("example").front()->find_op("cast_satfinite");
+  const Op& bad =
+      *resolve("example:example_faulty_cast_ties_away").front()->find_op("cast_satfinite");
+  const properties::SweepResult ok =
+      properties::sweep_cast(be, good, Dtype::kE4m3fn, 0x3f000000u, 0x3f100000u, 1 << 16);
+  EXPECT_EQ(ok.inputs, 0x100000u);
+  EXPECT_EQ(ok.mismatches, 0u) << ok.describe();
+  const properties::SweepResult r =
+      properties::sweep_cast(be, bad, Dtype::kE4m3fn, 0x3f000000u, 0x3f100000u, 1 << 16);
+  EXPECT_EQ(r.mismatches, 1u);
+  ASSERT_TRUE(r.first_input.has_value());
+  EXPECT_EQ(*r.first_input, 0x3f080000u);
+  EXPECT_EQ(r.expected, 0x30u);
+  EXPECT_EQ(r.actual, 0x31u);
+  // The sweep covers host cast ops only, every target their convention defines.
+  EXPECT_EQ(properties::sweep_targets(*resolve("example").front()).size(), 3u);
+  EXPECT_TRUE(properties::sweep_targets(builtin()).empty());
+}
+
+// Guards against an accumulator model mxgate does not know being replaced by a default: the
+// bound check of that op is a contract error, while the checks that need no model still run.
+TEST(Accumulator, UnknownModelIsAContractErrorOfTheBoundCheckOnly) {
+  Implementation im = *resolve("example").front();
+  im.name = "example_unknown_accumulator";
+  std::vector<Op> ops;
+  for (Op op : im.ops) {
+    if (op.name != "gemm_block_tensor") continue;
+    op.contract.accumulator = "sm90_fp8_mma";  // the accumulator branch's model, absent here
+    op.impl = im.name;
+    ops.push_back(op);
+  }
+  im.ops = ops;
+  gpu::HostBackend be;
+  properties::RunOptions opts;
+  opts.cases = 20;
+  const properties::Context ctx{&be, {}, nullptr, &im};
+  const properties::RunResult bound =
+      properties::run_property(*properties::find_property("gemm.ordered_bound"), ctx, opts);
+  ASSERT_FALSE(bound.passed);
+  ASSERT_TRUE(bound.failure.has_value());
+  EXPECT_EQ(bound.failure->kind, properties::Failure::Kind::kError);
+  EXPECT_TRUE(contains(bound.failure->what, "contract error")) << bound.failure->what;
+  EXPECT_TRUE(contains(bound.failure->what, "'sm90_fp8_mma' is unknown")) << bound.failure->what;
+  EXPECT_TRUE(properties::run_property(*properties::find_property("gemm.exact"), ctx, opts).passed);
 }
 
 }  // namespace

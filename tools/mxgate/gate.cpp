@@ -309,8 +309,10 @@ std::string report_option(const Args& a, const std::string& name) {
 }  // namespace
 
 int cmd_gate(const Argv& argv) {
-  const Args a(argv, {"only", "seed", "cases", "backend", "time-budget", "report", "junit",
-                      "check-timeout", "impl"});
+  const Args a(argv,
+               {"only", "seed", "cases", "backend", "time-budget", "report", "junit",
+                "check-timeout", "impl"},
+               {"exhaustive"});
   if (!a.positionals().empty()) {
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
   }
@@ -335,6 +337,7 @@ int cmd_gate(const Argv& argv) {
     if (s.heatmap_dir.empty()) s.heatmap_dir = ".";
   }
   s.source_dir = MXGATE_SOURCE_DIR;
+  s.exhaustive = a.flag("exhaustive");
 
   const auto wall_start = std::chrono::system_clock::now();
   const auto start = Clock::now();

@@ -2,15 +2,18 @@
 // execute in a forked watchdog child: each creates its own backend.
 #include "tools/mxgate/gate_stages.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gpu/backend.h"
+#include "gpu/host/host_backend.h"
 #include "impl/builtin.h"
 #include "impl/plugin.h"
 #include "impl/registry.h"
+#include "properties/cast_sweep.h"
 #include "properties/regression.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/property_runs.h"
@@ -227,6 +230,42 @@ void add_property_checks(std::vector<GateCheck>& checks, const GateSettings& s) 
   }
 }
 
+// Every host cast op of the implementation, every target: the 2^32 sweep.
+CheckRun exhaustive_cast_check(const std::string& spec) {
+  CheckRun run;
+  const impl::Implementation* im = child_impl(spec, run);
+  if (im == nullptr) return run;
+  gpu::HostBackend be;
+  const auto targets = properties::sweep_targets(*im);
+  if (targets.empty()) {
+    run.report.result = CheckOutcome::kSkip;
+    run.report.detail = "no host cast op";
+    return run;
+  }
+  std::string detail;
+  for (const auto& [op, target] : targets) {
+    const properties::SweepResult r = properties::sweep_cast(be, *op, target, 0, uint64_t{1} << 32);
+    run.report.cases += r.inputs;
+    const std::string what = op->name + " -> " + std::string(impl::to_string(target));
+    if (r.mismatches == 0) {
+      detail += (detail.empty() ? "" : "\n") + what + ": all 2^32 inputs equal";
+      continue;
+    }
+    run.report.result = CheckOutcome::kFail;
+    detail += (detail.empty() ? "" : "\n") + what + ": " + std::to_string(r.mismatches) +
+              " inputs differ; first " + r.describe();
+    if (run.report.repro.empty()) {
+      char from[16];
+      std::snprintf(from, sizeof from, "0x%08x", *r.first_input);
+      run.report.repro = "mxgate sweep-cast --impl " + im->spec + " --op " + op->name +
+                         " --format " + std::string(impl::to_string(target)) + " --from " + from +
+                         " --count 1";
+    }
+  }
+  run.report.detail = detail;
+  return run;
+}
+
 void add_impl_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
   for (const GateImpl& gi : s.impls) {
     if (!gi.error.empty()) {
@@ -262,6 +301,14 @@ void add_impl_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
         };
         checks.push_back(std::move(g));
       }
+    }
+    if (s.exhaustive && (gi.families & impl::family_bit(impl::Family::kCast)) != 0) {
+      GateCheck g;
+      g.name = "cast.exhaustive[" + gi.name + "]";
+      g.backend = "host";
+      g.impl = gi.name;
+      g.run = [spec = gi.spec] { return exhaustive_cast_check(spec); };
+      checks.push_back(std::move(g));
     }
   }
 }

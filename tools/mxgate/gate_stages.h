@@ -31,6 +31,7 @@ struct GateSettings {
   int property_cases = 100;  // --cases of the property suites
   std::vector<std::string> backends;  // resolved: "host", "hip", "cuda"
   std::vector<GateImpl> impls;        // --impl: plugin implementations, besides builtin
+  bool exhaustive = false;            // --exhaustive: the 2^32 sweeps of host cast ops
   std::string heatmap_dir;            // where failing GEMM checks draw their map; "": nowhere
   std::string source_dir;             // MXGATE_SOURCE_DIR
 };
@@ -62,6 +63,7 @@ void add_host_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 void add_property_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 // Per --impl implementation: its load error (impl.load[SPEC], an error check), or a check per
 // applicable property and backend (property.NAME[IMPL]); each child loads the plugin itself.
+// With --exhaustive, also cast.exhaustive[IMPL] for an implementation with cast ops.
 void add_impl_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 // properties.coverage: fails when a required input class was never generated; always lists the
 // tag distribution. Reads `tally` when it runs, after the property checks.

@@ -18,8 +18,8 @@ using mxgate::cli::Verb;
 constexpr Verb kVerbs[] = {
     {"gate",
      "gate [--only PATTERN] [--seed S] [--cases N] [--backend auto|host|hip|cuda] "
-     "[--impl SPEC,...] [--time-budget SECONDS] [--check-timeout SECONDS] [--report FILE.json] "
-     "[--junit FILE.xml]",
+     "[--impl SPEC,...] [--exhaustive] [--time-budget SECONDS] [--check-timeout SECONDS] "
+     "[--report FILE.json] [--junit FILE.xml]",
      "The check to run before a merge. Stages, in order: format checks, reference self-checks,\n"
      "every property suite on every selected backend (property.NAME), properties.coverage (fails\n"
      "when a required input class was never generated; lists every tag with its count), replay\n"
@@ -41,6 +41,8 @@ constexpr Verb kVerbs[] = {
      "               load is one error check impl.load[SPEC] and the run goes on. Unsupported\n"
      "               cases are counted and shown, never failures; an op declining a case inside\n"
      "               its own contract is a failure (contract_mismatch)\n"
+     "  --exhaustive add cast.exhaustive[IMPL]: every host cast op of --impl on all 2^32 fp32\n"
+     "               inputs per target format (mxgate sweep-cast; tens of seconds per format)\n"
      "  --time-budget  checks not started within SECONDS are reported as skipped (time budget)\n"
      "  --check-timeout  watchdog (default 600): each check runs in a child process; one with no\n"
      "               result after SECONDS is killed and reported as an error naming the last\n"
@@ -197,6 +199,16 @@ constexpr Verb kVerbs[] = {
      "Plugins are listed without calling their init(). --json prints schema mxgate-impls/1.\n"
      "Exit 0, 2 when a plugin does not load (each named on stderr).",
      mxgate::cli::cmd_impls},
+    {"sweep-cast",
+     "sweep-cast --impl SPEC,... [--op NAME] [--format F] [--from 0xBITS] [--count N]",
+     "The exhaustive check of host cast ops (family cast, host memory): every fp32 bit pattern\n"
+     "(all 2^32, or --count of them from --from) cast by the op and by the encoder of the\n"
+     "convention it claims, for every target format that convention defines (or --format).\n"
+     "Prints per op and format the inputs checked, the mismatches and the first differing input\n"
+     "with both codes, and a command that reproduces it. Tens of seconds per format: not part of\n"
+     "the default gate (`mxgate gate --exhaustive` adds it). Exit 0 all equal, 1 a mismatch, 2\n"
+     "usage error or no host cast op.",
+     mxgate::cli::cmd_sweep_cast},
 };
 
 void usage(FILE* out) {

@@ -32,5 +32,6 @@ int cmd_property(const Argv& args);
 int cmd_zoo(const Argv& args);
 int cmd_repro(const Argv& args);
 int cmd_impls(const Argv& args);
+int cmd_sweep_cast(const Argv& args);
 
 }  // namespace mxgate::cli
