@@ -73,10 +73,12 @@ void print_op(const Op& op) {
     std::printf("\n");
   }
   if (c.order) {
-    std::printf("      declared order: partials of %zu k, scales per %s, %d + %d roundings%s\n",
-                c.order->block_k, c.order->per_partial ? "partial" : "product",
-                c.order->product_roundings, c.order->partial_roundings,
-                c.n_offset ? "; takes n_offset" : "");
+    const std::string partial = c.order->block_k == 0
+                                    ? std::string("one partial over K")
+                                    : "partials of " + std::to_string(c.order->block_k) + " k";
+    std::printf("      declared order: %s, scales per %s, %d + %d roundings%s\n", partial.c_str(),
+                c.order->per_partial ? "partial" : "product", c.order->product_roundings,
+                c.order->partial_roundings, c.n_offset ? "; takes n_offset" : "");
   }
   if (!c.notes.empty()) std::printf("      %s\n", c.notes.c_str());
 }
