@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpu/host/host_backend.h"
+#include "impl/plugin.h"
 #include "properties/regression.h"
 #include "tests/shell.h"
 #include "tests/temp_dir.h"
@@ -120,6 +121,26 @@ TEST(RegressionReplay, CleanPassAndFaultCaught) {
   EXPECT_NE(missed.summary.find("PASSES (not detected) with z13_swizzle_read_linear"),
             std::string::npos)
       << missed.summary;
+}
+
+// Files written before implementations existed (no `impl:` line, the op named `kernel=`) must
+// still replay on the built-in kernel they name, not fail to parse or replay something else.
+TEST(RegressionReplay, FilesWithoutImplLineReplayOnBuiltin) {
+  const std::string old =
+      "property: gemm.exact\n"
+      "case: kernel=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0\n"
+      "detects: z9_drop_trailing_k_block\n";
+  const Regression r = parse_regression(old, "old.case");
+  EXPECT_EQ(r.impl, "builtin");
+  gpu::HostBackend be;
+  const ReplayOutcome out = replay(r, be);
+  EXPECT_TRUE(out.ok) << out.summary;
+  ASSERT_EQ(out.detected.size(), 1u);
+  EXPECT_TRUE(out.detected[0].second);
+  // A file naming an implementation that does not exist is refused, naming it.
+  Regression other = r;
+  other.impl = "no_such_plugin";
+  EXPECT_THROW((void)replay(other, be), impl::PluginError);
 }
 
 // `mxgate repro` is what a person runs on a file from a bug report: 0 ok, 1 a failed replay,

@@ -331,7 +331,11 @@ void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s
       GateCheck g;
       g.name = "regression." + std::filesystem::path(path).stem().string();
       g.backend = backend;
-      g.impl = "builtin";
+      try {
+        g.impl = properties::load_regression(path).impl;  // the implementation it replays on
+      } catch (const std::exception&) {
+        g.impl = "-";  // malformed: the check itself reports it
+      }
       g.run = [path, backend] { return regression_check(path, backend); };
       checks.push_back(std::move(g));
     }
