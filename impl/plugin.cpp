@@ -292,7 +292,7 @@ std::vector<Implementation> load_plugin(const std::string& path, bool call_init)
                                   MXGATE_PLUGIN_ENTRY_SYMBOL + "()), this mxgate speaks " +
                                   std::to_string(MXGATE_PLUGIN_ABI_VERSION));
     }
-    if (p->struct_size < offsetof(mxgate_plugin, impls) + sizeof(p->impls)) {
+    if (p->struct_size < offsetof(mxgate_plugin, impls) + sizeof(const mxgate_impl*)) {
       loaded().erase(path);
       throw input_error(path, "mxgate_plugin.struct_size " + std::to_string(p->struct_size) +
                                   " is too small (from " + MXGATE_PLUGIN_ENTRY_SYMBOL + "())");

@@ -406,7 +406,7 @@ std::optional<Failure> check_preshuffle(const Context& ctx, const Case& c) {
 // ---- metamorphic.tp_column_split ------------------------------------------------------------
 
 rc::Gen<Case> gen_column_split(const Context&, const Ops& ops) {
-  const std::vector<std::size_t> residues = catalog_n_residues();
+  const std::vector<std::size_t>& residues = catalog_n_residues();
   return gen_over_ops(ops, [residues](const Op* op) {
     const impl::Contract& ct = op->contract;
     const std::size_t unit = shard_unit(*op);
