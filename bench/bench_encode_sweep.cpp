@@ -1,5 +1,5 @@
 // Speed of the format encoders and of the exhaustive 2^32 sweep with its oracle check
-// (issue goal: a full sweep of one format in at most 10 s on the 2-core CI machine).
+// (goal: a full sweep of one format in at most 10 s on a 2-core CI machine).
 //   build/default/bench/bench_encode_sweep --benchmark_filter=Throughput   (fast)
 //   build/default/bench/bench_encode_sweep --benchmark_filter=FullSweep    (about a minute)
 #include <benchmark/benchmark.h>

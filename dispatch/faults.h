@@ -1,4 +1,4 @@
-// The bug zoo (BUG_CLASSES.md): named switches that re-create, in the dispatch framework, the
+// The bug zoo (docs/bug_classes.md): named switches that re-create, in the dispatch framework, the
 // silent bug classes that live there. Off by default; a layer carries its own set, chosen at run
 // time (tests, later `mxgate zoo`). Each fault changes behaviour on its minimal case
 // (tests/test_dispatch_faults.cpp). Z1-Z7 live in the dispatch logic; Z8-Z16 live in the

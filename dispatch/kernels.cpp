@@ -254,7 +254,8 @@ void DotScaledMxfp8::process_weights_after_loading(LayerState& layer, Backend& b
 
 ApplyResult DotScaledMxfp8::apply(LayerState& layer, const Activation& x, Backend& be) const {
   check_apply_input(layer, x, name());
-  // Dispatch on what the weight IS, not on whether load processing ran (origin.md §1).
+  // Dispatch on what the weight IS, not on whether load processing ran (vLLM PR #56560,
+  // docs/architecture.md §1.1).
   if (layer.weight_elem_size >= 2) return bf16_gemm(layer, x, be);
   check_mx_weight(layer, name());
   if (x.k % kDotScaledKAlign == 0 || layer.faults.has(Fault::kZ1NoPerStepFallback)) {

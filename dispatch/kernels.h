@@ -1,5 +1,5 @@
 // The linear kernels of the dispatch framework and the layer state they act on, modelled on
-// vLLM's ScaledMM / MXFP8 linear kernels (research/origin.md §1-§3, layouts.md §2-§3):
+// vLLM's ScaledMM / MXFP8 linear kernels (docs/architecture.md §1.1, docs/layouts.md §2, §3.3):
 //   DotScaledMxfp8             gfx950; dequantizes an unaligned-K weight once at load; apply
 //                              dispatches on the weight's element size, with the per-step
 //                              dequantize fallback for an fp8 weight of unaligned K

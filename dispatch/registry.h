@@ -1,4 +1,4 @@
-// Kernel selection (vLLM choose_scaled_mm_linear_kernel, research/layouts.md §3): a priority
+// Kernel selection (vLLM choose_scaled_mm_linear_kernel, docs/layouts.md §3.3): a priority
 // list per platform and scheme; the first kernel that is not disabled by name (a set, like
 // VLLM_DISABLED_KERNELS), is supported on the platform and can implement the config wins.
 // Also the plan of a config: the kernel, its load-time actions and its apply path.
@@ -13,8 +13,8 @@
 namespace mxgate::dispatch {
 
 // ROCm (gfx950, gfx942, host): mxfp8 [DotScaledMxfp8, EmulationMxfp8];
-// fp8_block [PreshuffledBlockScaledFp8, BlockScaledFp8] (origin.md §3: the preshuffled kernel
-// first); bf16 [Bf16]. sm90: [EmulationMxfp8], [BlockScaledFp8], [Bf16].
+// fp8_block [PreshuffledBlockScaledFp8, BlockScaledFp8] (docs/architecture.md §1.1, item 3: the
+// preshuffled kernel first); bf16 [Bf16]. sm90: [EmulationMxfp8], [BlockScaledFp8], [Bf16].
 std::vector<const LinearKernel*> priority_list(Platform platform, Scheme scheme);
 // Every kernel, once (for lookups by name).
 std::vector<const LinearKernel*> all_kernels();

@@ -38,8 +38,8 @@ class Coverage {
   std::map<std::string, uint64_t> counts_;
 };
 
-// The classes a gate run must exercise (issue 6 "Coverage of the input space"); missing() lists
-// those `c` never saw.
+// The classes a gate run must exercise (`properties.coverage` of the gate, docs/architecture.md
+// §2.4); missing() lists those `c` never saw.
 std::span<const std::string_view> required_coverage();
 std::vector<std::string> missing(const Coverage& c);
 

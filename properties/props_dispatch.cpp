@@ -1,7 +1,7 @@
 // The dispatch property: random linear-layer configs, kernels, weights and lifecycles (which
 // preparation and load steps run, in which order, how many applies, fused activations in which
-// scale order) on the backend under test; after every step invariants I1-I5 of ARCHITECTURE.md
-// hold and every apply equals the reference (properties/dispatch_reference.h) bit for bit.
+// scale order) on the backend under test; after every step invariants I1-I5 of docs/invariants.md
+// §2 hold and every apply equals the reference (properties/dispatch_reference.h) bit for bit.
 #include <rapidcheck.h>
 
 #include <memory>

@@ -1,7 +1,7 @@
 // Quantization properties: the MX quantizer, the dequantizer and the e8m0 upcast bit-exact
 // against reference/ per convention, and the metamorphic block-scaling property. Value classes:
 // properties/values.h. Expected bytes come from reference/mx_quant.h and dequant.h (the spec,
-// research/formats.md §2-§3), never from the kernel.
+// docs/formats.md §2-§3), never from the kernel.
 #include <rapidcheck.h>
 
 #include <cmath>
@@ -40,7 +40,7 @@ std::optional<gpu::InputDtype> parse_input(std::string_view s) {
 }
 
 // The reference policy of a quantizer kernel: the convention's MX policy; the hardware cast
-// saturates (Inf -> +-448) and makes NaN canonical (CUDA satfinite, formats.md §1.2a).
+// saturates (Inf -> +-448) and makes NaN canonical (CUDA satfinite, docs/formats.md §1.2.1).
 MxPolicy reference_policy(Kernel kernel, std::string_view conv) {
   MxPolicy p = *mx_policy(*find_convention(conv));
   if (kernel == Kernel::kQuantizeMxHw) {

@@ -17,72 +17,74 @@ constexpr EncodePolicy kSatFinite{Rounding::kNearestEven, Overflow::kSaturate,
                                   NanPolicy::kCanonical};
 constexpr EncodePolicy kTorchCast{Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kKeepSign};
 
-// Sources: research/formats.md (section numbers below) and device_probe.txt.
+// Each source names the implementation and its section of docs/conventions.md §2.
 const std::array<Convention, 15> kConventions = {{
     {"ocp_mx",
-     "OCP MX v1.0 §6.3 as quoted by torchao FLOOR and microxcaling (formats.md §3.1, §3.2): "
-     "normals saturate, Inf in a block gives NaN, scale = floor",
+     "OCP MX v1.0 §6.3 as torchao FLOOR and microxcaling implement it: normals saturate, Inf in a "
+     "block gives NaN, scale = floor; docs/conventions.md §2.1",
      kOcpFp8,
      {Rounding::kNearestEven, Overflow::kSaturateInfToNaN, NanPolicy::kKeepSign},
      E8m0Encode::kFloor,
      E8m0Decode::kOcp},
     {"torchao_floor",
-     "torchao to_mx FLOOR (formats.md §3.3): clamp(+-max) then cast, so Inf -> max; "
-     "non-finite amax -> 0xFF",
+     "torchao to_mx FLOOR (mx_formats/mx_tensor.py): clamp(+-max) then cast, so Inf -> max; "
+     "non-finite amax -> 0xFF; docs/conventions.md §2.2",
      kOcpFp8,
      {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kKeepSign},
      E8m0Encode::kFloor,
      E8m0Decode::kOcp},
     {"torchao_rceil",
-     "torchao to_mx RCEIL, _f32_to_e8m0_rceil (formats.md §2.1, §3.3): ceil, no satfinite",
+     "torchao to_mx RCEIL, _f32_to_e8m0_rceil (mx_formats/mx_tensor.py): ceil, no satfinite; "
+     "docs/conventions.md §2.3",
      kOcpFp8,
      {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kKeepSign},
      E8m0Encode::kCeilNoSat,
      E8m0Decode::kOcp},
     {"transformer_engine",
-     "TE quantize_mxfp8.cuh, ptx::float_to_e8m0, static_cast<fp8e4m3> SATFINITE "
-     "(formats.md §3.4)",
+     "TE quantize_mxfp8.cuh, ptx::float_to_e8m0, static_cast<fp8e4m3> SATFINITE; "
+     "docs/conventions.md §2.4",
      kOcpFp8, kSatFinite, E8m0Encode::kCeilSat, E8m0Decode::kOcp},
     {"cuda_satfinite",
-     "cuda_fp8.hpp __NV_SATFINITE (formats.md §1.2a), __nv_fp8_e8m0 ctor = RoundPosInf+SATFINITE "
-     "(§2.1); device_probe.txt probe.cu SAT columns",
+     "cuda_fp8.hpp __NV_SATFINITE, __nv_fp8_e8m0 ctor = RoundPosInf + SATFINITE; measured on "
+     "an H200; docs/conventions.md §2.5",
      kOcpFp8, kSatFinite, E8m0Encode::kCeilSat, E8m0Decode::kOcp},
     {"cuda_nosat",
-     "cuda_fp8.hpp __NV_NOSAT (formats.md §1.2a): e4m3 overflow -> NaN, e5m2 -> Inf; e8m0 "
-     "RoundPosInf NOSAT; device_probe.txt NOSAT columns",
+     "cuda_fp8.hpp __NV_NOSAT: e4m3 overflow -> NaN, e5m2 -> Inf; e8m0 RoundPosInf NOSAT; "
+     "measured on an H200; docs/conventions.md §2.6",
      kOcpFp8,
      {Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kCanonical},
      E8m0Encode::kCeilNoSat,
      E8m0Decode::kOcp},
     {"torch_2_11",
-     "PyTorch 2.11 c10 Float8_* casts, non-saturating (formats.md §1.2b), "
-     "fp8e8m0fnu_from_fp32_value nearest ties up (§2.1); device_probe.txt torch rows",
+     "PyTorch 2.11 c10 Float8_* casts, non-saturating; fp8e8m0fnu_from_fp32_value nearest ties "
+     "up; measured; docs/conventions.md §2.7",
      kAllFp8, kTorchCast, E8m0Encode::kNearestTorch, E8m0Decode::kOcp},
     {"ml_dtypes",
-     "ml_dtypes 0.6.0 ConvertImpl kSaturate=false (formats.md §1.2c, §2.1): overflow -> "
-     "infinity() (NaN for fn/fnuz); e8m0 0 and negatives -> NaN",
+     "ml_dtypes 0.6.0 ConvertImpl kSaturate=false: overflow -> infinity() (NaN for fn/fnuz); "
+     "e8m0 0 and negatives -> NaN; docs/conventions.md §2.8",
      kAllFp8, kTorchCast, E8m0Encode::kNearestMlDtypes, E8m0Decode::kOcp},
     {"triton_nvidia",
-     "Triton 3.6 NVIDIA cvt.rn.satfinite for e4m3 and e5m2 incl. Inf (formats.md §1.2d); "
-     "dot_scaled emulation decodes scales by shift then masks 0xFF to NaN (§4)",
+     "Triton 3.6 NVIDIA cvt.rn.satfinite for e4m3 and e5m2 incl. Inf; dot_scaled emulation "
+     "decodes scales by shift then masks 0xFF to NaN; docs/conventions.md §2.9",
      kOcpFp8, kSatFinite, std::nullopt, E8m0Decode::kShiftMaskNan},
     {"aiter_hip",
-     "AITER HIP: gfx942 fmed3 clamp then hardware cvt, Inf/NaN -> NaN (formats.md §1.2e); "
-     "fp_f32_to_e8m0_scale<RoundUp> with subnormal bump, dequant float = exponent << 23 (§3.6)",
+     "AITER HIP: gfx942 fmed3 clamp then hardware cvt, Inf/NaN -> NaN; "
+     "fp_f32_to_e8m0_scale<RoundUp> with subnormal bump, dequant float = exponent << 23; "
+     "docs/conventions.md §2.10",
      kE4m3 | format_bit(Format::kE4M3FNUZ),
      {Rounding::kNearestEven, Overflow::kSaturateInfToNaN, NanPolicy::kCanonical},
      E8m0Encode::kAiterCeil,
      E8m0Decode::kShift},
     {"aiter_triton",
-     "AITER Triton _mxfp8_quant_op: 0x200000 exponent bump (formats.md §3.6); Triton AMD "
-     "FP16_OVFL mode bit: finite overflow saturates, Inf -> NaN (§1.2d)",
+     "AITER Triton _mxfp8_quant_op: 0x200000 exponent bump; Triton AMD FP16_OVFL mode bit: "
+     "finite overflow saturates, Inf -> NaN; docs/conventions.md §2.11",
      kOcpFp8,
      {Rounding::kNearestEven, Overflow::kSaturateInfToNaN, NanPolicy::kCanonical},
      E8m0Encode::kAiterTritonBump,
      E8m0Decode::kOcp},
     {"vllm_group_quant",
-     "vLLM per_token_group_quant_fp8 (formats.md §5.1): fminf(fmaxf(x, -max), max) then cast "
-     "(NaN -> -max), UE8M0 scale exp2f(ceilf(log2f(y)))",
+     "vLLM per_token_group_quant_fp8: fminf(fmaxf(x, -max), max) then cast (NaN -> -max), "
+     "UE8M0 scale exp2f(ceilf(log2f(y))); docs/conventions.md §2.12",
      kE4m3 | format_bit(Format::kE4M3FNUZ),
      {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kToNegMax},
      E8m0Encode::kCeilViaLog2f,
@@ -90,16 +92,16 @@ const std::array<Convention, 15> kConventions = {{
      /*clamp_before_cast=*/true,
      /*e4m3fnuz_clamp_max=*/224.0f},
     {"vllm_e8m0_shift",
-     "vLLM _upcast_e8m0_to_fp32 / _cast_mxfp8_scales_to_bf16: byte << 23 (formats.md §2.2); "
-     "torch casts otherwise",
+     "vLLM _upcast_e8m0_to_fp32 / _cast_mxfp8_scales_to_bf16: byte << 23; torch casts "
+     "otherwise; docs/conventions.md §2.13",
      kAllFp8, kTorchCast, E8m0Encode::kNearestTorch, E8m0Decode::kShift},
     {"vllm_mxfp8_exp2",
-     "vLLM dequant_mxfp8_to_bf16 torch.exp2(scale - 127) on CUDA (formats.md §2.2, measured "
-     "0x1.fffff8p-128 for byte 0); torch casts otherwise",
+     "vLLM dequant_mxfp8_to_bf16 torch.exp2(scale - 127) on CUDA (measured 0x1.fffff8p-128 "
+     "for byte 0); torch casts otherwise; docs/conventions.md §2.14",
      kAllFp8, kTorchCast, E8m0Encode::kNearestTorch, E8m0Decode::kExp2Cuda},
     {"deepgemm",
-     "DeepGEMM ceil_to_ue8m0 clamp(1, 254) (formats.md §5.2), __nv_fp8x4_e4m3 SATFINITE; "
-     "fast_pow2 builds scales as (e + 127) << 23",
+     "DeepGEMM ceil_to_ue8m0 clamp(1, 254), __nv_fp8x4_e4m3 SATFINITE; fast_pow2 builds "
+     "scales as (e + 127) << 23; docs/conventions.md §2.15",
      kE4m3, kSatFinite, E8m0Encode::kDeepGemmClamp, E8m0Decode::kShift},
 }};
 

@@ -2,8 +2,8 @@
 //
 // A convention bundles the edge policies one implementation uses (element rounding, overflow,
 // NaN; the e8m0 encode and decode rules), so a test or a user can ask "what bytes does
-// TransformerEngine produce here" instead of re-deriving it. Every entry cites its source in
-// research/formats.md and is held to the measured bytes of research/device_probe.txt by tests.
+// TransformerEngine produce here" instead of re-deriving it. Every entry cites its section of
+// docs/conventions.md §2 and is held to the measured bytes of docs/conventions.md §3 by tests.
 #pragma once
 
 #include <cstdint>
@@ -20,13 +20,14 @@ namespace mxgate {
 
 struct Convention {
   std::string_view name;
-  std::string_view source;         // where the policies come from (formats.md section, code)
+  std::string_view
+      source;  // where the policies come from; ends with its docs/conventions.md section
   uint32_t element_formats;        // bitmask of the FP8 formats it defines (1 << Format)
   EncodePolicy element;            // fp32 -> FP8 element cast
   std::optional<E8m0Encode> e8m0;  // fp32 -> E8M0 (absent: the implementation has none)
   E8m0Decode e8m0_decode;          // E8M0 -> fp32
   // Explicit clamp to +-max before the cast (vLLM fminf(fmaxf(x, -max), max): NaN -> -max), with
-  // its own max for E4M3FNUZ where the implementation uses one (vLLM: 224, formats.md §5.1).
+  // its own max for E4M3FNUZ where the implementation uses one (vLLM: 224, docs/formats.md §5.1).
   bool clamp_before_cast = false;
   float e4m3fnuz_clamp_max = 0.0f;  // 0: the format's max finite
 };

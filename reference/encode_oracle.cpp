@@ -11,8 +11,8 @@ namespace mxgate {
 namespace {
 
 // The NaN a format writes when it has a choice (a spec fact, not derivable from values):
-// E4M3FN S.1111.111, E5M2 S.11111.11 (PyTorch, CUDA and Triton all emit 0x7F, device_probe.txt),
-// BF16/FP16 the IEEE quiet NaN, FNUZ its single NaN 0x80 (formats.md §1.1).
+// E4M3FN S.1111.111, E5M2 S.11111.11 (PyTorch, CUDA and Triton all emit 0x7F, docs/conventions.md
+// §3.1, §3.2, §3.3), BF16/FP16 the IEEE quiet NaN, FNUZ its single NaN 0x80 (docs/formats.md §1.1).
 uint32_t oracle_nan(Format f, bool negative) {
   switch (f) {
     case Format::kE4M3FN:

@@ -8,7 +8,7 @@
 namespace mxgate {
 namespace {
 
-// Bit layouts: research/formats.md §1.1 (fp8), §2 (e8m0); BF16/FP16/FP32 are IEEE-754.
+// Bit layouts: docs/formats.md §1.1 (fp8), §2 (e8m0); BF16/FP16/FP32 are IEEE-754.
 constexpr std::array<FormatInfo, 8> kFormats = {{
     {Format::kE4M3FN, "e4m3fn", 8, 4, 3, 7, SpecialStyle::kFn},
     {Format::kE5M2, "e5m2", 8, 5, 2, 15, SpecialStyle::kIeee},

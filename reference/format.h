@@ -2,7 +2,7 @@
 //
 // Every format here (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, E8M0, BF16, FP16, FP32) decodes exactly
 // into an fp32 value, so `decode` returns float. Encoding (which needs rounding and overflow
-// policies) lives in fp_encode.h and e8m0.h. Semantics: research/formats.md §1.1 and §2.
+// policies) lives in fp_encode.h and e8m0.h. Semantics: docs/formats.md §1.1 and §2.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +17,9 @@ enum class Format : uint8_t { kE4M3FN, kE5M2, kE4M3FNUZ, kE5M2FNUZ, kE8M0, kBF16
 // How a format spells NaN and Inf.
 enum class SpecialStyle : uint8_t {
   kIeee,  // all-ones exponent: mantissa 0 = Inf, else NaN (E5M2, BF16, FP16, FP32)
-  kFn,    // no Inf; all-ones exponent and mantissa = NaN (E4M3FN, formats.md §1.1)
+  kFn,    // no Inf; all-ones exponent and mantissa = NaN (E4M3FN, docs/formats.md §1.1)
   kFnuz,  // no Inf, no -0; the code 0x80 alone is NaN (AMD gfx942 "NANOO")
-  kE8m0,  // unsigned exponent only; 0xFF = NaN, no zero, no Inf (formats.md §2)
+  kE8m0,  // unsigned exponent only; 0xFF = NaN, no zero, no Inf (docs/formats.md §2)
 };
 
 struct FormatInfo {
@@ -50,7 +50,7 @@ bool is_nan_code(Format f, uint32_t code);
 // reference spells the rule out.
 float nan_ignoring_max(float a, float b);
 float nan_ignoring_min(float a, float b);
-// fminf(fmaxf(x, -m), m): NaN -> -m (vLLM's pre-cast clamp, formats.md §5.1).
+// fminf(fmaxf(x, -m), m): NaN -> -m (vLLM's pre-cast clamp, docs/formats.md §5.1).
 float clamp_nan_to_low(float x, float m);
 
 // fp32 bit helpers (memcpy-based, no aliasing UB).

@@ -25,7 +25,7 @@ uint32_t nan_code(Format f, bool negative) {
       break;
   }
   // Quiet NaN with every mantissa bit set for E5M2 (0x7F, as PyTorch, CUDA and Triton emit,
-  // device_probe.txt); the IEEE quiet bit alone for the 16-bit formats (0x7FC0, 0x7E00).
+  // docs/conventions.md §3.1); the IEEE quiet bit alone for the 16-bit formats (0x7FC0, 0x7E00).
   const uint32_t payload = fi.bits == 8 ? man_mask : (1u << (fi.man_bits - 1));
   return sign_bit(f, negative) | (exp_all << fi.man_bits) | payload;
 }

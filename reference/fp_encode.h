@@ -1,6 +1,6 @@
 // fp32 -> FP8 / BF16 / FP16 encoding with explicit, named edge policies.
 //
-// Every implementation surveyed in research/formats.md §1.2 rounds the fp32 value once; they
+// Every implementation surveyed in docs/formats.md §1.2 rounds the fp32 value once; they
 // differ in the rounding rule (microxcaling rounds half away from zero), in what finite overflow
 // and ±Inf become, and in the sign of NaN. Each of those is a policy here, never a hidden choice.
 // The encoder works on the fp32 bits (integer arithmetic only).
@@ -15,8 +15,8 @@
 namespace mxgate {
 
 enum class Rounding : uint8_t {
-  kNearestEven,  // IEEE RNE: every hardware and library cast (formats.md §1.2)
-  kNearestAway,  // ties away from zero: microxcaling's default "nearest" (formats.md §3.2)
+  kNearestEven,  // IEEE RNE: every hardware and library cast (docs/formats.md §1.2)
+  kNearestAway,  // ties away from zero: microxcaling's default "nearest" (docs/formats.md §3.2)
   kTowardZero,   // truncation
 };
 
@@ -30,7 +30,7 @@ enum class Overflow : uint8_t {
 enum class NanPolicy : uint8_t {
   kKeepSign,   // NaN keeps its sign bit (PyTorch `result |= sign`)
   kCanonical,  // positive canonical NaN (CUDA widens to double and canonicalizes)
-  kToNegMax,   // NaN -> -max: vLLM's fminf(fmaxf(NaN, -max), max) clamp (formats.md §5.1)
+  kToNegMax,   // NaN -> -max: vLLM's fminf(fmaxf(NaN, -max), max) clamp (docs/formats.md §5.1)
 };
 
 struct EncodePolicy {

@@ -1,5 +1,5 @@
-// The block-scaled GEMM oracles: C = A * B^T with per-block scales (ARCHITECTURE.md, "The two
-// oracles for GEMM"), in three modes:
+// The block-scaled GEMM oracles: C = A * B^T with per-block scales (docs/architecture.md §4), in
+// three modes:
 //   1. exact:   every C[m,n] = sum_k a[m,k]*sa*b[n,k]*sb computed exactly, rounded ONCE (RNE) to
 //               fp32 or bf16. On exact-mode operands (below) every correct kernel equals it bit
 //               for bit, whatever its summation order.
@@ -9,7 +9,7 @@
 //
 // Operands are DECODED values: the caller decodes fp8 / e8m0 / bf16 bytes with the format codecs
 // (exact in float), and lays scales out as the logical row-major grid. The oracle never sees a
-// kernel's physical layout (ARCHITECTURE.md, Rules).
+// kernel's physical layout (docs/architecture.md §5.1).
 #pragma once
 
 #include <cstddef>
@@ -165,7 +165,7 @@ BoundVerdict check_bound(const GemmBounds& bounds, const GemmOutput& actual);
 // ---- 3. Ordered emulation -----------------------------------------------------------------------
 
 enum class ScaleApplication {
-  // vLLM Triton w8a8 (formats.md §5.5): part = sum fl(a*b); acc += fl(fl(part*sa)*sb).
+  // vLLM Triton w8a8 (docs/formats.md §5.5): part = sum fl(a*b); acc += fl(fl(part*sa)*sb).
   kPerPartial,
   // Scale each product: p = fl(fl(fl(a*b)*sa)*sb) (left to right); part = sum p; acc += part.
   kPerProduct,

@@ -1,6 +1,6 @@
 // MX quantization: blocks of 32 along K, FP8 elements, one E8M0 scale per block.
 //
-// Each implementation chooses the block's scale differently (research/formats.md §3, table
+// Each implementation chooses the block's scale differently (docs/formats.md §3, table
 // §3.7): FLOOR (OCP), RCEIL (TE / cuBLAS / torchao RCEIL / AITER HIP), torchao CEIL and EVEN,
 // AITER Triton's 0x200000 bump, vLLM gen-2 / ROCm Triton without the emax offset, and vLLM
 // gen-3's log2-based RCEIL. NaN in a block, all-zero blocks and the padding of a short last
@@ -29,7 +29,7 @@ enum class MxScaleRule : uint8_t {
   kEven,         // (bits + 0x80000) & 0xFF800000, then FLOOR (torchao EVEN)
   kAiterTriton,  // (bits + 0x200000) & 0xFF800000, floor - emax, clamp +-127 (AITER Triton)
   kNoOffset,     // floor(log2 amax) + 127, no emax offset (vLLM gen-2, vLLM ROCm Triton)
-  kRceilLog2f,   // ceil(log2(amax / max)) through log2f (vLLM gen-3 torch path, §5.3 hazard)
+  kRceilLog2f,   // ceil(log2(amax / max)) through log2f (vLLM gen-3 torch, docs/formats.md §5.3)
 };
 
 enum class AmaxNan : uint8_t {

@@ -1,5 +1,5 @@
 // The quantizer policies of each named convention (MX 1x32 and DeepSeek block FP8), built from
-// the convention's element cast plus the scale rules of research/formats.md §3 and §5.
+// the convention's element cast plus the scale rules of docs/formats.md §3 and §5.
 // Conventions without such a quantizer in their source have none (nullopt).
 #pragma once
 
@@ -13,7 +13,7 @@ namespace mxgate {
 
 std::optional<MxPolicy> mx_policy(const Convention& c);
 // `ue8m0`: power-of-two scales (DeepGEMM / vLLM use_ue8m0). `element` picks the quantization max
-// (vLLM uses 224 for E4M3FNUZ, formats.md §5.1).
+// (vLLM uses 224 for E4M3FNUZ, docs/formats.md §5.1).
 std::optional<BlockPolicy> block_policy(const Convention& c, Format element, bool ue8m0);
 
 }  // namespace mxgate

@@ -1,11 +1,11 @@
 // Comparison verdicts for GEMM outputs: bit-exact (fp32 / bf16), within-bound, and mismatch maps.
 //
-// A verdict names the element (ARCHITECTURE.md, Rules): coordinates, expected bits, actual bits,
+// A verdict names the element (docs/architecture.md §5.4): coordinates, expected bits, actual bits,
 // ULP distance. Matrices are row-major, rows x cols.
 //
 // Policies (fixed here so every report agrees):
 // - Equality is bit equality, except that ANY NaN equals ANY NaN (payload and sign ignored):
-//   kernels and libraries disagree on NaN payloads (formats.md §1.1), never on NaN-ness.
+//   kernels and libraries disagree on NaN payloads (docs/formats.md §1.1), never on NaN-ness.
 // - ULP distance is the distance between the operands' ORDERED-INTEGER images: bits for x >= +0,
 //   minus (bits without the sign) for negative x. Both zeros map to 0, so +0 vs -0 has distance 0
 //   (it is still a bit mismatch: a signed-zero-only difference shows as "0 ulp"), the smallest

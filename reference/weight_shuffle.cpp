@@ -1,5 +1,5 @@
 // Within each stripe of 16 rows, the 16 x (K/KP) matrix of 16-byte K-packs is transposed;
-// stripes stay in place (layouts.md §1 "Closed form").
+// stripes stay in place (docs/layouts.md §1.1).
 #include "reference/weight_shuffle.h"
 
 #include <algorithm>

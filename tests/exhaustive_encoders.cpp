@@ -105,8 +105,8 @@ TEST(FullSweep, E8m0CeilSat) {
 }
 
 // Guards against the log2 hazard model drifting from the device: exp2f(ceilf(log2f(y))) !=
-// bitceil(y) for 3654 positive normal fp32 y < 2^127 (device_probe.txt, CUDA log2f and Triton
-// tl.log2; kLog2CeilMismatchesAllNormals). Patterns [0x00800000, 0x7F000000).
+// bitceil(y) for 3654 positive normal fp32 y < 2^127 (docs/conventions.md §3.6, CUDA log2f and
+// Triton tl.log2; kLog2CeilMismatchesAllNormals). Patterns [0x00800000, 0x7F000000).
 TEST(Log2HazardCount, AllPositiveNormalsIs3654) {
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t hits = 0;
@@ -125,7 +125,7 @@ TEST(Log2HazardCount, AllPositiveNormalsIs3654) {
             << line << std::endl;
   EXPECT_EQ(hits, 3654u);
   EXPECT_EQ(kLog2CeilMismatchesAllNormals, 3654u);
-  // device_probe.txt: "(first: 0x1.000002p-126 .. 0x1.00002p-126)".
+  // docs/conventions.md §3.6: "(first: 0x1.000002p-126 .. 0x1.00002p-126)".
   EXPECT_EQ(hexfloat(float_of(first)), "0x1.000002p-126");
   std::cout << "[ SWEEP    ] first " << hexfloat(float_of(first)) << ", last "
             << hexfloat(float_of(last)) << std::endl;

@@ -224,7 +224,7 @@ INSTANTIATE_TEST_SUITE_P(Rows, CliMeasuredDecode,
 // ---- Pointed checks ----
 
 // Guards against the vLLM exp2 decode of byte 0 printing 2^-127 or 0: measured
-// torch.exp2(0 - 127) on CUDA = 0x1.fffff8p-128 (device_probe.txt), %.9g 5.87747035e-39.
+// torch.exp2(0 - 127) on CUDA = 0x1.fffff8p-128 (docs/conventions.md §3.5), %.9g 5.87747035e-39.
 TEST_F(Cli, DecodeExp2CudaZeroByte) {
   const CliResult r =
       run_cli({"decode", "--format", "e8m0", "--convention", "vllm_mxfp8_exp2", "0x00"});

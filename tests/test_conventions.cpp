@@ -1,12 +1,12 @@
 // Covers reference/convention and reference/measured_bytes: the 15 named conventions exist and
-// cite formats.md; every MeasuredEncode / MeasuredE8m0 / MeasuredE8m0Decode row reproduces
-// byte for byte (one test per row, named after its device_probe.txt source); an independent
-// transcription of device_probe.txt kept in this file (the probe.cu table, the torch, triton,
-// e8m0 and decode rows, the bf16-first e4m3 row) both reproduces and matches measured_bytes.cpp;
-// the disagreement tables of formats.md §1.3 and §6 per convention; encode_with / decode_with
-// errors for undefined combinations.
-// Does NOT cover: the encoders' rounding in general (test_fp_encode.cpp, test_e8m0.cpp), the
-// CLI (test_cli_formats.cpp), full sweeps (exhaustive_encoders.cpp).
+// cite their section of docs/conventions.md; every MeasuredEncode / MeasuredE8m0 /
+// MeasuredE8m0Decode row reproduces byte for byte (one test per row, named after its
+// docs/conventions.md §3 source); an independent transcription of docs/conventions.md §3 kept in
+// this file (the probe.cu table, the torch, triton, e8m0 and decode rows, the bf16-first e4m3 row)
+// both reproduces and matches measured_bytes.cpp; the disagreement tables of docs/formats.md §1.3
+// and §6 per convention; encode_with / decode_with errors for undefined combinations. Does NOT
+// cover: the encoders' rounding in general (test_fp_encode.cpp, test_e8m0.cpp), the CLI
+// (test_cli_formats.cpp), full sweeps (exhaustive_encoders.cpp).
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -63,13 +63,15 @@ constexpr const char* kConventionNames[] = {
     "aiter_triton", "vllm_group_quant", "vllm_e8m0_shift", "vllm_mxfp8_exp2",    "deepgemm"};
 
 // Guards against a convention dropped, renamed or left without a citation: every name of the
-// README exists, is found by name, and its source points into research/formats.md.
+// README exists, is found by name, and its source points into docs/conventions.md §2
+// (tests/test_docs_match_code.cpp checks that the section is the convention's own).
 TEST(ConventionRegistry, EveryConventionExistsAndCitesASource) {
   EXPECT_EQ(all_conventions().size(), std::size(kConventionNames));
   std::set<std::string_view> seen;
   for (const Convention& c : all_conventions()) {
     EXPECT_TRUE(seen.insert(c.name).second) << "duplicate " << c.name;
-    EXPECT_NE(c.source.find("formats.md"), std::string_view::npos) << c.name << ": " << c.source;
+    EXPECT_NE(c.source.find("docs/conventions.md §2."), std::string_view::npos)
+        << c.name << ": " << c.source;
     EXPECT_TRUE(defines(c, Format::kE4M3FN)) << c.name;  // every surveyed one casts to E4M3
     EXPECT_TRUE(defines(c, Format::kBF16) && defines(c, Format::kFP16) && defines(c, Format::kE8M0))
         << c.name;
@@ -173,14 +175,14 @@ INSTANTIATE_TEST_SUITE_P(Rows, MeasuredDecodeRow,
                          });
 
 // Guards against measured tables emptied by mistake (the parameterized tests above would then
-// pass vacuously): device_probe.txt has 10 element rows, 6 e8m0 rows and 3 decode rows.
+// pass vacuously): docs/conventions.md §3 has 10 element rows, 6 e8m0 rows and 3 decode rows.
 TEST(MeasuredRows, NoTableIsEmpty) {
   EXPECT_GE(measured_encodes().size(), 10u);
   EXPECT_GE(measured_e8m0_encodes().size(), 6u);
   EXPECT_GE(measured_e8m0_decodes().size(), 3u);
 }
 
-// ---- Independent transcription of research/device_probe.txt ----
+// ---- Independent transcription of docs/conventions.md §3 ----
 
 // "== probe.cu: cuda_fp8.h intrinsics executed on sm_90 ==", line by line:
 // value | e4m3 SAT NOSAT | e5m2 SAT NOSAT || e8m0 RZsat RZnosat RPsat RPnosat | host e8m0 RPsat
@@ -237,13 +239,13 @@ TEST(DeviceProbeCopy, ProbeCuTable) {
     EXPECT_EQ(hex(encode_e8m0(l.value, E8m0Encode::kFloor)), hex(l.rz_nosat)) << at;
     EXPECT_EQ(hex(encode_with(sat, Format::kE8M0, l.value)), hex(l.rp_sat)) << at;
     EXPECT_EQ(hex(encode_with(nosat, Format::kE8M0, l.value)), hex(l.rp_nosat)) << at;
-    // Host __nv_fp8_e8m0 constructor = RoundPosInf + SATFINITE (formats.md §2.1); TE's rule.
+    // Host __nv_fp8_e8m0 constructor = RoundPosInf + SATFINITE (docs/formats.md §2.1); TE's rule.
     EXPECT_EQ(hex(encode_with(conv("transformer_engine"), Format::kE8M0, l.value)), hex(l.host))
         << at;
   }
 }
 
-// The torch value list of device_probe.txt, as torch.tensor(list, dtype=float32) makes it:
+// The torch value list of docs/conventions.md §3.2, as torch.tensor(list, dtype=float32) makes it:
 // each Python double rounded once to fp32 (the casts below are that rounding, done by the
 // compiler). The last four entries differ per format.
 std::vector<float> torch_inputs(bool e5m2_tail) {
@@ -274,7 +276,7 @@ std::vector<float> torch_inputs(bool e5m2_tail) {
 }
 
 struct TorchRow {
-  const char* label;  // the device_probe.txt row
+  const char* label;  // the docs/conventions.md §3 row
   const char* convention;
   Format format;
   bool e5m2_tail;
@@ -405,7 +407,7 @@ TEST(DeviceProbeCopy, E8m0DecodeRows) {
 }
 
 // Guards against a transcription slip in measured_bytes.cpp (a byte or an input copied wrong
-// from device_probe.txt): its rows must equal this file's independent copy.
+// from docs/conventions.md §3): its rows must equal this file's independent copy.
 TEST(DeviceProbeCopy, MeasuredBytesTranscriptionMatches) {
   auto find = [](std::string_view source) -> const MeasuredEncode* {
     for (const MeasuredEncode& m : measured_encodes())
@@ -468,18 +470,18 @@ TEST(DeviceProbeCopy, MeasuredBytesTranscriptionMatches) {
   }
 }
 
-// ---- Per-convention disagreement tables (formats.md §1.3, §3.7, §6) ----
+// ---- Per-convention disagreement tables (docs/formats.md §1.3, §3.7, §6) ----
 
 struct EdgeCase {
   const char* convention;
   Format format;
   float input;
   uint32_t code;
-  const char* why;  // formats.md row
+  const char* why;  // docs/formats.md row
 };
 const EdgeCase kEdges[] = {
     // §1.3 e4m3 464 < |x| < Inf: PyTorch <= 2.11 / ml_dtypes NaN, SATFINITE / Triton-NV / TE 448,
-    // CUDA NOSAT NaN, Triton-AMD mode bit 448; DeepGEMM uses SATFINITE constructors (§1.2f);
+    // CUDA NOSAT NaN, Triton-AMD mode bit 448; DeepGEMM uses SATFINITE constructors (§1.2.6);
     // vLLM clamps to +-448 first (§5.1); torchao clamps first (§3.3); OCP saturates normals.
     {"torch_2_11", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, PyTorch"},
     {"ml_dtypes", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, ml_dtypes"},
@@ -488,7 +490,7 @@ const EdgeCase kEdges[] = {
     {"triton_nvidia", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, Triton-NV"},
     {"cuda_nosat", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, NOSAT"},
     {"aiter_triton", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, Triton-AMD"},
-    {"deepgemm", Format::kE4M3FN, 1e6f, 0x7E, "§1.2f DeepGEMM __nv_fp8x4_e4m3 SATFINITE"},
+    {"deepgemm", Format::kE4M3FN, 1e6f, 0x7E, "§1.2.6 DeepGEMM __nv_fp8x4_e4m3 SATFINITE"},
     {"vllm_group_quant", Format::kE4M3FN, 1e6f, 0x7E, "§5.1 fminf(fmaxf(x, -448), 448)"},
     {"torchao_floor", Format::kE4M3FN, 1e6f, 0x7E, "§3.3 clamp(+-max_pos) then cast"},
     {"ocp_mx", Format::kE4M3FN, 1e6f, 0x7E, "§3.1 normals saturated to +-max"},
@@ -514,42 +516,42 @@ const EdgeCase kEdges[] = {
     {"cuda_nosat", Format::kE4M3FN, -kNaN, 0x7F, "§1.3 NaN canonical, CUDA"},
     // §5.1 vLLM: NaN element -> fminf(fmaxf(NaN, -448), 448) = -448.
     {"vllm_group_quant", Format::kE4M3FN, kNaN, 0xFE, "§5.1 NaN -> -448"},
-    // §1.2b / §1.2e FNUZ: PyTorch >= 248 -> NaN 0x80, -0 -> 00; HIP gfx942 fmed3 clamp -> 240,
+    // §1.2.2 / §1.2.5 FNUZ: PyTorch >= 248 -> NaN 0x80, -0 -> 00; HIP gfx942 fmed3 clamp -> 240,
     // Inf/NaN -> 0x80.
-    {"torch_2_11", Format::kE4M3FNUZ, 248.0f, 0x80, "§1.2b fnuz [248, 256) -> NaN"},
-    {"torch_2_11", Format::kE4M3FNUZ, -0.0f, 0x00, "§1.2b fnuz no -0"},
-    {"aiter_hip", Format::kE4M3FNUZ, 248.0f, 0x7F, "§1.2e fmed3 clamp to 240"},
-    {"aiter_hip", Format::kE4M3FNUZ, -kInf, 0x80, "§1.2e Inf -> 0x80"},
-    // §6.6 e8m0 of 0 / negative: PyTorch 0x00 / |x|; ml_dtypes NaN; DeepGEMM clamp -> 0x01.
-    {"torch_2_11", Format::kE8M0, 0.0f, 0x00, "§6.6 zero, PyTorch"},
-    {"ml_dtypes", Format::kE8M0, 0.0f, 0xFF, "§6.6 zero, ml_dtypes NaN"},
-    {"deepgemm", Format::kE8M0, 0.0f, 0x01, "§6.6 zero, DeepGEMM clamp(1, 254)"},
-    {"torch_2_11", Format::kE8M0, -1.0f, 0x7F, "§6.6 -1, PyTorch ignores the sign"},
-    {"ml_dtypes", Format::kE8M0, -1.0f, 0xFF, "§6.6 -1, ml_dtypes NaN"},
-    // §6.7 rounding: 2.9 -> 2 under PyTorch nearest, 4 under ceil, 2 under floor.
-    {"torch_2_11", Format::kE8M0, 2.9f, 0x80, "§6.7 nearest"},
-    {"torchao_rceil", Format::kE8M0, 2.9f, 0x81, "§6.7 RCEIL"},
-    {"ocp_mx", Format::kE8M0, 2.9f, 0x80, "§6.7 FLOOR"},
-    // §6.8 / §3.7 e8m0 +Inf: TE & CUDA SATFINITE 0xFE; torchao/AITER/PyTorch/NOSAT 0xFF;
+    {"torch_2_11", Format::kE4M3FNUZ, 248.0f, 0x80, "§1.2.2 fnuz [248, 256) -> NaN"},
+    {"torch_2_11", Format::kE4M3FNUZ, -0.0f, 0x00, "§1.2.2 fnuz no -0"},
+    {"aiter_hip", Format::kE4M3FNUZ, 248.0f, 0x7F, "§1.2.5 fmed3 clamp to 240"},
+    {"aiter_hip", Format::kE4M3FNUZ, -kInf, 0x80, "§1.2.5 Inf -> 0x80"},
+    // §6 item 6 e8m0 of 0 / negative: PyTorch 0x00 / |x|; ml_dtypes NaN; DeepGEMM clamp -> 0x01.
+    {"torch_2_11", Format::kE8M0, 0.0f, 0x00, "§6 item 6 zero, PyTorch"},
+    {"ml_dtypes", Format::kE8M0, 0.0f, 0xFF, "§6 item 6 zero, ml_dtypes NaN"},
+    {"deepgemm", Format::kE8M0, 0.0f, 0x01, "§6 item 6 zero, DeepGEMM clamp(1, 254)"},
+    {"torch_2_11", Format::kE8M0, -1.0f, 0x7F, "§6 item 6 -1, PyTorch ignores the sign"},
+    {"ml_dtypes", Format::kE8M0, -1.0f, 0xFF, "§6 item 6 -1, ml_dtypes NaN"},
+    // §6 item 7 rounding: 2.9 -> 2 under PyTorch nearest, 4 under ceil, 2 under floor.
+    {"torch_2_11", Format::kE8M0, 2.9f, 0x80, "§6 item 7 nearest"},
+    {"torchao_rceil", Format::kE8M0, 2.9f, 0x81, "§6 item 7 RCEIL"},
+    {"ocp_mx", Format::kE8M0, 2.9f, 0x80, "§6 item 7 FLOOR"},
+    // §6 item 8 / §3.7 e8m0 +Inf: TE & CUDA SATFINITE 0xFE; torchao/AITER/PyTorch/NOSAT 0xFF;
     // DeepGEMM 0xFE; AITER Triton 254; torchao FLOOR non-finite -> 0xFF.
-    {"transformer_engine", Format::kE8M0, kInf, 0xFE, "§6.8 TE"},
-    {"torchao_rceil", Format::kE8M0, kInf, 0xFF, "§6.8 torchao"},
-    {"aiter_hip", Format::kE8M0, kInf, 0xFF, "§6.8 AITER"},
-    {"torch_2_11", Format::kE8M0, kInf, 0xFF, "§6.8 PyTorch"},
-    {"cuda_nosat", Format::kE8M0, kInf, 0xFF, "§6.8 NOSAT"},
-    {"deepgemm", Format::kE8M0, kNaN, 0xFE, "§6.8 DeepGEMM clamp even for NaN"},
+    {"transformer_engine", Format::kE8M0, kInf, 0xFE, "§6 item 8 TE"},
+    {"torchao_rceil", Format::kE8M0, kInf, 0xFF, "§6 item 8 torchao"},
+    {"aiter_hip", Format::kE8M0, kInf, 0xFF, "§6 item 8 AITER"},
+    {"torch_2_11", Format::kE8M0, kInf, 0xFF, "§6 item 8 PyTorch"},
+    {"cuda_nosat", Format::kE8M0, kInf, 0xFF, "§6 item 8 NOSAT"},
+    {"deepgemm", Format::kE8M0, kNaN, 0xFE, "§6 item 8 DeepGEMM clamp even for NaN"},
     {"aiter_triton", Format::kE8M0, kInf, 0xFE, "§3.7 AITER Triton 254"},
     {"torchao_floor", Format::kE8M0, kInf, 0xFF, "§3.3 FLOOR non-finite -> 0xFF"},
-    // §6.9 subnormal ceil: AITER any nonzero subnormal -> 0x01; TE / torchao only > 2^-127.
-    {"aiter_hip", Format::kE8M0, 0x1p-128f, 0x01, "§6.9 AITER subnormal bump"},
-    {"transformer_engine", Format::kE8M0, 0x1p-128f, 0x00, "§6.9 TE"},
-    {"torchao_rceil", Format::kE8M0, 0x1p-128f, 0x00, "§6.9 torchao"},
-    // §6.15 log2-based ceil: vLLM group quant misses one binade at 0x1.000002p-8, TE does not.
-    {"vllm_group_quant", Format::kE8M0, 0x1.000002p-8f, 0x77, "§6.15 log2f ceil"},
-    {"transformer_engine", Format::kE8M0, 0x1.000002p-8f, 0x78, "§6.15 bit ceil"},
+    // §6 item 9 subnormal ceil: AITER any nonzero subnormal -> 0x01; TE / torchao only > 2^-127.
+    {"aiter_hip", Format::kE8M0, 0x1p-128f, 0x01, "§6 item 9 AITER subnormal bump"},
+    {"transformer_engine", Format::kE8M0, 0x1p-128f, 0x00, "§6 item 9 TE"},
+    {"torchao_rceil", Format::kE8M0, 0x1p-128f, 0x00, "§6 item 9 torchao"},
+    // §6 item 15 log2-based ceil: vLLM group quant misses one binade at 0x1.000002p-8, TE does not.
+    {"vllm_group_quant", Format::kE8M0, 0x1.000002p-8f, 0x77, "§6 item 15 log2f ceil"},
+    {"transformer_engine", Format::kE8M0, 0x1.000002p-8f, 0x78, "§6 item 15 bit ceil"},
 };
 
-// Guards against a convention with one wrong policy: each row is one cell of a formats.md
+// Guards against a convention with one wrong policy: each row is one cell of a docs/formats.md
 // disagreement table, where the implementations differ and the convention must pick its side.
 TEST(ConventionEdges, DisagreementTables) {
   for (const EdgeCase& e : kEdges) {
@@ -559,7 +561,7 @@ TEST(ConventionEdges, DisagreementTables) {
   }
 }
 
-// Guards against the e8m0 decode column of §6.10 / §2.2 / §3.6 / §4 per convention: 0x00 is
+// Guards against the e8m0 decode column of §6 item 10 / §2.2 / §3.6 / §4 per convention: 0x00 is
 // 2^-127 (PyTorch, CUDA, TE, torchao), +0 (vLLM shift, Triton emulation, AITER HIP dequant,
 // DeepGEMM fast_pow2 (e + 127) << 23), 0x1.fffff8p-128 (vLLM exp2 on CUDA); 0xff is NaN or +Inf.
 TEST(ConventionEdges, E8m0DecodeOfZeroAndFF) {
@@ -598,7 +600,7 @@ TEST(ConventionEdges, SixteenBitFormatsAreIeeeEverywhere) {
 }
 
 // Guards against the pre-cast clamp clamping where the implementation does not, or with the
-// wrong bound: vLLM fminf(fmaxf(x, -max), max) (formats.md §5.1) turns NaN into -max (fmaxf
+// wrong bound: vLLM fminf(fmaxf(x, -max), max) (docs/formats.md §5.1) turns NaN into -max (fmaxf
 // ignores a NaN operand, also a signalling one), Inf into max, and uses 224 for e4m3fnuz;
 // conventions without an explicit clamp pass x through unchanged.
 TEST(ConventionEdges, PreCastClamp) {
@@ -672,8 +674,8 @@ TEST(ConventionErrors, CodeTooWideThrows) {
   EXPECT_EQ(decode_with(conv("torch_2_11"), Format::kE4M3FN, 0xFE), -448.0f);
 }
 
-// Guards the wrong fp8 max constant (BUG_CLASSES Z11): vLLM's fp8_max for
-// float8_e4m3fnuz is 224, not 240 (formats.md §5.1 get_fp8_min_max: "±224 for
+// Guards the wrong fp8 max constant (docs/bug_classes.md §2 Z11): vLLM's fp8_max for
+// float8_e4m3fnuz is 224, not 240 (docs/formats.md §5.1 get_fp8_min_max: "±224 for
 // float8_e4m3fnuz"), and the kernel clamps with it before the cast: a NaN element becomes
 // fminf(fmaxf(NaN, -224), 224) = -224 = 0xFE (224 = 1.75 * 2^7: S.1111.110), and 235 becomes
 // 224 = 0x7E, where saturating at the format's 240 would give 0xFF / 0x7F.

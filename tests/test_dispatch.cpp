@@ -2,12 +2,12 @@
 // set, supported, can_implement), the plan (`mxgate plan`, run as a process), every kernel's
 // load processing and apply path, the layer lifecycle with steps skipped and reordered, and the
 // invariants I1 (dot_scaled never reached with K % 128 != 0: a spy on its launch count, on the
-// production shapes of origin.md §1), I2 (a weight is preshuffled at most once, never when it is
-// read directly), I3 (activation-scale order negotiation), I4 (apply equals the reference:
-// exact_gemm on exact-mode integer data for MXFP8 / bf16, ordered_gemm of the kernel's declared
-// order for block FP8) and I5 (no per-step re-materialization after load processing, counted).
-// Does not cover: GPU backends (same code, label gpu elsewhere), the bug zoo (not built yet),
-// bound-mode data, fused producers other than the reference 1x128 quantizer.
+// production shapes of docs/architecture.md §1.1), I2 (a weight is preshuffled at most once, never
+// when it is read directly), I3 (activation-scale order negotiation), I4 (apply equals the
+// reference: exact_gemm on exact-mode integer data for MXFP8 / bf16, ordered_gemm of the kernel's
+// declared order for block FP8) and I5 (no per-step re-materialization after load processing,
+// counted). Does not cover: GPU backends (same code, label gpu elsewhere), the bug zoo (not built
+// yet), bound-mode data, fused producers other than the reference 1x128 quantizer.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -98,7 +98,8 @@ TEST(DispatchConfig, NamesRoundTrip) {
 
 // ---- registry ------------------------------------------------------------------------------
 
-// The priority order and the walk decide which contract a layer runs under (origin.md §3).
+// The priority order and the walk decide which contract a layer runs under (docs/architecture.md
+// §1.1, item 3).
 TEST(DispatchRegistry, PriorityListsAndWalk) {
   EXPECT_EQ(choose_kernel(config(Platform::kGfx950, Scheme::kMxfp8, 16, 128)).kernel->name(),
             "DotScaledMxfp8");
@@ -195,7 +196,8 @@ TEST(DispatchPlan, PlanMatchesWhatLoadAndApplyDo) {
   }
 }
 
-// ---- I1: the production shapes of origin.md §1 -------------------------------------------
+// ---- I1: the production shapes of docs/architecture.md §1.1
+// -------------------------------------------
 
 // Z1: without the third branch, an unaligned fp8 weight reaches dot_scaled when load processing
 // did not run; the spy on the dot_scaled launch count must stay 0 either way.
@@ -535,8 +537,8 @@ namespace mxgate::dispatch {
 namespace {
 
 // `plan --model` must walk the catalogued layers: DeepSeek-V4.1-Flash's shared-expert down_proj
-// at TP8 has K = 288 (K % 128 = 32, research/origin.md §1) and must be dequantized once at load,
-// never sent to dot_scaled; at TP2 (K = 1152) it takes dot_scaled.
+// at TP8 has K = 288 (K % 128 = 32, docs/architecture.md §1.1) and must be dequantized once at
+// load, never sent to dot_scaled; at TP2 (K = 1152) it takes dot_scaled.
 TEST(DispatchPlanCli, ModelFormWalksTheCatalog) {
   mxgate::test_support::ShellResult r =
       run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 8 --json");
@@ -554,8 +556,8 @@ TEST(DispatchPlanCli, ModelFormWalksTheCatalog) {
       << r.out;
 }
 
-// MLA reads kv_b_proj directly (origin.md §3 defect 4): the model form must never plan a
-// preshuffle for it, while the other block-FP8 layers of the same model are preshuffled.
+// MLA reads kv_b_proj directly (docs/architecture.md §1.1, item 3 (d)): the model form must never
+// plan a preshuffle for it, while the other block-FP8 layers of the same model are preshuffled.
 TEST(DispatchPlanCli, ModelFormNeverRelaysOutKvBProj) {
   const mxgate::test_support::ShellResult r =
       run_plan("--platform gfx942 --model DeepSeek-V3/R1 --tp 8 --json");

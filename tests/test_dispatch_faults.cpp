@@ -1,6 +1,6 @@
 // Covers the bug zoo (dispatch/faults.h): fault names, and for each fault Z1-Z16 its minimal case
-// from BUG_CLASSES.md run twice on the host backend, clean and with the fault, showing that the
-// fault changes behaviour and that the check the suite relies on (spy counts, relayout counts,
+// from docs/bug_classes.md run twice on the host backend, clean and with the fault, showing that
+// the fault changes behaviour and that the check the suite relies on (spy counts, relayout counts,
 // counted launches, equality with the reference) sees it. Dispatch faults (Z1-Z7, Z9) run through
 // a LinearLayer; kernel faults whose operand layout the dispatch framework never builds (TMA-
 // aligned or swizzled scales, TP shards, RCEIL and fp32-input quantization) launch the kernel

@@ -1,6 +1,6 @@
 // Covers reference/format: the layout table (FormatInfo), parse_format, and decode() of every
 // code of every 8-bit format (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, E8M0) and of all 65536 BF16 and
-// FP16 codes, against values derived here by hand from the bit layouts of research/formats.md
+// FP16 codes, against values derived here by hand from the bit layouts of docs/formats.md
 // §1.1 (fp8) and §2 (e8m0) and IEEE-754 (bf16, fp16); spot values (max finite, min subnormal,
 // NaN and Inf codes); max_finite, is_nan_code, bits_of / float_of.
 // Does NOT cover: encoding (test_fp_encode.cpp, test_e8m0.cpp), the non-OCP e8m0 decode rules
@@ -17,7 +17,7 @@
 namespace mxgate {
 namespace {
 
-// ---- Per-format traits, written from the table of formats.md §1.1 (not from format.cpp). ----
+// ---- Per-format traits, from the table of docs/formats.md §1.1 (not from format.cpp) ----
 enum class Nan { kIeee, kFn, kFnuz };
 
 struct E4M3FN {
@@ -123,7 +123,7 @@ TYPED_TEST(Fp8Format, LayoutTable) {
 }
 
 // Guards against a max_finite that returns a NaN/Inf pattern's value (480 for e4m3fn, 61440 or
-// Inf for e5m2) instead of the largest finite code (formats.md §1.1 "max finite" column).
+// Inf for e5m2) instead of the largest finite code (docs/formats.md §1.1 "max finite" column).
 TYPED_TEST(Fp8Format, MaxFiniteAndMinSubnormal) {
   using T = TypeParam;
   EXPECT_EQ(max_finite(T::kFormat), T::kMax);
@@ -136,7 +136,7 @@ TYPED_TEST(Fp8Format, MaxFiniteAndMinSubnormal) {
 }
 
 // Guards against NaN detection that treats too many (or too few) codes as NaN: exactly the
-// codes of the formats.md §1.1 "NaN" column.
+// codes of the docs/formats.md §1.1 "NaN" column.
 TYPED_TEST(Fp8Format, NanCodesAreExactlyTheSpecSet) {
   using T = TypeParam;
   for (uint32_t code = 0; code < 256; ++code) {
@@ -158,7 +158,7 @@ TYPED_TEST(Fp8Format, NanCodesAreExactlyTheSpecSet) {
 }
 
 // Guards against an E4M3FN decoder that gives 0x7F the IEEE meaning (Inf) or the value 480:
-// formats.md §1.1, ml_dtypes "NaN represented by 0bS111'1111"; E4M3FN has no Inf.
+// docs/formats.md §1.1, ml_dtypes "NaN represented by 0bS111'1111"; E4M3FN has no Inf.
 TEST(Fp8Spot, E4m3fnNanAndNoInf) {
   EXPECT_TRUE(std::isnan(decode(Format::kE4M3FN, 0x7F)));
   EXPECT_TRUE(std::isnan(decode(Format::kE4M3FN, 0xFF)));
@@ -191,7 +191,7 @@ TEST(Fp8Spot, NegativeZeroFnuzIsNan) {
 }
 
 // Guards against an E8M0 decoder that maps 0x00 to +0 (the shift rule) instead of the OCP
-// value 2^-127, which is the fp32 subnormal 0x00400000 (formats.md §2, PyTorch
+// value 2^-127, which is the fp32 subnormal 0x00400000 (docs/formats.md §2, PyTorch
 // fp32_from_bits(0x00400000)); and against 0xFF decoding to Inf.
 TEST(E8m0Decode, OcpEdgeBytes) {
   EXPECT_EQ(bits_of(decode(Format::kE8M0, 0x00)), 0x00400000u);
@@ -204,7 +204,7 @@ TEST(E8m0Decode, OcpEdgeBytes) {
 }
 
 // Guards against an off-by-one bias or a signed reading of the byte: byte e in [0, 254] is
-// 2^(e - 127) (formats.md §2), no code is negative or zero.
+// 2^(e - 127) (docs/formats.md §2), no code is negative or zero.
 TEST(E8m0Decode, EveryByteIsAPowerOfTwo) {
   for (uint32_t e = 0; e < 255; ++e) {
     const float got = decode(Format::kE8M0, e);

@@ -411,7 +411,7 @@ TEST_F(BackendTest, DotScaledWithKNotMultipleOf128IsRejectedAndCaught) {
 }
 
 // Guards against handing the bpreshuffle GEMM row-major As (bug class (a)): the contract names
-// the clause, and the numbers are wrong for M > 1 (M = 1 is byte-identical, layouts.md §2).
+// the clause, and the numbers are wrong for M > 1 (M = 1 is byte-identical, docs/layouts.md §2.2).
 TEST_F(BackendTest, BpreshuffleWithRowMajorActivationScalesIsRejectedAndWrong) {
   const auto clause = check_contract(
       Kernel::kGemmBlockscaleBpreshuffle, {8, 256, 512},

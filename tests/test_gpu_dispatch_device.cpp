@@ -121,7 +121,7 @@ TEST_F(DeviceDispatch, PlanMatchesWhatLoadAndApplyDo) {
 }
 
 // I1 (Z1): an unaligned fp8 MXFP8 weight must never reach the unmasked dot_scaled kernel on the
-// device, whether or not load processing ran (production shapes of origin.md §1).
+// device, whether or not load processing ran (production shapes of docs/architecture.md §1.1).
 TEST_F(DeviceDispatch, UnalignedFp8WeightNeverReachesDotScaled) {
   const DotScaledMxfp8 kernel;
   for (auto [n, k] : {std::pair<std::size_t, std::size_t>{5120, 576}, {5120, 288}, {256, 2048}}) {

@@ -6,7 +6,7 @@
 
 namespace mxgate::gpu {
 
-// decode(code) * decode(scale) as one fp32 multiply, then one RNE to bf16 (formats.md §3.5).
+// decode(code) * decode(scale) as one fp32 multiply, then one RNE to bf16 (docs/formats.md §3.5).
 MXGATE_HD inline void dequant_mx_element(const DequantParams& p, const uint8_t* codes,
                                          const uint8_t* scales, uint16_t* out, uint64_t i) {
   const uint64_t row = i / p.cols;

@@ -20,7 +20,7 @@ MXGATE_HD inline void store_output(const GemmParams& p, void* out, uint64_t i, f
 }
 
 // Where an MX GEMM finds scale (row r, 32-block c) of A or B: row-major (r * ceil(K/32) + c), or
-// the NVIDIA 128x4 swizzle (layouts.md §4): 512-byte tiles of 128 rows x 4 columns, tiles
+// the NVIDIA 128x4 swizzle (docs/layouts.md §4): 512-byte tiles of 128 rows x 4 columns, tiles
 // row-major over the padded grid; inside a tile row r sits in lane r % 32 (16 bytes apart) and
 // sub-block r / 32 (4 bytes apart). Z13 (planted) reads a swizzled buffer as row-major.
 MXGATE_HD inline uint64_t mx_scale_index(const GemmParams& p, uint64_t r, uint64_t c) {
@@ -33,7 +33,7 @@ MXGATE_HD inline uint64_t mx_scale_index(const GemmParams& p, uint64_t r, uint64
   return tile * 512 + lane * 16 + sub * 4 + c % 4;
 }
 
-// gemm_mx_dot_scaled (tl.dot_scaled-style MXFP8 x MXFP8, formats.md §4): A, B E4M3FN codes
+// gemm_mx_dot_scaled (tl.dot_scaled-style MXFP8 x MXFP8, docs/formats.md §4): A, B E4M3FN codes
 // row-major; scales E8M0 row-major (m x K/32), (n x K/32), decoded correctly. K is walked in
 // UNMASKED tiles of 128 (the Triton BLOCK_K), so K % 128 != 0 reads past K exactly as the
 // original does. Order: for each 32-block kb of each tile, in order:
@@ -88,7 +88,7 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
   return acc;
 }
 
-// The two DeepSeek-style block-scale GEMMs (research/layouts.md §2): A E4M3FN (m x K) row-major,
+// The two DeepSeek-style block-scale GEMMs (docs/layouts.md §2.1): A E4M3FN (m x K) row-major,
 // Bs fp32 (ceil(n/128) x Kb) row-major, Kb = ceil(K/128), K masked. They differ only in where
 // As[m, kb] and B[n, k] live:
 //   gemm_blockscale:             As row-major (m*Kb + kb), B plain row-major (n*K + k)

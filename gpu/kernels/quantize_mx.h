@@ -1,5 +1,5 @@
 // MX quantization of one (row, 32-block): the body every backend runs (host model loop, one
-// device thread per block). Conventions: params.h; semantics research/formats.md §3.1, §3.3.
+// device thread per block). Conventions: params.h; semantics docs/formats.md §3.1, §3.3.
 #pragma once
 
 #include "gpu/kernels/bits.h"

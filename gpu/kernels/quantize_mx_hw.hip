@@ -1,5 +1,5 @@
 // quantize_mx_hw: as quantize_mx (torchao RCEIL scales), but every element is cast by the
-// hardware `cvt.rn.satfinite.e4m3x2.f32` (NVIDIA sm_89+, formats.md §1.2a), to compare the
+// hardware `cvt.rn.satfinite.e4m3x2.f32` (NVIDIA sm_89+, docs/formats.md §1.2.1), to compare the
 // hardware conversion with the software one. Not built for AMD.
 #include "gpu/kernels/grid.h"
 #include "gpu/kernels/launch.h"

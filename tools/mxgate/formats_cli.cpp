@@ -117,7 +117,7 @@ void print_edge_table(const char* title, Format f, const std::vector<EdgeColumn>
 int cmd_conventions(const Argv& argv) {
   const Args a(argv, {});
   if (!a.positionals().empty()) throw UsageError("conventions takes no arguments");
-  std::printf("Convention matrix (policies; sources in research/formats.md)\n\n");
+  std::printf("Convention matrix (policies; sources in docs/conventions.md §2)\n\n");
   std::printf("  %-20s %-13s %-27s %-15s %-18s %-15s %s\n", "convention", "rounding", "overflow",
               "nan", "e8m0 encode", "e8m0 decode", "fp8 formats");
   for (const Convention& c : all_conventions()) {
@@ -144,9 +144,9 @@ int cmd_conventions(const Argv& argv) {
   const float inf = INFINITY;
   const float nan = NAN;
   std::printf(
-      "\nEdge inputs (formats.md §6) -> code per convention; -- = not defined, "
+      "\nEdge inputs (docs/formats.md §6) -> code per convention; -- = not defined, "
       "* = conventions disagree\n");
-  print_edge_table("e4m3fn (§6.1: overflow, Inf, NaN)", Format::kE4M3FN,
+  print_edge_table("e4m3fn (§6 item 1: overflow, Inf, NaN)", Format::kE4M3FN,
                    {{"448", 448.0f},
                     {"464", 464.0f},
                     {"464+ulp", 0x1.d00002p+8f},
@@ -157,14 +157,14 @@ int cmd_conventions(const Argv& argv) {
                     {"nan", nan},
                     {"-nan", -nan},
                     {"-0", -0.0f}});
-  print_edge_table("e5m2 (§6.2)", Format::kE5M2,
+  print_edge_table("e5m2 (§6 item 2)", Format::kE5M2,
                    {{"57344", 57344.0f},
                     {"61439", 61439.0f},
                     {"61440", 61440.0f},
                     {"inf", inf},
                     {"-inf", -inf},
                     {"nan", nan}});
-  print_edge_table("e4m3fnuz (§6.4, §6.5)", Format::kE4M3FNUZ,
+  print_edge_table("e4m3fnuz (§6 items 4, 5)", Format::kE4M3FNUZ,
                    {{"240", 240.0f},
                     {"247", 247.0f},
                     {"248", 248.0f},
@@ -172,7 +172,7 @@ int cmd_conventions(const Argv& argv) {
                     {"inf", inf},
                     {"nan", nan},
                     {"-0", -0.0f}});
-  print_edge_table("e8m0 encode (§6.6-9, §6.15)", Format::kE8M0,
+  print_edge_table("e8m0 encode (§6 items 6-9, 15)", Format::kE8M0,
                    {{"0", 0.0f},
                     {"-1", -1.0f},
                     {"1.5", 1.5f},
@@ -184,7 +184,7 @@ int cmd_conventions(const Argv& argv) {
                     {"1.5*2^127", 0x1.8p+127f},
                     {"inf", inf},
                     {"nan", nan}});
-  std::printf("\ne8m0 decode (§6.10): byte -> value per convention\n");
+  std::printf("\ne8m0 decode (docs/formats.md §6 item 10): byte -> value per convention\n");
   std::printf("  %-20s %-16s %-16s %-16s\n", "convention", "0x00", "0x7f", "0xff");
   for (const Convention& c : all_conventions()) {
     std::printf("  %-20.*s", static_cast<int>(c.name.size()), c.name.data());

@@ -55,7 +55,7 @@ constexpr Verb kVerbs[] = {
      mxgate::cli::cmd_decode},
     {"conventions", "conventions",
      "Print the convention matrix (each convention's policies and source) and a table of the\n"
-     "edge inputs of research/formats.md §6 against every convention.",
+     "edge inputs of docs/formats.md §6 against every convention.",
      mxgate::cli::cmd_conventions},
     {"shapes", "shapes [--model M] [--tp T] [--flagged] [--catalog FILE]",
      "List the production GEMM shape catalog (corpus/shapes/production_shapes.tsv): per-rank\n"
@@ -150,12 +150,14 @@ constexpr Verb kVerbs[] = {
     {"zoo",
      "zoo [--json] [--fault LIST] [--seeds N] [--cases N] [--seed S] [--backend B] "
      "[--expected-only] [--save-regressions DIR] [--heatmap-dir DIR]",
-     "Proof on the bug zoo (BUG_CLASSES.md Z1-Z16): for each fault, run every property with the\n"
-     "fault planted (--expected-only: just the property BUG_CLASSES names), count the cases until\n"
+     "Proof on the bug zoo (docs/bug_classes.md §2 Z1-Z16): for each fault, run every property "
+     "with the\n"
+     "fault planted (--expected-only: just the property docs/bug_classes.md names), count the "
+     "cases until\n"
      "the first failure over --seeds seeds (default 20) starting at --seed, capped at --cases\n"
      "(default 100), and shrink the counterexample. Prints per fault: detected, the property that\n"
      "caught it fastest, its median cases to detection, whether the shrunk case is the minimal\n"
-     "case of BUG_CLASSES.md or smaller, and the case; --json prints the same as JSON.\n"
+     "case of docs/bug_classes.md or smaller, and the case; --json prints the same as JSON.\n"
      "--save-regressions writes each shrunk case as DIR/zNN_PROPERTY.case; --heatmap-dir draws\n"
      "the mismatch map of a GEMM fault (SVG + PNG) on a scaled-up copy of its case.\n"
      "Exit 0 when every fault is detected with a minimal case, 1 otherwise.",

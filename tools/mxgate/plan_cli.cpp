@@ -39,7 +39,7 @@ std::optional<std::pair<Scheme, WeightScaleDtype>> scheme_of(const std::string& 
 
 // `plan --model NAME --tp T`: every catalogued layer of the model at that TP size. BMM layers
 // (bmm_batch) are is_bmm; MLA's kv_b_proj is read directly to build W_UK / W_UV
-// (research/origin.md §3), so it is skip_weight_relayout.
+// (docs/architecture.md §1.1, item 3), so it is skip_weight_relayout.
 int plan_model(const Args& a, Platform platform, const std::set<std::string>& disabled) {
   const std::string model = a.require("model");
   const long long tp = a.integer("tp", 0, 1, 1024);

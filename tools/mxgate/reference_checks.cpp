@@ -1,4 +1,4 @@
-// Reference self-checks of `mxgate gate`: the MX scale-rule table of research/formats.md §3.7,
+// Reference self-checks of `mxgate gate`: the MX scale-rule table of docs/formats.md §3.7,
 // agreement of the GEMM oracle's exact, ordered and bound modes, and layout round trips.
 #include <cstdio>
 #include <iterator>
@@ -16,7 +16,8 @@
 namespace mxgate::cli {
 namespace {
 
-// formats.md §3.7, "Canonical MXFP8 (E4M3) scale bytes for one 32-block" (byte = exponent + 127).
+// docs/formats.md §3.7, "Canonical MXFP8 (E4M3) scale bytes of one 32-block" (byte = exponent
+// + 127).
 struct ScaleRow {
   const char* convention;
   float amax;
@@ -68,7 +69,8 @@ CheckResult mx_scale_table(const GateOptions&) {
     if (q.scales[0] != row.byte && r.passed) {
       r.passed = false;
       char buf[200];
-      std::snprintf(buf, sizeof buf, "%s, block amax %g: scale byte %u, formats.md §3.7 says %u",
+      std::snprintf(buf, sizeof buf,
+                    "%s, block amax %g: scale byte %u, docs/formats.md §3.7 says %u",
                     row.convention, static_cast<double>(row.amax), q.scales[0], row.byte);
       r.detail = buf;
     }
