@@ -425,7 +425,7 @@ QuantizedActivation quantize_activation_1x128(const Activation& x) {
     values[i] = float_of(static_cast<uint32_t>(x.bf16[i]) << 16);
   }
   static const BlockPolicy policy =
-      *block_policy(*find_convention("vllm_group_quant"), Format::kE4M3FN, false);
+      require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, false);
   const BlockQuantized q = quantize_block(values, x.m, x.k, 1, kBlockK, Format::kE4M3FN, policy);
   return {q.data, q.scales, ActScaleOrder::kRowMajor};
 }

@@ -71,8 +71,8 @@ QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
   QuantizedWeight q;
   switch (c.scheme) {
     case Scheme::kMxfp8: {
-      const MxQuantized m =
-          quantize_mx(w, c.n, c.k, Format::kE4M3FN, *mx_policy(*find_convention("ocp_mx")));
+      const MxQuantized m = quantize_mx(w, c.n, c.k, Format::kE4M3FN,
+                                        require_mx_policy(require_convention("ocp_mx")));
       q.data = m.data;
       q.scales = m.scales;
       break;
@@ -80,7 +80,7 @@ QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
     case Scheme::kFp8Block: {
       const bool e8m0 = c.weight_scale == WeightScaleDtype::kE8m0;
       const BlockPolicy policy =
-          *block_policy(*find_convention("vllm_group_quant"), Format::kE4M3FN, e8m0);
+          require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, e8m0);
       const BlockQuantized b =
           quantize_block(w, c.n, c.k, kBlockK, kBlockK, Format::kE4M3FN, policy);
       q.data = b.data;

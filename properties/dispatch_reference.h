@@ -36,7 +36,7 @@ inline GemmOutput reference(const LinearConfig& c, const QuantizedWeight& w, con
   for (uint16_t h : x.bf16) xf.push_back(float_of(static_cast<uint32_t>(h) << 16));
   if (c.scheme == Scheme::kMxfp8) {
     const MxQuantized qa =
-        quantize_mx(xf, x.m, x.k, Format::kE4M3FN, *mx_policy(*find_convention("ocp_mx")));
+        quantize_mx(xf, x.m, x.k, Format::kE4M3FN, require_mx_policy(require_convention("ocp_mx")));
     const MxQuantized qw{c.n, c.k, Format::kE4M3FN, w.data, w.scales};
     return exact_gemm(mx_gemm_problem(qa, qw, E8m0Decode::kOcp), OutputFormat::kFp32);
   }

@@ -42,7 +42,7 @@ std::optional<gpu::InputDtype> parse_input(std::string_view s) {
 // The reference policy of a quantizer kernel: the convention's MX policy; the hardware cast
 // saturates (Inf -> +-448) and makes NaN canonical (CUDA satfinite, docs/formats.md §1.2.1).
 MxPolicy reference_policy(Kernel kernel, std::string_view conv) {
-  MxPolicy p = *mx_policy(*find_convention(conv));
+  MxPolicy p = require_mx_policy(require_convention(conv));
   if (kernel == Kernel::kQuantizeMxHw) {
     p.element = {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kCanonical};
   }

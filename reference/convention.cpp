@@ -127,6 +127,12 @@ const Convention* find_convention(std::string_view name) {
   return nullptr;
 }
 
+const Convention& require_convention(std::string_view name) {
+  if (const Convention* c = find_convention(name)) return *c;
+  throw std::invalid_argument("no convention '" + std::string(name) +
+                              "' (known: " + convention_names() + ")");
+}
+
 std::string convention_names() {
   std::string out;
   for (const Convention& c : kConventions) {

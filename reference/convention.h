@@ -33,7 +33,11 @@ struct Convention {
 };
 
 std::span<const Convention> all_conventions();
+// nullptr for an unknown name (for input from users, which the caller reports).
 const Convention* find_convention(std::string_view name);
+// For a name written in code: throws std::invalid_argument naming it and the known conventions,
+// so a typo fails loudly instead of dereferencing nullptr.
+const Convention& require_convention(std::string_view name);
 std::string convention_names();  // "a, b, c" for error messages
 
 constexpr uint32_t format_bit(Format f) { return 1u << static_cast<uint32_t>(f); }

@@ -1,6 +1,8 @@
 #include "reference/quant_conventions.h"
 
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace mxgate {
@@ -83,6 +85,16 @@ std::optional<BlockPolicy> block_policy(const Convention& c, Format element, boo
     return std::nullopt;
   }
   return p;
+}
+
+MxPolicy require_mx_policy(const Convention& c) {
+  if (auto p = mx_policy(c)) return *p;
+  throw std::invalid_argument("convention '" + std::string(c.name) + "' has no MX quantizer");
+}
+
+BlockPolicy require_block_policy(const Convention& c, Format element, bool ue8m0) {
+  if (auto p = block_policy(c, element, ue8m0)) return *p;
+  throw std::invalid_argument("convention '" + std::string(c.name) + "' has no block quantizer");
 }
 
 }  // namespace mxgate

@@ -16,4 +16,8 @@ std::optional<MxPolicy> mx_policy(const Convention& c);
 // (vLLM uses 224 for E4M3FNUZ, docs/formats.md §5.1).
 std::optional<BlockPolicy> block_policy(const Convention& c, Format element, bool ue8m0);
 
+// The same, or std::invalid_argument naming a convention that has no such quantizer.
+MxPolicy require_mx_policy(const Convention& c);
+BlockPolicy require_block_policy(const Convention& c, Format element, bool ue8m0);
+
 }  // namespace mxgate

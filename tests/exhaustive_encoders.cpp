@@ -40,12 +40,6 @@ bool all_requested() {
   return v && std::string(v) == "all";
 }
 
-const Convention& conv(const char* name) {
-  const Convention* c = find_convention(name);
-  if (!c) throw std::runtime_error(std::string("no convention ") + name);
-  return *c;
-}
-
 std::string hexfloat(float v) {
   char b[48];
   std::snprintf(b, sizeof b, "%a", static_cast<double>(v));
@@ -78,7 +72,7 @@ bool same_policy(const EncodePolicy& a, const EncodePolicy& b) {
 // Guards against any fp32 input (every NaN payload, subnormal, tie and overflow) on which the
 // CUDA SATFINITE e4m3 cast disagrees with the oracle.
 TEST(FullSweep, E4m3fnCudaSatfinite) {
-  const EncodePolicy& p = conv("cuda_satfinite").element;
+  const EncodePolicy& p = require_convention("cuda_satfinite").element;
   const SweepResult r =
       timed("e4m3fn/cuda_satfinite", [&] { return sweep_encoder(Format::kE4M3FN, p, 0, kAll); });
   EXPECT_EQ(r.checked, kAll);
@@ -88,7 +82,7 @@ TEST(FullSweep, E4m3fnCudaSatfinite) {
 // Guards against any fp32 input on which the non-saturating PyTorch 2.11 e5m2 cast (overflow to
 // Inf, NaN keeps its sign) disagrees with the oracle.
 TEST(FullSweep, E5m2Torch211) {
-  const EncodePolicy& p = conv("torch_2_11").element;
+  const EncodePolicy& p = require_convention("torch_2_11").element;
   const SweepResult r =
       timed("e5m2/torch_2_11", [&] { return sweep_encoder(Format::kE5M2, p, 0, kAll); });
   EXPECT_EQ(r.checked, kAll);
@@ -142,8 +136,8 @@ struct ElementSweep {
 // The distinct (format, policy) pairs of the conventions, minus the two always-run sweeps,
 // plus bf16 and fp16 under kIeeeDefault (what every convention uses for them).
 std::vector<ElementSweep> opt_in_element_sweeps() {
-  const EncodePolicy sat = conv("cuda_satfinite").element;
-  const EncodePolicy torch = conv("torch_2_11").element;
+  const EncodePolicy sat = require_convention("cuda_satfinite").element;
+  const EncodePolicy torch = require_convention("torch_2_11").element;
   std::vector<ElementSweep> out;
   for (const FormatInfo& fi : all_formats()) {
     if (fi.bits != 8 || fi.format == Format::kE8M0) continue;

@@ -34,11 +34,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
 BlockPolicy policy_of(std::string_view convention, bool ue8m0, Format element = Format::kE4M3FN) {
-  const Convention* c = find_convention(convention);
-  if (c == nullptr) throw std::invalid_argument("no convention " + std::string(convention));
-  const std::optional<BlockPolicy> p = block_policy(*c, element, ue8m0);
-  if (!p) throw std::invalid_argument("no block policy for " + std::string(convention));
-  return *p;
+  return require_block_policy(require_convention(convention), element, ue8m0);
 }
 
 // One 1x128 activation group: probe values first, +0.0 after.

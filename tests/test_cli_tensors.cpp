@@ -398,7 +398,7 @@ std::vector<float> normal_data(std::size_t n, uint64_t seed) {
 
 // Random MX operands (3 x 4 x 64, torchao_floor) written as a.npy, as.npy, b.npy, bs.npy.
 void write_random_mx(const TempDir& d) {
-  const MxPolicy p = *mx_policy(*find_convention("torchao_floor"));
+  const MxPolicy p = require_mx_policy(require_convention("torchao_floor"));
   const MxQuantized a = quantize_mx(normal_data(std::size_t{3} * 64, 1), 3, 64, Format::kE4M3FN, p);
   const MxQuantized b = quantize_mx(normal_data(std::size_t{4} * 64, 2), 4, 64, Format::kE4M3FN, p);
   write_npy(d.file("a.npy"), NpyArray({3, 64}, a.data));
@@ -452,7 +452,8 @@ TEST(CliCheckGemm, Bf16OutputInferredFromC) {
 TEST(CliCheckGemm, BoundAcceptsOrderedFp32AndRejectsPlantedError) {
   TempDir d;
   const std::size_t m = 4, n = 5, k = 300;  // K = 128 + 128 + 44
-  const BlockPolicy p = *block_policy(*find_convention("vllm_group_quant"), Format::kE4M3FN, false);
+  const BlockPolicy p =
+      require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, false);
   const BlockQuantized a = quantize_block(normal_data(m * k, 3), m, k, 1, 128, Format::kE4M3FN, p);
   const BlockQuantized b =
       quantize_block(normal_data(n * k, 4), n, k, 128, 128, Format::kE4M3FN, p);

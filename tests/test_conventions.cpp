@@ -23,6 +23,7 @@
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/measured_bytes.h"
+#include "reference/quant_conventions.h"
 
 namespace mxgate {
 namespace {
@@ -41,12 +42,6 @@ std::string hexfloat(float v) {
   char b[48];
   std::snprintf(b, sizeof b, "%a", static_cast<double>(v));
   return b;
-}
-
-const Convention& conv(const char* name) {
-  const Convention* c = find_convention(name);
-  if (!c) throw std::runtime_error(std::string("no convention ") + name);
-  return *c;
 }
 
 // Same fp32 pattern, or both NaN.
@@ -86,6 +81,29 @@ TEST(ConventionRegistry, EveryConventionExistsAndCitesASource) {
   EXPECT_EQ(find_convention(""), nullptr);
   EXPECT_EQ(find_convention("torch"), nullptr);
   EXPECT_EQ(find_convention("cuda_satfinite "), nullptr);
+}
+
+// Guards against a convention name written in code (dispatch, the gate, the properties) with a
+// typo: the lookup must fail loudly, naming the bad name and the known ones, never give a null
+// convention or an empty quantizer policy.
+TEST(ConventionRegistry, RequireNamesTheTypo) {
+  EXPECT_EQ(require_convention("ocp_mx").name, "ocp_mx");
+  try {
+    (void)require_convention("ocp_mxx");
+    ADD_FAILURE() << "require_convention accepted a typo";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'ocp_mxx'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("torchao_rceil"), std::string::npos) << e.what();
+  }
+  // cuda_satfinite is a cast convention with no MX or block quantizer.
+  EXPECT_THROW((void)require_mx_policy(require_convention("cuda_satfinite")),
+               std::invalid_argument);
+  EXPECT_THROW(
+      (void)require_block_policy(require_convention("cuda_satfinite"), Format::kE4M3FN, false),
+      std::invalid_argument);
+  EXPECT_EQ(require_mx_policy(require_convention("ocp_mx")).rule, MxScaleRule::kFloor);
+  EXPECT_EQ(require_block_policy(require_convention("deepgemm"), Format::kE4M3FN, true).ue8m0,
+            Ue8m0::kDeepGemmClamp);
 }
 
 // ---- Every row of measured_bytes, one test each ----
@@ -227,8 +245,8 @@ const ProbeLine kProbe[] = {
 // Guards against the CUDA conventions (and the CUDA e8m0 rules) drifting from the probe.cu run,
 // checked against this file's own copy of the table, not measured_bytes.cpp's.
 TEST(DeviceProbeCopy, ProbeCuTable) {
-  const Convention& sat = conv("cuda_satfinite");
-  const Convention& nosat = conv("cuda_nosat");
+  const Convention& sat = require_convention("cuda_satfinite");
+  const Convention& nosat = require_convention("cuda_nosat");
   for (const ProbeLine& l : kProbe) {
     const std::string at = "probe.cu line " + hexfloat(l.value);
     EXPECT_EQ(hex(encode_with(sat, Format::kE4M3FN, l.value)), hex(l.e4m3_sat)) << at;
@@ -240,7 +258,8 @@ TEST(DeviceProbeCopy, ProbeCuTable) {
     EXPECT_EQ(hex(encode_with(sat, Format::kE8M0, l.value)), hex(l.rp_sat)) << at;
     EXPECT_EQ(hex(encode_with(nosat, Format::kE8M0, l.value)), hex(l.rp_nosat)) << at;
     // Host __nv_fp8_e8m0 constructor = RoundPosInf + SATFINITE (docs/formats.md §2.1); TE's rule.
-    EXPECT_EQ(hex(encode_with(conv("transformer_engine"), Format::kE8M0, l.value)), hex(l.host))
+    EXPECT_EQ(hex(encode_with(require_convention("transformer_engine"), Format::kE8M0, l.value)),
+              hex(l.host))
         << at;
   }
 }
@@ -321,7 +340,8 @@ TEST(DeviceProbeCopy, TorchAndTritonRows) {
     const std::vector<float> in = torch_inputs(r.e5m2_tail);
     ASSERT_EQ(in.size(), r.bytes.size()) << r.label;
     for (size_t i = 0; i < in.size(); ++i) {
-      EXPECT_EQ(hex(encode_with(conv(r.convention), r.format, in[i])), hex(r.bytes[i]))
+      EXPECT_EQ(hex(encode_with(require_convention(r.convention), r.format, in[i])),
+                hex(r.bytes[i]))
           << r.label << " input #" << i << " " << hexfloat(in[i]);
     }
   }
@@ -332,7 +352,7 @@ TEST(DeviceProbeCopy, TorchAndTritonRows) {
 // bf16 rounding (2^-10 * 1.0001 -> bf16 2^-10 -> tie -> 00; 464.0001 -> bf16 464 -> 7e).
 TEST(DeviceProbeCopy, Bf16FirstE4m3Row) {
   const uint8_t row[] = {0x00, 0x80, 0x00, 0x00, 0x00, 0x01, 0x7e, 0x7e, 0x7e, 0x7f, 0x7f};
-  const Convention& torch = conv("torch_2_11");
+  const Convention& torch = require_convention("torch_2_11");
   const std::vector<float> in = torch_inputs(false);
   for (size_t i = 0; i < std::size(row); ++i) {
     const uint32_t b = encode_with(torch, Format::kBF16, in[i]);
@@ -381,9 +401,10 @@ TEST(DeviceProbeCopy, E8m0Rows) {
   const std::vector<float> in = e8m0_inputs();
   ASSERT_EQ(in.size(), std::size(torch));
   for (size_t i = 0; i < in.size(); ++i) {
-    EXPECT_EQ(hex(encode_with(conv("torch_2_11"), Format::kE8M0, in[i])), hex(torch[i]))
+    EXPECT_EQ(hex(encode_with(require_convention("torch_2_11"), Format::kE8M0, in[i])),
+              hex(torch[i]))
         << "torch f32->e8m0 #" << i << " " << hexfloat(in[i]);
-    EXPECT_EQ(hex(encode_with(conv("ml_dtypes"), Format::kE8M0, in[i])), hex(ml[i]))
+    EXPECT_EQ(hex(encode_with(require_convention("ml_dtypes"), Format::kE8M0, in[i])), hex(ml[i]))
         << "ml_dtypes #" << i << " " << hexfloat(in[i]);
   }
 }
@@ -397,11 +418,14 @@ TEST(DeviceProbeCopy, E8m0DecodeRows) {
   const float exp2[] = {0x1.fffff8p-128f, 0x1p-126f, 0x1p-1f, 1.0f, 2.0f, 0x1p127f, kInf};
   const float shift[] = {0.0f, 0x1p-126f, 0x1p-1f, 1.0f, 2.0f, 0x1p127f, kInf};
   for (size_t i = 0; i < std::size(bytes); ++i) {
-    EXPECT_TRUE(same_input(decode_with(conv("torch_2_11"), Format::kE8M0, bytes[i]), torch[i]))
+    EXPECT_TRUE(same_input(decode_with(require_convention("torch_2_11"), Format::kE8M0, bytes[i]),
+                           torch[i]))
         << hex(bytes[i]);
-    EXPECT_TRUE(same_input(decode_with(conv("vllm_mxfp8_exp2"), Format::kE8M0, bytes[i]), exp2[i]))
+    EXPECT_TRUE(same_input(
+        decode_with(require_convention("vllm_mxfp8_exp2"), Format::kE8M0, bytes[i]), exp2[i]))
         << hex(bytes[i]);
-    EXPECT_TRUE(same_input(decode_with(conv("vllm_e8m0_shift"), Format::kE8M0, bytes[i]), shift[i]))
+    EXPECT_TRUE(same_input(
+        decode_with(require_convention("vllm_e8m0_shift"), Format::kE8M0, bytes[i]), shift[i]))
         << hex(bytes[i]);
   }
 }
@@ -555,7 +579,7 @@ const EdgeCase kEdges[] = {
 // disagreement table, where the implementations differ and the convention must pick its side.
 TEST(ConventionEdges, DisagreementTables) {
   for (const EdgeCase& e : kEdges) {
-    EXPECT_EQ(hex(encode_with(conv(e.convention), e.format, e.input)), hex(e.code))
+    EXPECT_EQ(hex(encode_with(require_convention(e.convention), e.format, e.input)), hex(e.code))
         << e.convention << " " << info(e.format).name << " " << hexfloat(e.input) << " (" << e.why
         << ")";
   }
@@ -577,9 +601,10 @@ TEST(ConventionEdges, E8m0DecodeOfZeroAndFF) {
       {"aiter_hip", 0x00000000, false},       {"deepgemm", 0x00000000, false},
       {"vllm_mxfp8_exp2", 0x003FFFFF, false}};
   for (const Row& r : rows) {
-    EXPECT_EQ(hex(bits_of(decode_with(conv(r.convention), Format::kE8M0, 0x00))), hex(r.zero_bits))
+    EXPECT_EQ(hex(bits_of(decode_with(require_convention(r.convention), Format::kE8M0, 0x00))),
+              hex(r.zero_bits))
         << r.convention;
-    const float ff = decode_with(conv(r.convention), Format::kE8M0, 0xFF);
+    const float ff = decode_with(require_convention(r.convention), Format::kE8M0, 0xFF);
     if (r.ff_is_nan) {
       EXPECT_TRUE(std::isnan(ff)) << r.convention;
     } else {
@@ -604,7 +629,7 @@ TEST(ConventionEdges, SixteenBitFormatsAreIeeeEverywhere) {
 // ignores a NaN operand, also a signalling one), Inf into max, and uses 224 for e4m3fnuz;
 // conventions without an explicit clamp pass x through unchanged.
 TEST(ConventionEdges, PreCastClamp) {
-  const Convention& v = conv("vllm_group_quant");
+  const Convention& v = require_convention("vllm_group_quant");
   EXPECT_EQ(pre_cast(v, Format::kE4M3FN, kNaN), -448.0f);
   EXPECT_EQ(pre_cast(v, Format::kE4M3FN, -kNaN), -448.0f);
   EXPECT_EQ(pre_cast(v, Format::kE4M3FN, float_of(0x7F800001)), -448.0f);  // signalling NaN
@@ -616,7 +641,7 @@ TEST(ConventionEdges, PreCastClamp) {
   EXPECT_EQ(pre_cast(v, Format::kE4M3FNUZ, 300.0f), 224.0f);
   EXPECT_EQ(pre_cast(v, Format::kE4M3FNUZ, kNaN), -224.0f);
   for (const char* name : {"torch_2_11", "cuda_satfinite", "ml_dtypes", "ocp_mx"}) {
-    const Convention& c = conv(name);
+    const Convention& c = require_convention(name);
     EXPECT_EQ(pre_cast(c, Format::kE4M3FN, 1e6f), 1e6f) << name;
     EXPECT_EQ(pre_cast(c, Format::kE4M3FN, kInf), kInf) << name;
     EXPECT_TRUE(std::isnan(pre_cast(c, Format::kE4M3FN, kNaN))) << name;
@@ -645,33 +670,34 @@ void expect_invalid(F f, std::initializer_list<const char*> words, const char* w
 // no E5M2 path (§5.2), Triton-NV no fp32 -> e8m0 encoder, OCP conventions no FNUZ; the message
 // must name both the convention and the format.
 TEST(ConventionErrors, UndefinedCombinationsThrowNamingBoth) {
-  expect_invalid([] { encode_with(conv("deepgemm"), Format::kE5M2, 1.0f); }, {"deepgemm", "e5m2"},
-                 "encode deepgemm e5m2");
-  expect_invalid([] { decode_with(conv("deepgemm"), Format::kE5M2, 0x3C); }, {"deepgemm", "e5m2"},
-                 "decode deepgemm e5m2");
-  expect_invalid([] { encode_with(conv("triton_nvidia"), Format::kE8M0, 1.0f); },
+  expect_invalid([] { encode_with(require_convention("deepgemm"), Format::kE5M2, 1.0f); },
+                 {"deepgemm", "e5m2"}, "encode deepgemm e5m2");
+  expect_invalid([] { decode_with(require_convention("deepgemm"), Format::kE5M2, 0x3C); },
+                 {"deepgemm", "e5m2"}, "decode deepgemm e5m2");
+  expect_invalid([] { encode_with(require_convention("triton_nvidia"), Format::kE8M0, 1.0f); },
                  {"triton_nvidia", "e8m0"}, "encode triton_nvidia e8m0");
-  expect_invalid([] { encode_with(conv("ocp_mx"), Format::kE4M3FNUZ, 1.0f); },
+  expect_invalid([] { encode_with(require_convention("ocp_mx"), Format::kE4M3FNUZ, 1.0f); },
                  {"ocp_mx", "e4m3fnuz"}, "encode ocp_mx e4m3fnuz");
-  expect_invalid([] { encode_with(conv("aiter_hip"), Format::kE5M2, 1.0f); }, {"aiter_hip", "e5m2"},
-                 "encode aiter_hip e5m2");
-  expect_invalid([] { encode_with(conv("vllm_group_quant"), Format::kE5M2FNUZ, 1.0f); },
-                 {"vllm_group_quant", "e5m2fnuz"}, "encode vllm_group_quant e5m2fnuz");
-  EXPECT_FALSE(defines(conv("deepgemm"), Format::kE5M2));
-  EXPECT_FALSE(defines(conv("ocp_mx"), Format::kE4M3FNUZ));
+  expect_invalid([] { encode_with(require_convention("aiter_hip"), Format::kE5M2, 1.0f); },
+                 {"aiter_hip", "e5m2"}, "encode aiter_hip e5m2");
+  expect_invalid(
+      [] { encode_with(require_convention("vllm_group_quant"), Format::kE5M2FNUZ, 1.0f); },
+      {"vllm_group_quant", "e5m2fnuz"}, "encode vllm_group_quant e5m2fnuz");
+  EXPECT_FALSE(defines(require_convention("deepgemm"), Format::kE5M2));
+  EXPECT_FALSE(defines(require_convention("ocp_mx"), Format::kE4M3FNUZ));
   // Triton-NV still decodes e8m0 (its dot_scaled emulation does).
-  EXPECT_EQ(decode_with(conv("triton_nvidia"), Format::kE8M0, 0x7F), 1.0f);
+  EXPECT_EQ(decode_with(require_convention("triton_nvidia"), Format::kE8M0, 0x7F), 1.0f);
 }
 
 // Guards against a code wider than the format being truncated to its low bits.
 TEST(ConventionErrors, CodeTooWideThrows) {
-  expect_invalid([] { decode_with(conv("torch_2_11"), Format::kE4M3FN, 0x100); }, {"e4m3fn"},
-                 "decode 0x100 e4m3fn");
-  expect_invalid([] { decode_with(conv("torch_2_11"), Format::kE8M0, 0x1FF); }, {"e8m0"},
-                 "decode 0x1ff e8m0");
-  expect_invalid([] { decode_with(conv("torch_2_11"), Format::kBF16, 0x10000); }, {"bf16"},
-                 "decode 0x10000 bf16");
-  EXPECT_EQ(decode_with(conv("torch_2_11"), Format::kE4M3FN, 0xFE), -448.0f);
+  expect_invalid([] { decode_with(require_convention("torch_2_11"), Format::kE4M3FN, 0x100); },
+                 {"e4m3fn"}, "decode 0x100 e4m3fn");
+  expect_invalid([] { decode_with(require_convention("torch_2_11"), Format::kE8M0, 0x1FF); },
+                 {"e8m0"}, "decode 0x1ff e8m0");
+  expect_invalid([] { decode_with(require_convention("torch_2_11"), Format::kBF16, 0x10000); },
+                 {"bf16"}, "decode 0x10000 bf16");
+  EXPECT_EQ(decode_with(require_convention("torch_2_11"), Format::kE4M3FN, 0xFE), -448.0f);
 }
 
 // Guards the wrong fp8 max constant (docs/bug_classes.md §2 Z11): vLLM's fp8_max for
@@ -680,7 +706,7 @@ TEST(ConventionErrors, CodeTooWideThrows) {
 // fminf(fmaxf(NaN, -224), 224) = -224 = 0xFE (224 = 1.75 * 2^7: S.1111.110), and 235 becomes
 // 224 = 0x7E, where saturating at the format's 240 would give 0xFF / 0x7F.
 TEST(ConventionEdges, VllmGroupQuantFnuzClampsAt224) {
-  const Convention& v = conv("vllm_group_quant");
+  const Convention& v = require_convention("vllm_group_quant");
   EXPECT_EQ(hex(encode_with(v, Format::kE4M3FNUZ, kNaN)), hex(0xFE));
   EXPECT_EQ(hex(encode_with(v, Format::kE4M3FNUZ, 235.0f)), hex(0x7E));
   EXPECT_EQ(hex(encode_with(v, Format::kE4M3FNUZ, 1e6f)), hex(0x7E));

@@ -67,11 +67,11 @@ uint16_t bf16_rne(double x) {
 }
 
 MxPolicy mx_policy_of(std::string_view convention) {
-  return *mx_policy(*find_convention(convention));
+  return require_mx_policy(require_convention(convention));
 }
 
 E8m0Decode decode_of(std::string_view convention) {
-  return find_convention(convention)->e8m0_decode;
+  return require_convention(convention).e8m0_decode;
 }
 
 // One row of MX data with the given element codes (cols = codes.size()) and scale bytes.
@@ -295,7 +295,8 @@ TEST(GemmProblems, MxOperandsDecoded) {
 TEST(GemmProblems, BlockOperandsDecoded) {
   std::vector<float> xa(2 * 256, 1.0f), xb(3 * 256, 2.0f);
   xa[256 + 200] = 448.0f;  // row 1, group 1
-  const BlockPolicy p = *block_policy(*find_convention("deepgemm"), Format::kE4M3FN, false);
+  const BlockPolicy p =
+      require_block_policy(require_convention("deepgemm"), Format::kE4M3FN, false);
   const BlockQuantized a = quantize_block(xa, 2, 256, 1, kBlockK, Format::kE4M3FN, p);
   const BlockQuantized b = quantize_block(xb, 3, 256, kBlockK, kBlockK, Format::kE4M3FN, p);
   const GemmProblem g = block_gemm_problem(a, b);

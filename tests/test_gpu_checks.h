@@ -219,7 +219,7 @@ TEST_F(BackendTest, QuantizeMxMatchesReferenceConventions) {
   const std::pair<const char*, QuantConvention> conventions[] = {
       {"ocp_mx", QuantConvention::kOcpMx}, {"torchao_rceil", QuantConvention::kTorchaoRceil}};
   for (const auto& [name, conv] : conventions) {
-    const MxPolicy policy = *mx_policy(*find_convention(name));
+    const MxPolicy policy = require_mx_policy(require_convention(name));
     for (InputDtype dtype : {InputDtype::kFp32, InputDtype::kBf16}) {
       check_quantize(be(), Kernel::kQuantizeMx, policy, conv, dtype, 37, 100, kSeed);
       check_quantize(be(), Kernel::kQuantizeMx, policy, conv, dtype, 3, 576, kSeed + 1);
@@ -232,7 +232,7 @@ TEST_F(BackendTest, QuantizeMxMatchesReferenceConventions) {
 // satfinite convention: RNE, overflow and Inf -> +-448, NaN -> 0x7F; scales as torchao RCEIL.
 TEST_F(BackendTest, QuantizeMxHwMatchesSatfiniteConvention) {
   if (!be().supports(Kernel::kQuantizeMxHw)) GTEST_SKIP() << "no cvt.rn.satfinite on this device";
-  MxPolicy policy = *mx_policy(*find_convention("torchao_rceil"));
+  MxPolicy policy = require_mx_policy(require_convention("torchao_rceil"));
   policy.element = {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kCanonical};
   check_quantize(be(), Kernel::kQuantizeMxHw, policy, QuantConvention::kTorchaoRceil,
                  InputDtype::kFp32, 37, 100, kSeed);

@@ -272,11 +272,7 @@ std::string hex(unsigned v) {
 }
 
 MxPolicy policy_of(std::string_view convention) {
-  const Convention* c = find_convention(convention);
-  if (c == nullptr) throw std::invalid_argument("no convention " + std::string(convention));
-  const std::optional<MxPolicy> p = mx_policy(*c);
-  if (!p) throw std::invalid_argument("no MX policy for " + std::string(convention));
-  return *p;
+  return require_mx_policy(require_convention(convention));
 }
 
 MxQuantized quantize_one_block(const std::vector<float>& probe, const MxPolicy& policy,

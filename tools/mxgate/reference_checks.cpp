@@ -62,10 +62,10 @@ CheckResult mx_scale_table(const GateOptions&) {
   CheckResult r;
   for (const ScaleRow& row : kScaleTable) {
     ++r.cases;
-    const Convention& c = *find_convention(row.convention);
+    const Convention& c = require_convention(row.convention);
     std::vector<float> block(32, 0.0f);
     block[5] = row.amax;
-    const MxQuantized q = quantize_mx(block, 1, 32, Format::kE4M3FN, *mx_policy(c));
+    const MxQuantized q = quantize_mx(block, 1, 32, Format::kE4M3FN, require_mx_policy(c));
     if (q.scales[0] != row.byte && r.passed) {
       r.passed = false;
       char buf[200];
