@@ -1,6 +1,6 @@
-// The bug zoo (docs/bug_classes.md): named switches that re-create, in the dispatch framework, the
-// silent bug classes that live there. Off by default; a layer carries its own set, chosen at run
-// time (tests, later `mxgate zoo`). Each fault changes behaviour on its minimal case
+// The bug zoo (docs/bug_classes.md §2): named switches that re-create, in the dispatch framework,
+// the silent bug classes that live there. Off by default; a layer carries its own set, chosen at
+// run time (tests, `mxgate zoo`, `MXGATE_FAULTS`). Each fault changes behaviour on its minimal case
 // (tests/test_dispatch_faults.cpp). Z1-Z7 live in the dispatch logic; Z8-Z16 live in the
 // quantizers and GEMM kernels under test (gpu/kernels, switched by the kernel_fault bits of
 // gpu/kernels/params.h: kernel_fault_bits maps a set to them), never in reference/.

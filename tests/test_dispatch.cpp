@@ -6,8 +6,9 @@
 // when it is read directly), I3 (activation-scale order negotiation), I4 (apply equals the
 // reference: exact_gemm on exact-mode integer data for MXFP8 / bf16, ordered_gemm of the kernel's
 // declared order for block FP8) and I5 (no per-step re-materialization after load processing,
-// counted). Does not cover: GPU backends (same code, label gpu elsewhere), the bug zoo (not built
-// yet), bound-mode data, fused producers other than the reference 1x128 quantizer.
+// counted). Does not cover: GPU backends (same code, label gpu elsewhere), the bug zoo
+// (test_dispatch_faults.cpp, property_zoo.cpp), bound-mode data, fused producers other than the
+// reference 1x128 quantizer.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
