@@ -163,11 +163,11 @@ std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
   ctx.tag("kernel:" + std::string(gpu::kernel_name(kernel)));
   tag_shape(ctx, rows, 0, cols);
   tag_quantized(ctx, in.x, want);
-  if (auto f =
-          compare_bytes("e8m0 scale bytes", rows, want.scale_cols(), want.scales, got.scales)) {
+  if (auto f = compare_codes("e8m0 scale bytes", Format::kE8M0, rows, want.scale_cols(),
+                             want.scales, got.scales)) {
     return f;
   }
-  return compare_bytes("E4M3FN codes", rows, cols, want.data, got.data);
+  return compare_codes("E4M3FN codes", Format::kE4M3FN, rows, cols, want.data, got.data);
 }
 
 // ---- dequantize.bit_exact -------------------------------------------------------------------
@@ -301,12 +301,12 @@ std::optional<Failure> check_shift(const Context& ctx, const Case& c) {
   ctx.tag("meta:block_scale_shift");
   MxQuantized want = q0;
   want.scales[r * kb + b] = static_cast<uint8_t>(s0 + j);
-  if (auto f = compare_bytes("shifted block's e8m0 bytes (2^" + std::to_string(j) + ")", rows, kb,
-                             want.scales, q1.scales)) {
+  if (auto f = compare_codes("shifted block's e8m0 bytes (2^" + std::to_string(j) + ")",
+                             Format::kE8M0, rows, kb, want.scales, q1.scales)) {
     return f;
   }
-  return compare_bytes("codes after a 2^" + std::to_string(j) + " block shift", rows, cols,
-                       want.data, q1.data);
+  return compare_codes("codes after a 2^" + std::to_string(j) + " block shift", Format::kE4M3FN,
+                       rows, cols, want.data, q1.data);
 }
 
 }  // namespace

@@ -97,6 +97,15 @@ uint64_t ulp_distance(float a, float b) {
   return ulp_distance_fp32(std::bit_cast<uint32_t>(a), std::bit_cast<uint32_t>(b));
 }
 
+uint64_t ulp_distance_code(Format f, uint32_t a, uint32_t b) {
+  const bool an = is_nan_code(f, a), bn = is_nan_code(f, b);
+  if (an || bn) return an && bn ? 0 : kNanUlpDistance;
+  if (info(f).specials == SpecialStyle::kE8m0) return a > b ? a - b : b - a;
+  const uint32_t sign_bit = 1u << (info(f).bits - 1);
+  const int64_t d = ordered(a, sign_bit) - ordered(b, sign_bit);
+  return static_cast<uint64_t>(d < 0 ? -d : d);
+}
+
 bool same_fp32(uint32_t a_bits, uint32_t b_bits) {
   return a_bits == b_bits || (is_nan_fp32(a_bits) && is_nan_fp32(b_bits));
 }

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "reference/format.h"
+
 namespace mxgate {
 
 // Output number format of a GEMM (fp32 accumulator output, or bf16 after one final rounding).
@@ -32,6 +34,11 @@ inline constexpr uint64_t kNanUlpDistance = std::numeric_limits<uint64_t>::max()
 uint64_t ulp_distance_fp32(uint32_t a_bits, uint32_t b_bits);
 uint64_t ulp_distance_bf16(uint16_t a_bits, uint16_t b_bits);
 uint64_t ulp_distance(float a, float b);
+// The same rule for two stored codes of format `f` (an FP8 format or E8M0; codes must fit the
+// format): the distance in that format's codes. Sign-magnitude formats use the ordered-integer
+// image of their `bits`-bit pattern; E8M0, an unsigned exponent, the byte difference. NaN codes
+// follow the policy above (two NaNs: 0; NaN vs a number: kNanUlpDistance).
+uint64_t ulp_distance_code(Format f, uint32_t a, uint32_t b);
 
 // True when the two patterns are equal under the NaN policy above.
 bool same_fp32(uint32_t a_bits, uint32_t b_bits);
