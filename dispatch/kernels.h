@@ -84,9 +84,8 @@ class LinearKernel {
   virtual bool supported(Platform p) const = 0;
   // nullopt when the kernel can run this layer; otherwise the reason it cannot.
   virtual std::optional<std::string> can_implement(const LinearConfig& c) const = 0;
-  // Capability flags (vLLM #56433).
+  // Capability flag (vLLM #56433); the activation-scale order is act_scale_order below.
   virtual bool preshuffles_weight() const { return false; }
-  virtual bool wants_transposed_act_scale() const { return false; }
 
   // What process_weights_after_loading will do for a freshly loaded layer of config `c`, and
   // the path apply then takes (the plan `mxgate plan` prints).
@@ -150,7 +149,6 @@ class PreshuffledBlockScaledFp8 final : public LinearKernel {
   bool supported(Platform p) const override;
   std::optional<std::string> can_implement(const LinearConfig& c) const override;
   bool preshuffles_weight() const override { return true; }
-  bool wants_transposed_act_scale() const override { return true; }
   std::vector<LoadAction> planned_load(const LinearConfig& c) const override;
   ApplyPath planned_apply(const LinearConfig& c) const override;
   // Column-major once the weight is preshuffled; row-major for a weight kept plain.

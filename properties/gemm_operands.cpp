@@ -61,13 +61,6 @@ bool is_mx(Kernel k) { return gpu::contract(k).scale == gpu::ScaleDtype::kE8m0; 
 bool is_block(Kernel k) { return gpu::contract(k).scale == gpu::ScaleDtype::kFp32; }
 bool is_gemm(Kernel k) { return gpu::contract(k).accum.has_value(); }
 
-std::span<const Kernel> gemm_kernels() {
-  static const std::array<Kernel, 5> kGemms = {
-      Kernel::kGemmMxDotScaled, Kernel::kGemmMxDequant, Kernel::kGemmBlockscale,
-      Kernel::kGemmBlockscaleBpreshuffle, Kernel::kGemmBf16};
-  return kGemms;
-}
-
 uint8_t e4m3_code(float v) {
   static const auto table = [] {
     std::array<uint8_t, 33> t{};

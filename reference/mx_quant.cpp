@@ -24,9 +24,7 @@ uint8_t biased(int s, int lo, int hi) { return static_cast<uint8_t>(std::clamp(s
 
 }  // namespace
 
-int element_emax(Format element) {
-  return floor_log2_bits(bits_of(max_finite(element)));
-}
+int element_emax(Format element) { return floor_log2_bits(bits_of(max_finite(element))); }
 
 uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy) {
   const uint32_t a = bits_of(amax) & 0x7FFFFFFFu;
@@ -125,8 +123,8 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
       // GPU multiply produces, then the element's NaN policy.
       const float rcp = std::ldexp(1.0f, 127 - static_cast<int>(byte));
       for (std::size_t k = k0; k < k1; ++k) {
-        const float scaled = byte == 0xFF ? std::numeric_limits<float>::quiet_NaN()
-                                          : x[r * cols + k] * rcp;
+        const float scaled =
+            byte == 0xFF ? std::numeric_limits<float>::quiet_NaN() : x[r * cols + k] * rcp;
         q.data[r * cols + k] = static_cast<uint8_t>(encode(element, scaled, policy.element));
       }
     }
@@ -152,15 +150,6 @@ std::string_view name(MxScaleRule r) {
       return "rceil_log2f";
   }
   return "?";
-}
-
-std::optional<MxScaleRule> parse_mx_scale_rule(std::string_view s) {
-  for (MxScaleRule r : {MxScaleRule::kFloor, MxScaleRule::kRceil, MxScaleRule::kCeil,
-                        MxScaleRule::kEven, MxScaleRule::kAiterTriton, MxScaleRule::kNoOffset,
-                        MxScaleRule::kRceilLog2f}) {
-    if (name(r) == s) return r;
-  }
-  return std::nullopt;
 }
 
 }  // namespace mxgate

@@ -48,7 +48,6 @@ struct MxPolicy {
 };
 
 std::string_view name(MxScaleRule r);
-std::optional<MxScaleRule> parse_mx_scale_rule(std::string_view s);
 
 // The scale byte the rule picks for a block with this amax (|x| max, after the NaN policy).
 uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy);
