@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/blocks.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
@@ -132,8 +133,8 @@ Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t
   if (kernel == Kernel::kGemmBf16) {
     const GemmProblem p = make_exact_mode_operands(m, n, k, kMxfp8Blocks, false, seed).problem;
     std::vector<uint16_t> a, b;
-    for (float v : p.a) a.push_back(static_cast<uint16_t>(bits_of(v) >> 16));
-    for (float v : p.b) b.push_back(static_cast<uint16_t>(bits_of(v) >> 16));
+    for (float v : p.a) a.push_back(bf16_of(v));  // exact: the values are bf16 values
+    for (float v : p.b) b.push_back(bf16_of(v));
     return bf16_operands(a, b, m, n, k);
   }
   const BlockSizes blocks = is_mx(kernel) ? kMxfp8Blocks : kDeepSeekBlocks;
@@ -211,7 +212,7 @@ GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFo
             format == OutputFormat::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32};
   if (is_mx(kernel)) {
     if (layout.swizzled_mx_scales) {
-      const std::size_t kb = (o.k + 31) / 32;
+      const std::size_t kb = ceil_div(o.k, kMxBlock);
       sa = pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, o.m, kb, sp(o.a_e8m0), layout.mx_pad);
       sb = pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, o.n, kb, sp(o.b_e8m0), layout.mx_pad);
       args.p.mx_scales_swizzled = true;
@@ -220,7 +221,7 @@ GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFo
       sb = o.b_e8m0;
     }
   } else if (is_block(kernel)) {
-    const std::size_t kb = (o.k + 127) / 128;
+    const std::size_t kb = ceil_div(o.k, kBlockK);
     std::vector<float> as = o.a_f32;
     if (order == ActScaleOrder::kColMajor) {
       if (layout.tma_aligned_as) {

@@ -7,13 +7,12 @@
 #include <span>
 #include <vector>
 
+#include "common/blocks.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
 #include "reference/mx_quant.h"
 
 namespace mxgate {
-
-inline constexpr std::size_t kBlockK = 128;
 
 enum class Ue8m0 : uint8_t {
   kNone,           // fp32 scale amax / max
@@ -51,8 +50,8 @@ struct BlockQuantized {
   Format element = Format::kE4M3FN;
   std::vector<uint8_t> data;  // rows x cols codes
   std::vector<float> scales;  // ceil(rows/block_rows) x ceil(cols/block_cols), row-major
-  std::size_t scale_rows() const { return (rows + block_rows - 1) / block_rows; }
-  std::size_t scale_cols() const { return (cols + block_cols - 1) / block_cols; }
+  std::size_t scale_rows() const { return ceil_div(rows, block_rows); }
+  std::size_t scale_cols() const { return ceil_div(cols, block_cols); }
 };
 
 BlockQuantized quantize_block(std::span<const float> x, std::size_t rows, std::size_t cols,

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/blocks.h"
+
 namespace mxgate {
 namespace {
 
@@ -281,7 +283,7 @@ SweepResult check_runs(const std::vector<Run>& runs, uint64_t end, unsigned thre
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   const uint64_t begin = runs.empty() ? end : runs.front().begin;
   const uint64_t total = end - begin;
-  const uint64_t chunk = (total + threads - 1) / threads;
+  const uint64_t chunk = ceil_div(total, threads);
   std::vector<SweepResult> parts(threads);
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t) {

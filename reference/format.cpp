@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "reference/fp_encode.h"
+
 namespace mxgate {
 namespace {
 
@@ -33,6 +35,10 @@ float float_of(uint32_t bits) {
   std::memcpy(&x, &bits, sizeof x);
   return x;
 }
+
+uint16_t bf16_of(float x) { return static_cast<uint16_t>(encode(Format::kBF16, x, kIeeeDefault)); }
+
+float float_of_bf16(uint16_t bits) { return float_of(static_cast<uint32_t>(bits) << 16); }
 
 float nan_ignoring_max(float a, float b) {
   if (std::isnan(a)) return b;

@@ -57,4 +57,10 @@ float clamp_nan_to_low(float x, float m);
 uint32_t bits_of(float x);
 float float_of(uint32_t bits);
 
+// BF16 bits <-> fp32, the one conversion of the reference and what builds on it: bf16_of rounds
+// once (RNE, overflow to Inf, NaN to the canonical 0x7FC0: kIeeeDefault of fp_encode.h);
+// float_of_bf16 is exact (the bits are the top half of an fp32).
+uint16_t bf16_of(float x);
+float float_of_bf16(uint16_t bits);
+
 }  // namespace mxgate

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/blocks.h"
 #include "reference/verdict.h"
 
 namespace mxgate {
@@ -30,9 +31,9 @@ struct BlockSizes {
   std::size_t b_k = 32;
 };
 // MXFP8 x MXFP8 (OCP MX, tl.dot_scaled): 1x32 blocks on both operands, e8m0 scales.
-inline constexpr BlockSizes kMxfp8Blocks{1, 32, 1, 32};
+inline constexpr BlockSizes kMxfp8Blocks{1, kMxBlock, 1, kMxBlock};
 // DeepSeek-style block FP8: activations 1x128, weights 128x128 (fp32 or e8m0 scales).
-inline constexpr BlockSizes kDeepSeekBlocks{1, 128, 128, 128};
+inline constexpr BlockSizes kDeepSeekBlocks{1, kBlockK, kBlockK, kBlockK};
 
 struct GemmProblem {
   std::size_t m = 0;  // M
@@ -44,10 +45,10 @@ struct GemmProblem {
   std::vector<float> b;        // N x K, row-major
   std::vector<float> b_scale;  // ceil(N/b_n) x ceil(K/b_k), row-major; empty = every scale 1.0
 
-  std::size_t a_scale_rows() const { return (m + blocks.a_m - 1) / blocks.a_m; }
-  std::size_t a_scale_cols() const { return (k + blocks.a_k - 1) / blocks.a_k; }
-  std::size_t b_scale_rows() const { return (n + blocks.b_n - 1) / blocks.b_n; }
-  std::size_t b_scale_cols() const { return (k + blocks.b_k - 1) / blocks.b_k; }
+  std::size_t a_scale_rows() const { return ceil_div(m, blocks.a_m); }
+  std::size_t a_scale_cols() const { return ceil_div(k, blocks.a_k); }
+  std::size_t b_scale_rows() const { return ceil_div(n, blocks.b_n); }
+  std::size_t b_scale_cols() const { return ceil_div(k, blocks.b_k); }
   // Element and scale access by logical coordinates (no bounds checks).
   float& a_at(std::size_t row, std::size_t kk) { return a[row * k + kk]; }
   float& b_at(std::size_t col, std::size_t kk) { return b[col * k + kk]; }
@@ -82,17 +83,18 @@ struct ExactStats {
   std::size_t general_products = 0;  // products added one by one (general path)
 };
 
-// The double dot-product kernel of the fast path. Every kernel is exact under the same condition
-// (FMA or not, any order); they differ only in speed. kAuto picks the widest the CPU supports.
-enum class ExactKernel { kAuto, kPortable, kAvx2, kAvx512 };
+// The dot engine: the SIMD double dot product of the fast path (docs/architecture.md §4.1). Every
+// engine is exact under the same condition (FMA or not, any order); they differ only in speed.
+// kAuto picks the widest the CPU supports.
+enum class DotEngine { kAuto, kPortable, kAvx2, kAvx512 };
 
-// Whether `kernel` can run here (kAuto and kPortable always can).
-bool exact_kernel_available(ExactKernel kernel);
+// Whether `engine` can run here (kAuto and kPortable always can).
+bool dot_engine_available(DotEngine engine);
 
 struct ExactOptions {
   bool force_general_path = false;  // every product through ExactSum (the slow, obvious path)
   ExactStats* stats = nullptr;      // filled when non-null
-  ExactKernel kernel = ExactKernel::kAuto;  // std::invalid_argument when not available
+  DotEngine dot_engine = DotEngine::kAuto;  // std::invalid_argument when not available
 };
 
 // The exact result rounded once (RNE) to `format`. Zero results are +0.0 (every kernel starts its

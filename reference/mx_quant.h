@@ -14,13 +14,12 @@
 #include <string_view>
 #include <vector>
 
+#include "common/blocks.h"
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
 
 namespace mxgate {
-
-inline constexpr std::size_t kMxBlock = 32;
 
 enum class MxScaleRule : uint8_t {
   kFloor,        // floor(log2 amax) - emax_elem (OCP MX §6.3, torchao FLOOR, microxcaling)
@@ -60,7 +59,7 @@ struct MxQuantized {
   Format element = Format::kE4M3FN;
   std::vector<uint8_t> data;    // rows x cols codes
   std::vector<uint8_t> scales;  // rows x ceil(cols/32) e8m0 bytes
-  std::size_t scale_cols() const { return (cols + kMxBlock - 1) / kMxBlock; }
+  std::size_t scale_cols() const { return ceil_div(cols, kMxBlock); }
 };
 
 MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols,

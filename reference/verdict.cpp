@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/blocks.h"
+
 namespace mxgate {
 
 namespace {
@@ -30,7 +32,7 @@ int64_t ordered(uint32_t bits, uint32_t sign_bit) {
 }
 
 double fp32_value(uint32_t bits) { return std::bit_cast<float>(bits); }
-double bf16_value(uint32_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits << 16)); }
+double bf16_value(uint32_t bits) { return float_of_bf16(static_cast<uint16_t>(bits)); }
 
 // expected(i) / actual(i) give element i's bit pattern.
 template <class Expected, class Actual, class Same, class Distance>
@@ -231,8 +233,8 @@ MismatchMap mismatch_map(std::size_t rows, std::size_t cols, std::span<const uin
   map.cols = cols;
   map.tile_m = tile_m;
   map.tile_n = tile_n;
-  map.tile_rows = (rows + tile_m - 1) / tile_m;
-  map.tile_cols = (cols + tile_n - 1) / tile_n;
+  map.tile_rows = ceil_div(rows, tile_m);
+  map.tile_cols = ceil_div(cols, tile_n);
   map.per_row.assign(rows, 0);
   map.per_col.assign(cols, 0);
   map.per_tile.assign(map.tile_rows * map.tile_cols, 0);

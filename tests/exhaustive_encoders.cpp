@@ -29,27 +29,19 @@
 #include "reference/format.h"
 #include "reference/fp_encode.h"
 #include "reference/measured_bytes.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
+
+using test_support::hex;
+using test_support::hexfloat;
 
 constexpr uint64_t kAll = 0x100000000ull;
 
 bool all_requested() {
   const char* v = std::getenv("MXGATE_EXHAUSTIVE");
   return v && std::string(v) == "all";
-}
-
-std::string hexfloat(float v) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%a", static_cast<double>(v));
-  return b;
-}
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%02x", v);
-  return b;
 }
 
 template <class F>

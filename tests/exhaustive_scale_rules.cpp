@@ -26,6 +26,7 @@
 
 #include "reference/format.h"
 #include "reference/mx_quant.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
@@ -81,10 +82,8 @@ Tally sweep(uint32_t lo, uint32_t hi, Fn fn) {
 
 std::string hexes(const std::vector<uint32_t>& v) {
   std::string s;
-  char buf[16];
   for (uint32_t b : v) {
-    std::snprintf(buf, sizeof buf, " 0x%08X", b);
-    s += buf;
+    s += " " + test_support::hex(b, 8);
   }
   return s;
 }

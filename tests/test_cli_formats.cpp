@@ -26,6 +26,7 @@
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/measured_bytes.h"
+#include "tests/hex.h"
 #include "tests/shell.h"
 
 namespace mxgate {
@@ -83,16 +84,10 @@ class Cli : public ::testing::Test {
 std::string arg_of(float x) {
   if (std::isnan(x)) return std::signbit(x) ? "-nan" : "nan";
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char b[48];
-  std::snprintf(b, sizeof b, "%a", static_cast<double>(x));
-  return b;
+  return test_support::hexfloat(x);
 }
 
-std::string code_line(uint32_t code, int digits) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%0*x\n", digits, code);
-  return b;
-}
+std::string code_line(uint32_t code, int digits) { return test_support::hex(code, digits) + "\n"; }
 
 std::string sanitize(std::string_view s) {
   std::string out;

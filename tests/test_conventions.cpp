@@ -24,25 +24,17 @@
 #include "reference/format.h"
 #include "reference/measured_bytes.h"
 #include "reference/quant_conventions.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
 
+using test_support::hex;
+using test_support::hexfloat;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kFltMax = 0x1.fffffep127f;
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%02x", v);
-  return b;
-}
-
-std::string hexfloat(float v) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%a", static_cast<double>(v));
-  return b;
-}
 
 // Same fp32 pattern, or both NaN.
 bool same_input(float a, float b) {

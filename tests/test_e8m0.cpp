@@ -23,15 +23,12 @@
 #include "reference/encode_oracle.h"
 #include "reference/format.h"
 #include "reference/measured_bytes.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
 
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%02x", v);
-  return b;
-}
+using test_support::hex;
 
 // Edge inputs, by fp32 bit pattern (the label says what the pattern is).
 struct Input {

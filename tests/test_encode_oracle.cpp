@@ -22,18 +22,15 @@
 #include "reference/encode_oracle.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
 
+using test_support::hex;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%x", v);
-  return b;
-}
 
 constexpr EncodePolicy kRneSat{Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kCanonical};
 constexpr EncodePolicy kRneInf{Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kKeepSign};

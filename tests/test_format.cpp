@@ -234,6 +234,24 @@ TEST(SixteenBitDecode, Bf16AllCodesAreFp32TopHalf) {
   }
 }
 
+// Guards against the reference's one bf16 conversion (bf16_of / float_of_bf16) disagreeing with
+// the format: every bf16 code round-trips through fp32 (NaN codes to the canonical 0x7FC0), and
+// rounding is RNE on the fp32 bits: 1 + 2^-8 is a tie (to the even 0x3F80), 1 + 3 * 2^-8 a tie
+// next to an odd code (up to 0x3F82), 0x7F7FFFFF (beyond bf16's max plus half an ulp) is Inf.
+TEST(SixteenBitDecode, Bf16ConversionRoundTripsAndRoundsToNearestEven) {
+  for (uint32_t c = 0; c < 65536; ++c) {
+    const float f = float_of_bf16(static_cast<uint16_t>(c));
+    EXPECT_EQ(bits_of(f), c << 16) << std::hex << c;
+    const bool nan = (c & 0x7F80) == 0x7F80 && (c & 0x7F) != 0;
+    EXPECT_EQ(bf16_of(f), nan ? 0x7FC0u : c) << std::hex << c;
+  }
+  EXPECT_EQ(bf16_of(float_of(0x3F808000u)), 0x3F80u);  // 1 + 2^-8: tie, even mantissa
+  EXPECT_EQ(bf16_of(float_of(0x3F818000u)), 0x3F82u);  // 1 + 3 * 2^-8: tie, odd -> up
+  EXPECT_EQ(bf16_of(float_of(0x3F808001u)), 0x3F81u);  // just above the tie -> up
+  EXPECT_EQ(bf16_of(float_of(0x7F7FFFFFu)), 0x7F80u);  // fp32 max -> Inf
+  EXPECT_EQ(bf16_of(-0.0f), 0x8000u);
+}
+
 // Guards against a wrong FP16 bias (15) or subnormal scale (2^-24): IEEE binary16 by formula,
 // value = (-1)^s * (e ? 1024 + m : m) * 2^((e ? e : 1) - 25).
 TEST(SixteenBitDecode, Fp16AllCodesMatchIeeeFormula) {

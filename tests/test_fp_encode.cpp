@@ -21,9 +21,13 @@
 
 #include "reference/format.h"
 #include "reference/fp_encode.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
+
+using test_support::hex;
+using test_support::hexfloat;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kFltMax = 0x1.fffffep127f;
@@ -106,18 +110,6 @@ std::vector<EncodePolicy> all_policies() {
 std::string describe(const EncodePolicy& p) {
   return std::string(name(p.rounding)) + "/" + std::string(name(p.overflow)) + "/" +
          std::string(name(p.nan));
-}
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%x", v);
-  return b;
-}
-
-std::string hexfloat(float v) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%a", static_cast<double>(v));
-  return b;
 }
 
 template <class T>

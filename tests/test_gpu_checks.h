@@ -182,7 +182,7 @@ inline void check_quantize(Backend& be, Kernel kernel, const MxPolicy& policy,
     std::vector<uint16_t> h(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
       h[i] = static_cast<uint16_t>(encode(Format::kBF16, x[i], kIeeeDefault));
-      x[i] = float_of(static_cast<uint32_t>(h[i]) << 16);
+      x[i] = float_of_bf16(h[i]);
     }
     args.in = be.make_buffer(sp(h), "x");
   } else {

@@ -7,11 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#if defined(__CUDACC__) || defined(__HIP__)
-#define MXGATE_HD __host__ __device__
-#else
-#define MXGATE_HD
-#endif
+#include "common/host_device.h"
 
 // The declared accumulation orders round every product and sum separately; clang (hipcc) would
 // otherwise contract a*b+c into an FMA in device code.

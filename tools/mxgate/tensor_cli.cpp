@@ -33,8 +33,6 @@ namespace {
 
 constexpr const char* kFp8FormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz";
 
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-
 void no_positionals(const Args& a) {
   if (!a.positionals().empty()) {
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
