@@ -18,7 +18,8 @@ namespace mxgate::dispatch {
 enum class Fault : uint8_t {
   kZ1NoPerStepFallback,       // apply drops the third branch: an fp8 weight goes to dot_scaled
   kZ2IgnoreActScaleOrder,     // a pre-quantized activation's scales are used whatever their order
-  kZ3NoPreshuffleGuard,       // model and kernel both shuffle, no weight_already_preshuffled check
+  kZ3NoPreshuffleGuard,       // model and linear kernel both shuffle, no weight_already_preshuffled
+                              // check
   kZ4RelayoutDirectlyRead,    // is_bmm / skip_weight_relayout ignored: the weight is preshuffled
   kZ5ShiftE8m0Upcast,         // e8m0 weight scales upcast by byte << 23 (0x00 -> 0, 0xFF -> Inf)
   kZ6PerStepRematerialize,    // unaligned-K MXFP8 weight dequantized on every apply, not at load

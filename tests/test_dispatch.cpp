@@ -1,5 +1,5 @@
 // Covers dispatch/ on the host backend: config names, the per-platform registry walk (disabled
-// set, supported, can_implement), the plan (`mxgate plan`, run as a process), every kernel's
+// set, supported, can_implement), the plan (`mxgate plan`, run as a process), every linear kernel's
 // load processing and apply path, the layer lifecycle with steps skipped and reordered, and the
 // invariants I1 (dot_scaled never reached with K % 128 != 0: a spy on its launch count, on the
 // production shapes of docs/architecture.md §1.1), I2 (a weight is preshuffled at most once, never
@@ -102,29 +102,35 @@ TEST(DispatchConfig, NamesRoundTrip) {
 // The priority order and the walk decide which contract a layer runs under (docs/architecture.md
 // §1.1, item 3).
 TEST(DispatchRegistry, PriorityListsAndWalk) {
-  EXPECT_EQ(choose_kernel(config(Platform::kGfx950, Scheme::kMxfp8, 16, 128)).kernel->name(),
+  EXPECT_EQ(choose_linear_kernel(config(Platform::kGfx950, Scheme::kMxfp8, 16, 128))
+                .linear_kernel->name(),
             "DotScaledMxfp8");
-  const Selection on942 = choose_kernel(config(Platform::kGfx942, Scheme::kMxfp8, 16, 128));
-  EXPECT_EQ(on942.kernel->name(), "EmulationMxfp8");
+  const Selection on942 = choose_linear_kernel(config(Platform::kGfx942, Scheme::kMxfp8, 16, 128));
+  EXPECT_EQ(on942.linear_kernel->name(), "EmulationMxfp8");
   ASSERT_EQ(on942.rejected.size(), 1u);
   EXPECT_EQ(on942.rejected[0], "DotScaledMxfp8: not supported on gfx942");
-  EXPECT_EQ(choose_kernel(config(Platform::kGfx950, Scheme::kFp8Block, 16, 128)).kernel->name(),
+  EXPECT_EQ(choose_linear_kernel(config(Platform::kGfx950, Scheme::kFp8Block, 16, 128))
+                .linear_kernel->name(),
             "PreshuffledBlockScaledFp8");
-  EXPECT_EQ(choose_kernel(config(Platform::kGfx942, Scheme::kFp8Block, 16, 128)).kernel->name(),
+  EXPECT_EQ(choose_linear_kernel(config(Platform::kGfx942, Scheme::kFp8Block, 16, 128))
+                .linear_kernel->name(),
             "PreshuffledBlockScaledFp8");
-  EXPECT_EQ(choose_kernel(config(Platform::kSm90, Scheme::kFp8Block, 16, 128)).kernel->name(),
+  EXPECT_EQ(choose_linear_kernel(config(Platform::kSm90, Scheme::kFp8Block, 16, 128))
+                .linear_kernel->name(),
             "BlockScaledFp8");
-  EXPECT_EQ(choose_kernel(config(Platform::kSm90, Scheme::kBf16, 3, 5)).kernel->name(), "Bf16");
+  EXPECT_EQ(
+      choose_linear_kernel(config(Platform::kSm90, Scheme::kBf16, 3, 5)).linear_kernel->name(),
+      "Bf16");
   // Disabled by name, like VLLM_DISABLED_KERNELS.
-  const Selection off = choose_kernel(config(Platform::kGfx950, Scheme::kFp8Block, 16, 128),
-                                      {"PreshuffledBlockScaledFp8"});
-  EXPECT_EQ(off.kernel->name(), "BlockScaledFp8");
+  const Selection off = choose_linear_kernel(config(Platform::kGfx950, Scheme::kFp8Block, 16, 128),
+                                             {"PreshuffledBlockScaledFp8"});
+  EXPECT_EQ(off.linear_kernel->name(), "BlockScaledFp8");
   EXPECT_EQ(off.rejected[0], "PreshuffledBlockScaledFp8: disabled");
   // can_implement: shuffle_weight needs N % 16 == 0, unless the weight keeps its layout.
   LinearConfig odd = config(Platform::kGfx950, Scheme::kFp8Block, 2112 + 8, 128);
-  EXPECT_EQ(choose_kernel(odd).kernel->name(), "BlockScaledFp8");
+  EXPECT_EQ(choose_linear_kernel(odd).linear_kernel->name(), "BlockScaledFp8");
   odd.is_bmm = true;
-  EXPECT_EQ(choose_kernel(odd).kernel->name(), "PreshuffledBlockScaledFp8");
+  EXPECT_EQ(choose_linear_kernel(odd).linear_kernel->name(), "PreshuffledBlockScaledFp8");
   // Nothing fits: an error naming every rejection, never a silent default.
   try {
     plan(config(Platform::kGfx950, Scheme::kMxfp8, 16, 48));
@@ -142,29 +148,30 @@ TEST(DispatchPlan, ProductionShapesAndFlags) {
   const auto p = [](LinearConfig c) { return plan_json(plan(c)); };
   EXPECT_EQ(
       p(config(Platform::kGfx950, Scheme::kMxfp8, 5120, 576)),
-      R"({"kernel": "DotScaledMxfp8", "load": ["dequantize_weight_to_bf16"], "apply": "bf16_gemm"})");
+      R"({"linear_kernel": "DotScaledMxfp8", "load": ["dequantize_weight_to_bf16"], "apply": "bf16_gemm"})");
   EXPECT_EQ(
       p(config(Platform::kGfx950, Scheme::kMxfp8, 5120, 288)),
-      R"({"kernel": "DotScaledMxfp8", "load": ["dequantize_weight_to_bf16"], "apply": "bf16_gemm"})");
+      R"({"linear_kernel": "DotScaledMxfp8", "load": ["dequantize_weight_to_bf16"], "apply": "bf16_gemm"})");
   for (std::size_t k : {2304, 1152, 2048}) {
     EXPECT_EQ(p(config(Platform::kGfx950, Scheme::kMxfp8, 5120, k)),
-              R"({"kernel": "DotScaledMxfp8", "load": [], "apply": "mxfp8_dot_scaled"})");
+              R"({"linear_kernel": "DotScaledMxfp8", "load": [], "apply": "mxfp8_dot_scaled"})");
   }
   EXPECT_EQ(
       p(config(Platform::kGfx942, Scheme::kFp8Block, 7168, 512)),
-      R"({"kernel": "PreshuffledBlockScaledFp8", "load": ["upcast_weight_scale_e8m0_to_fp32", "preshuffle_weight"], "apply": "fp8_blockscale_bpreshuffle"})");
+      R"({"linear_kernel": "PreshuffledBlockScaledFp8", "load": ["upcast_weight_scale_e8m0_to_fp32", "preshuffle_weight"], "apply": "fp8_blockscale_bpreshuffle"})");
   LinearConfig bmm =
       config(Platform::kGfx942, Scheme::kFp8Block, 7168, 512, WeightScaleDtype::kFp32);
   bmm.is_bmm = true;
-  EXPECT_EQ(p(bmm),
-            R"({"kernel": "PreshuffledBlockScaledFp8", "load": [], "apply": "fp8_blockscale"})");
+  EXPECT_EQ(
+      p(bmm),
+      R"({"linear_kernel": "PreshuffledBlockScaledFp8", "load": [], "apply": "fp8_blockscale"})");
   LinearConfig kvb = config(Platform::kGfx950, Scheme::kFp8Block, 4096, 512);
   kvb.skip_weight_relayout = true;
   EXPECT_EQ(
       p(kvb),
-      R"({"kernel": "PreshuffledBlockScaledFp8", "load": ["upcast_weight_scale_e8m0_to_fp32"], "apply": "fp8_blockscale"})");
+      R"({"linear_kernel": "PreshuffledBlockScaledFp8", "load": ["upcast_weight_scale_e8m0_to_fp32"], "apply": "fp8_blockscale"})");
   EXPECT_EQ(p(config(Platform::kSm90, Scheme::kFp8Block, 256, 512, WeightScaleDtype::kFp32)),
-            R"({"kernel": "BlockScaledFp8", "load": [], "apply": "fp8_blockscale"})");
+            R"({"linear_kernel": "BlockScaledFp8", "load": [], "apply": "fp8_blockscale"})");
 }
 
 // The plan must be what the layer actually does: a plan that lies hides the path that runs.
@@ -188,7 +195,7 @@ TEST(DispatchPlan, PlanMatchesWhatLoadAndApplyDo) {
     const Plan want = plan(c);
     Problem p = problem(c, 2, 7);
     LinearLayer layer(be, c);
-    EXPECT_EQ(layer.kernel().name(), want.kernel);
+    EXPECT_EQ(layer.linear_kernel().name(), want.linear_kernel);
     layer.load_float_weights(p.weight);
     layer.process_weights_after_loading();
     EXPECT_EQ(layer.state().load_actions, want.load);
@@ -246,8 +253,8 @@ TEST(DispatchDotScaled, AlignmentConstantIsSharedByLoadAndApply) {
 
 enum class Step { kModelPreshuffle, kProcess, kApply };
 
-// A kernel whose apply is right only after load processing (or only before) is wrong for the
-// other lifecycle; model-side and kernel-side preparation may come in either order.
+// A linear kernel whose apply is right only after load processing (or only before) is wrong for the
+// other lifecycle; model-side and linear-kernel-side preparation may come in either order.
 TEST(DispatchLifecycle, ApplyEqualsReferenceForEveryLifecycle) {
   gpu::HostBackend be;
   const DotScaledMxfp8 dot;
@@ -360,8 +367,8 @@ TEST(DispatchHotPath, SkippedLoadProcessingIsCounted) {
 
 // ---- I2: relayout at most once, never for directly-read weights --------------------------
 
-// Z3: the kernel preshuffles at load and the model shuffles again; Z4: a BMM / kv_b_proj weight
-// is relaid out though other code reads it directly.
+// Z3: the linear kernel preshuffles at load and the model shuffles again; Z4: a BMM / kv_b_proj
+// weight is relaid out though other code reads it directly.
 TEST(DispatchPreshuffle, AtMostOnceAndNeverForDirectlyReadWeights) {
   gpu::HostBackend be;
   for (int flags = 0; flags < 3; ++flags) {
@@ -504,13 +511,13 @@ TEST(DispatchPlanCli, JsonAndErrors) {
       run_plan("--platform gfx950 --scheme mxfp8 --n 5120 --k 576 --json");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out,
-            "{\"kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
+            "{\"linear_kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
             "\"apply\": \"bf16_gemm\"}\n");
   r = run_plan("--platform gfx950 --scheme mxfp8 --n 5120 --k 2304 --json");
   EXPECT_NE(r.out.find("\"apply\": \"mxfp8_dot_scaled\""), std::string::npos) << r.out;
   r = run_plan("--platform gfx942 --scheme fp8_block --n 7168 --k 512 --flags is_bmm --json");
   EXPECT_EQ(r.out,
-            "{\"kernel\": \"PreshuffledBlockScaledFp8\", \"load\": [], \"apply\": "
+            "{\"linear_kernel\": \"PreshuffledBlockScaledFp8\", \"load\": [], \"apply\": "
             "\"fp8_blockscale\"}\n");
   r = run_plan("--platform gfx950 --scheme fp8_block --n 16 --k 64 --weight-scale e8m0");
   EXPECT_EQ(r.exit_code, 0);
@@ -523,6 +530,8 @@ TEST(DispatchPlanCli, JsonAndErrors) {
       {"--platform gfx950 --scheme mxfp8 --n 16 --k 48", "K % 32 == 0"},
       {"--platform gfx950 --scheme mxfp8 --n 16 --k 64 --flags is_bmx", "is_bmx"},
       {"--platform gfx950 --scheme fp8_block --n 16 --k 64 --weight-scale fp16", "fp16"},
+      {"--platform gfx950 --scheme mxfp8 --n 16 --k 64 --disable NoSuch",
+       "unknown linear kernel 'NoSuch'"},
   };
   for (const auto& [args, needle] : bad) {
     r = run_plan(args);
@@ -544,14 +553,15 @@ TEST(DispatchPlanCli, ModelFormWalksTheCatalog) {
   mxgate::test_support::ShellResult r =
       run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 8 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("\"layer\": \"shared_expert_down_proj\", \"n\": 5120, \"k\": 288, "
-                       "\"kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
-                       "\"apply\": \"bf16_gemm\""),
+  EXPECT_NE(r.out.find(
+                "\"layer\": \"shared_expert_down_proj\", \"n\": 5120, \"k\": 288, "
+                "\"linear_kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
+                "\"apply\": \"bf16_gemm\""),
             std::string::npos)
       << r.out;
   r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 2 --json");
   EXPECT_NE(r.out.find("\"layer\": \"shared_expert_down_proj\", \"n\": 5120, \"k\": 1152, "
-                       "\"kernel\": \"DotScaledMxfp8\", \"load\": [], \"apply\": "
+                       "\"linear_kernel\": \"DotScaledMxfp8\", \"load\": [], \"apply\": "
                        "\"mxfp8_dot_scaled\""),
             std::string::npos)
       << r.out;
@@ -564,7 +574,7 @@ TEST(DispatchPlanCli, ModelFormNeverRelaysOutKvBProj) {
       run_plan("--platform gfx942 --model DeepSeek-V3/R1 --tp 8 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(
-      r.out.find("\"layer\": \"kv_b_proj\", \"n\": 4096, \"k\": 512, \"kernel\": "
+      r.out.find("\"layer\": \"kv_b_proj\", \"n\": 4096, \"k\": 512, \"linear_kernel\": "
                  "\"PreshuffledBlockScaledFp8\", \"load\": [], \"apply\": \"fp8_blockscale\""),
       std::string::npos)
       << r.out;

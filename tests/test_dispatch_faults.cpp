@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/blocks.h"
 #include "dispatch/layer.h"
 #include "gpu/host/host_backend.h"
 #include "properties/dispatch_reference.h"
@@ -245,7 +246,7 @@ MxQuantized device_quantize(const std::vector<float>& x, std::size_t rows, std::
   gpu::QuantizeArgs q;
   q.in = be.make_buffer(std::span<const float>(x), "x");
   q.codes = be.allocate(rows * cols, "codes");
-  q.scales = be.allocate(rows * ((cols + 31) / 32), "scales");
+  q.scales = be.allocate(rows * ceil_div(cols, kMxBlock), "scales");
   q.p = {rows, cols, gpu::InputDtype::kFp32, conv};
   q.p.faults = kernel_fault_bits(f);
   be.run({Kernel::kQuantizeMx, q});

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/blocks.h"
 #include "dispatch/layer.h"
 #include "dispatch/registry.h"
 #include "gpu/backend.h"
@@ -108,7 +109,7 @@ TEST_F(DeviceDispatch, PlanMatchesWhatLoadAndApplyDo) {
         const Plan want = plan(c);
         Problem p = problem(c, 2, 7);
         LinearLayer layer(be(), c);
-        EXPECT_EQ(layer.kernel().name(), want.kernel);
+        EXPECT_EQ(layer.linear_kernel().name(), want.linear_kernel);
         const QuantizedWeight w = layer.load_float_weights(p.weight);
         layer.process_weights_after_loading();
         EXPECT_EQ(layer.state().load_actions, want.load);
@@ -234,7 +235,7 @@ std::vector<uint8_t> quantize_on(gpu::Backend& be, const std::vector<float>& x, 
   gpu::QuantizeArgs q;
   q.in = be.make_buffer(std::span<const float>(x), "x");
   q.codes = be.allocate(rows * cols, "codes");
-  q.scales = be.allocate(rows * ((cols + 31) / 32), "scales");
+  q.scales = be.allocate(rows * ceil_div(cols, kMxBlock), "scales");
   q.p = {rows, cols, gpu::InputDtype::kFp32, conv};
   q.p.faults = faults;
   be.run({Kernel::kQuantizeMx, q});

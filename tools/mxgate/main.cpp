@@ -123,19 +123,24 @@ constexpr Verb kVerbs[] = {
      "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
      mxgate::cli::cmd_check_gemm},
     {"plan",
-     "plan --platform P --scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
-     "[--weight-scale e8m0|fp32] [--disable KERNEL,...] [--json]",
+     "plan --platform P (--scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
+     "[--weight-scale e8m0|fp32] | --model NAME --tp T [--catalog FILE]) "
+     "[--disable LINEAR_KERNEL,...] [--json]",
      "The linear kernel the dispatch registry picks for one layer of weight N x K, the load-time\n"
      "actions of its process_weights_after_loading and the path apply then takes.\n"
      "  --platform gfx950 gfx942 sm90 host; --scheme mxfp8 fp8_block bf16\n"
      "  --weight-scale: default e8m0 for mxfp8 (the only one), fp32 for fp8_block\n"
      "  --flags is_bmm / skip_weight_relayout: the layer's weight is read directly (no relayout)\n"
-     "  --disable: kernels skipped by name, like VLLM_DISABLED_KERNELS\n"
-     "--json prints {\"kernel\": K, \"load\": [ACTION...], \"apply\": PATH}. Actions:\n"
+     "  --model NAME --tp T: every catalogued layer of the models whose name contains NAME at TP\n"
+     "      T (--catalog FILE, default corpus/shapes/production_shapes.tsv); BMM layers are\n"
+     "      is_bmm, MLA kv_b_proj is skip_weight_relayout, unmodelled formats are listed\n"
+     "  --disable: linear kernels skipped by name, like VLLM_DISABLED_KERNELS\n"
+     "--json prints {\"linear_kernel\": K, \"load\": [ACTION...], \"apply\": PATH} (with\n"
+     "--model: a list of them with model, layer, n, k). Actions:\n"
      "dequantize_weight_to_bf16 upcast_weight_scale_e8m0_to_fp32 preshuffle_weight; paths:\n"
      "mxfp8_dot_scaled mxfp8_dequant_per_step bf16_gemm fp8_blockscale "
      "fp8_blockscale_bpreshuffle.\n"
-     "Exit 2 when the input is bad or no kernel can run the layer (the message says why).",
+     "Exit 2 when the input is bad or no linear kernel can run the layer (the message says why).",
      mxgate::cli::cmd_plan},
     {"property",
      "property NAME...|all [--backend auto|host|hip|cuda] [--seed S] [--cases N] [--faults LIST] "

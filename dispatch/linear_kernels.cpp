@@ -1,4 +1,4 @@
-#include "dispatch/kernels.h"
+#include "dispatch/linear_kernels.h"
 
 #include <cstring>
 #include <span>
@@ -22,10 +22,9 @@ using gpu::kNoBuffer;
 using gpu::ScaleDtype;
 using gpu::WeightLayout;
 
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-
-void check_apply_input(const LayerState& layer, const Activation& x, std::string_view kernel) {
-  const std::string who(kernel);
+void check_apply_input(const LayerState& layer, const Activation& x,
+                       std::string_view linear_kernel) {
+  const std::string who(linear_kernel);
   if (!layer.weights_loaded) throw DispatchError(who + ": apply before the weights were loaded");
   if (x.m == 0) throw DispatchError(who + ": activation has M = 0");
   if (x.k != layer.config.k) {
@@ -147,15 +146,15 @@ ApplyResult bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
           ApplyPath::kBf16Gemm};
 }
 
-void check_mx_weight(const LayerState& layer, std::string_view kernel) {
+void check_mx_weight(const LayerState& layer, std::string_view linear_kernel) {
   if (layer.weight_elem_size == 1 && layer.weight_scale_dtype != ScaleDtype::kE8m0) {
-    throw DispatchError(std::string(kernel) + ": an fp8 MXFP8 weight needs e8m0 scales");
+    throw DispatchError(std::string(linear_kernel) + ": an fp8 MXFP8 weight needs e8m0 scales");
   }
 }
 
-std::optional<std::string> mx_can_implement(const LinearConfig& c, std::string_view kernel) {
+std::optional<std::string> mx_can_implement(const LinearConfig& c, std::string_view linear_kernel) {
   if (c.scheme != Scheme::kMxfp8) {
-    return std::string(kernel) + " implements mxfp8 only (scheme " +
+    return std::string(linear_kernel) + " implements mxfp8 only (scheme " +
            std::string(to_string(c.scheme)) + ")";
   }
   if (c.n == 0 || c.k == 0) return std::string("N and K must be > 0");
@@ -168,9 +167,10 @@ std::optional<std::string> mx_can_implement(const LinearConfig& c, std::string_v
   return std::nullopt;
 }
 
-std::optional<std::string> block_can_implement(const LinearConfig& c, std::string_view kernel) {
+std::optional<std::string> block_can_implement(const LinearConfig& c,
+                                               std::string_view linear_kernel) {
   if (c.scheme != Scheme::kFp8Block) {
-    return std::string(kernel) + " implements fp8_block only (scheme " +
+    return std::string(linear_kernel) + " implements fp8_block only (scheme " +
            std::string(to_string(c.scheme)) + ")";
   }
   if (c.n == 0 || c.k == 0) return std::string("N and K must be > 0");
@@ -181,15 +181,15 @@ std::optional<std::string> block_can_implement(const LinearConfig& c, std::strin
 // column-major As; plain -> blockscale with row-major As. Weight scales still e8m0 (load
 // processing skipped) are upcast for this step only: correct, but counted (I5).
 ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
-                        std::string_view kernel) {
-  check_apply_input(layer, x, kernel);
+                        std::string_view linear_kernel) {
+  check_apply_input(layer, x, linear_kernel);
   const bool shuffled = layer.weight_layout == WeightLayout::kAiterPreshuffled;
   const ActScaleOrder want = shuffled ? ActScaleOrder::kColMajor : ActScaleOrder::kRowMajor;
   gpu::ScopedBuffers t(be);  // buffers that live for one apply
   QuantizedActivation q;
   if (x.pre_quantized) {
     if (x.pre_quantized->order != want && !layer.faults.has(Fault::kZ2IgnoreActScaleOrder)) {
-      throw DispatchError(std::string(kernel) + ": pre-quantized activation scales are " +
+      throw DispatchError(std::string(linear_kernel) + ": pre-quantized activation scales are " +
                           std::string(gpu::to_string(x.pre_quantized->order)) +
                           ", this GEMM reads " + std::string(gpu::to_string(want)) +
                           " (negotiate the order or take the unfused path)");
@@ -200,7 +200,8 @@ ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
   }
   const std::size_t kb = ceil_div(x.k, kBlockK);
   if (q.codes.size() != x.m * x.k || q.scales.size() != x.m * kb) {
-    throw DispatchError(std::string(kernel) + ": pre-quantized activation has the wrong size");
+    throw DispatchError(std::string(linear_kernel) +
+                        ": pre-quantized activation has the wrong size");
   }
   gpu::GemmArgs g;
   g.a = t.make(q.codes, "x_codes");
@@ -422,7 +423,7 @@ void preshuffle_layer_weight(LayerState& layer, Backend& be) {
 QuantizedActivation quantize_activation_1x128(const Activation& x) {
   std::vector<float> values(x.bf16.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
-    values[i] = float_of(static_cast<uint32_t>(x.bf16[i]) << 16);
+    values[i] = float_of_bf16(x.bf16[i]);
   }
   static const BlockPolicy policy =
       require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, false);
