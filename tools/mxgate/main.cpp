@@ -91,7 +91,7 @@ constexpr Verb kVerbs[] = {
      "patterns as a uint16 (M, K) array (view it with .view(torch.bfloat16) or ml_dtypes).",
      mxgate::cli::cmd_dequantize},
     {"gemm",
-     "gemm --scheme {mx,block,bf16} --a A.npy --a-scales AS.npy --b B.npy --b-scales BS.npy "
+     "gemm --scheme {mx,block,bf16} --a A.npy [--a-scales AS.npy] --b B.npy [--b-scales BS.npy] "
      "--out C.npy [--dtype float32|bf16] [--format F] [--convention C]",
      "C = A * B^T computed exactly and rounded ONCE (RNE) to --dtype: float32 (default) writes a\n"
      "float32 (M, N) array, bf16 a uint16 (M, N) array of bf16 bits. Every correct kernel whose\n"
