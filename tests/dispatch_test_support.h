@@ -10,12 +10,12 @@
 #include <cstring>
 #include <vector>
 
+#include "properties/dispatch_reference.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
 #include "reference/gemm_oracle.h"
 #include "reference/quant_conventions.h"
-#include "properties/dispatch_reference.h"
 
 namespace mxgate::dispatch::test_support {
 
