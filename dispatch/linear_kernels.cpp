@@ -58,16 +58,22 @@ void replace_weight(LayerState& layer, Backend& be, BufferId id) {
   layer.weight = id;
 }
 
-// Dequantizes the fp8 MX weight to bf16 on the device; drops the fp8 weight and its scales.
-void dequantize_weight_to_bf16(LayerState& layer, Backend& be) {
-  const LinearConfig& c = layer.config;
+// One dequant_mx_to_bf16 launch of the layer's fp8 MX weight into `out` (N x K bf16).
+void launch_weight_dequant(const LayerState& layer, Backend& be, BufferId out) {
   gpu::DequantArgs d;
   d.codes = layer.weight;
   d.scales = layer.weight_scale;
-  d.out = be.allocate(c.n * c.k * 2, "weight_bf16");
-  d.p = {c.n, c.k, gpu::E8m0Upcast::kCorrect};
+  d.out = out;
+  d.p = {layer.config.n, layer.config.k, gpu::E8m0Upcast::kCorrect};
   be.run({Kernel::kDequantMxToBf16, d});
-  replace_weight(layer, be, d.out);
+}
+
+// Dequantizes the fp8 MX weight to bf16 on the device; drops the fp8 weight and its scales.
+void dequantize_weight_to_bf16(LayerState& layer, Backend& be) {
+  const LinearConfig& c = layer.config;
+  const BufferId out = be.allocate(c.n * c.k * 2, "weight_bf16");
+  launch_weight_dequant(layer, be, out);
+  replace_weight(layer, be, out);
   be.release(layer.weight_scale);
   layer.weight_scale = kNoBuffer;
   layer.weight_scale_dtype = ScaleDtype::kNone;
@@ -124,15 +130,11 @@ ApplyResult mx_gemm(LayerState& layer, const Activation& x, Backend& be, Kernel 
 ApplyResult rematerialize_bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
   const LinearConfig& c = layer.config;
   gpu::ScopedBuffers t(be);  // buffers that live for one apply
-  gpu::DequantArgs d;
-  d.codes = layer.weight;
-  d.scales = layer.weight_scale;
-  d.out = t.allocate(c.n * c.k * 2, "weight_bf16_step");
-  d.p = {c.n, c.k, gpu::E8m0Upcast::kCorrect};
-  be.run({Kernel::kDequantMxToBf16, d});
+  const BufferId weight_bf16 = t.allocate(c.n * c.k * 2, "weight_bf16_step");
+  launch_weight_dequant(layer, be, weight_bf16);
   gpu::GemmArgs g;
   g.a = t.make(x.bf16, "x_bf16");
-  g.b = d.out;
+  g.b = weight_bf16;
   return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, c.n, x.k, layer.faults),
           ApplyPath::kMxfp8DequantPerStep};
 }

@@ -18,13 +18,24 @@ namespace mxgate::properties {
 using gpu::ActScaleOrder;
 using gpu::Kernel;
 
-Operands mx_operands(const MxQuantized& a, const MxQuantized& b) {
+namespace {
+
+// The shape and codes the MX and block operands share.
+template <class Quantized>
+Operands coded_operands(const Quantized& a, const Quantized& b) {
   Operands o;
   o.m = a.rows;
   o.n = b.rows;
   o.k = a.cols;
   o.a = a.data;
   o.b = b.data;
+  return o;
+}
+
+}  // namespace
+
+Operands mx_operands(const MxQuantized& a, const MxQuantized& b) {
+  Operands o = coded_operands(a, b);
   o.a_e8m0 = a.scales;
   o.b_e8m0 = b.scales;
   o.problem = mx_gemm_problem(a, b, E8m0Decode::kOcp);
@@ -32,12 +43,7 @@ Operands mx_operands(const MxQuantized& a, const MxQuantized& b) {
 }
 
 Operands block_operands(const BlockQuantized& a, const BlockQuantized& b) {
-  Operands o;
-  o.m = a.rows;
-  o.n = b.rows;
-  o.k = a.cols;
-  o.a = a.data;
-  o.b = b.data;
+  Operands o = coded_operands(a, b);
   o.a_f32 = a.scales;
   o.b_f32 = b.scales;
   o.problem = block_gemm_problem(a, b);

@@ -94,11 +94,7 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
     throw std::invalid_argument("quantize_mx: input has " + std::to_string(x.size()) +
                                 " values, shape needs " + std::to_string(rows * cols));
   }
-  MxQuantized q;
-  q.rows = rows;
-  q.cols = cols;
-  q.element = element;
-  q.data.resize(rows * cols);
+  MxQuantized q{rows, cols, element, std::vector<uint8_t>(rows * cols), {}};
   q.scales.resize(rows * q.scale_cols());
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t g = 0; g < q.scale_cols(); ++g) {

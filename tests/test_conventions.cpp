@@ -25,6 +25,7 @@
 #include "reference/measured_bytes.h"
 #include "reference/quant_conventions.h"
 #include "tests/hex.h"
+#include "tests/measured_rows.h"
 
 namespace mxgate {
 namespace {
@@ -100,19 +101,6 @@ TEST(ConventionRegistry, RequireNamesTheTypo) {
 
 // ---- Every row of measured_bytes, one test each ----
 
-std::string sanitize(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      out += ch;
-    } else if (!out.empty() && out.back() != '_') {
-      out += '_';
-    }
-  }
-  while (!out.empty() && out.back() == '_') out.pop_back();
-  return out;
-}
-
 class MeasuredEncodeRow : public ::testing::TestWithParam<size_t> {};
 
 // Guards against a convention whose policies do not reproduce the bytes the implementation it
@@ -131,10 +119,7 @@ TEST_P(MeasuredEncodeRow, ReproducesDeviceBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, MeasuredEncodeRow,
                          ::testing::Range<size_t>(0, measured_encodes().size()),
-                         [](const ::testing::TestParamInfo<size_t>& p) {
-                           const MeasuredEncode& m = measured_encodes()[p.param];
-                           return sanitize(m.source) + "_" + std::string(m.convention);
-                         });
+                         test_support::encode_row_name);
 
 class MeasuredE8m0Row : public ::testing::TestWithParam<size_t> {};
 
@@ -151,10 +136,7 @@ TEST_P(MeasuredE8m0Row, ReproducesDeviceBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, MeasuredE8m0Row,
                          ::testing::Range<size_t>(0, measured_e8m0_encodes().size()),
-                         [](const ::testing::TestParamInfo<size_t>& p) {
-                           const MeasuredE8m0& m = measured_e8m0_encodes()[p.param];
-                           return sanitize(m.source) + "_" + std::string(name(m.rule));
-                         });
+                         test_support::e8m0_row_name);
 
 class MeasuredDecodeRow : public ::testing::TestWithParam<size_t> {};
 
@@ -179,10 +161,7 @@ TEST_P(MeasuredDecodeRow, ReproducesDeviceValues) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, MeasuredDecodeRow,
                          ::testing::Range<size_t>(0, measured_e8m0_decodes().size()),
-                         [](const ::testing::TestParamInfo<size_t>& p) {
-                           const MeasuredE8m0Decode& m = measured_e8m0_decodes()[p.param];
-                           return sanitize(m.source) + "_" + std::string(m.convention);
-                         });
+                         test_support::decode_row_name);
 
 // Guards against measured tables emptied by mistake (the parameterized tests above would then
 // pass vacuously): docs/conventions.md §3 has 10 element rows, 6 e8m0 rows and 3 decode rows.

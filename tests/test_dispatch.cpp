@@ -35,42 +35,11 @@ namespace {
 using gpu::ActScaleOrder;
 using gpu::Kernel;
 
-// Integers in [-8, 8]: MXFP8 (ocp_mx) and bf16 hold them exactly, and every fp32 sum of their
-// products over K <= 2^18 is exact, so every correct MXFP8 / bf16 path equals exact_gemm.
-std::vector<float> small_ints(std::size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<float> v(count);
-  for (float& x : v) x = static_cast<float>(static_cast<int>(rng() % 17) - 8);
-  return v;
-}
-
-// General values for block FP8 (scales amax/448 are not powers of two).
-std::vector<float> general_values(std::size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(-3.0f, 3.0f);
-  std::vector<float> v(count);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
 using test_support::config;
+using test_support::problem;
+using test_support::Problem;
 using test_support::reference;
 using test_support::same;
-
-struct Problem {
-  LinearConfig c;
-  std::vector<float> weight;
-  Activation x;
-};
-
-Problem problem(const LinearConfig& c, std::size_t m, uint64_t seed) {
-  const bool block = c.scheme == Scheme::kFp8Block;
-  Problem p{c, block ? general_values(c.n * c.k, seed) : small_ints(c.n * c.k, seed), {}};
-  const std::vector<float> xs =
-      block ? general_values(m * c.k, seed + 1) : small_ints(m * c.k, seed + 1);
-  p.x = make_activation(xs, m, c.k);
-  return p;
-}
 
 // ---- config names --------------------------------------------------------------------------
 
@@ -316,14 +285,7 @@ TEST(DispatchLifecycle, ApplyEqualsReferenceForEveryLifecycle) {
 // allocations on every forward; after load processing there must be none.
 TEST(DispatchHotPath, NoRematerializationAfterLoadProcessing) {
   gpu::HostBackend be;
-  const std::vector<LinearConfig> configs = {
-      config(Platform::kGfx950, Scheme::kMxfp8, 256, 288),
-      config(Platform::kGfx950, Scheme::kMxfp8, 256, 256),
-      config(Platform::kGfx950, Scheme::kFp8Block, 256, 256, WeightScaleDtype::kE8m0),
-      config(Platform::kSm90, Scheme::kFp8Block, 256, 256, WeightScaleDtype::kE8m0),
-      config(Platform::kSm90, Scheme::kMxfp8, 256, 288),
-  };
-  for (const LinearConfig& c : configs) {
+  for (const LinearConfig& c : test_support::hot_path_configs()) {
     SCOPED_TRACE(describe(c));
     Problem p = problem(c, 1, 3);
     LinearLayer layer(be, c);
@@ -331,13 +293,7 @@ TEST(DispatchHotPath, NoRematerializationAfterLoadProcessing) {
     layer.process_weights_after_loading();
     for (int step = 0; step < 3; ++step) {
       layer.apply(p.x);
-      const gpu::Counters& d = layer.last_apply().delta;
-      for (Kernel k : {Kernel::kDequantMxToBf16, Kernel::kUpcastE8m0, Kernel::kPreshuffleWeight,
-                       Kernel::kGemmMxDequant}) {
-        EXPECT_EQ(d.launches_of(k), 0u) << gpu::kernel_name(k);
-      }
-      // Only activation-sized buffers: x (bf16), its codes and scales, the output.
-      EXPECT_LT(d.bytes_allocated, c.k * 2 + c.k + c.k * 4 + c.n * 4 + 64);
+      test_support::expect_no_rematerialization(layer.last_apply().delta, c);
     }
   }
 }

@@ -37,15 +37,10 @@ namespace {
 using gpu::ActScaleOrder;
 using gpu::Kernel;
 
+// Every fault's layer runs on gfx950, where all five linear kernels are supported.
 LinearConfig config(Scheme s, std::size_t n, std::size_t k,
                     WeightScaleDtype ws = WeightScaleDtype::kE8m0) {
-  LinearConfig c;
-  c.platform = Platform::kGfx950;
-  c.scheme = s;
-  c.n = n;
-  c.k = k;
-  c.weight_scale = ws;
-  return c;
+  return test_support::config(Platform::kGfx950, s, n, k, ws);
 }
 
 // Integers in [-8, 8] (exact in MXFP8 and bf16; every fp32 sum of products exact).

@@ -305,14 +305,8 @@ int cmd_dequantize(const Argv& argv) {
              {NpyDim("ceil(M/128)", ceil_div(m, kBlockK)),
               NpyDim("ceil(K/128)", ceil_div(k, kBlockK))});
     }
-    BlockQuantized q;
-    q.rows = m;
-    q.cols = k;
-    q.block_rows = block_rows;
-    q.block_cols = kBlockK;
-    q.element = f;
-    q.data = data.values<uint8_t>();
-    q.scales = scales.values<float>();
+    const BlockQuantized q{
+        m, k, block_rows, kBlockK, f, data.values<uint8_t>(), scales.values<float>()};
     if (dtype == OutputFormat::kFp32) {
       fp32 = dequantize_block(q);
     } else {
@@ -384,33 +378,16 @@ GemmProblem load_gemm_problem(const Args& a, std::string* what) {
     const std::size_t kb = ceil_div(k, kMxBlock);
     expect(as, "--a-scales", NpyDtype::kUint8, {NpyDim("M", m), NpyDim("ceil(K/32)", kb)});
     expect(bs, "--b-scales", NpyDtype::kUint8, {NpyDim("N", n), NpyDim("ceil(K/32)", kb)});
-    MxQuantized qa, qb;
-    qa.rows = m;
-    qb.rows = n;
-    qa.cols = qb.cols = k;
-    qa.element = qb.element = *f;
-    qa.data = an.values<uint8_t>();
-    qb.data = bn.values<uint8_t>();
-    qa.scales = as.values<uint8_t>();
-    qb.scales = bs.values<uint8_t>();
+    const MxQuantized qa{m, k, *f, an.values<uint8_t>(), as.values<uint8_t>()};
+    const MxQuantized qb{n, k, *f, bn.values<uint8_t>(), bs.values<uint8_t>()};
     return mx_gemm_problem(qa, qb, c->e8m0_decode);
   }
   const std::size_t kb = ceil_div(k, kBlockK);
   expect(as, "--a-scales", NpyDtype::kFloat32, {NpyDim("M", m), NpyDim("ceil(K/128)", kb)});
   expect(bs, "--b-scales", NpyDtype::kFloat32,
          {NpyDim("ceil(N/128)", ceil_div(n, kBlockK)), NpyDim("ceil(K/128)", kb)});
-  BlockQuantized qa, qb;
-  qa.rows = m;
-  qb.rows = n;
-  qa.cols = qb.cols = k;
-  qa.block_rows = 1;
-  qb.block_rows = kBlockK;
-  qa.block_cols = qb.block_cols = kBlockK;
-  qa.element = qb.element = *f;
-  qa.data = an.values<uint8_t>();
-  qb.data = bn.values<uint8_t>();
-  qa.scales = as.values<float>();
-  qb.scales = bs.values<float>();
+  const BlockQuantized qa{m, k, 1, kBlockK, *f, an.values<uint8_t>(), as.values<float>()};
+  const BlockQuantized qb{n, k, kBlockK, kBlockK, *f, bn.values<uint8_t>(), bs.values<float>()};
   return block_gemm_problem(qa, qb);
 }
 
