@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "properties/dispatch_reference.h"
@@ -53,6 +54,13 @@ inline std::vector<float> general_values(std::size_t count, uint64_t seed) {
   std::vector<float> v(count);
   for (float& x : v) x = d(rng);
   return v;
+}
+
+// The (N, K) of vLLM PR #56560's regression test (docs/architecture.md §1.1): DeepSeek-V4.1-Flash's
+// shared-expert down_proj at TP4 (K = 576, K % 128 = 64) and TP8 (K = 288, K % 128 = 32), and
+// the aligned control (256, 2048).
+inline std::vector<std::pair<std::size_t, std::size_t>> dot_scaled_shapes() {
+  return {{5120, 576}, {5120, 288}, {256, 2048}};
 }
 
 // The layers whose load processing removes per-step work (I5): unaligned-K MXFP8 (dequantize

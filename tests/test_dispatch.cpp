@@ -173,15 +173,14 @@ TEST(DispatchPlan, PlanMatchesWhatLoadAndApplyDo) {
   }
 }
 
-// ---- I1: the production shapes of docs/architecture.md §1.1
-// -------------------------------------------
+// ---- I1: the production shapes of docs/architecture.md §1.1 ------------------------------
 
 // Z1: without the third branch, an unaligned fp8 weight reaches dot_scaled when load processing
 // did not run; the spy on the dot_scaled launch count must stay 0 either way.
 TEST(DispatchDotScaled, UnalignedFp8WeightNeverReachesDotScaled) {
   gpu::HostBackend be;
   const DotScaledMxfp8 kernel;
-  for (auto [n, k] : {std::pair<std::size_t, std::size_t>{5120, 576}, {5120, 288}, {256, 2048}}) {
+  for (auto [n, k] : test_support::dot_scaled_shapes()) {
     for (bool processed : {false, true}) {
       SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k) +
                    (processed ? " processed" : " unprocessed"));

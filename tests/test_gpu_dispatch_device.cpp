@@ -97,7 +97,7 @@ TEST_F(DeviceDispatch, PlanMatchesWhatLoadAndApplyDo) {
 // device, whether or not load processing ran (production shapes of docs/architecture.md §1.1).
 TEST_F(DeviceDispatch, UnalignedFp8WeightNeverReachesDotScaled) {
   const DotScaledMxfp8 kernel;
-  for (auto [n, k] : {std::pair<std::size_t, std::size_t>{5120, 576}, {5120, 288}, {256, 2048}}) {
+  for (auto [n, k] : test_support::dot_scaled_shapes()) {
     for (bool processed : {false, true}) {
       SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k) +
                    (processed ? " processed" : " unprocessed"));
