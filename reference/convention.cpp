@@ -37,7 +37,7 @@ constexpr EncodePolicy kSubTeRef{Rounding::kNearestEven, Overflow::kSaturate, Na
                                  NegZeroInput::kToPositive};
 
 // Sources: research/formats.md (section numbers below) and device_probe.txt.
-const std::array<Convention, 24> kConventions = {{
+const std::array<Convention, 23> kConventions = {{
     {"ocp_mx",
      "OCP MX v1.0 §6.3 as quoted by torchao FLOOR and microxcaling (formats.md §3.1, §3.2): "
      "normals saturate, Inf in a block gives NaN, scale = floor",

@@ -6,6 +6,7 @@
 namespace mxgate {
 
 std::optional<MxPolicy> mx_policy(const Convention& c, Format element) {
+  if (!defines(c, element)) return std::nullopt;
   MxPolicy p;
   p.element = element_policy(c, element);
   const std::string_view n = c.name;
