@@ -49,8 +49,8 @@ std::pair<std::size_t, std::size_t> aiter_a16w4_scale_inverse(std::size_t rows, 
   const std::size_t k1 = w / 256, q = w % 256;
   const std::size_t k_lane = q / 64, n_lane = (q % 64) / 4, k_pack = (q % 4) / 2, n_pack = q % 2;
   const std::size_t c = k1 * 8 + k_pack * 4 + k_lane;
-  const std::size_t r = gate_up ? n_pack * (rows / 2) + band * 16 + n_lane
-                                : band * 32 + n_pack * 16 + n_lane;
+  const std::size_t r =
+      gate_up ? n_pack * (rows / 2) + band * 16 + n_lane : band * 32 + n_pack * 16 + n_lane;
   return {r, c};
 }
 
@@ -67,8 +67,8 @@ std::size_t aiter_a16w4_weight_offset(std::size_t n, std::size_t k_bytes, std::s
   const std::size_t y = b / 16, k0 = y >> 2, k_lane = y & 3, i = b % 16;
   if (!gate_up) return (r >> 4) * 16 * k_bytes + (r & 15) * 16 + k0 * 1024 + k_lane * 256 + i;
   const std::size_t half = n / 2, n_pack = r / half, rem = r % half, k0_size = k_bytes >> 6;
-  return (rem >> 4) * (2 * k0_size * 1024) + n_pack * (k0_size * 1024) + k0 * 1024 +
-         k_lane * 256 + (rem & 15) * 16 + i;
+  return (rem >> 4) * (2 * k0_size * 1024) + n_pack * (k0_size * 1024) + k0 * 1024 + k_lane * 256 +
+         (rem & 15) * 16 + i;
 }
 
 }  // namespace mxgate

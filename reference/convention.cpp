@@ -92,12 +92,7 @@ const std::array<Convention, 23> kConventions = {{
      "ml_dtypes 0.6.0 ConvertImpl kSaturate=false (formats.md §1.2c, §2.1): overflow -> "
      "infinity() (NaN for fn/fnuz); e8m0 0 and negatives -> NaN; float4_e2m1fn / float6_*: "
      "infinity() is max, quiet_NaN() is -0 (docs/fp4.md §3.1)",
-     kAllFp8 | kFp4Fp6,
-     kTorchCast,
-     E8m0Encode::kNearestMlDtypes,
-     E8m0Decode::kOcp,
-     false,
-     0.0f,
+     kAllFp8 | kFp4Fp6, kTorchCast, E8m0Encode::kNearestMlDtypes, E8m0Decode::kOcp, false, 0.0f,
      kSubMlDtypes},
     {"triton_nvidia",
      "Triton 3.6 NVIDIA cvt.rn.satfinite for e4m3 and e5m2 incl. Inf (formats.md §1.2d); "
@@ -154,13 +149,11 @@ const std::array<Convention, 23> kConventions = {{
     {"aiter_fp4_fallback",
      "AITER csrc/kernels/quant_mxfp4.cu even_round_e2m1 (non-gfx950) after ROCm/aiter#3992: "
      "RNE thresholds, NaN -> +0; scale fp_f32_to_e8m0_scale<RoundUp> (docs/fp4.md §3.5)",
-     kFp4, kSatFinite, E8m0Encode::kAiterCeil, E8m0Decode::kShift, false, 0.0f,
-     kSubAiterFallback},
+     kFp4, kSatFinite, E8m0Encode::kAiterCeil, E8m0Decode::kShift, false, 0.0f, kSubAiterFallback},
     {"aiter_fp4_fallback_pre3992",
      "AITER even_round_e2m1 before ROCm/aiter#3992: >= at every midpoint, ties away from zero "
      "(docs/fp4.md §3.5)",
-     kFp4, kSatFinite, E8m0Encode::kAiterCeil, E8m0Decode::kShift, false, 0.0f,
-     kSubAiterPre3992},
+     kFp4, kSatFinite, E8m0Encode::kAiterCeil, E8m0Decode::kShift, false, 0.0f, kSubAiterPre3992},
     {"aiter_gfx950",
      "AITER gfx950 v_cvt_scalef32_pk_fp4_{bf16,f16} (quant_mxfp4.cu): RNE per ROCm/aiter#3992, "
      "saturate; NaN unmeasured (no gfx950 here): undefined (docs/fp4.md §3.5)",

@@ -140,7 +140,7 @@ uint32_t EncodeOracle::special(float x) const {
     }
   }
   if (negative && policy_.neg_zero == NegZeroInput::kToPositive) return 0u;  // exactly -0.0
-  return (negative && !fnuz) ? sign : 0u;  // zero
+  return (negative && !fnuz) ? sign : 0u;                                    // zero
 }
 
 uint32_t EncodeOracle::round_magnitude(double ax, size_t hi, bool negative) const {

@@ -54,14 +54,13 @@ std::vector<uint8_t> pack_fp4(std::span<const uint8_t> codes, std::size_t rows, 
   return out;
 }
 
-std::vector<uint8_t> unpack_fp4(std::span<const uint8_t> packed, std::size_t rows,
-                                std::size_t cols, NibbleOrder order) {
+std::vector<uint8_t> unpack_fp4(std::span<const uint8_t> packed, std::size_t rows, std::size_t cols,
+                                NibbleOrder order) {
   const std::size_t bytes = packed_fp4_cols(cols);
   if (packed.size() != rows * bytes) {
-    throw std::invalid_argument("unpack_fp4: " + std::to_string(packed.size()) +
-                                " bytes, a " + std::to_string(rows) + " x " +
-                                std::to_string(cols) + " E2M1 matrix needs " +
-                                std::to_string(rows * bytes));
+    throw std::invalid_argument("unpack_fp4: " + std::to_string(packed.size()) + " bytes, a " +
+                                std::to_string(rows) + " x " + std::to_string(cols) +
+                                " E2M1 matrix needs " + std::to_string(rows * bytes));
   }
   const unsigned even_shift = order == NibbleOrder::kLowFirst ? 0 : 4;
   std::vector<uint8_t> out(rows * cols);

@@ -4,8 +4,8 @@
 // high nibble (torchao pack_uint4, AITER pack_uint4, Triton downcast_to_mxfp `evens | odds << 4`,
 // TransformerEngine cast_to_fp4x2, FlashInfer / PTX cvt.rn.satfinite.e2m1x2.f32 with the even
 // element as operand b, ml_dtypes' float4_e2m1fn is one code per byte and packs nothing). The swap
-// is the bug class "nibble order swapped". An odd row length leaves the last high nibble as padding.
-// FP6 has no packing here: docs/fp4.md §5.2 says which implementations define one.
+// is the bug class "nibble order swapped". An odd row length leaves the last high nibble as
+// padding. FP6 has no packing here: docs/fp4.md §5.2 says which implementations define one.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +35,7 @@ std::vector<uint8_t> pack_fp4(std::span<const uint8_t> codes, std::size_t rows, 
                               NibbleOrder order, uint8_t pad = 0);
 
 // The inverse: rows x ceil(cols/2) bytes to rows x cols codes (padding nibbles dropped).
-std::vector<uint8_t> unpack_fp4(std::span<const uint8_t> packed, std::size_t rows,
-                                std::size_t cols, NibbleOrder order);
+std::vector<uint8_t> unpack_fp4(std::span<const uint8_t> packed, std::size_t rows, std::size_t cols,
+                                NibbleOrder order);
 
 }  // namespace mxgate

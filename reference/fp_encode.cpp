@@ -108,8 +108,7 @@ const EncodeTraits& traits(Format f) {
 
 [[noreturn]] void undefined(const EncodeTraits& t, std::string_view policy, const char* input) {
   throw UndefinedEncoding("format " + std::string(info(t.format).name) + " has no Inf or NaN: " +
-                          std::string(policy) + " cannot encode " + input +
-                          " (docs/fp4.md §2.2)");
+                          std::string(policy) + " cannot encode " + input + " (docs/fp4.md §2.2)");
 }
 
 // A finite |x| that rounds past the largest finite value.

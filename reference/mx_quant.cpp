@@ -24,9 +24,7 @@ uint8_t biased(int s, int lo, int hi) { return static_cast<uint8_t>(std::clamp(s
 
 }  // namespace
 
-int element_emax(Format element) {
-  return floor_log2_bits(bits_of(max_finite(element)));
-}
+int element_emax(Format element) { return floor_log2_bits(bits_of(max_finite(element))); }
 
 uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy) {
   const uint32_t a = bits_of(amax) & 0x7FFFFFFFu;
@@ -131,11 +129,11 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
       const uint8_t byte = mx_scale_byte(amax, element, policy);
       q.scales[r * q.scale_cols() + g] = byte;
       // kExactPow2: exact reciprocal of the final scale, 2^(127 - byte). A NaN scale (0xFF) makes
-      // every element NaN; the sign and payload of x * NaN are not defined by IEEE, so we name them:
-      // the positive quiet NaN 0x7FC00000 (x86 CPUs quiet torchao's 0x7F800001 to 0x7FC00001, which
-      // every NaN policy here encodes alike), then the element's NaN policy.
-      const bool zero_rcp = policy.reciprocal == MxReciprocal::kZeroForZeroByte &&
-                            (byte == 0 || byte == 0xFF);
+      // every element NaN; the sign and payload of x * NaN are not defined by IEEE, so we name
+      // them: the positive quiet NaN 0x7FC00000 (x86 CPUs quiet torchao's 0x7F800001 to 0x7FC00001,
+      // which every NaN policy here encodes alike), then the element's NaN policy.
+      const bool zero_rcp =
+          policy.reciprocal == MxReciprocal::kZeroForZeroByte && (byte == 0 || byte == 0xFF);
       const float rcp = zero_rcp ? 0.0f : std::ldexp(1.0f, 127 - static_cast<int>(byte));
       for (std::size_t k = k0; k < k1; ++k) {
         uint8_t& out = q.data[r * cols + k];
@@ -178,10 +176,10 @@ std::string_view name(MxScaleRule r) {
 }
 
 std::optional<MxScaleRule> parse_mx_scale_rule(std::string_view s) {
-  for (MxScaleRule r : {MxScaleRule::kFloor, MxScaleRule::kRceil, MxScaleRule::kCeil,
-                        MxScaleRule::kEven, MxScaleRule::kAiterTriton, MxScaleRule::kNoOffset,
-                        MxScaleRule::kRceilLog2f, MxScaleRule::kCeilOfQuotient,
-                        MxScaleRule::kFloorOfQuotient}) {
+  for (MxScaleRule r :
+       {MxScaleRule::kFloor, MxScaleRule::kRceil, MxScaleRule::kCeil, MxScaleRule::kEven,
+        MxScaleRule::kAiterTriton, MxScaleRule::kNoOffset, MxScaleRule::kRceilLog2f,
+        MxScaleRule::kCeilOfQuotient, MxScaleRule::kFloorOfQuotient}) {
     if (name(r) == s) return r;
   }
   return std::nullopt;

@@ -39,9 +39,9 @@ enum class MxScaleRule : uint8_t {
 
 // How the element multiplier 1/scale is formed from the scale byte.
 enum class MxReciprocal : uint8_t {
-  kExactPow2,       // 2^(127 - byte); 0xFF makes every element NaN (torchao, TE, the OCP rule)
-  kZeroForZeroByte, // dequant float = byte << 23, multiplier = that == 0 ? 0 : 1 / that: byte 0
-                    // gives 0, 0xFF (Inf) gives 1/Inf = 0 (Triton downcast_to_mxfp, AITER fp4)
+  kExactPow2,        // 2^(127 - byte); 0xFF makes every element NaN (torchao, TE, the OCP rule)
+  kZeroForZeroByte,  // dequant float = byte << 23, multiplier = that == 0 ? 0 : 1 / that: byte 0
+                     // gives 0, 0xFF (Inf) gives 1/Inf = 0 (Triton downcast_to_mxfp, AITER fp4)
 };
 
 enum class AmaxNan : uint8_t {

@@ -43,7 +43,8 @@ float rcp_approx_ftz(float a) {
 // torch .to(float8_e4m3fn) (RNE; the callers clamp to 448 first, NaN -> 0x7F) and CUDA
 // __nv_fp8_e4m3(float) (RNE, SATFINITE, NaN -> 0x7F): equal on the clamped inputs used here.
 uint8_t to_e4m3(float v) {
-  constexpr EncodePolicy kPolicy{Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kCanonical};
+  constexpr EncodePolicy kPolicy{Rounding::kNearestEven, Overflow::kSaturate,
+                                 NanPolicy::kCanonical};
   return static_cast<uint8_t>(encode(Format::kE4M3FN, v, kPolicy));
 }
 
@@ -136,8 +137,8 @@ NvFp4Quantized quantize_nvfp4(std::span<const float> x, std::size_t rows, std::s
   }
 
   // The per-tensor factors of each recipe.
-  float ge = 1.0f;  // TE / FlashInfer: global encode scale; torchao: 1 / per_tensor_scale
-  float gd = 1.0f;  // global decode scale
+  float ge = 1.0f;   // TE / FlashInfer: global encode scale; torchao: 1 / per_tensor_scale
+  float gd = 1.0f;   // global decode scale
   float pts = 1.0f;  // torchao per_tensor_scale
   if (!policy.pow2_scales && policy.global_scale) {
     switch (policy.recipe) {
@@ -193,8 +194,8 @@ NvFp4Quantized quantize_nvfp4(std::span<const float> x, std::size_t rows, std::s
         const float sf = vec_max != 0.0f ? mul(vec_max, mul(ge, inv6)) : 0.0f;
         const uint8_t b = to_e4m3(sf);
         const float s = decode(Format::kE4M3FN, b);
-        const float out = vec_max != 0.0f ? std::fmin(div(1.0f, mul(s, div(1.0f, ge))), kFltMax)
-                                          : 0.0f;
+        const float out =
+            vec_max != 0.0f ? std::fmin(div(1.0f, mul(s, div(1.0f, ge))), kFltMax) : 0.0f;
         return {b, out};
       }
       case NvFp4Recipe::kFlashInferFast: {
@@ -221,9 +222,10 @@ NvFp4Quantized quantize_nvfp4(std::span<const float> x, std::size_t rows, std::s
           vec_max = std::max(vec_max, std::fabs(v));
         }
       }
-      // torch.amax (TE, torchao) propagates NaN; FlashInfer's cuda_max is fmaxf-like and ignores it.
-      if (nan && (policy.recipe == NvFp4Recipe::kTeReference ||
-                  policy.recipe == NvFp4Recipe::kTorchao)) {
+      // torch.amax (TE, torchao) propagates NaN; FlashInfer's cuda_max is fmaxf-like and ignores
+      // it.
+      if (nan &&
+          (policy.recipe == NvFp4Recipe::kTeReference || policy.recipe == NvFp4Recipe::kTorchao)) {
         vec_max = kNaN;
       }
       const BlockScale s = block_scale(vec_max);
@@ -234,7 +236,8 @@ NvFp4Quantized quantize_nvfp4(std::span<const float> x, std::size_t rows, std::s
           // TE and torchao clamp to +-6 before the cast (NaN passes); FlashInfer's cvt saturates.
           scaled = clamp(scaled, -kFp4Max, kFp4Max);
           if (policy.truncate_below_one_to_2m23) scaled = truncate_below_one_to_2m23(scaled);
-          q.data[r * cols + k] = static_cast<uint8_t>(encode(Format::kE2M1, scaled, policy.element));
+          q.data[r * cols + k] =
+              static_cast<uint8_t>(encode(Format::kE2M1, scaled, policy.element));
         }
       }
     }
@@ -246,13 +249,14 @@ std::vector<float> dequantize_nvfp4(const NvFp4Quantized& q) {
   if (q.data.size() != q.rows * q.cols || q.scales.size() != q.rows * q.scale_cols()) {
     throw std::invalid_argument("dequantize_nvfp4: data has " + std::to_string(q.data.size()) +
                                 " codes and " + std::to_string(q.scales.size()) +
-                                " scales, shape needs " + std::to_string(q.rows * q.cols) + " and " +
-                                std::to_string(q.rows * q.scale_cols()));
+                                " scales, shape needs " + std::to_string(q.rows * q.cols) +
+                                " and " + std::to_string(q.rows * q.scale_cols()));
   }
   std::vector<float> out(q.data.size());
   for (std::size_t r = 0; r < q.rows; ++r) {
     for (std::size_t k = 0; k < q.cols; ++k) {
-      const float s = nvfp4_scale_value(q.scales[r * q.scale_cols() + k / kNvfp4Block], q.pow2_scales);
+      const float s =
+          nvfp4_scale_value(q.scales[r * q.scale_cols() + k / kNvfp4Block], q.pow2_scales);
       // code * s * global_decode has at most 2 + 4 + 24 significant bits: exact in double, then
       // rounded once to fp32 (what an fp32 (code * s) * gd computes whenever code * s is an fp32).
       const double exact = static_cast<double>(decode(Format::kE2M1, q.data[r * q.cols + k])) * s;

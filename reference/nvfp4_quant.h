@@ -2,9 +2,9 @@
 // scales are never negative), and one fp32 per-tensor ("global") scale. The recipes below are the
 // reference implementations' arithmetic step by step, every fp32 rounding explicit
 // (docs/fp4.md §6 cites each line):
-//   global encode  ge = 448 * 6 / amax(tensor)       (the scale that maps the block scales into E4M3)
-//   block scale    s  = E4M3(amax(block) / 6 * ge)   (RNE, saturating at 448)
-//   element        q  = E2M1(x * 1 / (s * (1 / ge)))
+//   global encode  ge = 448 * 6 / amax(tensor)       (the scale that maps the block scales into
+//   E4M3) block scale    s  = E4M3(amax(block) / 6 * ge)   (RNE, saturating at 448) element q  =
+//   E2M1(x * 1 / (s * (1 / ge)))
 // and how zero blocks, a zero tensor and NaN come out. Dequantize: code * s * global_decode.
 #pragma once
 

@@ -58,9 +58,9 @@ bool same_input(float a, float b) {
 
 // README.md "Conventions:" list.
 constexpr const char* kConventionNames[] = {
-    "ocp_mx",       "torchao_floor",    "torchao_rceil",   "transformer_engine", "cuda_satfinite",
-    "cuda_nosat",   "torch_2_11",       "ml_dtypes",       "triton_nvidia",      "aiter_hip",
-    "aiter_triton", "vllm_group_quant", "vllm_e8m0_shift", "vllm_mxfp8_exp2",    "deepgemm",
+    "ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "cuda_satfinite",
+    "cuda_nosat", "torch_2_11", "ml_dtypes", "triton_nvidia", "aiter_hip", "aiter_triton",
+    "vllm_group_quant", "vllm_e8m0_shift", "vllm_mxfp8_exp2", "deepgemm",
     // FP4-only implementations (docs/fp4.md §3)
     "triton_mxfp4", "triton_mxfp4_half_up", "aiter_fp4_fallback", "aiter_fp4_fallback_pre3992",
     "aiter_gfx950", "te_nvfp4_ref", "flashinfer_nvfp4", "torchao_nvfp4"};

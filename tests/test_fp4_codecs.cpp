@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "reference/convention.h"
-#include "reference/fp4_pack.h"
 #include "reference/format.h"
+#include "reference/fp4_pack.h"
 #include "reference/fp_encode.h"
 
 namespace mxgate {
@@ -163,8 +163,8 @@ TEST(SubBytePolicies, InapplicablePoliciesThrow) {
   EXPECT_THROW(encode(Format::kE3M2, 1e6f, {Rounding::kNearestEven, Overflow::kToNaN}),
                UndefinedEncoding);
   EXPECT_THROW(encode_with(*find_convention("ocp_mx"), Format::kE2M1, nan), UndefinedEncoding);
-  EXPECT_THROW(encode(Format::kE4M3FN, nan, {Rounding::kNearestEven, Overflow::kSaturate,
-                                             NanPolicy::kTorchaoNormalPath}),
+  EXPECT_THROW(encode(Format::kE4M3FN, nan,
+                      {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kTorchaoNormalPath}),
                UndefinedEncoding);
   EXPECT_THROW(nan_code(Format::kE2M1, false), std::invalid_argument);
   // A saturating policy with a NaN rule that needs no code is defined: 1e6 -> max.

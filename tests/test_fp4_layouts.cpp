@@ -76,8 +76,8 @@ TEST(Fp4ScaleLayouts, NvSwizzleEqualsTorchaoToBlocked) {
 // view(sm//32, 2, 16, sn//8, 2, 4).permute(0, 3, 5, 2, 4, 1).
 TEST(Fp4ScaleLayouts, AiterShuffleEqualsShuffleScale) {
   const std::size_t rows = 300, cols = 13, sm = 512, sn = 16;
-  const Index at = landing(view_permute(iota(sm * sn), {sm / 32, 2, 16, sn / 8, 2, 4},
-                                        {0, 3, 5, 2, 4, 1}));
+  const Index at =
+      landing(view_permute(iota(sm * sn), {sm / 32, 2, 16, sn / 8, 2, 4}, {0, 3, 5, 2, 4, 1}));
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t c = 0; c < cols; ++c) {
       ASSERT_EQ(scale_offset(ScaleLayout::kAiterShuffle, rows, cols, r, c), at[r * sn + c])
@@ -93,8 +93,8 @@ TEST(Fp4ScaleLayouts, AiterShuffleEqualsShuffleScale) {
 TEST(Fp4ScaleLayouts, AiterA16w4ScaleEqualsGuinterleave) {
   const std::size_t rows = 64, cols = 16;
   for (bool gate_up : {false, true}) {
-    const Index shape = gate_up ? Index{2, rows / 32, 16, cols / 8, 2, 4}
-                                : Index{rows / 32, 2, 16, cols / 8, 2, 4};
+    const Index shape =
+        gate_up ? Index{2, rows / 32, 16, cols / 8, 2, 4} : Index{rows / 32, 2, 16, cols / 8, 2, 4};
     const Index perm = gate_up ? Index{1, 3, 5, 2, 4, 0} : Index{0, 3, 5, 2, 4, 1};
     const Index at = landing(view_permute(iota(rows * cols), shape, perm));
     for (std::size_t r = 0; r < rows; ++r) {
@@ -119,8 +119,8 @@ TEST(Fp4ScaleLayouts, AiterA16w4ScaleEqualsGuinterleave) {
 TEST(Fp4WeightLayouts, A16w4AndPreshuffle) {
   const std::size_t n = 32, kb = 128;
   for (bool gate_up : {false, true}) {
-    const Index shape = gate_up ? Index{2, n / 32, 16, kb / 64, 4, 16}
-                                : Index{n / 16, 16, kb / 64, 4, 16};
+    const Index shape =
+        gate_up ? Index{2, n / 32, 16, kb / 64, 4, 16} : Index{n / 16, 16, kb / 64, 4, 16};
     const Index perm = gate_up ? Index{1, 0, 3, 4, 2, 5} : Index{0, 2, 3, 1, 4};
     const Index at = landing(view_permute(iota(n * kb), shape, perm));
     for (std::size_t r = 0; r < n; ++r) {
@@ -133,8 +133,8 @@ TEST(Fp4WeightLayouts, A16w4AndPreshuffle) {
   for (std::size_t x = 0; x < n; ++x) {
     for (std::size_t b = 0; b < kb; ++b) {
       const std::size_t y = b / 16, i = b % 16;
-      const std::size_t kernel = (x >> 4) * 16 * kb + (x & 15) * 16 + (y >> 1) * 512 +
-                                 (y & 1) * 256 + i;
+      const std::size_t kernel =
+          (x >> 4) * 16 * kb + (x & 15) * 16 + (y >> 1) * 512 + (y & 1) * 256 + i;
       ASSERT_EQ(shuffle_weight_offset(n, kb, 1, x, b), kernel) << "(" << x << ", " << b << ")";
     }
   }

@@ -35,7 +35,8 @@ std::vector<float> block(std::initializer_list<float> head, std::size_t n = 32) 
 }
 
 // Guards against the OCP FP4 rule using the FP8 emax (8) instead of E2M1's 2, or rounding a tie
-// away: amax 6 -> floor(log2 6) - 2 = 0 -> byte 127; 3 -> 0x5, 1.5 -> 0x3, 0.75 -> tie -> 1.0 (0x2).
+// away: amax 6 -> floor(log2 6) - 2 = 0 -> byte 127; 3 -> 0x5, 1.5 -> 0x3, 0.75 -> tie -> 1.0
+// (0x2).
 TEST(Mxfp4Quant, OcpFloorEmaxTwo) {
   const MxQuantized q = mx("ocp_mx", Format::kE2M1, block({6, 3, 1.5f, 0.75f, -6}), 32);
   ASSERT_EQ(q.scales.size(), 1u);
@@ -208,11 +209,12 @@ TEST(Nvfp4Quant, TeTilesAndPow2) {
   EXPECT_EQ(p.scales[0], 128);
   EXPECT_EQ(p.data[0], 0x6);
   EXPECT_EQ(p.global_decode, 1.0f);
-  EXPECT_THROW(quantize_nvfp4(y, 1, 16, [] {
-    NvFp4Policy bad = *nvfp4_policy(*find_convention("torchao_nvfp4"));
-    bad.pow2_scales = true;
-    return bad;
-  }()),
+  EXPECT_THROW(quantize_nvfp4(y, 1, 16,
+                              [] {
+                                NvFp4Policy bad = *nvfp4_policy(*find_convention("torchao_nvfp4"));
+                                bad.pow2_scales = true;
+                                return bad;
+                              }()),
                std::invalid_argument);
 }
 

@@ -79,8 +79,8 @@ TEST(Fp4Vectors, EverySourceMatchesItsConvention) {
   ASSERT_FALSE(lines.empty()) << "no tests/data/fp4_fp6_bytes_*.txt vectors";
   std::map<std::string, int> compared, not_compared;
   for (const Line& l : lines) {
-    const std::string where = l.file + ":" + std::to_string(l.number) + " " + l.kind + " " +
-                              l.source + " " + l.what;
+    const std::string where =
+        l.file + ":" + std::to_string(l.number) + " " + l.kind + " " + l.source + " " + l.what;
     if (l.kind == "probe") {
       if (l.source == "ptx_rcp_approx_ftz") {
         EXPECT_EQ(rcp_model(l.in), l.out) << where << std::hex << " input 0x" << l.in;
@@ -110,7 +110,8 @@ TEST(Fp4Vectors, EverySourceMatchesItsConvention) {
         << name;
     ++compared[l.source];
   }
-  for (const auto& [s, n] : compared) std::printf("[ vectors  ] %s: %d lines compared\n", s.c_str(), n);
+  for (const auto& [s, n] : compared)
+    std::printf("[ vectors  ] %s: %d lines compared\n", s.c_str(), n);
   for (const auto& [s, n] : not_compared) {
     std::printf("[ vectors  ] %s: %d lines NOT compared (no convention mapped, docs/fp4.md §9)\n",
                 s.c_str(), n);

@@ -117,7 +117,8 @@ void print_edge_table(const char* title, Format f, const std::vector<EdgeColumn>
 int cmd_conventions(const Argv& argv) {
   const Args a(argv, {});
   if (!a.positionals().empty()) throw UsageError("conventions takes no arguments");
-  std::printf("Convention matrix (policies; sources in research/formats.md, FP4 / FP6 in docs/fp4.md)\n\n");
+  std::printf(
+      "Convention matrix (policies; sources in research/formats.md, FP4 / FP6 in docs/fp4.md)\n\n");
   std::printf("  %-26s %-13s %-27s %-15s %-18s %-15s %s\n", "convention", "rounding", "overflow",
               "nan", "e8m0 encode", "e8m0 decode", "fp8 formats");
   for (const Convention& c : all_conventions()) {
@@ -136,7 +137,8 @@ int cmd_conventions(const Argv& argv) {
                 e8.c_str(), static_cast<int>(name(c.e8m0_decode).size()),
                 name(c.e8m0_decode).data(), formats.c_str());
   }
-  std::printf("\nFP4 / FP6 element casts (docs/fp4.md §3): conventions that define e2m1 / e2m3 / e3m2\n");
+  std::printf(
+      "\nFP4 / FP6 element casts (docs/fp4.md §3): conventions that define e2m1 / e2m3 / e3m2\n");
   std::printf("  %-26s %-13s %-16s %-25s %-16s %s\n", "convention", "rounding", "overflow", "nan",
               "-0.0 input", "formats");
   for (const Convention& c : all_conventions()) {
@@ -161,7 +163,8 @@ int cmd_conventions(const Argv& argv) {
   const float inf = INFINITY;
   const float nan = NAN;
   std::printf(
-      "\nEdge inputs (formats.md §6) -> code per convention; -- = not defined (or left undefined by the source), "
+      "\nEdge inputs (formats.md §6) -> code per convention; -- = not defined (or left undefined "
+      "by the source), "
       "* = conventions disagree\n");
   print_edge_table("e4m3fn (§6.1: overflow, Inf, NaN)", Format::kE4M3FN,
                    {{"448", 448.0f},
@@ -213,11 +216,15 @@ int cmd_conventions(const Argv& argv) {
                     {"-nan", -nan},
                     {"-0", -0.0f}});
   print_edge_table("e2m3 (docs/fp4.md §3)", Format::kE2M3,
-                   {{"0.0625", 0.0625f}, {"1.0625", 1.0625f}, {"7.75", 7.75f}, {"inf", inf},
-                    {"nan", nan}, {"-nan", -nan}});
-  print_edge_table("e3m2 (docs/fp4.md §3)", Format::kE3M2,
-                   {{"0.03125", 0.03125f}, {"30", 30.0f}, {"inf", inf}, {"nan", nan},
+                   {{"0.0625", 0.0625f},
+                    {"1.0625", 1.0625f},
+                    {"7.75", 7.75f},
+                    {"inf", inf},
+                    {"nan", nan},
                     {"-nan", -nan}});
+  print_edge_table(
+      "e3m2 (docs/fp4.md §3)", Format::kE3M2,
+      {{"0.03125", 0.03125f}, {"30", 30.0f}, {"inf", inf}, {"nan", nan}, {"-nan", -nan}});
   std::printf("\ne8m0 decode (§6.10): byte -> value per convention\n");
   std::printf("  %-26s %-16s %-16s %-16s\n", "convention", "0x00", "0x7f", "0xff");
   for (const Convention& c : all_conventions()) {

@@ -21,8 +21,8 @@
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
-#include "reference/gemm_oracle.h"
 #include "reference/fp4_pack.h"
+#include "reference/gemm_oracle.h"
 #include "reference/mx_quant.h"
 #include "reference/npy.h"
 #include "reference/nvfp4_quant.h"
@@ -147,9 +147,8 @@ std::vector<uint8_t> read_codes(const NpyArray& array, const std::string& role, 
 // K of an operand array: its columns, or for packed E2M1 --k (default twice the columns).
 std::size_t operand_k(const Args& a, const NpyArray& array, Format f) {
   if (f != Format::kE2M1) return array.shape[1];
-  const std::size_t k =
-      static_cast<std::size_t>(a.integer("k", static_cast<long long>(2 * array.shape[1]), 1,
-                                         1LL << 40));
+  const std::size_t k = static_cast<std::size_t>(
+      a.integer("k", static_cast<long long>(2 * array.shape[1]), 1, 1LL << 40));
   if (packed_fp4_cols(k) != array.shape[1]) {
     throw UsageError("--k " + std::to_string(k) + " needs " + std::to_string(packed_fp4_cols(k)) +
                      " packed e2m1 columns, the array has " + std::to_string(array.shape[1]));
@@ -295,9 +294,9 @@ NpyArray scales_array(std::optional<ScaleLayout> layout, std::size_t rows, std::
 }  // namespace
 
 int cmd_quantize(const Argv& argv) {
-  const Args a(argv, {"scheme", "format", "convention", "in", "out", "scale-layout", "global-amax",
-                      "tile"},
-               {"ue8m0", "pow2-scales"});
+  const Args a(
+      argv, {"scheme", "format", "convention", "in", "out", "scale-layout", "global-amax", "tile"},
+      {"ue8m0", "pow2-scales"});
   no_positionals(a);
   std::optional<Format> implied;
   const QuantScheme scheme = quant_scheme(a, &implied);
@@ -492,8 +491,8 @@ int cmd_dequantize(const Argv& argv) {
 namespace {
 
 const std::set<std::string> kGemmOptions = {
-    "scheme", "a",        "a-scales", "b",        "b-scales", "out",      "dtype",
-    "format", "a-format", "b-format", "convention", "k",      "a-global", "b-global"};
+    "scheme", "a",        "a-scales", "b",          "b-scales", "out",      "dtype",
+    "format", "a-format", "b-format", "convention", "k",        "a-global", "b-global"};
 
 // The MX element formats of A and B: --a-format / --b-format, else --format, else the scheme's.
 std::pair<Format, Format> operand_formats(const Args& a, const std::string& scheme) {
@@ -572,8 +571,9 @@ GemmProblem load_gemm_problem(const Args& a, std::string* what) {
   require_nonempty(bn, "--b", "N and K");
   const std::size_t m = an.shape[0], n = bn.shape[0];
   // K from the first operand that is not packed E2M1, else from --k / twice the packed columns.
-  const std::size_t k = fa != Format::kE2M1 ? an.shape[1] : operand_k(a, fb != Format::kE2M1 ? bn : an,
-                                                                       fb != Format::kE2M1 ? fb : fa);
+  const std::size_t k = fa != Format::kE2M1 ? an.shape[1]
+                                            : operand_k(a, fb != Format::kE2M1 ? bn : an,
+                                                        fb != Format::kE2M1 ? fb : fa);
   if (bf16 || (fa != Format::kE2M1 && fb != Format::kE2M1)) {
     if (bn.shape[1] != k) {
       throw UsageError("--b: K mismatch: B is (N, K) = " + npy_shape_string(bn.shape) +
