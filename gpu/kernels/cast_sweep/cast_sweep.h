@@ -55,12 +55,20 @@ struct SweepResult {
   std::string summary() const;  // one line
 };
 
+// The compare kernel's per-thread code run on the CPU over `count` codes for inputs base..: the
+// same partition into blocks and threads, the same range edges; for the unit test of the device
+// logic (no GPU needed).
+SweepResult compare_on_host(const uint8_t* codes, uint64_t count, uint64_t base,
+                            const RunTable& expected, uint32_t code_bytes);
+
 // Holds the device buffers of a sweep; one per process is enough. Throws std::runtime_error
 // naming the runtime call when the device refuses (environment error).
 class CastSweeper {
  public:
   static bool device_present();
-  explicit CastSweeper(uint64_t chunk = uint64_t{1} << 28);
+  // resident_inputs: keep all 2^32 inputs on the device (16 GiB, generated once) when memory
+  // allows; false regenerates each chunk's inputs before its call.
+  explicit CastSweeper(uint64_t chunk = uint64_t{1} << 28, bool resident_inputs = true);
   ~CastSweeper();
   CastSweeper(const CastSweeper&) = delete;
   CastSweeper& operator=(const CastSweeper&) = delete;

@@ -73,7 +73,8 @@ __global__ void poison16_kernel(uint16_t* out, uint64_t count, uint16_t value) {
 }
 
 // The largest r in [lo, hi] with begin[r] <= x (begin[lo] <= x holds).
-__device__ uint32_t find_run(const uint32_t* begin, uint32_t lo, uint32_t hi, uint32_t x) {
+__host__ __device__ uint32_t find_run(const uint32_t* begin, uint32_t lo, uint32_t hi,
+                                      uint32_t x) {
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo + 1) / 2;
     if (begin[mid] <= x) {
@@ -85,18 +86,68 @@ __device__ uint32_t find_run(const uint32_t* begin, uint32_t lo, uint32_t hi, ui
   return lo;
 }
 
-__device__ uint32_t load_code(const CompareArgs& a, uint64_t i) {
+__host__ __device__ uint32_t load_code(const CompareArgs& a, uint64_t i) {
   return a.code_bytes == 1 ? uint32_t{a.out[i]}
                            : uint32_t{reinterpret_cast<const uint16_t*>(a.out)[i]};
 }
 
 // Whether element i mismatches with exactly this (expected, actual) pair: the rare path that
 // decides whether a range continues across a thread's boundary.
-__device__ bool same_mismatch(const CompareArgs& a, uint64_t i, uint32_t want, uint32_t got) {
+__host__ __device__ bool same_mismatch(const CompareArgs& a, uint64_t i, uint32_t want,
+                                       uint32_t got) {
   const uint32_t x = static_cast<uint32_t>(a.base + i);
   const uint32_t w = a.run_code[find_run(a.run_begin, 0, a.nruns - 1, x)];
   const uint32_t g = load_code(a, i);
   return g != w && w == want && g == got;
+}
+
+// One thread's n (<= 16) consecutive elements from t0, expected codes from runs [lo, hi]: counts
+// mismatches and reports the lowest one and every range start / end to `sink`. The same code runs
+// on the device (DeviceSink, atomics) and on the host (compare_on_host, for the unit test).
+#if defined(MXGATE_USE_CUDA)
+#pragma nv_exec_check_disable  // the Sink decides: device atomics or host vectors
+#endif
+template <class Sink>
+__host__ __device__ unsigned int compare_span(const CompareArgs& a, uint64_t t0, int n,
+                                              const uint32_t* codes, uint32_t lo, uint32_t hi,
+                                              Sink& sink) {
+  const uint32_t x0 = static_cast<uint32_t>(a.base + t0);
+  uint32_t r = find_run(a.run_begin, lo, hi, x0);
+  uint64_t next = r < hi ? uint64_t{a.run_begin[r + 1]} : (uint64_t{1} << 32);
+  bool prev_bad = false;
+  uint32_t prev_want = 0;
+  uint32_t prev_got = 0;
+  unsigned int local = 0;
+  for (int e = 0; e < n; ++e) {
+    const uint32_t x = x0 + static_cast<uint32_t>(e);
+    while (uint64_t{x} >= next) {
+      ++r;
+      next = r < hi ? uint64_t{a.run_begin[r + 1]} : (uint64_t{1} << 32);
+    }
+    const uint32_t want = a.run_code[r];
+    const uint32_t got = codes[e];
+    const bool bad = got != want;
+    const bool continues = bad && prev_bad && prev_want == want && prev_got == got;
+    if (e > 0 && prev_bad && !continues) sink.end(Edge{x - 1, prev_want, prev_got});
+    if (bad) {
+      if (local++ == 0) {
+        sink.first((static_cast<unsigned long long>(x) << 32) |
+                   (static_cast<unsigned long long>(want) << 16) | got);
+      }
+      const bool start = e > 0 ? !continues : (t0 == 0 || !same_mismatch(a, t0 - 1, want, got));
+      if (start) sink.start(Edge{x, want, got});
+    }
+    prev_bad = bad;
+    prev_want = want;
+    prev_got = got;
+  }
+  if (prev_bad) {
+    const uint64_t after = t0 + static_cast<uint64_t>(n);
+    if (after >= a.count || !same_mismatch(a, after, prev_want, prev_got)) {
+      sink.end(Edge{x0 + static_cast<uint32_t>(n - 1), prev_want, prev_got});
+    }
+  }
+  return local;
 }
 
 __device__ void push_edge(unsigned int* counter, Edge* edges, Edge e) {
@@ -104,10 +155,18 @@ __device__ void push_edge(unsigned int* counter, Edge* edges, Edge e) {
   if (slot < kEdgeCapacity) edges[slot] = e;
 }
 
+struct DeviceSink {
+  DeviceStats* s;
+  __device__ void first(unsigned long long packed) { atomicMin(&s->first, packed); }
+  __device__ void start(Edge e) { push_edge(&s->starts, s->start, e); }
+  __device__ void end(Edge e) { push_edge(&s->ends, s->end, e); }
+};
+
 __global__ void compare_kernel(CompareArgs a) {
   __shared__ uint32_t s_lo;
   __shared__ uint32_t s_hi;
   __shared__ unsigned int s_count;
+  DeviceSink sink{a.stats};
   const uint64_t grid_span = uint64_t{gridDim.x} * kPerBlock;
   for (uint64_t block_start = uint64_t{blockIdx.x} * kPerBlock; block_start < a.count;
        block_start += grid_span) {
@@ -133,47 +192,7 @@ __global__ void compare_kernel(CompareArgs a) {
       } else {
         for (int e = 0; e < n; ++e) codes[e] = load_code(a, t0 + e);
       }
-      const uint32_t x0 = static_cast<uint32_t>(a.base + t0);
-      const uint32_t hi = s_hi;
-      uint32_t r = find_run(a.run_begin, s_lo, hi, x0);
-      uint64_t next = r < hi ? uint64_t{a.run_begin[r + 1]} : (uint64_t{1} << 32);
-      bool prev_bad = false;
-      uint32_t prev_want = 0;
-      uint32_t prev_got = 0;
-      bool first_recorded = false;
-      for (int e = 0; e < n; ++e) {
-        const uint32_t x = x0 + static_cast<uint32_t>(e);
-        while (uint64_t{x} >= next) {
-          ++r;
-          next = r < hi ? uint64_t{a.run_begin[r + 1]} : (uint64_t{1} << 32);
-        }
-        const uint32_t want = a.run_code[r];
-        const uint32_t got = codes[e];
-        const bool bad = got != want;
-        const bool continues = bad && prev_bad && prev_want == want && prev_got == got;
-        if (e > 0 && prev_bad && !continues) push_edge(&a.stats->ends, a.stats->end, {x - 1, prev_want, prev_got});
-        if (bad) {
-          ++local;
-          if (!first_recorded) {
-            first_recorded = true;
-            atomicMin(&a.stats->first, (static_cast<unsigned long long>(x) << 32) |
-                                           (static_cast<unsigned long long>(want) << 16) | got);
-          }
-          const bool start = e > 0 ? !continues
-                                   : (t0 == 0 || !same_mismatch(a, t0 - 1, want, got));
-          if (start) push_edge(&a.stats->starts, a.stats->start, {x, want, got});
-        }
-        prev_bad = bad;
-        prev_want = want;
-        prev_got = got;
-      }
-      if (prev_bad) {
-        const uint64_t after = t0 + static_cast<uint64_t>(n);
-        if (after >= a.count || !same_mismatch(a, after, prev_want, prev_got)) {
-          push_edge(&a.stats->ends, a.stats->end,
-                    {x0 + static_cast<uint32_t>(n - 1), prev_want, prev_got});
-        }
-      }
+      local = compare_span(a, t0, n, codes, s_lo, s_hi, sink);
     }
     if (local != 0) atomicAdd(&s_count, local);
     __syncthreads();
@@ -257,7 +276,7 @@ bool CastSweeper::device_present() {
   return hipGetDeviceCount(&n) == hipSuccess && n > 0;
 }
 
-CastSweeper::CastSweeper(uint64_t chunk) : impl_(new Impl), chunk_(chunk) {
+CastSweeper::CastSweeper(uint64_t chunk, bool resident_inputs) : impl_(new Impl), chunk_(chunk) {
   if (chunk_ == 0 || chunk_ % kPerBlock != 0) {
     delete impl_;
     throw std::invalid_argument("CastSweeper: chunk must be a positive multiple of 4096");
@@ -273,7 +292,7 @@ CastSweeper::CastSweeper(uint64_t chunk) : impl_(new Impl), chunk_(chunk) {
     size_t total_bytes = 0;
     check(hipMemGetInfo(&free_bytes, &total_bytes), "hipMemGetInfo");
     const uint64_t all_inputs = (uint64_t{1} << 32) * sizeof(uint32_t);
-    if (free_bytes > all_inputs + (uint64_t{4} << 30)) {
+    if (resident_inputs && free_bytes > all_inputs + (uint64_t{4} << 30)) {
       check(hipMalloc(&m.inputs, all_inputs), "hipMalloc(resident inputs)");
       resident_ = true;
       check(hipEventRecord(m.start, m.stream), "hipEventRecord");
@@ -479,6 +498,48 @@ double CastSweeper::cast_only_ms(const mxgate_op& op, mxgate_dtype out_dtype, ui
   float ms = 0;
   check(hipEventElapsedTime(&ms, m.start, m.stop), "hipEventElapsedTime");
   return ms;
+}
+
+namespace {
+
+struct HostSink {
+  unsigned long long lowest = ~0ull;
+  std::vector<Edge> starts, ends;
+  void first(unsigned long long p) { lowest = std::min(lowest, p); }
+  void start(Edge e) { starts.push_back(e); }
+  void end(Edge e) { ends.push_back(e); }
+};
+
+}  // namespace
+
+SweepResult compare_on_host(const uint8_t* codes, uint64_t count, uint64_t base,
+                            const RunTable& expected, uint32_t code_bytes) {
+  SweepResult res;
+  res.status = MXGATE_DONE;
+  const CompareArgs a{codes, count, base, expected.begin.data(), expected.code.data(),
+                      static_cast<uint32_t>(expected.begin.size()), code_bytes, nullptr};
+  HostSink h;
+  for (uint64_t block_start = 0; block_start < count; block_start += kPerBlock) {
+    const uint64_t block_end = std::min(block_start + kPerBlock, count);
+    const uint32_t lo =
+        find_run(a.run_begin, 0, a.nruns - 1, static_cast<uint32_t>(base + block_start));
+    const uint32_t hi =
+        find_run(a.run_begin, lo, a.nruns - 1, static_cast<uint32_t>(base + block_end - 1));
+    for (uint64_t t0 = block_start; t0 < block_end; t0 += kPerThread) {
+      const int n = static_cast<int>(std::min<uint64_t>(kPerThread, block_end - t0));
+      uint32_t local_codes[kPerThread];
+      for (int e = 0; e < n; ++e) local_codes[e] = load_code(a, t0 + e);
+      res.mismatches += compare_span(a, t0, n, local_codes, lo, hi, h);
+    }
+  }
+  res.checked = count;
+  if (h.lowest != ~0ull) {
+    const uint32_t x = static_cast<uint32_t>(h.lowest >> 32);
+    res.first = MismatchRange{x, x, static_cast<uint32_t>((h.lowest >> 16) & 0xFFFFu),
+                              static_cast<uint32_t>(h.lowest & 0xFFFFu)};
+  }
+  res.ranges = pair_edges(std::move(h.starts), std::move(h.ends));
+  return res;
 }
 
 }  // namespace mxgate::sweep
