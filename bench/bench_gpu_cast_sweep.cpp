@@ -54,11 +54,12 @@ int main(int argc, char** argv) {
   }
   const std::string path = plugin_path();
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  auto entry = h ? reinterpret_cast<mxgate_plugin_entry_fn>(dlsym(h, MXGATE_PLUGIN_ENTRY_SYMBOL))
-                 : nullptr;
+  auto entry =
+      h ? reinterpret_cast<mxgate_plugin_entry_fn>(dlsym(h, MXGATE_PLUGIN_ENTRY_SYMBOL)) : nullptr;
   const mxgate_plugin* p = entry ? entry() : nullptr;
   if (p == nullptr) {
-    std::fprintf(stderr, "bench_gpu_cast_sweep: %s: %s\n", path.c_str(), h ? "no entry" : dlerror());
+    std::fprintf(stderr, "bench_gpu_cast_sweep: %s: %s\n", path.c_str(),
+                 h ? "no entry" : dlerror());
     return 3;
   }
   if (const char* why = p->init ? p->init() : nullptr) {
@@ -89,19 +90,19 @@ int main(int argc, char** argv) {
               resident->inputs_resident() ? "resident" : "NOT resident", resident->fill_ms());
   for (const OpCase& c : cases) {
     const OpCase* pc = &c;
-    benchmark::RegisterBenchmark(("cast_alone/" + std::string(c.op->name)).c_str(),
-                                 [pc](benchmark::State& st) {
-                                   for (auto _ : st) {
-                                     st.SetIterationTime(resident->cast_only_ms(*pc->op, pc->out) /
-                                                         1e3);
-                                   }
-                                 })
+    benchmark::RegisterBenchmark(
+        ("cast_alone/" + std::string(c.op->name)).c_str(),
+        [pc](benchmark::State& st) {
+          for (auto _ : st) {
+            st.SetIterationTime(resident->cast_only_ms(*pc->op, pc->out) / 1e3);
+          }
+        })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
         ->Iterations(10);
     for (int variant = 0; variant < 2; ++variant) {
-      const std::string name = (variant == 0 ? "checked_sweep/" : "checked_sweep_regen/") +
-                               std::string(c.op->name);
+      const std::string name =
+          (variant == 0 ? "checked_sweep/" : "checked_sweep_regen/") + std::string(c.op->name);
       benchmark::RegisterBenchmark(name.c_str(),
                                    [pc, variant](benchmark::State& st) {
                                      mxgate::sweep::CastSweeper& s =
@@ -116,8 +117,7 @@ int main(int argc, char** argv) {
                                        mismatches = r.mismatches;
                                        st.SetIterationTime(r.device_ms / 1e3);
                                      }
-                                     st.counters["mismatches"] =
-                                         static_cast<double>(mismatches);
+                                     st.counters["mismatches"] = static_cast<double>(mismatches);
                                    })
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)

@@ -99,8 +99,9 @@ ScaleShape scale_shape(Mode m, bool weights, uint64_t rows, uint64_t k) {
     case Mode::kTensor:
       return {1, 1, 1, MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_ROW_MAJOR)};
     case Mode::kRowwise:  // one scale per row: a contiguous vector, row- or column-major alike
-      return {rows, 1, 0,
-              MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_ROW_MAJOR) | MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_COL_MAJOR)};
+      return {
+          rows, 1, 0,
+          MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_ROW_MAJOR) | MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_COL_MAJOR)};
     case Mode::kBlock:
       if (weights) {  // BLK128x128: K-major, (ceil(N/128) x L) row-major, row stride L rounded to 4
         return {ceil_div(rows, 128), l, round_up(l, 4), MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_ROW_MAJOR)};
@@ -262,8 +263,10 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
   const void* scale_w = call->b_scale.data;
   const void* scale_x = call->a_scale.data;
   if ((st = cublasLtMatmulDescCreate(&ds.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) ||
-      (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t)) ||
-      (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof op_n)) ||
+      (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_t,
+                                           sizeof op_t)) ||
+      (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_TRANSB, &op_n,
+                                           sizeof op_n)) ||
       (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accum,
                                            sizeof fast_accum)) ||
       (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_w,
@@ -276,9 +279,12 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
                                            sizeof scale_x))) {
     return fail("matmul descriptor");
   }
-  if ((st = cublasLtMatrixLayoutCreate(&ds.a, cuda_type(spec.b), k, n, static_cast<int64_t>(ldb))) ||
-      (st = cublasLtMatrixLayoutCreate(&ds.b, cuda_type(spec.a), k, m, static_cast<int64_t>(lda))) ||
-      (st = cublasLtMatrixLayoutCreate(&ds.d, cuda_type(spec.out), n, m, static_cast<int64_t>(ldd)))) {
+  if ((st =
+           cublasLtMatrixLayoutCreate(&ds.a, cuda_type(spec.b), k, n, static_cast<int64_t>(ldb))) ||
+      (st =
+           cublasLtMatrixLayoutCreate(&ds.b, cuda_type(spec.a), k, m, static_cast<int64_t>(lda))) ||
+      (st = cublasLtMatrixLayoutCreate(&ds.d, cuda_type(spec.out), n, m,
+                                       static_cast<int64_t>(ldd)))) {
     return fail("matrix layout");
   }
   if ((st = cublasLtMatmulPreferenceCreate(&ds.pref)) ||
@@ -397,14 +403,14 @@ constexpr const char* kNotesVec128 =
 
 const char* op_name(int i) {
   static const char* const kNames[] = {
-      "tensor_e4m3_e4m3_f32",  "tensor_e4m3_e4m3_bf16",  "tensor_e4m3_e5m2_f32",
-      "tensor_e4m3_e5m2_bf16", "tensor_e5m2_e4m3_f32",   "tensor_e5m2_e4m3_bf16",
-      "rowwise_e4m3_e4m3_f32", "rowwise_e4m3_e4m3_bf16", "rowwise_e4m3_e5m2_f32",
-      "rowwise_e4m3_e5m2_bf16", "rowwise_e5m2_e4m3_f32", "rowwise_e5m2_e4m3_bf16",
-      "block_e4m3_e4m3_f32",   "block_e4m3_e4m3_bf16",   "block_e4m3_e5m2_f32",
-      "block_e4m3_e5m2_bf16",  "block_e5m2_e4m3_f32",    "block_e5m2_e4m3_bf16",
-      "vec128_e4m3_e4m3_f32",  "vec128_e4m3_e4m3_bf16",  "vec128_e4m3_e5m2_f32",
-      "vec128_e4m3_e5m2_bf16", "vec128_e5m2_e4m3_f32",   "vec128_e5m2_e4m3_bf16",
+      "tensor_e4m3_e4m3_f32",   "tensor_e4m3_e4m3_bf16",  "tensor_e4m3_e5m2_f32",
+      "tensor_e4m3_e5m2_bf16",  "tensor_e5m2_e4m3_f32",   "tensor_e5m2_e4m3_bf16",
+      "rowwise_e4m3_e4m3_f32",  "rowwise_e4m3_e4m3_bf16", "rowwise_e4m3_e5m2_f32",
+      "rowwise_e4m3_e5m2_bf16", "rowwise_e5m2_e4m3_f32",  "rowwise_e5m2_e4m3_bf16",
+      "block_e4m3_e4m3_f32",    "block_e4m3_e4m3_bf16",   "block_e4m3_e5m2_f32",
+      "block_e4m3_e5m2_bf16",   "block_e5m2_e4m3_f32",    "block_e5m2_e4m3_bf16",
+      "vec128_e4m3_e4m3_f32",   "vec128_e4m3_e4m3_bf16",  "vec128_e4m3_e5m2_f32",
+      "vec128_e4m3_e5m2_bf16",  "vec128_e5m2_e4m3_f32",   "vec128_e5m2_e4m3_bf16",
   };
   return kNames[i];
 }
@@ -434,8 +440,9 @@ struct OpTable {
 const OpTable kOps;
 
 const mxgate_impl kImpls[] = {
-    {"cublaslt", "cuBLASLt FP8 GEMMs (CUDA 13), sm_90: per-tensor, rowwise, 1x128 x 128x128, "
-                 "1x128 x 1x128 fp32 scales; fp32 / bf16 out",
+    {"cublaslt",
+     "cuBLASLt FP8 GEMMs (CUDA 13), sm_90: per-tensor, rowwise, 1x128 x 128x128, "
+     "1x128 x 1x128 fp32 scales; fp32 / bf16 out",
      static_cast<uint32_t>(kOpCount), kOps.ops},
 };
 
@@ -482,8 +489,8 @@ const char* init_plugin() {
   return result = nullptr;
 }
 
-const mxgate_plugin kPlugin = {MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "cublaslt",
-                               &init_plugin, 1, kImpls};
+const mxgate_plugin kPlugin = {
+    MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "cublaslt", &init_plugin, 1, kImpls};
 
 }  // namespace
 

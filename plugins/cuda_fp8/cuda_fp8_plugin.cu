@@ -36,7 +36,8 @@ __device__ __forceinline__ uint8_t convert(float x) {
   if constexpr (C == Cast::kE8m0RzSat) {
     return __nv_cvt_float_to_e8m0(x, __NV_SATFINITE, cudaRoundZero);
   }
-  if constexpr (C == Cast::kE8m0RzNoSat) return __nv_cvt_float_to_e8m0(x, __NV_NOSAT, cudaRoundZero);
+  if constexpr (C == Cast::kE8m0RzNoSat)
+    return __nv_cvt_float_to_e8m0(x, __NV_NOSAT, cudaRoundZero);
   if constexpr (C == Cast::kE8m0RpSat) {
     return __nv_cvt_float_to_e8m0(x, __NV_SATFINITE, cudaRoundPosInf);
   }
@@ -119,14 +120,15 @@ mxgate_status run_cast(void* state, const mxgate_call* call, char* message, size
   }
   const uint64_t count = call->a.rows * call->a.cols;
   if (call->out.rows * call->out.cols != count || call->a.bytes < count * sizeof(float) ||
-      call->out.bytes < count || (count > 0 && (call->a.data == nullptr || call->out.data == nullptr))) {
+      call->out.bytes < count ||
+      (count > 0 && (call->a.data == nullptr || call->out.data == nullptr))) {
     say(message, message_size, "cuda_fp8: input / output shapes or sizes disagree");
     return MXGATE_ERROR;
   }
   if (count == 0) return MXGATE_DONE;
-  const cudaError_t e = s.launch(static_cast<const float*>(call->a.data),
-                                 static_cast<uint8_t*>(call->out.data), count,
-                                 static_cast<cudaStream_t>(call->stream));
+  const cudaError_t e =
+      s.launch(static_cast<const float*>(call->a.data), static_cast<uint8_t*>(call->out.data),
+               count, static_cast<cudaStream_t>(call->stream));
   if (e != cudaSuccess) {
     std::snprintf(message, message_size, "cuda_fp8: launch failed: %s", cudaGetErrorString(e));
     return MXGATE_ERROR;
@@ -135,10 +137,14 @@ mxgate_status run_cast(void* state, const mxgate_call* call, char* message, size
 }
 
 CastState kStates[] = {
-    {MXGATE_DTYPE_E4M3FN, &launch<Cast::kE4m3Sat>},   {MXGATE_DTYPE_E4M3FN, &launch<Cast::kE4m3NoSat>},
-    {MXGATE_DTYPE_E5M2, &launch<Cast::kE5m2Sat>},     {MXGATE_DTYPE_E5M2, &launch<Cast::kE5m2NoSat>},
-    {MXGATE_DTYPE_E8M0, &launch<Cast::kE8m0RzSat>},   {MXGATE_DTYPE_E8M0, &launch<Cast::kE8m0RzNoSat>},
-    {MXGATE_DTYPE_E8M0, &launch<Cast::kE8m0RpSat>},   {MXGATE_DTYPE_E8M0, &launch<Cast::kE8m0RpNoSat>},
+    {MXGATE_DTYPE_E4M3FN, &launch<Cast::kE4m3Sat>},
+    {MXGATE_DTYPE_E4M3FN, &launch<Cast::kE4m3NoSat>},
+    {MXGATE_DTYPE_E5M2, &launch<Cast::kE5m2Sat>},
+    {MXGATE_DTYPE_E5M2, &launch<Cast::kE5m2NoSat>},
+    {MXGATE_DTYPE_E8M0, &launch<Cast::kE8m0RzSat>},
+    {MXGATE_DTYPE_E8M0, &launch<Cast::kE8m0RzNoSat>},
+    {MXGATE_DTYPE_E8M0, &launch<Cast::kE8m0RpSat>},
+    {MXGATE_DTYPE_E8M0, &launch<Cast::kE8m0RpNoSat>},
 };
 
 // Elementwise: any count (rows = 1, cols = count), fp32 in, one code byte out.
@@ -169,12 +175,14 @@ mxgate_op make_op(const char* name, int i, const char* convention, const char* n
 // Claims: a convention name (`mxgate conventions`) where one holds the intrinsic's documented
 // policy, else "e8m0:RULE" (reference/e8m0.h). Sources: cuda_fp8.h / cuda_fp8.hpp (CUDA 13.0).
 const mxgate_op kOps[] = {
-    make_op("e4m3_satfinite", 0, "cuda_satfinite",
-            "__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3); sm_90: cvt.rn.satfinite.e4m3x2.f32"),
+    make_op(
+        "e4m3_satfinite", 0, "cuda_satfinite",
+        "__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3); sm_90: cvt.rn.satfinite.e4m3x2.f32"),
     make_op("e4m3_nosat", 1, "cuda_nosat",
             "__nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3); software path via double"),
-    make_op("e5m2_satfinite", 2, "cuda_satfinite",
-            "__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2); sm_90: cvt.rn.satfinite.e5m2x2.f32"),
+    make_op(
+        "e5m2_satfinite", 2, "cuda_satfinite",
+        "__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2); sm_90: cvt.rn.satfinite.e5m2x2.f32"),
     make_op("e5m2_nosat", 3, "cuda_nosat",
             "__nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E5M2); software path via double"),
     make_op("e8m0_rz_satfinite", 4, "e8m0:floor_sat",
@@ -185,8 +193,9 @@ const mxgate_op kOps[] = {
     make_op("e8m0_rp_satfinite", 6, "cuda_satfinite",
             "__nv_cvt_float_to_e8m0(x, __NV_SATFINITE, cudaRoundPosInf) (the __nv_fp8_e8m0 "
             "constructor's mode); sm_90: software path via bf16"),
-    make_op("e8m0_rp_nosat", 7, "cuda_nosat",
-            "__nv_cvt_float_to_e8m0(x, __NV_NOSAT, cudaRoundPosInf); sm_90: software path via bf16"),
+    make_op(
+        "e8m0_rp_nosat", 7, "cuda_nosat",
+        "__nv_cvt_float_to_e8m0(x, __NV_NOSAT, cudaRoundPosInf); sm_90: software path via bf16"),
 };
 
 const mxgate_impl kImpls[] = {
@@ -205,7 +214,8 @@ const char* init_plugin() {
   }
   int dev = 0;
   cudaDeviceProp p;
-  if ((e = cudaGetDevice(&dev)) != cudaSuccess || (e = cudaGetDeviceProperties(&p, dev)) != cudaSuccess) {
+  if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+      (e = cudaGetDeviceProperties(&p, dev)) != cudaSuccess) {
     std::snprintf(why, sizeof why, "cuda_fp8: cannot query the device (%s)", cudaGetErrorString(e));
     return why;
   }
@@ -217,8 +227,8 @@ const char* init_plugin() {
   return nullptr;
 }
 
-const mxgate_plugin kPlugin = {MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "cuda_fp8",
-                               &init_plugin, 1, kImpls};
+const mxgate_plugin kPlugin = {
+    MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "cuda_fp8", &init_plugin, 1, kImpls};
 
 }  // namespace
 

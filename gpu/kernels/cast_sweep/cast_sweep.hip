@@ -73,8 +73,7 @@ __global__ void poison16_kernel(uint16_t* out, uint64_t count, uint16_t value) {
 }
 
 // The largest r in [lo, hi] with begin[r] <= x (begin[lo] <= x holds).
-__host__ __device__ uint32_t find_run(const uint32_t* begin, uint32_t lo, uint32_t hi,
-                                      uint32_t x) {
+__host__ __device__ uint32_t find_run(const uint32_t* begin, uint32_t lo, uint32_t hi, uint32_t x) {
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo + 1) / 2;
     if (begin[mid] <= x) {
@@ -170,7 +169,8 @@ __global__ void compare_kernel(CompareArgs a) {
   const uint64_t grid_span = uint64_t{gridDim.x} * kPerBlock;
   for (uint64_t block_start = uint64_t{blockIdx.x} * kPerBlock; block_start < a.count;
        block_start += grid_span) {
-    const uint64_t block_end = block_start + kPerBlock < a.count ? block_start + kPerBlock : a.count;
+    const uint64_t block_end =
+        block_start + kPerBlock < a.count ? block_start + kPerBlock : a.count;
     if (threadIdx.x == 0) {
       const uint32_t lo =
           find_run(a.run_begin, 0, a.nruns - 1, static_cast<uint32_t>(a.base + block_start));
@@ -237,7 +237,7 @@ struct CastSweeper::Impl {
   hipStream_t stream = nullptr;
   hipEvent_t start = nullptr;
   hipEvent_t stop = nullptr;
-  uint32_t* inputs = nullptr;  // 2^32 resident, or one chunk
+  uint32_t* inputs = nullptr;    // 2^32 resident, or one chunk
   uint8_t* out_alloc = nullptr;  // guard | chunk * 2 bytes | guard
   DeviceStats* stats = nullptr;
   uint32_t* run_begin = nullptr;
@@ -247,8 +247,8 @@ struct CastSweeper::Impl {
   uint8_t* out() const { return out_alloc + kGuardBytes; }
 
   void fill(uint32_t* dst, uint64_t base, uint64_t count) {
-    hipLaunchKernelGGL(fill_inputs_kernel, dim3(blocks_for(count, kThreads * 4)), dim3(kThreads),
-                       0, stream, dst, base, count);
+    hipLaunchKernelGGL(fill_inputs_kernel, dim3(blocks_for(count, kThreads * 4)), dim3(kThreads), 0,
+                       stream, dst, base, count);
     check_launch("fill_inputs_kernel");
   }
 
@@ -265,9 +265,9 @@ struct CastSweeper::Impl {
     check(hipMemcpy(run_begin, t.begin.data(), t.begin.size() * sizeof(uint32_t),
                     hipMemcpyHostToDevice),
           "hipMemcpy(run_begin)");
-    check(hipMemcpy(run_code, t.code.data(), t.code.size() * sizeof(uint16_t),
-                    hipMemcpyHostToDevice),
-          "hipMemcpy(run_code)");
+    check(
+        hipMemcpy(run_code, t.code.data(), t.code.size() * sizeof(uint16_t), hipMemcpyHostToDevice),
+        "hipMemcpy(run_code)");
   }
 };
 
@@ -428,8 +428,9 @@ SweepResult CastSweeper::sweep(const mxgate_op& op, mxgate_dtype out_dtype,
         res.message = message;
         break;
       }
-      CompareArgs args{m.out(), count, base, m.run_begin, m.run_code,
-                       static_cast<uint32_t>(expected.begin.size()), bytes, m.stats};
+      CompareArgs args{m.out(),     count,      base,
+                       m.run_begin, m.run_code, static_cast<uint32_t>(expected.begin.size()),
+                       bytes,       m.stats};
       hipLaunchKernelGGL(compare_kernel, dim3(blocks_for(count, kPerBlock)), dim3(kThreads), 0,
                          m.stream, args);
       check_launch("compare_kernel");
@@ -516,8 +517,14 @@ SweepResult compare_on_host(const uint8_t* codes, uint64_t count, uint64_t base,
                             const RunTable& expected, uint32_t code_bytes) {
   SweepResult res;
   res.status = MXGATE_DONE;
-  const CompareArgs a{codes, count, base, expected.begin.data(), expected.code.data(),
-                      static_cast<uint32_t>(expected.begin.size()), code_bytes, nullptr};
+  const CompareArgs a{codes,
+                      count,
+                      base,
+                      expected.begin.data(),
+                      expected.code.data(),
+                      static_cast<uint32_t>(expected.begin.size()),
+                      code_bytes,
+                      nullptr};
   HostSink h;
   for (uint64_t block_start = 0; block_start < count; block_start += kPerBlock) {
     const uint64_t block_end = std::min(block_start + kPerBlock, count);

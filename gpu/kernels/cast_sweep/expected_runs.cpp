@@ -72,8 +72,8 @@ std::optional<RunTable> expected_runs(const std::string& claim, mxgate_dtype out
   if (*f == Format::kE8M0) {
     if (!c->e8m0) return fail(why, "convention '" + claim + "' has no fp32 -> e8m0 rule");
     const E8m0Encode rule = *c->e8m0;
-    const auto runs = build_runs(
-        [&](uint32_t b) -> uint32_t { return e8m0_oracle(float_of(b), rule); }, 0, kAll);
+    const auto runs =
+        build_runs([&](uint32_t b) -> uint32_t { return e8m0_oracle(float_of(b), rule); }, 0, kAll);
     return to_table(runs, "e8m0 under " + claim + " (rule " + std::string(name(rule)) + ")");
   }
   if (!defines(*c, *f)) {
@@ -102,14 +102,14 @@ std::string SweepResult::summary() const {
                   guard_damaged ? ", GUARD BAND DAMAGED" : "", device_ms);
     return buf;
   }
-  std::snprintf(buf, sizeof buf,
-                "%llu of %llu inputs differ in %zu%s ranges%s; first 0x%08x (%a): expected 0x%x, "
-                "got 0x%x; %.2f ms",
-                static_cast<unsigned long long>(mismatches),
-                static_cast<unsigned long long>(checked), ranges.size(),
-                ranges_truncated ? "+" : "", guard_damaged ? ", GUARD BAND DAMAGED" : "",
-                first ? first->first : 0u, first ? static_cast<double>(float_of(first->first)) : 0.0,
-                first ? first->expected : 0u, first ? first->actual : 0u, device_ms);
+  std::snprintf(
+      buf, sizeof buf,
+      "%llu of %llu inputs differ in %zu%s ranges%s; first 0x%08x (%a): expected 0x%x, "
+      "got 0x%x; %.2f ms",
+      static_cast<unsigned long long>(mismatches), static_cast<unsigned long long>(checked),
+      ranges.size(), ranges_truncated ? "+" : "", guard_damaged ? ", GUARD BAND DAMAGED" : "",
+      first ? first->first : 0u, first ? static_cast<double>(float_of(first->first)) : 0.0,
+      first ? first->expected : 0u, first ? first->actual : 0u, device_ms);
   return buf;
 }
 
