@@ -55,7 +55,7 @@ NpyArray encode_array(const CodecSpec& spec, const NpyArray& values) {
     // float64 -> fp32: one round-to-nearest-even conversion, as decimal text is rounded once.
     for (double v : values.values<double>()) x.push_back(static_cast<float>(v));
   } else {
-    throw UsageError("values: expected float32 or float64, got " + describe(values));
+    throw UsageError("--values: expected float32 or float64, got " + describe(values));
   }
   (void)encode_with(*spec.convention, spec.format,
                     0.0f);  // an undefined format fails when empty too
@@ -80,7 +80,7 @@ NpyArray decode_array(const CodecSpec& spec, const NpyArray& codes) {
   } else if (codes.dtype == NpyDtype::kUint16) {
     for (uint16_t v : codes.values<uint16_t>()) c.push_back(v);
   } else {
-    throw UsageError("codes: expected uint8 or uint16, got " + describe(codes));
+    throw UsageError("--codes: expected uint8 or uint16, got " + describe(codes));
   }
   const int bits = info(spec.format).bits;
   for (uint32_t code : c) {

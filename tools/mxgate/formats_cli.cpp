@@ -28,6 +28,7 @@ int cmd_encode(const Argv& argv) {
   values.reserve(a.positionals().size());
   for (const std::string& v : a.positionals()) values.push_back(parse_value(v));
   std::vector<uint32_t> codes;
+  codes.reserve(values.size());
   for (float v : values) codes.push_back(encode_with(c, f, v));
   for (uint32_t code : codes) std::printf("0x%0*x\n", hex_digits(f), code);
   return 0;
@@ -43,6 +44,7 @@ int cmd_decode(const Argv& argv) {
   codes.reserve(a.positionals().size());
   for (const std::string& v : a.positionals()) codes.push_back(parse_code(v, info(f).bits));
   std::vector<float> values;
+  values.reserve(codes.size());
   for (uint32_t code : codes) values.push_back(decode_with(c, f, code));
   for (float v : values) {
     std::printf("%a %.9g\n", static_cast<double>(v), static_cast<double>(v));
