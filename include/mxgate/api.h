@@ -11,7 +11,7 @@
  * is the CLI's text (for an input array, the CLI's message without the file name). Nothing is
  * written anywhere except the heatmap file check-gemm draws on request.
  *
- * Verbs, inputs -> outputs (docs/python.md §3 lists their options):
+ * Verbs, inputs -> outputs (docs/python.md §4.1; their options are the CLI verbs'):
  *   encode      values (float32 / float64, any shape) -> codes (uint8; uint16 for bf16, fp16)
  *   decode      codes (uint8 / uint16, any shape) -> values (float32)
  *   quantize    in (M, K) -> data, scales

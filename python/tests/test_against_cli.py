@@ -199,6 +199,9 @@ def gemm_operands(scheme, m, n, k, seed):
     if scheme == "mx":
         a, sa = mxgate.quantize_mx(x, "e4m3fn", "ocp_mx")
         b, sb = mxgate.quantize_mx(w, "e4m3fn", "ocp_mx")
+        # The bytes whose value depends on the convention's e8m0 decode rule (0x00: 2^-127 or 0;
+        # 0xFF: NaN or Inf), so that a convention dropped on the way changes C.
+        sa[m - 1, 0], sb[n - 1, -1] = 0x00, 0xFF
     elif scheme == "block":
         a, sa = mxgate.quantize_block(x, "e4m3fn", "vllm_group_quant")
         b, sb = mxgate.quantize_block(w, "e4m3fn", "vllm_group_quant", scheme="w128x128")
@@ -240,7 +243,8 @@ def test_check_gemm_equals_cli(cli, files, scheme):
     exact = mxgate.gemm(a, sa, b, sb, scheme=scheme)
     wrong = exact.copy()
     wrong[3, 7] = np.nextafter(wrong[3, 7], np.float32(np.inf))
-    wrong[8, 19] *= 2
+    assert np.isfinite(exact[4, 3]) and exact[4, 3] != 0
+    wrong[4, 3] *= 2  # (not the last row or column: the mx scales 0x00 / 0xFF are there)
     for c, passes in ((exact, True), (wrong, False)):
         files.save("c.npy", c)
         for mode, extra in (("exact", {}), ("bound", {}), ("bound", {"accumulator": "fp32_rn"}),
