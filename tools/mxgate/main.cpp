@@ -107,8 +107,8 @@ constexpr Verb kVerbs[] = {
      mxgate::cli::cmd_gemm},
     {"check-gemm",
      "check-gemm --scheme {mx,block,bf16} --a A.npy [--a-scales AS.npy] --b B.npy "
-     "[--b-scales BS.npy] --c C.npy [--mode exact|bound] [--acc-bits 24] [--block-k 128] "
-     "[--format F] [--convention C]",
+     "[--b-scales BS.npy] --c C.npy [--mode exact|bound] [--accumulator NAME | --acc-bits 24 "
+     "--block-k 128] [--format F] [--convention C] [--heatmap FILE.svg|FILE.png]",
      "Check C, a kernel's (M, N) output of A * B^T (same inputs as `mxgate gemm`), against the\n"
      "oracle. C is float32, or uint16 holding bf16 bits; the output dtype is taken from it.\n"
      "  --mode exact (default): C must equal the correctly rounded result bit for bit (any NaN\n"
@@ -120,6 +120,9 @@ constexpr Verb kVerbs[] = {
      "      most --block-k consecutive k in any order (0: one partial over K), each product\n"
      "      rounded once and each partial scaled with two roundings (gemm_oracle.h AccumModel).\n"
      "      Prints the count outside and the worst excess with (row,col).\n"
+     "      --accumulator NAME names the model instead (fp32_rn: acc-bits 24, block-k 128, the\n"
+     "      default); an unknown NAME lists every model.\n"
+     "  --heatmap FILE draws where C differs (SVG or PNG by the extension), even when it passes.\n"
      "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
      mxgate::cli::cmd_check_gemm},
     {"plan",
