@@ -1,8 +1,9 @@
 // Covers the FP4 / FP6 paths of the `mxgate` CLI run as a real process: encode / decode of
 // e2m1 / e2m3 / e3m2, the exit-2 messages for an undefined NaN, a scheme / format mismatch and a
-// packed-width mismatch, and an NVFP4 quantize -> dequantize -> gemm -> check-gemm round trip on
-// .npy files (bytes derived by hand, docs/fp4.md §6). Does NOT cover: the reference arithmetic
-// itself (test_fp4_*.cpp), the FP8 verbs (test_cli_formats.cpp, test_cli_tensors.cpp).
+// packed-width mismatch, an NVFP4 quantize -> dequantize -> gemm -> check-gemm round trip on
+// .npy files (bytes derived by hand, docs/fp4.md §6), and a mixed E2M3 x E3M2 MXFP6 gemm. Does NOT
+// cover: the reference arithmetic itself (test_fp4_*.cpp), the FP8 verbs (test_cli_formats.cpp,
+// test_cli_tensors.cpp).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -96,6 +97,34 @@ TEST(CliFp4, Nvfp4RoundTrip) {
   r = cli("gemm --scheme nvfp4" + ab + " --k 40 --out " + shell_quote(p + "c.npy"));
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("--k 40 needs 20 packed e2m1 columns"), std::string::npos) << r.out;
+}
+
+// Guards against mixed MXFP6 operands needing a --format neither uses (--a-format and
+// --b-format name both) and against the two formats being swapped: A = [1.0, 2.0, 0 x 30] in E2M3
+// (0x08 = 0b0_01_000 = 2^0, 0x10 = 0b0_10_000 = 2^1; bias 1), B = [1.0, 2.0, 0 x 30] in E3M2
+// (0x0C = 0b0_011_00 = 2^0, 0x10 = 0b0_100_00 = 2^1; bias 3), scales 127 = 2^0: C = 1 + 4 = 5.
+// Read with the formats swapped, B's 0x0C would be 1.5 in E2M3 and C would differ.
+TEST(CliFp4, MixedMxfp6GemmTakesBothOperandFormats) {
+  TempDir dir;
+  const std::string p = dir.path().string() + "/";
+  std::vector<uint8_t> a(32, 0), b(32, 0);
+  a[0] = 0x08;
+  a[1] = 0x10;
+  b[0] = 0x0C;
+  b[1] = 0x10;
+  write_npy(p + "a.npy", NpyArray({1, 32}, a));
+  write_npy(p + "b.npy", NpyArray({1, 32}, b));
+  write_npy(p + "s.npy", NpyArray({1, 1}, std::vector<uint8_t>{127}));
+  const std::string ab = " --a " + shell_quote(p + "a.npy") + " --a-scales " +
+                         shell_quote(p + "s.npy") + " --b " + shell_quote(p + "b.npy") +
+                         " --b-scales " + shell_quote(p + "s.npy") + " --out " +
+                         shell_quote(p + "c.npy");
+  ShellResult r = cli("gemm --scheme mxfp6 --a-format e2m3 --b-format e3m2" + ab);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(read_npy(p + "c.npy").values<float>(), std::vector<float>{5.0f});
+  r = cli("gemm --scheme mxfp6 --a-format e2m3" + ab);  // B has no format
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("missing required option --format"), std::string::npos) << r.out;
 }
 
 }  // namespace

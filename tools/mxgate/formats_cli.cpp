@@ -1,9 +1,11 @@
-// Verbs on single values: encode, decode, conventions.
+// Verbs on single values: encode, decode, conventions. The options of encode and decode (and
+// their error texts) are api/value_ops.h, shared with the C API.
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "api/value_ops.h"
 #include "reference/convention.h"
 #include "reference/format.h"
 #include "tools/mxgate/args.h"
@@ -12,53 +14,38 @@
 namespace mxgate::cli {
 namespace {
 
-const char* kFormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0 bf16 fp16 e2m1 e2m3 e3m2";
-
-Format require_format(const Args& a) {
-  const std::string name = a.require("format");
-  auto f = parse_format(name);
-  if (!f || *f == Format::kFP32) {
-    throw UsageError("unknown format '" + name + "' (formats: " + kFormatList + ")");
-  }
-  return *f;
-}
-
-const Convention& require_convention(const Args& a) {
-  const std::string name = a.require("convention");
-  const Convention* c = find_convention(name);
-  if (!c) {
-    throw UsageError("unknown convention '" + name + "' (conventions: " + convention_names() + ")");
-  }
-  return *c;
-}
-
+// Code width in hex digits: 4-bit E2M1 and 6-bit E2M3 / E3M2 print as one / two digits.
 int hex_digits(Format f) { return (info(f).bits + 3) / 4; }
 
 }  // namespace
 
 int cmd_encode(const Argv& argv) {
-  const Args a(argv, {"format", "convention"});
-  const Format f = require_format(a);
-  const Convention& c = require_convention(a);
+  const Args a(argv, api::codec_options());
+  const api::CodecSpec spec = api::codec_spec(a);
+  const Format f = spec.format;
+  const Convention& c = *spec.convention;
   if (a.positionals().empty()) throw UsageError("no VALUE given");
   std::vector<float> values;  // parse everything first: no partial output on bad input
   values.reserve(a.positionals().size());
   for (const std::string& v : a.positionals()) values.push_back(parse_value(v));
   std::vector<uint32_t> codes;
+  codes.reserve(values.size());
   for (float v : values) codes.push_back(encode_with(c, f, v));
   for (uint32_t code : codes) std::printf("0x%0*x\n", hex_digits(f), code);
   return 0;
 }
 
 int cmd_decode(const Argv& argv) {
-  const Args a(argv, {"format", "convention"});
-  const Format f = require_format(a);
-  const Convention& c = require_convention(a);
+  const Args a(argv, api::codec_options());
+  const api::CodecSpec spec = api::codec_spec(a);
+  const Format f = spec.format;
+  const Convention& c = *spec.convention;
   if (a.positionals().empty()) throw UsageError("no code given");
   std::vector<uint32_t> codes;
   codes.reserve(a.positionals().size());
   for (const std::string& v : a.positionals()) codes.push_back(parse_code(v, info(f).bits));
   std::vector<float> values;
+  values.reserve(codes.size());
   for (uint32_t code : codes) values.push_back(decode_with(c, f, code));
   for (float v : values) {
     std::printf("%a %.9g\n", static_cast<double>(v), static_cast<double>(v));

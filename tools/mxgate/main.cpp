@@ -88,8 +88,8 @@ constexpr Verb kVerbs[] = {
      "--scale-layout L (row_major col_major tma_col_major nv_swizzle_128x4 aiter_shuffle) writes\n"
      "the scales in that physical layout instead: a 1-D array of the layout's storage size,\n"
      "padding slots filled with 0. Files are written only after everything is computed. A NaN the\n"
-     "convention leaves undefined for FP4 (ocp_mx, aiter_gfx950, flashinfer_nvfp4) is an input\n"
-     "error (exit 2).",
+     "convention's FP4 cast leaves undefined (aiter_gfx950, flashinfer_nvfp4) is an input error\n"
+     "(exit 2); ocp_mx writes the elements of a NaN block as 0 (its scale carries the NaN).",
      mxgate::cli::cmd_quantize},
     {"dequantize",
      "dequantize --scheme {mx,mxfp4,mxfp6,nvfp4,act1x128,w128x128} --format F --convention C "
@@ -132,9 +132,9 @@ constexpr Verb kVerbs[] = {
      mxgate::cli::cmd_gemm},
     {"check-gemm",
      "check-gemm --scheme {mx,mxfp4,mxfp6,nvfp4,block,bf16} --a A.npy [--a-scales AS.npy] "
-     "--b B.npy [--b-scales BS.npy] --c C.npy [--mode exact|bound] [--acc-bits 24] "
-     "[--block-k 128] [--format F] [--a-format F] [--b-format F] [--k K] [--a-global G.npy "
-     "--b-global G.npy] [--convention C]",
+     "--b B.npy [--b-scales BS.npy] --c C.npy [--mode exact|bound] [--accumulator NAME | "
+     "--acc-bits 24 --block-k 128] [--format F] [--a-format F] [--b-format F] [--k K] "
+     "[--a-global G.npy --b-global G.npy] [--convention C] [--heatmap FILE.svg|FILE.png]",
      "Check C, a kernel's (M, N) output of A * B^T (same inputs as `mxgate gemm`), against the\n"
      "oracle. C is float32, or uint16 holding bf16 bits; the output dtype is taken from it.\n"
      "  --mode exact (default): C must equal the correctly rounded result bit for bit (any NaN\n"
@@ -146,6 +146,9 @@ constexpr Verb kVerbs[] = {
      "      most --block-k consecutive k in any order (0: one partial over K), each product\n"
      "      rounded once and each partial scaled with two roundings (gemm_oracle.h AccumModel).\n"
      "      Prints the count outside and the worst excess with (row,col).\n"
+     "      --accumulator NAME names the model instead (fp32_rn: acc-bits 24, block-k 128, the\n"
+     "      default); an unknown NAME lists every model.\n"
+     "  --heatmap FILE draws where C differs (SVG or PNG by the extension), even when it passes.\n"
      "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
      mxgate::cli::cmd_check_gemm},
     {"plan",
