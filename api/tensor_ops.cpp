@@ -591,6 +591,10 @@ LoadedGemm load_gemm(const GemmSpec& spec, const ArrayReader& read) {
   const std::size_t k = !a_packed   ? an.shape[1]
                         : !b_packed ? bn.shape[1]
                                     : operand_k(spec.k, an, Format::kE2M1);
+  if (spec.k && (!a_packed || !b_packed) && *spec.k != k) {  // --k may not contradict that K
+    throw UsageError("--k " + std::to_string(*spec.k) + " disagrees with K=" + std::to_string(k) +
+                     " of " + (a_packed ? "--b" : "--a") + ", the operand that is not packed");
+  }
   if (!a_packed && !b_packed && bn.shape[1] != k) {
     throw UsageError("--b: K mismatch: B is (N, K) = " + npy_shape_string(bn.shape) +
                      " but --a has K=" + std::to_string(k) + " (C = A * B^T needs the same K)");
