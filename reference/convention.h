@@ -30,6 +30,13 @@ struct Convention {
   // its own max for E4M3FNUZ where the implementation uses one (vLLM: 224, docs/formats.md §5.1).
   bool clamp_before_cast = false;
   float e4m3fnuz_clamp_max = 0.0f;  // 0: the format's max finite
+  // fp32 -> E2M1 / E2M3 / E3M2 (formats without Inf and NaN take their own policies; docs/fp4.md
+  // §3 cites each). Used for the formats of element_formats that have_no_specials.
+  EncodePolicy sub_byte{Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kUndefined};
+  // Triton's triton_kernels e2m1 path shifts the significand of |x| < 1 right before it rounds, so
+  // the sticky bit misses the low bits: |x| < 1 is first truncated toward zero to a multiple of
+  // 2^-23 (docs/fp4.md §3.4). Applied by pre_cast to the sub-byte formats.
+  bool truncate_below_one_to_2m23 = false;
 };
 
 std::span<const Convention> all_conventions();
@@ -42,6 +49,9 @@ std::string convention_names();  // "a, b, c" for error messages
 
 constexpr uint32_t format_bit(Format f) { return 1u << static_cast<uint32_t>(f); }
 
+// The element policy the convention uses for `f` (sub_byte for E2M1 / E2M3 / E3M2).
+const EncodePolicy& element_policy(const Convention& c, Format f);
+
 // Encodes `x` into `f` under the convention. BF16/FP16 use kIeeeDefault in every convention.
 // Throws std::invalid_argument naming the problem when the convention does not define `f`.
 uint32_t encode_with(const Convention& c, Format f, float x);
@@ -49,7 +59,8 @@ uint32_t encode_with(const Convention& c, Format f, float x);
 // Throws std::invalid_argument when the code does not fit the format.
 float decode_with(const Convention& c, Format f, uint32_t code);
 bool defines(const Convention& c, Format f);
-// What the convention does to x before the element cast (its clamp, if any); x otherwise.
+// What the convention does to x before the element cast (its clamp, Triton's truncation below 1);
+// x otherwise.
 float pre_cast(const Convention& c, Format f, float x);
 
 }  // namespace mxgate

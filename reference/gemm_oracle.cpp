@@ -585,6 +585,19 @@ GemmOutput exact_gemm(const GemmProblem& problem, OutputFormat format,
   out.rows = problem.m;
   out.cols = problem.n;
   out.format = format;
+  if (problem.alpha != 1.0f) {
+    std::vector<float> acc(problem.m * problem.n, 0.0f);
+    Fp32Sink sink{acc.data(), problem.n};
+    run_exact(problem, options, sink);
+    for (float& c : acc) c = fence(problem.alpha * c) + 0.0f;  // the epilogue multiply, +0 for 0
+    if (format == OutputFormat::kFp32) {
+      out.fp32 = std::move(acc);
+    } else {
+      out.bf16.resize(acc.size());
+      for (size_t e = 0; e < acc.size(); ++e) out.bf16[e] = round_to_bf16_bits(acc[e]);
+    }
+    return out;
+  }
   if (format == OutputFormat::kFp32) {
     out.fp32.assign(problem.m * problem.n, 0.0f);
     Fp32Sink sink{out.fp32.data(), problem.n};
@@ -602,6 +615,9 @@ std::vector<double> exact_gemm_fp64(const GemmProblem& problem, const ExactOptio
   std::vector<double> out(problem.m * problem.n, 0.0);
   Fp64Sink sink{out.data(), problem.n};
   run_exact(problem, options, sink);
+  if (problem.alpha != 1.0f) {
+    for (double& c : out) c *= static_cast<double>(problem.alpha);
+  }
   return out;
 }
 
@@ -623,8 +639,10 @@ GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model) {
   out.rows = p.m;
   out.cols = p.n;
   out.output = model.output;
-  out.exact = exact_gemm_fp64(p);
-  GemmProblem abs_problem = p;
+  GemmProblem unscaled = p;  // the accumulator's sums; alpha is applied below
+  unscaled.alpha = 1.0f;
+  out.exact = exact_gemm_fp64(unscaled);
+  GemmProblem abs_problem = unscaled;
   for (auto* v : {&abs_problem.a, &abs_problem.b, &abs_problem.a_scale, &abs_problem.b_scale}) {
     for (float& x : *v) {
       x = std::fabs(x);
@@ -663,7 +681,10 @@ GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model) {
   for (size_t i = 0; i < p.m; ++i) {
     for (size_t j = 0; j < p.n; ++j) {
       const size_t e = i * p.n + j;
-      const double c = out.exact[e];
+      const double alpha = p.alpha;
+      const double acc = out.exact[e];
+      const double c = alpha * acc;
+      out.exact[e] = c;
       if (!std::isfinite(c)) {
         continue;  // NaN / Inf must be matched exactly
       }
@@ -672,6 +693,11 @@ GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model) {
       double bound = gamma * t + (1 + gamma) * eta;
       if (!(t * (1 + gamma) + eta < model.overflow_threshold)) {
         bound = HUGE_VAL;
+      }
+      if (alpha != 1.0 && std::isfinite(bound)) {  // the epilogue's fp32 RN multiply
+        const double a = std::fabs(alpha);
+        bound = a * bound + 0x1p-24 * a * (std::fabs(acc) + bound) + 0x1p-150;
+        if (!(a * (std::fabs(acc) + bound) < 0x1.ffffffp127)) bound = HUGE_VAL;
       }
       if (final_rounding && std::isfinite(bound)) {
         bound += u_out * (std::fabs(c) + bound) + eta_out;
@@ -750,7 +776,7 @@ GemmOutput ordered_gemm(const GemmProblem& problem, const OrderModel& order) {
           acc = fence(acc + part);
         }
       }
-      c[i * p.n + j] = acc;
+      c[i * p.n + j] = p.alpha == 1.0f ? acc : fence(p.alpha * acc);
     }
   }
   if (order.output == OutputFormat::kFp32) {

@@ -44,6 +44,10 @@ struct GemmProblem {
   std::vector<float> a_scale;  // ceil(M/a_m) x ceil(K/a_k), row-major; empty = every scale 1.0
   std::vector<float> b;        // N x K, row-major
   std::vector<float> b_scale;  // ceil(N/b_n) x ceil(K/b_k), row-major; empty = every scale 1.0
+  // Per-problem global factor (NVFP4: global_decode_a * global_decode_b) applied the way kernels
+  // apply it, as the epilogue's alpha: C = fl32(alpha * acc), acc the fp32 accumulator, then the
+  // output conversion. alpha == 1 skips that step (docs/fp4.md §8).
+  float alpha = 1.0f;
 
   std::size_t a_scale_rows() const { return ceil_div(m, blocks.a_m); }
   std::size_t a_scale_cols() const { return ceil_div(k, blocks.a_k); }
@@ -99,13 +103,15 @@ struct ExactOptions {
 
 // The exact result rounded once (RNE) to `format`. Zero results are +0.0 (every kernel starts its
 // accumulator at +0.0, and x + (-x) is +0.0 under RNE); NaN/Inf follow exact_sum.h.
+// With alpha != 1: the exact sum rounded once to fp32 (the accumulator; exact on exact-mode
+// operands), times alpha rounded to fp32 (the epilogue), then converted to `format` (RNE).
 // Speed: power-of-two scales are folded into the values and runs of k whose products provably
 // fit a double are summed by a SIMD double dot product (exact, see gemm_oracle.cpp); on quantized
 // MX data that is all of K, so the cost is about that of a double GEMM. Other data degrades to
 // exact range sums in an ExactSum, then to one ExactSum add per product.
 GemmOutput exact_gemm(const GemmProblem& problem, OutputFormat format,
                       const ExactOptions& options = {});
-// The exact result rounded once to double (the reference value of the bound mode).
+// The exact result rounded once to double, times alpha in double (the bound mode's reference).
 std::vector<double> exact_gemm_fp64(const GemmProblem& problem, const ExactOptions& options = {});
 
 // ---- 2. Bound mode ------------------------------------------------------------------------------
@@ -158,6 +164,8 @@ struct GemmBounds {
 // 2^-150 / 2^-134), and a bound reaching the output's overflow threshold is +Inf. The computed
 // bound is inflated by 2^-40 (relative) to cover the double arithmetic that evaluates it.
 // NaN / Inf exact results get bound 0: the kernel must produce NaN / the same Inf.
+// alpha != 1 adds the epilogue's fp32 multiply before the output rounding: the accumulator bound B
+// becomes |alpha| B + 2^-24 |alpha| (|c| + B) + 2^-150, and c becomes alpha c.
 GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model);
 
 // The elements of a kernel's output outside their bound (verdict.h, check_within_bound).
@@ -182,7 +190,7 @@ enum class ScaleApplication {
 //                                        part = fl(part + fl(fl(fl(a*b)*sa)*sb))  (kPerProduct)
 //       acc = fl(acc + fl(fl(part*sa)*sb))                                (kPerPartial)
 //       acc = fl(acc + part)                                              (kPerProduct)
-//     C[m, n] = acc (fp32) or RNE(acc) to bf16.
+//     C[m, n] = acc (fp32) or RNE(acc) to bf16; acc = fl(alpha * acc) first when alpha != 1.
 // kPerPartial needs each K-block inside one A scale block and one B scale block (the scale must
 // be constant over the partial); otherwise std::invalid_argument.
 struct OrderModel {

@@ -7,10 +7,48 @@
 
 namespace mxgate {
 
-std::optional<MxPolicy> mx_policy(const Convention& c) {
+std::optional<MxPolicy> mx_policy(const Convention& c, Format element) {
+  if (!defines(c, element)) return std::nullopt;
   MxPolicy p;
-  p.element = c.element;
+  p.element = element_policy(c, element);
   const std::string_view n = c.name;
+  const bool sub_byte = has_no_specials(element);
+  if (n == "triton_mxfp4" || n == "triton_mxfp4_half_up") {
+    // docs/fp4.md §4.2: default DequantScaleRoundingMode.ROUND_UP on fl32(amax / 6); tl.max ignores
+    // NaN (propagate_nan defaults to False); quant_scale = rounded == 0 ? 0 : 1 / rounded.
+    p.rule = MxScaleRule::kCeilOfQuotient;
+    p.amax_nan = AmaxNan::kIgnore;
+    p.reciprocal = MxReciprocal::kZeroForZeroByte;
+    p.truncate_below_one_to_2m23 = c.truncate_below_one_to_2m23;
+    return p;
+  }
+  if (n == "aiter_fp4_fallback" || n == "aiter_fp4_fallback_pre3992" || n == "aiter_gfx950") {
+    // docs/fp4.md §4.3: quant_mxfp4.cu: fmaxf amax from 0 (NaN ignored), RoundUp on
+    // fl32(amax * (1/6)), dequant float exponent << 23, quant_scale 0 when that is 0.
+    p.rule = MxScaleRule::kRceil;
+    p.rceil_encode = E8m0Encode::kAiterCeil;
+    p.amax_nan = AmaxNan::kIgnore;
+    p.reciprocal = MxReciprocal::kZeroForZeroByte;
+    return p;
+  }
+  if (n == "flashinfer_nvfp4") {
+    if (!sub_byte) return std::nullopt;
+    // docs/fp4.md §4.4: cvt_warp_fp16_to_fp4<UE8M0_SF>: fl32(amax * rcp(6)) then
+    // __nv_cvt_float_to_e8m0(SATFINITE, RoundPosInf); NaN inputs are not modelled (element NaN
+    // undefined).
+    p.rule = MxScaleRule::kRceil;
+    p.rceil_encode = E8m0Encode::kCeilSat;
+    p.amax_nan = AmaxNan::kIgnore;
+    return p;
+  }
+  if (n == "ocp_mx" && sub_byte) {
+    // OCP MX v1.0 §6.3: FLOOR with emax 2 (E2M1, E2M3) or 4 (E3M2); a NaN block's elements are
+    // undefined, named 0 here (docs/fp4.md §4.1).
+    p.rule = MxScaleRule::kFloor;
+    p.amax_nan = AmaxNan::kPropagate;
+    p.nan_block_code = 0;
+    return p;
+  }
   if (n == "ocp_mx" || n == "torchao_floor") {
     // docs/formats.md §3.1, §3.3: FLOOR, NaN (and Inf) in a block -> scale 0xFF, zero block ->
     // byte 0.

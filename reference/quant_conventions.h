@@ -11,7 +11,9 @@
 
 namespace mxgate {
 
-std::optional<MxPolicy> mx_policy(const Convention& c);
+// `element` selects the element policy (element_policy) and, for FP4 / FP6, the conventions that
+// quantize those formats (docs/fp4.md §4).
+std::optional<MxPolicy> mx_policy(const Convention& c, Format element = Format::kE4M3FN);
 // `ue8m0`: power-of-two scales (DeepGEMM / vLLM use_ue8m0). `element` picks the quantization max
 // (vLLM uses 224 for E4M3FNUZ, docs/formats.md §5.1).
 std::optional<BlockPolicy> block_policy(const Convention& c, Format element, bool ue8m0);

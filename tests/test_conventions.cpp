@@ -1,4 +1,4 @@
-// Covers reference/convention and reference/measured_bytes: the 15 named conventions exist and
+// Covers reference/convention and reference/measured_bytes: the 23 named conventions exist and
 // cite their section of docs/conventions.md; every MeasuredEncode / MeasuredE8m0 /
 // MeasuredE8m0Decode row reproduces byte for byte (one test per row, named after its
 // docs/conventions.md §3 source); an independent transcription of docs/conventions.md §3 kept in
@@ -46,13 +46,19 @@ bool same_input(float a, float b) {
 
 // README.md "Conventions:" list.
 constexpr const char* kConventionNames[] = {
-    "ocp_mx",       "torchao_floor",    "torchao_rceil",   "transformer_engine", "cuda_satfinite",
-    "cuda_nosat",   "torch_2_11",       "ml_dtypes",       "triton_nvidia",      "aiter_hip",
-    "aiter_triton", "vllm_group_quant", "vllm_e8m0_shift", "vllm_mxfp8_exp2",    "deepgemm"};
+    "ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "cuda_satfinite",
+    "cuda_nosat", "torch_2_11", "ml_dtypes", "triton_nvidia", "aiter_hip", "aiter_triton",
+    "vllm_group_quant", "vllm_e8m0_shift", "vllm_mxfp8_exp2", "deepgemm",
+    // FP4-only implementations (docs/fp4.md §3)
+    "triton_mxfp4", "triton_mxfp4_half_up", "aiter_fp4_fallback", "aiter_fp4_fallback_pre3992",
+    "aiter_gfx950", "te_nvfp4_ref", "flashinfer_nvfp4", "torchao_nvfp4"};
+// The first kFp8ConventionCount names are the FP8 conventions; the rest are FP4-only.
+constexpr size_t kFp8ConventionCount = 15;
 
 // Guards against a convention dropped, renamed or left without a citation: every name of the
-// README exists, is found by name, and its source points into docs/conventions.md §2
-// (tests/test_docs_match_code.cpp checks that the section is the convention's own).
+// README exists, is found by name, its source points into docs/conventions.md §2
+// (tests/test_docs_match_code.cpp checks that the section is the convention's own), and it casts
+// to E4M3 (the FP8 ones) or to E2M1 and no FP8 format (the FP4-only ones, docs/fp4.md §3).
 TEST(ConventionRegistry, EveryConventionExistsAndCitesASource) {
   EXPECT_EQ(all_conventions().size(), std::size(kConventionNames));
   std::set<std::string_view> seen;
@@ -60,16 +66,24 @@ TEST(ConventionRegistry, EveryConventionExistsAndCitesASource) {
     EXPECT_TRUE(seen.insert(c.name).second) << "duplicate " << c.name;
     EXPECT_NE(c.source.find("docs/conventions.md §2."), std::string_view::npos)
         << c.name << ": " << c.source;
-    EXPECT_TRUE(defines(c, Format::kE4M3FN)) << c.name;  // every surveyed one casts to E4M3
     EXPECT_TRUE(defines(c, Format::kBF16) && defines(c, Format::kFP16) && defines(c, Format::kE8M0))
         << c.name;
   }
   const std::string all = convention_names();
-  for (const char* n : kConventionNames) {
+  for (size_t i = 0; i < std::size(kConventionNames); ++i) {
+    const char* n = kConventionNames[i];
     const Convention* c = find_convention(n);
     ASSERT_NE(c, nullptr) << n;
     EXPECT_EQ(c->name, n);
     EXPECT_NE(all.find(n), std::string::npos) << n;
+    if (i < kFp8ConventionCount) {
+      EXPECT_TRUE(defines(*c, Format::kE4M3FN)) << n;  // every surveyed FP8 one casts to E4M3
+    } else {
+      EXPECT_TRUE(defines(*c, Format::kE2M1)) << n;
+      for (Format f : {Format::kE4M3FN, Format::kE5M2, Format::kE4M3FNUZ, Format::kE5M2FNUZ}) {
+        EXPECT_FALSE(defines(*c, f)) << n << " is FP4-only but defines " << info(f).name;
+      }
+    }
   }
   EXPECT_EQ(find_convention(""), nullptr);
   EXPECT_EQ(find_convention("torch"), nullptr);

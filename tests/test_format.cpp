@@ -312,7 +312,7 @@ TEST(ParseFormat, Names) {
   for (const char* bad : {"", "e4m3", "fp8", "e4m3fn ", "e5m2fn", "float8_e4m3fn", "bfloat16"}) {
     EXPECT_FALSE(parse_format(bad).has_value()) << "'" << bad << "'";
   }
-  EXPECT_EQ(all_formats().size(), 8u);
+  EXPECT_EQ(all_formats().size(), 11u);
   for (const FormatInfo& fi : all_formats()) EXPECT_EQ(&info(fi.format), &fi);
 }
 
