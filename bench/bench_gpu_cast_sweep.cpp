@@ -4,7 +4,7 @@
 //   cast_alone/OP       op.run over the resident inputs, nothing else
 //   checked_sweep/OP    poison + op.run + on-device compare with the reference's run tables
 //   checked_sweep_regen/OP  the same with inputs regenerated per chunk (no 16 GiB resident set)
-// Goal (issue 12 §6): checked_sweep <= 50 ms per format on the H200. Figures: docs/nvidia.md §5.
+// Goal: checked_sweep <= 50 ms per format on the H200. Figures: docs/nvidia.md §5.
 // Exit 3 without a CUDA device or when the plugin does not load.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>

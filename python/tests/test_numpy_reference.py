@@ -151,7 +151,7 @@ def test_numpy_matmul_passes_bound_mode(scheme, seed):
 
 
 # Guards against bound mode passing a wrong implementation: numpy with the trailing K block
-# dropped (BUG_CLASSES Z9's shape) must fail, and the verdict must locate a real element.
+# dropped (the shape of Z9, docs/bug_classes.md §2) must fail, and the verdict must locate a real element.
 @pytest.mark.parametrize("scheme", ["mx", "block"])
 def test_numpy_matmul_without_trailing_block_fails(scheme):
     m, n, k = 4, 6, 200
