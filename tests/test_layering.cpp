@@ -1,8 +1,12 @@
 // Covers the layering of docs/architecture.md §3.1 as the sources state it: every `#include "..."`
 // of a layer names only the layers below it (reference/ and common/ nothing but themselves;
-// gpu/kernels/ no reference/; no layer includes one above it), and the reference library links
-// nothing but the standard library's threads (no Eigen: only bench/ uses it).
-// Does not cover: what the code does with what it includes, folders the table does not name.
+// gpu/kernels/ no reference/, except the host side of the device cast sweep, whose .hip still
+// includes none; api/ only reference/, report/ and common/; capi/ only api/ and reference/;
+// plugins/ and include/ nothing of mxgate but the C ABI headers; no layer includes one above
+// it), and the reference library links nothing but the standard library's threads (no Eigen: only
+// bench/ uses it).
+// Does not cover: what the code does with what it includes, folders the table does not name
+// (tests/, bench/, python/).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -31,18 +35,41 @@ std::string read_file(const fs::path& p) {
 // Folder (recursive) -> the include roots it must not use. A root is the first path part of an
 // include ("reference/x.h" -> "reference"); gpu/kernels is named apart from gpu.
 const std::map<std::string, std::set<std::string>>& forbidden() {
+  // The top layers, which nothing of the library includes (api/ only tools/ and capi/ may).
+  static const std::set<std::string> kTop = {"api", "capi", "tools", "fuzz", "tests", "bench"};
+  auto with_above = [](std::set<std::string> roots) {
+    roots.insert(kTop.begin(), kTop.end());
+    return roots;
+  };
   static const std::map<std::string, std::set<std::string>> rules = {
-      {"common", {"reference", "gpu", "dispatch", "properties", "report", "tools", "fuzz"}},
-      {"reference", {"gpu", "dispatch", "properties", "report", "tools", "fuzz"}},
-      {"gpu/kernels", {"reference", "dispatch", "properties", "report", "tools", "fuzz"}},
-      {"gpu", {"dispatch", "properties", "report", "tools", "fuzz"}},
-      {"dispatch", {"properties", "report", "tools", "fuzz"}},
-      {"properties", {"report", "tools", "fuzz"}},
-      {"report", {"gpu", "dispatch", "properties", "tools", "fuzz"}},
-      {"tools", {"fuzz", "tests", "bench"}},
+      {"common", with_above({"reference", "gpu", "dispatch", "properties", "report", "plugins"})},
+      {"reference", with_above({"gpu", "dispatch", "properties", "report", "plugins"})},
+      {"gpu/kernels", with_above({"reference", "dispatch", "properties", "report", "plugins"})},
+      // The device cast sweep checks a plugin's op against the reference's run tables: its host
+      // side (expected_runs.cpp) builds them from reference/; its .hip includes none of it
+      // (kDeviceSourceRoots).
+      {"gpu/kernels/cast_sweep", with_above({"dispatch", "properties", "report", "plugins"})},
+      {"gpu", with_above({"dispatch", "properties", "report", "plugins"})},
+      {"dispatch", with_above({"properties", "report", "plugins"})},
+      {"properties", with_above({"report", "plugins"})},
+      {"report", with_above({"gpu", "dispatch", "properties", "plugins"})},
+      {"api",
+       {"gpu", "dispatch", "properties", "plugins", "capi", "tools", "fuzz", "tests", "bench"}},
+      {"capi",
+       {"gpu", "dispatch", "properties", "report", "plugins", "tools", "fuzz", "tests", "bench"}},
+      {"tools", {"capi", "plugins", "fuzz", "tests", "bench"}},
+      // Implementations under test and the public C headers share no code with mxgate: a plugin
+      // sees only include/mxgate/plugin.h ("mxgate/plugin.h"), the headers nothing.
+      {"plugins", with_above({"common", "reference", "gpu", "dispatch", "properties", "report"})},
+      {"include",
+       with_above({"common", "reference", "gpu", "dispatch", "properties", "report", "plugins"})},
   };
   return rules;
 }
+
+// What every device source (.hip) under gpu/kernels/ must not include, whatever its folder: the
+// kernels keep their own bit-level codecs (gpu/kernels/bits.h).
+const std::set<std::string> kDeviceSourceRoots = {"reference"};
 
 // The rule of the most specific folder containing `rel` (gpu/kernels before gpu).
 const std::set<std::string>* rule_for(const std::string& rel) {
@@ -66,9 +93,10 @@ TEST(Layering, NoLayerIncludesALayerAboveIt) {
     const std::string rel = fs::relative(e.path(), kRoot).generic_string();
     if (rel.rfind("build", 0) == 0 || rel.rfind(".git", 0) == 0 || !e.is_regular_file()) continue;
     const std::string ext = e.path().extension().string();
-    if (ext != ".h" && ext != ".cpp" && ext != ".hip") continue;
+    if (ext != ".h" && ext != ".cpp" && ext != ".hip" && ext != ".cu") continue;
     const std::set<std::string>* rule = rule_for(rel);
     if (rule == nullptr) continue;
+    const bool device_source = ext == ".hip" && rel.rfind("gpu/kernels/", 0) == 0;
     ++checked;
     std::istringstream in(read_file(e.path()));
     int n = 0;
@@ -80,6 +108,8 @@ TEST(Layering, NoLayerIncludesALayerAboveIt) {
       if (root == "gpu" && std::string(m[2]).rfind("kernels/", 0) == 0) root = "gpu/kernels";
       EXPECT_TRUE(rule->count(m[1]) == 0 && rule->count(root) == 0)
           << rel << ":" << n << " includes " << m[1] << "/" << m[2];
+      EXPECT_FALSE(device_source && kDeviceSourceRoots.count(m[1]) != 0)
+          << rel << ":" << n << " (device code) includes " << m[1] << "/" << m[2];
     }
   }
   EXPECT_GT(checked, 100u);
