@@ -1,6 +1,5 @@
 #include "api/tensor_ops.h"
 
-#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,7 +12,9 @@
 #include <vector>
 
 #include "api/accumulators.h"
+#include "common/blocks.h"
 #include "reference/dequant.h"
+#include "reference/format.h"
 #include "reference/fp4_pack.h"
 #include "reference/fp_encode.h"
 #include "reference/quant_conventions.h"
@@ -24,8 +25,6 @@ namespace {
 
 constexpr const char* kFp8FormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz";
 constexpr const char* kMxFormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz e2m3 e3m2 e2m1";
-
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 // --format: an FP8 element format (e8m0 and the 16-bit formats carry no MX / block elements).
 Format fp8_format(const Args& a, std::optional<Format> fallback) {
@@ -273,15 +272,13 @@ NpyArray scales_array(std::optional<ScaleLayout> layout, std::size_t rows, std::
   return NpyArray({n}, stored);
 }
 
-float fp32_of_bits(uint32_t bits) { return std::bit_cast<float>(bits); }
-float bf16_of_bits(uint32_t bits) { return std::bit_cast<float>(bits << 16); }
-
 double value_of(uint32_t bits, OutputFormat format) {
-  return format == OutputFormat::kFp32 ? fp32_of_bits(bits) : bf16_of_bits(bits);
+  return format == OutputFormat::kFp32 ? float_of(bits)
+                                       : float_of_bf16(static_cast<uint16_t>(bits));
 }
 
 uint32_t output_bits(const GemmOutput& c, std::size_t i) {
-  return c.format == OutputFormat::kFp32 ? std::bit_cast<uint32_t>(c.fp32[i]) : c.bf16[i];
+  return c.format == OutputFormat::kFp32 ? bits_of(c.fp32[i]) : c.bf16[i];
 }
 
 LocatedElement located_bits(const BitMismatch& m, OutputFormat format) {
@@ -480,25 +477,19 @@ NpyArray dequantize(const DequantizeSpec& spec, const ArrayReader& read) {
   if (spec.scheme == QuantScheme::kNvfp4) {
     expect(scales, "--scales", NpyDtype::kUint8,
            {NpyDim("M", m), NpyDim("ceil(K/16)", ceil_div(k, kNvfp4Block))});
-    NvFp4Quantized q;
-    q.rows = m;
-    q.cols = k;
-    q.pow2_scales = spec.pow2_scales;
-    q.data = codes;
-    q.scales = scales.values<uint8_t>();
-    q.global_decode = scalar_input(read, "global");
+    const NvFp4Quantized q{.rows = m,
+                           .cols = k,
+                           .pow2_scales = spec.pow2_scales,
+                           .data = codes,
+                           .scales = scales.values<uint8_t>(),
+                           .global_decode = scalar_input(read, "global")};
     return fp32 ? NpyArray({m, k}, dequantize_nvfp4(q))
                 : NpyArray({m, k}, dequantize_nvfp4_bf16(q));
   }
   if (spec.scheme == QuantScheme::kMx) {
     expect(scales, "--scales", NpyDtype::kUint8,
            {NpyDim("M", m), NpyDim("ceil(K/32)", ceil_div(k, kMxBlock))});
-    MxQuantized q;
-    q.rows = m;
-    q.cols = k;
-    q.element = spec.format;
-    q.data = codes;
-    q.scales = scales.values<uint8_t>();
+    const MxQuantized q{m, k, spec.format, codes, scales.values<uint8_t>()};
     const E8m0Decode decode = spec.convention->e8m0_decode;
     return fp32 ? NpyArray({m, k}, dequantize_mx(q, decode))
                 : NpyArray({m, k}, dequantize_mx_bf16(q, decode));
@@ -512,14 +503,7 @@ NpyArray dequantize(const DequantizeSpec& spec, const ArrayReader& read) {
         scales, "--scales", NpyDtype::kFloat32,
         {NpyDim("ceil(M/128)", ceil_div(m, kBlockK)), NpyDim("ceil(K/128)", ceil_div(k, kBlockK))});
   }
-  BlockQuantized q;
-  q.rows = m;
-  q.cols = k;
-  q.block_rows = block_rows;
-  q.block_cols = kBlockK;
-  q.element = spec.format;
-  q.data = codes;
-  q.scales = scales.values<float>();
+  const BlockQuantized q{m, k, block_rows, kBlockK, spec.format, codes, scales.values<float>()};
   return fp32 ? NpyArray({m, k}, dequantize_block(q)) : NpyArray({m, k}, dequantize_block_bf16(q));
 }
 
@@ -632,16 +616,8 @@ LoadedGemm load_gemm(const GemmSpec& spec, const ArrayReader& read) {
     const std::size_t kb = ceil_div(k, kMxBlock);
     expect(as, "--a-scales", NpyDtype::kUint8, {NpyDim("M", m), NpyDim("ceil(K/32)", kb)});
     expect(bs, "--b-scales", NpyDtype::kUint8, {NpyDim("N", n), NpyDim("ceil(K/32)", kb)});
-    MxQuantized qa, qb;
-    qa.rows = m;
-    qb.rows = n;
-    qa.cols = qb.cols = k;
-    qa.element = fa;
-    qb.element = fb;
-    qa.data = ca;
-    qb.data = cb;
-    qa.scales = as.values<uint8_t>();
-    qb.scales = bs.values<uint8_t>();
+    const MxQuantized qa{m, k, fa, ca, as.values<uint8_t>()};
+    const MxQuantized qb{n, k, fb, cb, bs.values<uint8_t>()};
     loaded.problem = mx_gemm_problem(qa, qb, spec.convention->e8m0_decode);
     return loaded;
   }
@@ -649,18 +625,8 @@ LoadedGemm load_gemm(const GemmSpec& spec, const ArrayReader& read) {
   expect(as, "--a-scales", NpyDtype::kFloat32, {NpyDim("M", m), NpyDim("ceil(K/128)", kb)});
   expect(bs, "--b-scales", NpyDtype::kFloat32,
          {NpyDim("ceil(N/128)", ceil_div(n, kBlockK)), NpyDim("ceil(K/128)", kb)});
-  BlockQuantized qa, qb;
-  qa.rows = m;
-  qb.rows = n;
-  qa.cols = qb.cols = k;
-  qa.block_rows = 1;
-  qb.block_rows = kBlockK;
-  qa.block_cols = qb.block_cols = kBlockK;
-  qa.element = qb.element = fa;
-  qa.data = ca;
-  qb.data = cb;
-  qa.scales = as.values<float>();
-  qb.scales = bs.values<float>();
+  const BlockQuantized qa{m, k, 1, kBlockK, fa, ca, as.values<float>()};
+  const BlockQuantized qb{n, k, kBlockK, kBlockK, fa, cb, bs.values<float>()};
   loaded.problem = block_gemm_problem(qa, qb);
   return loaded;
 }

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "common/blocks.h"
 #include "gpu/kernels/cast_sweep/cast_sweep.h"
 #include "mxgate/plugin.h"
 #include "reference/convention.h"
@@ -316,8 +317,6 @@ uint32_t first_bit(uint64_t mask) {
   return 0;
 }
 
-size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
-
 struct GemmShape {
   size_t m, n, k;
 };
@@ -491,8 +490,7 @@ GemmRun run_gemm(const mxgate_op& op, const GemmCase& c) {
 
 double value_at(const GemmOutput& o, size_t r, size_t c) {
   if (o.format == OutputFormat::kFp32) return o.fp32[r * o.cols + c];
-  const uint32_t bits = uint32_t{o.bf16[r * o.cols + c]} << 16;
-  return float_of(bits);
+  return float_of_bf16(o.bf16[r * o.cols + c]);
 }
 
 BitExactVerdict compare_exact(const GemmOutput& want, const GemmOutput& got) {
@@ -568,8 +566,9 @@ TEST_F(GpuPlugins, GemmExactModeSmallMagnitudes) {
 
 // General data (e4m3 / e5m2 codes of normal(0, 64) values, random positive fp32 scales): the
 // error vs the exact fp64 result and the bound verdicts. fp32_rn (every addition fp32 RN) is
-// today's default model and is NOT expected to hold for Hopper FP8 (issue 12); the manual model
-// with the measured accumulator precision (docs/nvidia.md §4) must hold for a correct kernel.
+// today's default model and is NOT expected to hold for Hopper FP8 (docs/nvidia.md §4.2); the
+// manual model with the measured accumulator precision (docs/nvidia.md §4) must hold for a correct
+// kernel.
 TEST_F(GpuPlugins, GemmGeneralDataErrorStatistics) {
   const mxgate_plugin* p = plugin("cublaslt");
   ASSERT_NE(p, nullptr);
@@ -671,7 +670,7 @@ std::string fingerprint(const mxgate_op& op, const GemmShape& s, size_t* checked
         std::ldexp(1.0f, static_cast<int>(sa_count * static_cast<long>(j) - offset_b));
   }
   const BlockSizes bs = c.problem.blocks;
-  const size_t kblocks = ceil_div(s.k, 128);
+  const size_t kblocks = ceil_div(s.k, kBlockK);
   for (size_t kb = 0; kb < kblocks; ++kb) {
     GemmCase one = c;
     const size_t k0 = kb * 128, k1 = std::min(s.k, k0 + 128);
