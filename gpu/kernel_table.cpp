@@ -67,7 +67,8 @@ const std::vector<KernelDef>& table() {
            .a_block_rows = 1,
            .a_block_cols = 32,
            .conventions = {"ocp_mx", "torchao_rceil"},
-           .notes = "blocks of 32 along K; a short last block is padded with 0 (formats.md §3)"}),
+           .notes =
+               "blocks of 32 along K; a short last block is padded with 0 (docs/formats.md §3)"}),
       row("quantize_mx_hw", Family::kQuantizeMx, &host::quantize_mx_hw,
           &device::launch_quantize_mx_hw,
           {.a_dtypes = kF32 | kBf16,
@@ -79,7 +80,7 @@ const std::vector<KernelDef>& table() {
            .conventions = {"torchao_rceil"},
            .element_convention = "cuda_satfinite",
            .notes = "as quantize_mx, RCEIL scales; elements by cvt.rn.satfinite.e4m3x2.f32 "
-                    "(NVIDIA sm_89+; formats.md §1.2a)"},
+                    "(NVIDIA sm_89+; docs/formats.md §1.2.1)"},
           &device::quantize_mx_hw_available),
       row("dequant_mx_to_bf16", Family::kDequantize, &host::dequant_mx_to_bf16,
           &device::launch_dequant_mx_to_bf16,
@@ -90,13 +91,13 @@ const std::vector<KernelDef>& table() {
            .a_block_rows = 1,
            .a_block_cols = 32,
            .conventions = {"ocp_mx"},
-           .notes = "fp32 product, one RNE to bf16 (formats.md §3.5)"}),
+           .notes = "fp32 product, one RNE to bf16 (docs/formats.md §3.5)"}),
       row("upcast_e8m0", Family::kUpcastE8m0, &host::upcast_e8m0, &device::launch_upcast_e8m0,
           {.a_dtypes = kE8m0,
            .out_dtypes = kF32,
            .conventions = {"ocp_mx"},
            .notes = "the correct rule (0x00 = 2^-127, 0xFF = NaN); dispatch's zoo fault Z5 "
-                    "launches it with the shift rule (formats.md §2.2)"}),
+                    "launches it with the shift rule (docs/formats.md §2.2)"}),
       row("preshuffle_weight", Family::kPreshuffle, &host::preshuffle_weight,
           &device::launch_preshuffle_weight,
           {.m = {.align = 16},
@@ -104,7 +105,7 @@ const std::vector<KernelDef>& table() {
            .a_dtypes = kBytes,
            .out_dtypes = kBytes,
            .notes = "AITER shuffle_weight asserts N % 16 == 0 and K % 32 == 0 (rows = N; "
-                    "layouts.md §1)"}),
+                    "docs/layouts.md §1)"}),
       // The GEMMs, the most permissive contract first: generators shrink toward it.
       row("gemm_mx_dequant", Family::kGemmMx, &host::gemm_mx_dequant,
           &device::launch_gemm_mx_dequant,
@@ -138,7 +139,7 @@ const std::vector<KernelDef>& table() {
            .b_block_rows = 128,
            .b_block_cols = 128,
            .accumulator = "fp32_rn",
-           .notes = "AITER gemm_a8w8_blockscale (layouts.md §2); K masked",
+           .notes = "AITER gemm_a8w8_blockscale (docs/layouts.md §2.1); K masked",
            .order = kBlockPerPartial128,
            .n_offset = true}),
       row("gemm_blockscale_bpreshuffle", Family::kGemmBlock, &host::gemm_blockscale_bpreshuffle,
@@ -158,7 +159,7 @@ const std::vector<KernelDef>& table() {
            .b_block_cols = 128,
            .accumulator = "fp32_rn",
            .notes = "AITER gemm_a8w8_blockscale_bpreshuffle: As column-major, ld = M or "
-                    "align4(M) (TMA); B shuffle_weight (16,16) (layouts.md §1, §2)",
+                    "align4(M) (TMA); B shuffle_weight (16,16) (docs/layouts.md §1.1, §2.1)",
            .order = kBlockPerPartial128,
            .n_offset = true}),
       row("gemm_mx_dot_scaled", Family::kGemmMx, &host::gemm_mx_dot_scaled,
@@ -177,8 +178,9 @@ const std::vector<KernelDef>& table() {
            .b_block_cols = 32,
            .conventions = {"ocp_mx"},
            .accumulator = "fp32_rn",
-           .notes = "tl.dot_scaled with BLOCK_K = 128, unmasked K tiles (formats.md §4); A and "
-                    "B scales share a layout",
+           .notes =
+               "tl.dot_scaled with BLOCK_K = 128, unmasked K tiles (docs/formats.md §4); A and "
+               "B scales share a layout",
            .order = kMxPerPartial32}),
       row("gemm_bf16", Family::kGemmBf16, &host::gemm_bf16, &device::launch_gemm_bf16,
           {.a_dtypes = kBf16,

@@ -52,7 +52,6 @@ GemmKind gemm_kind(impl::Family f);
 bool is_mx(gpu::Kernel k);
 bool is_block(gpu::Kernel k);
 bool is_gemm(gpu::Kernel k);
-std::span<const gpu::Kernel> gemm_kernels();
 
 // The scale-block shapes of `op` for an m x n x k problem (0 in the contract = the whole
 // dimension).

@@ -2,7 +2,7 @@
 // MX quantizer, the dequantizer and the e8m0 upcast bit-exact against reference/ under the
 // convention each op claims, and the metamorphic block-scaling property. Value classes:
 // properties/values.h. Expected bytes come from reference/mx_quant.h and dequant.h (the spec,
-// research/formats.md §2-§3), never from the op. Inputs, dtypes, scale layouts and shapes come
+// docs/formats.md §2-§3), never from the op. Inputs, dtypes, scale layouts and shapes come
 // from each op's contract.
 #include <rapidcheck.h>
 
@@ -103,7 +103,7 @@ bool quantize_accepts(const Op& op) {
 
 // The reference policy of a quantizer: the claimed convention's MX policy, the element cast of
 // the contract's element convention where it names one (the hardware satfinite cast of
-// quantize_mx_hw: RNE, Inf -> +-max, canonical NaN; formats.md §1.2a).
+// quantize_mx_hw: RNE, Inf -> +-max, canonical NaN; docs/formats.md §1.2.1).
 MxPolicy reference_policy(const Op& op, std::string_view conv) {
   MxPolicy p = *mx_policy(*find_convention(conv));
   if (!op.contract.element_convention.empty()) {
@@ -270,12 +270,12 @@ std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
   ctx.tag("op:" + op.name);
   tag_shape(ctx, rows, 0, cols);
   const MxQuantized got = run_quantize(ctx, op, conv, bf16, element, in, rows, cols);
-  if (auto f =
-          compare_bytes("e8m0 scale bytes", rows, want.scale_cols(), want.scales, got.scales)) {
+  if (auto f = compare_codes("e8m0 scale bytes", Format::kE8M0, rows, want.scale_cols(),
+                             want.scales, got.scales)) {
     return f;
   }
-  return compare_bytes(std::string(impl::to_string(element)) + " codes", rows, cols, want.data,
-                       got.data);
+  return compare_codes(std::string(impl::to_string(element)) + " codes", *element_format(element),
+                       rows, cols, want.data, got.data);
 }
 
 // ---- dequantize.bit_exact -------------------------------------------------------------------
@@ -487,12 +487,12 @@ std::optional<Failure> check_shift(const Context& ctx, const Case& c) {
   ctx.tag("meta:block_scale_shift");
   MxQuantized want = q0;
   want.scales[r * kb + b] = static_cast<uint8_t>(s0 + j);
-  if (auto f = compare_bytes("shifted block's e8m0 bytes (2^" + std::to_string(j) + ")", rows, kb,
-                             want.scales, q1.scales)) {
+  if (auto f = compare_codes("shifted block's e8m0 bytes (2^" + std::to_string(j) + ")",
+                             Format::kE8M0, rows, kb, want.scales, q1.scales)) {
     return f;
   }
-  return compare_bytes("codes after a 2^" + std::to_string(j) + " block shift", rows, cols,
-                       want.data, q1.data);
+  return compare_codes("codes after a 2^" + std::to_string(j) + " block shift", Format::kE4M3FN,
+                       rows, cols, want.data, q1.data);
 }
 
 }  // namespace

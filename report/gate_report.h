@@ -55,7 +55,7 @@ struct RunInfo {
   std::vector<std::string> impls;  // the implementations under test ("builtin", plugins)
 };
 
-// The element a verdict names (ARCHITECTURE.md, Rules).
+// The element a verdict names (docs/architecture.md §5.4).
 struct LocatedElement {
   std::size_t row = 0;
   std::size_t col = 0;

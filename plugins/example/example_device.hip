@@ -1,16 +1,32 @@
 // The example plugin's device variant: the same ABI (include/mxgate/plugin.h) with device
 // pointers and a stream. Built by the hip preset as libmxgate_example_hip.so (HIP memory, AMD
-// gfx90a / gfx940) and by the cuda preset as libmxgate_example_cuda.so (the same source through
-// gpu/compat/hip_compat.h, CUDA memory). Two ops, one thread per element:
+// gfx90a / gfx940) and by the cuda preset as libmxgate_example_cuda.so (the same source with the
+// few runtime names it uses mapped to CUDA below, CUDA memory). Like every plugin it includes
+// nothing of mxgate but the C ABI header. Two ops, one thread per element:
 //   cast_e4m3fn_satfinite  cast    fp32 -> e4m3fn, RNE, satfinite, NaN -> 0x7F (cuda_satfinite)
 //   upcast_e8m0            upcast  byte -> 2^(e - 127), 0xFF -> NaN (ocp_mx)
 // init() refuses when no device is present: mxgate reports an environment error (exit 3).
-#define FP8_FN static inline __host__ __device__
 #include <stdio.h>
 
-#include "gpu/compat/hip_compat.h"
 #include "mxgate/plugin.h"
-#include "plugins/example/fp8.h"
+
+#if defined(MXGATE_USE_CUDA)
+#include <cuda_runtime.h>
+using hipError_t = cudaError_t;
+using hipStream_t = cudaStream_t;
+#define hipSuccess cudaSuccess
+#define hipGetLastError cudaGetLastError
+#define hipGetErrorString cudaGetErrorString
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...) \
+  kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
+#else
+#include <hip/hip_runtime.h>
+#endif
+
+// fp8.h's conversions run on the device too.
+#define FP8_FN static inline __host__ __device__
+#include "fp8.h"  // NOLINT(build/include_subdir): the plugin's own header, beside it
 
 namespace {
 
