@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 
+#include "model/branches.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
 
@@ -28,7 +29,7 @@ void Coverage::merge(const Coverage& other) {
 }
 
 std::span<const std::string_view> required_coverage() {
-  static constexpr std::array<std::string_view, 33> kRequired = {
+  static constexpr std::array<std::string_view, 33> kClasses = {
       "e8m0:0x00",
       "e8m0:0x01",
       "e8m0:0xFE",
@@ -63,6 +64,17 @@ std::span<const std::string_view> required_coverage() {
       "kernel:gemm_bf16",
       "tp:shard",
   };
+  // Every branch of the decision model (docs/dispatch_model.md §8), as the glue tags it.
+  static const std::vector<std::string> kBranchTags = [] {
+    std::vector<std::string> v;
+    for (model::Branch b : model::all_branches()) v.push_back("model:" + std::string(name(b)));
+    return v;
+  }();
+  static const std::vector<std::string_view> kRequired = [] {
+    std::vector<std::string_view> v(kClasses.begin(), kClasses.end());
+    v.insert(v.end(), kBranchTags.begin(), kBranchTags.end());
+    return v;
+  }();
   return kRequired;
 }
 
