@@ -301,7 +301,8 @@ ExpectedSelection expected_selection(const model::LayerSpec& layer, model::Platf
 }
 
 std::optional<std::string> check_static(const dispatch::LinearConfig& c,
-                                        const std::set<std::string>& disabled, const Tagger& tag) {
+                                        const std::set<std::string>& disabled, const Tagger& tag,
+                                        bool all_platforms) {
   const model::LayerSpec spec = to_model(c);
   model::Trace trace;
   for (const KernelPair& kp : kernel_pairs()) {
@@ -353,6 +354,7 @@ std::optional<std::string> check_static(const dispatch::LinearConfig& c,
     const std::set<std::string>& d = *sets[si];
     const model::Environment env = environment(d);
     for (dispatch::Platform p : kPlatforms) {
+      if (!all_platforms && p != c.platform) continue;
       dispatch::LinearConfig cp = c;
       cp.platform = p;
       const ExpectedSelection want = expected_selection(spec, to_model(p), env, &trace);

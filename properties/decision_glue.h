@@ -75,11 +75,13 @@ struct ExpectedSelection {
 ExpectedSelection expected_selection(const model::LayerSpec& layer, model::Platform p,
                                      const model::Environment& env, model::Trace* trace);
 
-// For the layer `c` (its platform ignored): every dispatch kernel's support on every platform,
-// its can_implement and its planned load / apply; the registry's plan on every platform with no
-// kernel disabled and with `disabled`. nullopt when dispatch agrees with the model everywhere.
+// For the layer `c`: every dispatch kernel's support on every platform, its can_implement and
+// its planned load / apply; the registry's plan on every platform (`all_platforms`; otherwise
+// on c's only) with no kernel disabled and with `disabled`. nullopt when dispatch agrees with
+// the model everywhere.
 std::optional<std::string> check_static(const dispatch::LinearConfig& c,
-                                        const std::set<std::string>& disabled, const Tagger& tag);
+                                        const std::set<std::string>& disabled, const Tagger& tag,
+                                        bool all_platforms = true);
 
 // A layer dispatch refused to create (DispatchError): right only when the model refuses too.
 // `kernel` names the kernel asked for, "registry" for a registry pick under `disabled`.
