@@ -164,6 +164,16 @@ const std::array<KernelPair, 6>& kernel_pairs() {
 
 std::string layer_text(const dispatch::LinearConfig& c) { return dispatch::describe(c); }
 
+// "the model picks K", or, where a finding makes dispatch take another candidate, both.
+std::string model_pick(const ExpectedSelection& want, const std::optional<model::Kernel>& rules) {
+  const auto text = [](const std::optional<model::Kernel>& k) {
+    return k ? "picks " + str(model::name(*k)) : std::string("refuses");
+  };
+  if (!want.via) return "the model " + text(want.kernel);
+  return "the model " + text(rules) + " and, with finding " + str(name(*want.via)) +
+         ", expects dispatch to pick " + str(model::name(*want.kernel));
+}
+
 }  // namespace
 
 // ---- conversions -----------------------------------------------------------------------------
@@ -379,12 +389,11 @@ std::optional<std::string> check_static(const dispatch::LinearConfig& c,
         continue;
       }
       if (!got) {
-        return where() + " refuses; the model picks " + str(model::name(*want.kernel)) + " (§3.1)";
+        return where() + " refuses; " + model_pick(want, pure.kernel) + " (§3.1)";
       }
       if (want.via && tag.on()) tag("finding:" + str(name(*want.via)));
       if (got->kernel != model::name(*want.kernel)) {
-        return where() + " picks " + got->kernel + "; the model picks " +
-               str(model::name(*want.kernel)) + " (§3)";
+        return where() + " picks " + got->kernel + "; " + model_pick(want, pure.kernel) + " (§3)";
       }
       model::WeightState w = model::loaded(spec);
       const model::Actions load = model::process(*want.kernel, spec, env, w, &trace);
@@ -407,11 +416,12 @@ std::optional<std::string> check_refusal(const dispatch::LinearConfig& c, std::s
   if (kernel == "registry") {
     const ExpectedSelection want =
         expected_selection(spec, to_model(c.platform), environment(disabled), &trace);
-    model::select(spec, to_model(c.platform), environment(disabled), &trace);
+    const model::Selection pure =
+        model::select(spec, to_model(c.platform), environment(disabled), &trace);
     tag.branches(trace);
     if (want.kernel) {
-      return "the registry refused " + layer_text(c) + "; the model picks " +
-             str(model::name(*want.kernel)) + " (§3.1)";
+      return "the registry refused " + layer_text(c) + "; " + model_pick(want, pure.kernel) +
+             " (§3.1)";
     }
     return std::nullopt;
   }
@@ -443,12 +453,11 @@ LayerCheck::LayerCheck(const dispatch::LinearConfig& c, const dispatch::LinearKe
   const model::Platform p = to_model(c.platform);
   if (registry) {
     const ExpectedSelection want = expected_selection(spec_, p, env_, &trace);
-    model::select(spec_, p, env_, &trace);
+    const model::Selection pure = model::select(spec_, p, env_, &trace);
     if (want.via && tag_.on()) tag_("finding:" + str(name(*want.via)));
     if (!want.kernel || *want.kernel != kernel_) {
-      construction_ =
-          "the registry picked " + str(kernel.name()) + " for " + layer_text(c) + "; the model " +
-          (want.kernel ? "picks " + str(model::name(*want.kernel)) : "refuses") + " (§3)";
+      construction_ = "the registry picked " + str(kernel.name()) + " for " + layer_text(c) + "; " +
+                      model_pick(want, pure.kernel) + " (§3)";
     }
   } else {
     const model::Reject why = model::supported(kernel_, p, &trace)
