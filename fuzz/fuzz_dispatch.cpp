@@ -17,16 +17,16 @@
 //
 // Input (FuzzedDataProvider: each field is ONE byte, taken from the END of the input backwards;
 // value = min + byte % (max - min + 1); missing bytes read as 0):
-//   platform 0..3 (gfx950 gfx942 sm90 host), scheme 0..2 (mxfp8 fp8_block bf16), N 0..35
-//   (1..32, then 48, 128, 144, 256: one and two weight blocks and a shard between; N > 32 runs
-//   M = 1 and K <= 128), K/32 1..8, flags 0..3 (bit 0 is_bmm, bit 1 skip_weight_relayout),
-//   weight-scale 0..1 (e8m0 fp32), kernel 0..6 (registry, DotScaledMxfp8, EmulationMxfp8 at
-//   load, EmulationMxfp8 per step, BlockScaledFp8, PreshuffledBlockScaledFp8, Bf16), M 1..3,
-//   data seed 0..255, steps 1..8, then one byte per step 0..6 (load, model_preshuffle, process,
-//   apply, apply fused in the order negotiated with the other consumers, apply fused
-//   row-major, apply fused col-major), then the kernels disabled in a registry pick (bit i:
-//   DotScaledMxfp8, EmulationMxfp8, PreshuffledBlockScaledFp8, BlockScaledFp8, Bf16) and the
-//   orders the activation's other consumers declare (two bits each for two of them: 0 absent,
+//   platform 0..3 (gfx950 gfx942 sm90 host), scheme 0..2 (mxfp8 fp8_block bf16), N 0..34
+//   (1..32, then 48, 128, 144: past the preshuffle tiles, one weight block, a shard past it;
+//   N > 32 runs M = 1 and K <= 128), K/32 1..8, flags 0..3 (bit 0 is_bmm, bit 1
+//   skip_weight_relayout), weight-scale 0..1 (e8m0 fp32), kernel 0..6 (registry, DotScaledMxfp8,
+//   EmulationMxfp8 at load, EmulationMxfp8 per step, BlockScaledFp8, PreshuffledBlockScaledFp8,
+//   Bf16), M 1..3, data seed 0..255, steps 1..8, then one byte per step 0..6 (load,
+//   model_preshuffle, process, apply, apply fused in the order negotiated with the other consumers,
+//   apply fused row-major, apply fused col-major), then the kernels disabled in a registry pick
+//   (bit i: DotScaledMxfp8, EmulationMxfp8, PreshuffledBlockScaledFp8, BlockScaledFp8, Bf16) and
+//   the orders the activation's other consumers declare (two bits each for two of them: 0 absent,
 //   1 none, 2 row-major, 3 column-major).
 // The reference of an apply is computed at the first apply that returns and memoized by its
 // exact inputs (ReferenceCache); the harness's own code carries no coverage.
@@ -65,7 +65,7 @@ namespace {
 // and above one 128-block, two preshuffle tiles and the N % 16 boundaries, M = 1 and M > 1.
 constexpr std::size_t kMaxN = 32, kMaxK = 256, kMaxM = 3;
 // N past kMaxN (tiled from the seed's values): M = 1 and K <= kWideMaxK keep them cheap.
-constexpr std::size_t kWideN[] = {48, 128, 144, 256};
+constexpr std::size_t kWideN[] = {48, 128, 144};
 constexpr std::size_t kWideMaxK = 128;
 constexpr unsigned kMaxSteps = 8;
 
@@ -229,7 +229,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c = LinearConfig{};
   c.platform = static_cast<Platform>(in.ConsumeIntegralInRange<uint8_t>(0, 3));
   c.scheme = static_cast<Scheme>(in.ConsumeIntegralInRange<uint8_t>(0, 2));
-  const unsigned n_choice = in.ConsumeIntegralInRange<uint8_t>(0, kMaxN + 3);
+  const unsigned n_choice = in.ConsumeIntegralInRange<uint8_t>(0, kMaxN + 2);
   c.n = n_choice < kMaxN ? n_choice + 1 : kWideN[n_choice - kMaxN];
   c.k = 32u * in.ConsumeIntegralInRange<uint8_t>(1, kMaxK / 32);
   if (c.n > kMaxN) c.k = std::min(c.k, kWideMaxK);
@@ -278,7 +278,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<float>& data_values = seed_values(seed, block);
   std::span<const float> weight(data_values.data(), std::min(c.n, kMaxN) * c.k);
   if (c.n > kMaxN) {  // wide N: the seed's rows, repeated (allocated once)
-    static std::vector<float> wide(256 * kWideMaxK);
+    static std::vector<float> wide(kWideN[std::size(kWideN) - 1] * kWideMaxK);
     for (std::size_t i = 0; i < c.n * c.k; ++i) wide[i] = weight[i % weight.size()];
     weight = std::span<const float>(wide.data(), c.n * c.k);
   }

@@ -175,7 +175,9 @@ Consumers::Consumers(gpu::Backend& be, const std::string& field, const d::Linear
     one->check = std::make_unique<decision::LayerCheck>(
         one->cfg, *k, false, std::set<std::string>{}, !same || emulation_at_load, tagger(ctx));
     const auto fail = [&](const std::string& what) {
-      failure_ = violation("model", "consumer " + kind + ": " + what);
+      std::string text = "consumer " + kind;
+      text += ": " + what;
+      failure_ = violation("model", text);
     };
     if (one->check->construction()) {
       fail(*one->check->construction());
