@@ -1,6 +1,8 @@
 #include "properties/dispatch_decision.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -10,6 +12,8 @@
 #include "properties/dispatch_reference.h"
 #include "properties/props.h"
 #include "properties/shape_catalog.h"
+#include "reference/e8m0.h"
+#include "reference/format.h"
 #include "reference/mx_quant.h"
 
 namespace mxgate::properties {
@@ -90,6 +94,33 @@ std::optional<std::string> check_static_decisions(const d::LinearConfig& c,
 std::size_t dispatch_m_cap(std::size_t n, std::size_t k) {
   if (n * k <= 4096) return std::numeric_limits<std::size_t>::max();
   return n * k <= 65536 ? 8 : 2;
+}
+
+std::optional<Failure> check_upcast_scales(gpu::Backend& be, const d::LinearConfig& c,
+                                           const d::LayerState& st,
+                                           const d::QuantizedWeight& loaded) {
+  if (c.scheme != d::Scheme::kFp8Block || c.weight_scale != d::WeightScaleDtype::kE8m0 ||
+      st.weight_scale_dtype != gpu::ScaleDtype::kFp32) {
+    return std::nullopt;
+  }
+  const std::vector<float> got = be.download_as<float>(st.weight_scale);
+  if (got.size() != loaded.scales.size()) {
+    return violation("load", "the upcast weight scales hold " + std::to_string(got.size()) +
+                                 " values for " + std::to_string(loaded.scales.size()) +
+                                 " e8m0 bytes");
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const float want = decode_e8m0(loaded.scales[i], E8m0Decode::kOcp);
+    if (bits_of(got[i]) != bits_of(want) && !(std::isnan(got[i]) && std::isnan(want))) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "weight scale %zu: e8m0 byte 0x%02X upcast to 0x%08X, the OCP value is "
+                    "0x%08X (docs/dispatch_model.md §4.3)",
+                    i, loaded.scales[i], bits_of(got[i]), bits_of(want));
+      return violation("load", buf);
+    }
+  }
+  return std::nullopt;
 }
 
 rc::Gen<std::string> gen_disabled() {

@@ -39,6 +39,13 @@ std::optional<std::string> check_static_decisions(const dispatch::LinearConfig& 
                                                   const std::set<std::string>& disabled,
                                                   const decision::Tagger& tag);
 
+// The value half of an upcast load action: after load processing turned the layer's e8m0 weight
+// scales into fp32 (docs/dispatch_model.md §4.3), the fp32 scales it holds are the checkpoint's
+// bytes decoded by the OCP rule (0x00 = 2^-127, 0xFF = NaN), bit for bit.
+std::optional<Failure> check_upcast_scales(gpu::Backend& be, const dispatch::LinearConfig& c,
+                                           const dispatch::LayerState& st,
+                                           const dispatch::QuantizedWeight& loaded);
+
 // Case field "disabled": kernels skipped by name in a registry pick (and in the static checks of
 // every case), "none" or names joined by
 // ','; most cases disable nothing.

@@ -95,7 +95,8 @@ rc::Gen<Case> gen_dispatch(const Context&) {
                          "registry", "EmulationMxfp8", "EmulationMxfp8PerStep", "Bf16",
                          "DotScaledMxfp8", "PreshuffledBlockScaledFp8", "BlockScaledFp8",
                          "PreshuffledBlockScaledFp8", "DotScaledMxfp8", "registry", "registry",
-                         "registry", "PreshuffledBlockScaledFp8"}),
+                         "registry", "PreshuffledBlockScaledFp8", "DotScaledMxfp8",
+                         "DotScaledMxfp8"}),
       pick<std::string>({"gfx950", "gfx942", "sm90", "host"}),
       pick<std::string>({"mxfp8", "fp8_block", "bf16"}), gen_dispatch_nk(),
       pick<std::string>({"e8m0", "fp32", "e8m0"}), pick<int>({0, 1, 2, 0, 3, 0, 0}), gen_m(),
@@ -224,6 +225,7 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
       layer->process_weights_after_loading();
       skipped_processing = false;
       model_violation = mc.processed(before, be.counters(), layer->state());
+      if (auto f = check_upcast_scales(be, cfg, layer->state(), w)) return f;
     } else if (step == "model_preshuffle") {
       const bool shuffled = layer->model_preshuffle();
       ctx.tag("lifecycle:model_preshuffle");
