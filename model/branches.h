@@ -11,7 +11,7 @@
 namespace mxgate::model {
 
 enum class Branch : uint8_t {
-  // Selection (§3): a candidate passed over, a kernel picked, or none.
+  // Selection (§3): a candidate passed over, a linear kernel picked, or none.
   kSelectSkipDisabled,
   kSelectSkipUnsupported,
   kRejectScheme,

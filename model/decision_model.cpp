@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "common/blocks.h"
+
 namespace mxgate::model {
 namespace {
 
@@ -12,45 +14,45 @@ void take(Trace* t, Branch b) {
 }
 
 // tl.dot_scaled tiles K by 128 with an unmasked K loop (vLLM
-// vllm/model_executor/kernels/linear/mxfp8/rocm_native.py, _DOT_SCALED_K_ALIGN; §4.1).
-constexpr uint64_t kDotScaledKAlign = 128;
-// The OCP MX block: one e8m0 scale per 32 elements along K (OCP MX v1.0; §3.4).
-constexpr uint64_t kMxBlock = 32;
-// The N gate of the preshuffled block kernel as vLLM #51692 shipped it (it excluded
+// vllm/model_executor/kernels/linear/mxfp8/rocm_native.py, _DOT_SCALED_K_ALIGN; §4.1): the
+// block-FP8 K block of common/blocks.h. The OCP MX block (one e8m0 scale per 32 elements along
+// K, §3.4) is its kMxBlock.
+constexpr uint64_t kDotScaledKAlign = kBlockK;
+// The N gate of the preshuffled block linear kernel as vLLM #51692 shipped it (it excluded
 // DeepSeek's fused_qkv_a_proj, N = 2112; §3.4).
 constexpr uint64_t kPreshuffleNAlign = 128;
 // AITER shuffle_weight(w, (16, 16)) asserts N % 16 == 0 and K % 32 == 0 (aiter/ops/shuffle.py;
 // §3.4).
 constexpr uint64_t kShuffleN = 16, kShuffleK = 32;
 
-constexpr std::array<std::string_view, kKernelCount> kKernelNames = {
+constexpr std::array<std::string_view, kLinearKernelCount> kLinearKernelNames = {
     "DotScaledMxfp8", "EmulationMxfp8", "PreshuffledBlockScaledFp8", "BlockScaledFp8", "Bf16"};
 
-Scheme scheme_of(Kernel k) {
+Scheme scheme_of(LinearKernel k) {
   switch (k) {
-    case Kernel::kDotScaledMxfp8:
-    case Kernel::kEmulationMxfp8:
+    case LinearKernel::kDotScaledMxfp8:
+    case LinearKernel::kEmulationMxfp8:
       return Scheme::kMxfp8;
-    case Kernel::kPreshuffledBlockScaledFp8:
-    case Kernel::kBlockScaledFp8:
+    case LinearKernel::kPreshuffledBlockScaledFp8:
+    case LinearKernel::kBlockScaledFp8:
       return Scheme::kFp8Block;
-    case Kernel::kBf16:
+    case LinearKernel::kBf16:
       return Scheme::kBf16;
   }
   return Scheme::kBf16;
 }
 
-Branch pick_branch(Kernel k) {
+Branch pick_branch(LinearKernel k) {
   switch (k) {
-    case Kernel::kDotScaledMxfp8:
+    case LinearKernel::kDotScaledMxfp8:
       return Branch::kSelectDotScaled;
-    case Kernel::kEmulationMxfp8:
+    case LinearKernel::kEmulationMxfp8:
       return Branch::kSelectEmulation;
-    case Kernel::kPreshuffledBlockScaledFp8:
+    case LinearKernel::kPreshuffledBlockScaledFp8:
       return Branch::kSelectPreshuffled;
-    case Kernel::kBlockScaledFp8:
+    case LinearKernel::kBlockScaledFp8:
       return Branch::kSelectBlockScaled;
-    case Kernel::kBf16:
+    case LinearKernel::kBf16:
       return Branch::kSelectBf16;
   }
   return Branch::kSelectNone;
@@ -58,7 +60,8 @@ Branch pick_branch(Kernel k) {
 
 bool is_rocm(Platform p) { return p == Platform::kGfx950 || p == Platform::kGfx942; }
 
-// §4.3: the one upcast of static e8m0 weight scales (vLLM #47773), shared by both block kernels.
+// §4.3: the one upcast of static e8m0 weight scales (vLLM #47773), shared by both block
+// linear kernels.
 void upcast_once(const WeightState& before, WeightState& w, Actions& out, Trace* trace) {
   if (before.scale == WeightScale::kE8m0) {
     w.scale = WeightScale::kFp32;
@@ -92,7 +95,7 @@ bool refuse_fused(ScaleOrder declared, ScaleOrder fused, ApplyOutcome& out, Trac
   return false;
 }
 
-// §5.3: kernels that read no 1x128 fp32 scales quantize (or not) the plain activation
+// §5.3: linear kernels that read no 1x128 fp32 scales quantize (or not) the plain activation
 // themselves; a pre-quantized form handed to them is not theirs to read.
 void ignore_fused(ScaleOrder fused, Trace* trace) {
   if (fused != ScaleOrder::kNone) take(trace, Branch::kApplyFusedIgnored);
@@ -100,7 +103,7 @@ void ignore_fused(ScaleOrder fused, Trace* trace) {
 
 }  // namespace
 
-std::string_view name(Kernel k) { return kKernelNames[static_cast<std::size_t>(k)]; }
+std::string_view name(LinearKernel k) { return kLinearKernelNames[static_cast<std::size_t>(k)]; }
 
 std::string_view name(Reject r) {
   static constexpr std::array<std::string_view, 8> kNames = {
@@ -110,7 +113,7 @@ std::string_view name(Reject r) {
       "implements another scheme",
       "MXFP8 needs K % 32 == 0",
       "MXFP8 weight scales are e8m0",
-      "the preshuffled kernel needs N % 128 == 0",
+      "the preshuffled linear kernel needs N % 128 == 0",
       "shuffle_weight needs N % 16 == 0 and K % 32 == 0"};
   return kNames[static_cast<std::size_t>(r)];
 }
@@ -135,46 +138,48 @@ std::string_view name(ScaleOrder o) {
 
 // ---- selection (§3) -------------------------------------------------------------------------
 
-std::span<const Kernel> priority(Platform p, Scheme s) {
+std::span<const LinearKernel> priority(Platform p, Scheme s) {
   // §3.2. ROCm MXFP8: vLLM _POSSIBLE_MXFP8_KERNELS[ROCM] = [RocmDotScaledMxfp8LinearKernel,
   // EmulationMxfp8LinearKernel]. ROCm block FP8: AiterPreshuffledFp8BlockScaledMMKernel first
-  // (vLLM #51692, as #56433 describes), then the plain AITER / Triton block-scaled kernels.
-  // CUDA: of the MXFP8 list only the emulation kernel is modelled; of the block list the plain
-  // block-scaled GEMM (DeepGEMM / CUTLASS / Triton). The host platform has every kernel (§2.1)
-  // and takes the ROCm lists, the ones that name every kernel.
-  static constexpr Kernel kRocmMx[] = {Kernel::kDotScaledMxfp8, Kernel::kEmulationMxfp8};
-  static constexpr Kernel kRocmBlock[] = {Kernel::kPreshuffledBlockScaledFp8,
-                                          Kernel::kBlockScaledFp8};
-  static constexpr Kernel kCudaMx[] = {Kernel::kEmulationMxfp8};
-  static constexpr Kernel kCudaBlock[] = {Kernel::kBlockScaledFp8};
-  static constexpr Kernel kBf16List[] = {Kernel::kBf16};
+  // (vLLM #51692, as #56433 describes), then the plain AITER / Triton block-scaled linear
+  // kernels. CUDA: of the MXFP8 list only the emulation linear kernel is modelled; of the block
+  // list the plain block-scaled GEMM (DeepGEMM / CUTLASS / Triton). The host platform has every
+  // linear kernel (§2.1) and takes the ROCm lists, the ones that name every one.
+  static constexpr LinearKernel kRocmMx[] = {LinearKernel::kDotScaledMxfp8,
+                                             LinearKernel::kEmulationMxfp8};
+  static constexpr LinearKernel kRocmBlock[] = {LinearKernel::kPreshuffledBlockScaledFp8,
+                                                LinearKernel::kBlockScaledFp8};
+  static constexpr LinearKernel kCudaMx[] = {LinearKernel::kEmulationMxfp8};
+  static constexpr LinearKernel kCudaBlock[] = {LinearKernel::kBlockScaledFp8};
+  static constexpr LinearKernel kBf16List[] = {LinearKernel::kBf16};
   const bool cuda = p == Platform::kSm90;
   switch (s) {
     case Scheme::kMxfp8:
-      return cuda ? std::span<const Kernel>(kCudaMx) : std::span<const Kernel>(kRocmMx);
+      return cuda ? std::span<const LinearKernel>(kCudaMx) : std::span<const LinearKernel>(kRocmMx);
     case Scheme::kFp8Block:
-      return cuda ? std::span<const Kernel>(kCudaBlock) : std::span<const Kernel>(kRocmBlock);
+      return cuda ? std::span<const LinearKernel>(kCudaBlock)
+                  : std::span<const LinearKernel>(kRocmBlock);
     case Scheme::kBf16:
       return kBf16List;
   }
   return {};
 }
 
-bool supported(Kernel k, Platform p, Trace* trace) {
+bool supported(LinearKernel k, Platform p, Trace* trace) {
   bool ok = true;
   switch (k) {
-    case Kernel::kDotScaledMxfp8:
+    case LinearKernel::kDotScaledMxfp8:
       // §3.3: native MX needs CDNA4 (current_platform.supports_mx(): gfx95x); elsewhere the
       // selector falls through to emulation (rocm_native.py is_supported).
       ok = p == Platform::kGfx950 || p == Platform::kHost;
       break;
-    case Kernel::kPreshuffledBlockScaledFp8:
+    case LinearKernel::kPreshuffledBlockScaledFp8:
       // §3.3: AITER's CK block-scale GEMMs run on CDNA3/4 (gfx940/941/942/950).
       ok = is_rocm(p) || p == Platform::kHost;
       break;
-    case Kernel::kEmulationMxfp8:
-    case Kernel::kBlockScaledFp8:
-    case Kernel::kBf16:
+    case LinearKernel::kEmulationMxfp8:
+    case LinearKernel::kBlockScaledFp8:
+    case LinearKernel::kBf16:
       ok = true;  // §3.3: software emulation, Triton / CUTLASS block GEMMs, plain linear
       break;
   }
@@ -182,15 +187,15 @@ bool supported(Kernel k, Platform p, Trace* trace) {
   return ok;
 }
 
-Reject can_implement(Kernel k, const LayerSpec& layer, Trace* trace) {
+Reject can_implement(LinearKernel k, const LayerSpec& layer, Trace* trace) {
   if (scheme_of(k) != layer.scheme) {
     take(trace, Branch::kRejectScheme);
     return Reject::kScheme;
   }
   switch (k) {
-    case Kernel::kDotScaledMxfp8:
-    case Kernel::kEmulationMxfp8:
-      // §3.4: neither MXFP8 kernel filters on K (rocm_native.py: "can_implement does not
+    case LinearKernel::kDotScaledMxfp8:
+    case LinearKernel::kEmulationMxfp8:
+      // §3.4: neither MXFP8 linear kernel filters on K (rocm_native.py: "can_implement does not
       // filter on K"); what they refuse is not an MXFP8 layer at all: scales other than e8m0
       // (apply raises "Expected e8m0 weight_scale") or K off the 32-element MX block (the scale
       // crop K // 32 would drop the tail block).
@@ -203,9 +208,9 @@ Reject can_implement(Kernel k, const LayerSpec& layer, Trace* trace) {
         return Reject::kMxKAlign;
       }
       return Reject::kNone;
-    case Kernel::kPreshuffledBlockScaledFp8:
+    case LinearKernel::kPreshuffledBlockScaledFp8:
       // §3.4: selection sees (N, K) only (FP8ScaledMMLinearLayerConfig.weight_shape), never the
-      // layer flags: the kernel must be able to shuffle every layer it accepts.
+      // layer flags: the linear kernel must be able to shuffle every layer it accepts.
       if (layer.n % kPreshuffleNAlign != 0) {
         take(trace, Branch::kRejectPreshuffleN128);
         return Reject::kPreshuffleN128;
@@ -215,10 +220,10 @@ Reject can_implement(Kernel k, const LayerSpec& layer, Trace* trace) {
         return Reject::kPreshuffleShuffle;
       }
       return Reject::kNone;
-    case Kernel::kBlockScaledFp8:
+    case LinearKernel::kBlockScaledFp8:
       // §3.4: any N and K (partial 128-blocks are ceil-divided); e8m0 and fp32 scales both reach
       // it (vLLM #47773).
-    case Kernel::kBf16:
+    case LinearKernel::kBf16:
       return Reject::kNone;
   }
   return Reject::kNone;
@@ -226,10 +231,10 @@ Reject can_implement(Kernel k, const LayerSpec& layer, Trace* trace) {
 
 Selection select(const LayerSpec& layer, Platform p, const Environment& env, Trace* trace) {
   // §3.1: vLLM choose_scaled_mm_linear_kernel / init_mxfp8_linear_kernel: walk the platform's
-  // list; skip a kernel named in VLLM_DISABLED_KERNELS, then one not supported, then one that
-  // cannot implement the layer; the first left wins; none left is an error (ValueError).
+  // list; skip a linear kernel named in VLLM_DISABLED_KERNELS, then one not supported, then one
+  // that cannot implement the layer; the first left wins; none left is an error (ValueError).
   Selection s;
-  for (Kernel k : priority(p, layer.scheme)) {
+  for (LinearKernel k : priority(p, layer.scheme)) {
     Reject why = Reject::kNone;
     if (env.is_disabled(k)) {
       take(trace, Branch::kSelectSkipDisabled);
@@ -240,7 +245,7 @@ Selection select(const LayerSpec& layer, Platform p, const Environment& env, Tra
       why = can_implement(k, layer, trace);
     }
     if (why == Reject::kNone) {
-      s.kernel = k;
+      s.linear_kernel = k;
       take(trace, pick_branch(k));
       return s;
     }
@@ -271,12 +276,12 @@ WeightState loaded(const LayerSpec& layer) {
   return w;
 }
 
-Actions process(Kernel k, const LayerSpec& layer, const Environment& env, WeightState& w,
+Actions process(LinearKernel k, const LayerSpec& layer, const Environment& env, WeightState& w,
                 Trace* trace) {
   Actions out;
   const WeightState before = w;
   switch (k) {
-    case Kernel::kDotScaledMxfp8:
+    case LinearKernel::kDotScaledMxfp8:
       // §4.1 (the RocmDotScaledMxfp8LinearKernel change, vLLM #56560): dequantize once when
       // dot_scaled cannot run the weight, K % 128 != 0; an aligned weight stays fp8. Keyed on
       // what the weight is, so a second processing finds bf16 and does nothing (§4.5).
@@ -288,7 +293,7 @@ Actions process(Kernel k, const LayerSpec& layer, const Environment& env, Weight
         take(trace, Branch::kLoadKeepFp8Aligned);
       }
       break;
-    case Kernel::kEmulationMxfp8:
+    case LinearKernel::kEmulationMxfp8:
       // §4.2: EmulationMxfp8LinearKernel dequantizes at load unless
       // VLLM_MXFP8_EMULATION_DEQUANT_AT_LOAD=0, which keeps fp8 and dequantizes per step.
       if (before.element == Element::kBf16) {
@@ -299,10 +304,10 @@ Actions process(Kernel k, const LayerSpec& layer, const Environment& env, Weight
         take(trace, Branch::kLoadKeepFp8PerStep);
       }
       break;
-    case Kernel::kBlockScaledFp8:
+    case LinearKernel::kBlockScaledFp8:
       upcast_once(before, w, out, trace);  // §4.3 (vLLM #47773)
       break;
-    case Kernel::kPreshuffledBlockScaledFp8:
+    case LinearKernel::kPreshuffledBlockScaledFp8:
       // §4.4 (vLLM #56433): the upcast first, for every layer: a directly-read layer that
       // returned before it would hand e8m0 bytes to a GEMM reading fp32 (the review's open
       // risk). Then the B-preshuffle, once: not for a weight other code reads in its checkpoint
@@ -320,19 +325,19 @@ Actions process(Kernel k, const LayerSpec& layer, const Environment& env, Weight
         take(trace, Branch::kLoadPreshuffle);
       }
       break;
-    case Kernel::kBf16:
+    case LinearKernel::kBf16:
       take(trace, Branch::kLoadBf16Nothing);  // §4.5: nothing to prepare
       break;
   }
   return out;
 }
 
-bool model_preshuffle(Kernel k, const LayerSpec& layer, WeightState& w, Trace* trace) {
+bool model_preshuffle(LinearKernel k, const LayerSpec& layer, WeightState& w, Trace* trace) {
   // §4.6: DS-V4's prepare_*_preshuffle (vLLM #46720) shuffles a projection so a preshuffled
-  // GEMM can read it; after #56433 only where the layer's kernel reads a preshuffled weight
+  // GEMM can read it; after #56433 only where the layer's linear kernel reads a preshuffled weight
   // (capability flag preshuffles_weight), never a weight read directly, and never twice (the
   // model-side weight_already_preshuffled guard).
-  if (k != Kernel::kPreshuffledBlockScaledFp8) {
+  if (k != LinearKernel::kPreshuffledBlockScaledFp8) {
     take(trace, Branch::kModelShuffleSkipPlainKernel);
     return false;
   }
@@ -352,15 +357,15 @@ bool model_preshuffle(Kernel k, const LayerSpec& layer, WeightState& w, Trace* t
 
 // ---- apply (§5) -----------------------------------------------------------------------------
 
-ScaleOrder declared_order(Kernel k, const WeightState& w, Trace* trace) {
-  // §5.4: the block kernels read 1x128 fp32 activation scales: the plain GEMM row-major
+ScaleOrder declared_order(LinearKernel k, const WeightState& w, Trace* trace) {
+  // §5.4: the block linear kernels read 1x128 fp32 activation scales: the plain GEMM row-major
   // (gemm_a8w8_blockscale), the bpreshuffle GEMM column-major (gemm_a8w8_blockscale_bpreshuffle,
-  // AITER; vLLM #56433 wants_transposed_act_scale). The preshuffled kernel declares the order of
-  // the GEMM its apply will pick, i.e. of the weight as it is now. MXFP8 and bf16 kernels read
-  // none.
+  // AITER; vLLM #56433 wants_transposed_act_scale). The preshuffled linear kernel declares the
+  // order of the GEMM its apply will pick, i.e. of the weight as it is now. MXFP8 and bf16 linear
+  // kernels read none.
   ScaleOrder o = ScaleOrder::kNone;
-  if (k == Kernel::kBlockScaledFp8) o = ScaleOrder::kRowMajor;
-  if (k == Kernel::kPreshuffledBlockScaledFp8) {
+  if (k == LinearKernel::kBlockScaledFp8) o = ScaleOrder::kRowMajor;
+  if (k == LinearKernel::kPreshuffledBlockScaledFp8) {
     o = w.layout == Layout::kPreshuffled ? ScaleOrder::kColMajor : ScaleOrder::kRowMajor;
   }
   take(trace, o == ScaleOrder::kRowMajor   ? Branch::kOrderRowMajor
@@ -369,11 +374,11 @@ ScaleOrder declared_order(Kernel k, const WeightState& w, Trace* trace) {
   return o;
 }
 
-ApplyOutcome apply(Kernel k, const LayerSpec& layer, const WeightState& w, ScaleOrder fused,
+ApplyOutcome apply(LinearKernel k, const LayerSpec& layer, const WeightState& w, ScaleOrder fused,
                    Trace* trace) {
   ApplyOutcome out;
   switch (k) {
-    case Kernel::kDotScaledMxfp8:
+    case LinearKernel::kDotScaledMxfp8:
       // §5.1 (vLLM #56560 apply_weights): dispatch on the weight's element size, never on
       // whether load processing ran: a bf16 weight runs a plain linear; an fp8 weight runs
       // dot_scaled when K % 128 == 0 and otherwise the per-step dequantize fallback (the third
@@ -390,7 +395,7 @@ ApplyOutcome apply(Kernel k, const LayerSpec& layer, const WeightState& w, Scale
         take(trace, Branch::kApplyPerStepFallback);
       }
       return out;
-    case Kernel::kEmulationMxfp8:
+    case LinearKernel::kEmulationMxfp8:
       // §5.1 (EmulationMxfp8LinearKernel.apply_weights): bf16 weight -> plain linear; fp8 ->
       // dequantize for this step.
       ignore_fused(fused, trace);
@@ -402,18 +407,19 @@ ApplyOutcome apply(Kernel k, const LayerSpec& layer, const WeightState& w, Scale
         take(trace, Branch::kApplyEmulationPerStep);
       }
       return out;
-    case Kernel::kBf16:
+    case LinearKernel::kBf16:
       ignore_fused(fused, trace);
       out.path = ApplyPath::kBf16Gemm;
       take(trace, Branch::kApplyBf16Weight);
       return out;
-    case Kernel::kBlockScaledFp8:
-    case Kernel::kPreshuffledBlockScaledFp8: {
+    case LinearKernel::kBlockScaledFp8:
+    case LinearKernel::kPreshuffledBlockScaledFp8: {
       // §5.2 (vLLM #56433): the GEMM follows the weight: preshuffled -> bpreshuffle reading
       // column-major As; plain -> the plain block-scale GEMM reading row-major As. The plain
-      // kernel never holds a preshuffled weight (§4.6): refusing one is not a decision branch.
+      // linear kernel never holds a preshuffled weight (§4.6): refusing one is not a decision
+      // branch.
       const bool shuffled = w.layout == Layout::kPreshuffled;
-      if (k == Kernel::kBlockScaledFp8 && shuffled) {
+      if (k == LinearKernel::kBlockScaledFp8 && shuffled) {
         out.refused = true;
         return out;
       }
@@ -434,11 +440,11 @@ ApplyOutcome apply(Kernel k, const LayerSpec& layer, const WeightState& w, Scale
 
 std::optional<Plan> plan(const LayerSpec& layer, Platform p, const Environment& env, Trace* trace) {
   const Selection s = select(layer, p, env, trace);
-  if (!s.kernel) return std::nullopt;
+  if (!s.linear_kernel) return std::nullopt;
   WeightState w = loaded(layer);
-  const Actions load = process(*s.kernel, layer, env, w, trace);
-  const ApplyOutcome a = apply(*s.kernel, layer, w, ScaleOrder::kNone, trace);
-  return Plan{*s.kernel, load, a.path};
+  const Actions load = process(*s.linear_kernel, layer, env, w, trace);
+  const ApplyOutcome a = apply(*s.linear_kernel, layer, w, ScaleOrder::kNone, trace);
+  return Plan{*s.linear_kernel, load, a.path};
 }
 
 // ---- negotiation (§6) -----------------------------------------------------------------------

@@ -21,8 +21,8 @@ inline constexpr std::size_t kSchemeCount = 3;
 // fp32; bf16: ignored).
 enum class ScaleDtype : uint8_t { kE8m0, kFp32 };
 
-// A linear layer as kernel selection and load processing see it: weight N x K, scheme, scale
-// dtype and the two layer flags that mean "other code reads this weight in its checkpoint
+// A linear layer as linear kernel selection and load processing see it: weight N x K, scheme,
+// scale dtype and the two layer flags that mean "other code reads this weight in its checkpoint
 // layout" (§4.4). N and K are positive (a layer of no elements is not a layer).
 struct LayerSpec {
   uint64_t n = 0;
@@ -35,30 +35,30 @@ struct LayerSpec {
 };
 
 // The linear kernels the model knows (§2.2), named as vLLM names them.
-enum class Kernel : uint8_t {
+enum class LinearKernel : uint8_t {
   kDotScaledMxfp8,
   kEmulationMxfp8,
   kPreshuffledBlockScaledFp8,
   kBlockScaledFp8,
   kBf16,
 };
-inline constexpr std::size_t kKernelCount = 5;
-std::string_view name(Kernel k);
+inline constexpr std::size_t kLinearKernelCount = 5;
+std::string_view name(LinearKernel k);
 
-// What a selection runs under besides the layer (§3.1): kernels disabled by name
-// (VLLM_DISABLED_KERNELS) and the emulation kernel's load-time choice
+// What a selection runs under besides the layer (§3.1): linear kernels disabled by name
+// (VLLM_DISABLED_KERNELS) and the emulation linear kernel's load-time choice
 // (VLLM_MXFP8_EMULATION_DEQUANT_AT_LOAD, on by default: §4.2).
 struct Environment {
-  uint8_t disabled = 0;  // bit i: Kernel i is disabled
+  uint8_t disabled = 0;  // bit i: LinearKernel i is disabled
   bool emulation_dequantizes_at_load = true;
-  bool is_disabled(Kernel k) const { return (disabled >> static_cast<unsigned>(k)) & 1u; }
-  Environment& disable(Kernel k) {
+  bool is_disabled(LinearKernel k) const { return (disabled >> static_cast<unsigned>(k)) & 1u; }
+  Environment& disable(LinearKernel k) {
     disabled = static_cast<uint8_t>(disabled | (1u << static_cast<unsigned>(k)));
     return *this;
   }
 };
 
-// Why a candidate kernel was passed over (§3.3, §3.4); kNone: it can run the layer.
+// Why a candidate linear kernel was passed over (§3.3, §3.4); kNone: it can run the layer.
 enum class Reject : uint8_t {
   kNone,
   kDisabled,          // named in the disabled set
@@ -66,8 +66,8 @@ enum class Reject : uint8_t {
   kScheme,            // implements another scheme
   kMxKAlign,          // MXFP8 with K % 32 != 0
   kMxScaleDtype,      // MXFP8 with fp32 weight scales
-  kPreshuffleN128,    // preshuffled block kernel with N % 128 != 0
-  kPreshuffleShuffle  // preshuffled block kernel, N % 16 != 0 or K % 32 != 0 (shuffle tile)
+  kPreshuffleN128,    // preshuffled block linear kernel, N % 128 != 0
+  kPreshuffleShuffle  // the same, N % 16 != 0 or K % 32 != 0 (the shuffle tile)
 };
 std::string_view name(Reject r);
 

@@ -141,22 +141,22 @@ std::string describe(const model::WeightState& w) {
   return out + ", " + std::to_string(w.relayouts) + " relayout(s)";
 }
 
-// The dispatch kernels and the model kernel + load-time choice each stands for.
-struct KernelPair {
-  const dispatch::LinearKernel* kernel;
-  model::Kernel model;
+// The dispatch linear kernels and the model's linear kernel + load-time choice each stands for.
+struct LinearKernelPair {
+  const dispatch::LinearKernel* linear_kernel;
+  model::LinearKernel model;
   bool emulation_at_load;
 };
 
-const std::array<KernelPair, 6>& kernel_pairs() {
+const std::array<LinearKernelPair, 6>& linear_kernel_pairs() {
   static const dispatch::EmulationMxfp8 per_step(false);
-  static const std::array<KernelPair, 6> pairs = [] {
-    std::array<KernelPair, 6> out{};
+  static const std::array<LinearKernelPair, 6> pairs = [] {
+    std::array<LinearKernelPair, 6> out{};
     std::size_t i = 0;
-    for (const dispatch::LinearKernel* k : dispatch::all_kernels()) {
-      out[i++] = {k, *kernel_named(k->name()), true};
+    for (const dispatch::LinearKernel* k : dispatch::all_linear_kernels()) {
+      out[i++] = {k, *linear_kernel_named(k->name()), true};
     }
-    out[i] = {&per_step, model::Kernel::kEmulationMxfp8, false};
+    out[i] = {&per_step, model::LinearKernel::kEmulationMxfp8, false};
     return out;
   }();
   return pairs;
@@ -165,13 +165,14 @@ const std::array<KernelPair, 6>& kernel_pairs() {
 std::string layer_text(const dispatch::LinearConfig& c) { return dispatch::describe(c); }
 
 // "the model picks K", or, where a finding makes dispatch take another candidate, both.
-std::string model_pick(const ExpectedSelection& want, const std::optional<model::Kernel>& rules) {
-  const auto text = [](const std::optional<model::Kernel>& k) {
+std::string model_pick(const ExpectedSelection& want,
+                       const std::optional<model::LinearKernel>& rules) {
+  const auto text = [](const std::optional<model::LinearKernel>& k) {
     return k ? "picks " + str(model::name(*k)) : std::string("refuses");
   };
-  if (!want.via) return "the model " + text(want.kernel);
+  if (!want.via) return "the model " + text(want.linear_kernel);
   return "the model " + text(rules) + " and, with finding " + str(name(*want.via)) +
-         ", expects dispatch to pick " + str(model::name(*want.kernel));
+         ", expects dispatch to pick " + str(model::name(*want.linear_kernel));
 }
 
 }  // namespace
@@ -240,9 +241,9 @@ gpu::ActScaleOrder to_gpu(model::ScaleOrder o) {
   return gpu::ActScaleOrder::kNone;
 }
 
-std::optional<model::Kernel> kernel_named(std::string_view dispatch_name) {
-  for (std::size_t i = 0; i < model::kKernelCount; ++i) {
-    const auto k = static_cast<model::Kernel>(i);
+std::optional<model::LinearKernel> linear_kernel_named(std::string_view dispatch_name) {
+  for (std::size_t i = 0; i < model::kLinearKernelCount; ++i) {
+    const auto k = static_cast<model::LinearKernel>(i);
     if (model::name(k) == dispatch_name) return k;
   }
   return std::nullopt;
@@ -253,7 +254,7 @@ model::Environment environment(const std::set<std::string>& disabled,
   model::Environment env;
   env.emulation_dequantizes_at_load = emulation_dequantizes_at_load;
   for (const std::string& d : disabled) {
-    if (const auto k = kernel_named(d)) env.disable(*k);
+    if (const auto k = linear_kernel_named(d)) env.disable(*k);
   }
   return env;
 }
@@ -275,11 +276,11 @@ std::string_view summary(Finding f) {
   return kSummaries[static_cast<std::size_t>(f)];
 }
 
-std::optional<Finding> dispatch_accepts_anyway(model::Kernel k, const model::LayerSpec& layer,
+std::optional<Finding> dispatch_accepts_anyway(model::LinearKernel k, const model::LayerSpec& layer,
                                                model::Reject why) {
-  // docs/dispatch_model.md §9: dispatch's own condition for the preshuffled kernel is
+  // docs/dispatch_model.md §9: dispatch's own condition for the preshuffled linear kernel is
   // reads_weight_directly() || (N % 16 == 0 && K % 32 == 0).
-  if (k != model::Kernel::kPreshuffledBlockScaledFp8) return std::nullopt;
+  if (k != model::LinearKernel::kPreshuffledBlockScaledFp8) return std::nullopt;
   const bool tile = layer.n % 16 == 0 && layer.k % 32 == 0;
   if (why == model::Reject::kPreshuffleN128 && (tile || layer.reads_weight_directly())) {
     return Finding::kF1PreshuffleNoN128Gate;
@@ -301,7 +302,7 @@ ExpectedSelection expected_selection(const model::LayerSpec& layer, model::Platf
                                      const model::Environment& env, model::Trace* trace) {
   // The model's first-fit walk (model::select, §3.1), with one difference: a candidate a finding
   // makes dispatch accept is picked. Without one, the result is model::select's.
-  for (model::Kernel k : model::priority(p, layer.scheme)) {
+  for (model::LinearKernel k : model::priority(p, layer.scheme)) {
     if (env.is_disabled(k) || !model::supported(k, p, trace)) continue;
     const model::Reject why = model::can_implement(k, layer, trace);
     if (why == model::Reject::kNone) return {k, std::nullopt};
@@ -315,18 +316,18 @@ std::optional<std::string> check_static(const dispatch::LinearConfig& c,
                                         bool all_platforms) {
   const model::LayerSpec spec = to_model(c);
   model::Trace trace;
-  for (const KernelPair& kp : kernel_pairs()) {
+  for (const LinearKernelPair& kp : linear_kernel_pairs()) {
     const auto kname = [&] {
-      return str(kp.kernel->name()) + (kp.emulation_at_load ? "" : " (per step)");
+      return str(kp.linear_kernel->name()) + (kp.emulation_at_load ? "" : " (per step)");
     };
     for (dispatch::Platform p : kPlatforms) {
-      if (kp.kernel->supported(p) != model::supported(kp.model, to_model(p), &trace)) {
-        return kname() + " is " + (kp.kernel->supported(p) ? "" : "not ") + "supported on " +
+      if (kp.linear_kernel->supported(p) != model::supported(kp.model, to_model(p), &trace)) {
+        return kname() + " is " + (kp.linear_kernel->supported(p) ? "" : "not ") + "supported on " +
                str(dispatch::to_string(p)) + ", the model says the opposite (§3.3)";
       }
     }
     const model::Reject why = model::can_implement(kp.model, spec, &trace);
-    const auto dispatch_why = kp.kernel->can_implement(c);
+    const auto dispatch_why = kp.linear_kernel->can_implement(c);
     const std::optional<Finding> f = dispatch_accepts_anyway(kp.model, spec, why);
     if (!dispatch_why && why != model::Reject::kNone) {
       if (!f) {
@@ -348,14 +349,15 @@ std::optional<std::string> check_static(const dispatch::LinearConfig& c,
     const model::Actions load = model::process(kp.model, spec, env, w, &trace);
     const model::ApplyPath path =
         model::apply(kp.model, spec, w, model::ScaleOrder::kNone, &trace).path;
-    const std::vector<dispatch::LoadAction> planned = kp.kernel->planned_load(c);
+    const std::vector<dispatch::LoadAction> planned = kp.linear_kernel->planned_load(c);
     if (!same_actions(load, planned)) {
       return kname() + " plans load " + action_list(planned) + " for " + layer_text(c) +
              "; the model " + action_list(load) + " (§4)";
     }
-    if (dispatch::to_string(kp.kernel->planned_apply(c)) != model::name(path)) {
-      return kname() + " plans apply " + str(dispatch::to_string(kp.kernel->planned_apply(c))) +
-             " for " + layer_text(c) + "; the model " + str(model::name(path)) + " (§5)";
+    if (dispatch::to_string(kp.linear_kernel->planned_apply(c)) != model::name(path)) {
+      return kname() + " plans apply " +
+             str(dispatch::to_string(kp.linear_kernel->planned_apply(c))) + " for " +
+             layer_text(c) + "; the model " + str(model::name(path)) + " (§5)";
     }
   }
   static const std::set<std::string> kNoneDisabled;
@@ -369,7 +371,7 @@ std::optional<std::string> check_static(const dispatch::LinearConfig& c,
       cp.platform = p;
       const ExpectedSelection want = expected_selection(spec, to_model(p), env, &trace);
       const model::Selection pure = model::select(spec, to_model(p), env, &trace);
-      if (!want.via && want.kernel != pure.kernel) {
+      if (!want.via && want.linear_kernel != pure.linear_kernel) {
         return "glue: the expected selection departs from model::select without a finding";
       }
       std::optional<dispatch::Plan> got;
@@ -382,23 +384,25 @@ std::optional<std::string> check_static(const dispatch::LinearConfig& c,
         for (const std::string& x : d) dis += (dis.empty() ? "" : ",") + x;
         return "registry on " + layer_text(cp) + (dis.empty() ? "" : " (disabled " + dis + ")");
       };
-      if (!want.kernel) {
+      if (!want.linear_kernel) {
         if (got) {
-          return where() + " picks " + got->kernel + "; the model: no kernel can run it (§3.1)";
+          return where() + " picks " + got->linear_kernel +
+                 "; the model: no linear kernel can run it (§3.1)";
         }
         continue;
       }
       if (!got) {
-        return where() + " refuses; " + model_pick(want, pure.kernel) + " (§3.1)";
+        return where() + " refuses; " + model_pick(want, pure.linear_kernel) + " (§3.1)";
       }
       if (want.via && tag.on()) tag("finding:" + str(name(*want.via)));
-      if (got->kernel != model::name(*want.kernel)) {
-        return where() + " picks " + got->kernel + "; " + model_pick(want, pure.kernel) + " (§3)";
+      if (got->linear_kernel != model::name(*want.linear_kernel)) {
+        return where() + " picks " + got->linear_kernel + "; " +
+               model_pick(want, pure.linear_kernel) + " (§3)";
       }
       model::WeightState w = model::loaded(spec);
-      const model::Actions load = model::process(*want.kernel, spec, env, w, &trace);
+      const model::Actions load = model::process(*want.linear_kernel, spec, env, w, &trace);
       const model::ApplyPath path =
-          model::apply(*want.kernel, spec, w, model::ScaleOrder::kNone, &trace).path;
+          model::apply(*want.linear_kernel, spec, w, model::ScaleOrder::kNone, &trace).path;
       if (!same_actions(load, got->load) || dispatch::to_string(got->apply) != model::name(path)) {
         return where() + ": plan " + dispatch::plan_json(*got) + "; the model: load " +
                action_list(load) + ", apply " + str(model::name(path)) + " (§4, §5)";
@@ -409,64 +413,66 @@ std::optional<std::string> check_static(const dispatch::LinearConfig& c,
   return std::nullopt;
 }
 
-std::optional<std::string> check_refusal(const dispatch::LinearConfig& c, std::string_view kernel,
+std::optional<std::string> check_refusal(const dispatch::LinearConfig& c,
+                                         std::string_view linear_kernel,
                                          const std::set<std::string>& disabled, const Tagger& tag) {
   const model::LayerSpec spec = to_model(c);
   model::Trace trace;
-  if (kernel == "registry") {
+  if (linear_kernel == "registry") {
     const ExpectedSelection want =
         expected_selection(spec, to_model(c.platform), environment(disabled), &trace);
     const model::Selection pure =
         model::select(spec, to_model(c.platform), environment(disabled), &trace);
     tag.branches(trace);
-    if (want.kernel) {
-      return "the registry refused " + layer_text(c) + "; " + model_pick(want, pure.kernel) +
+    if (want.linear_kernel) {
+      return "the registry refused " + layer_text(c) + "; " + model_pick(want, pure.linear_kernel) +
              " (§3.1)";
     }
     return std::nullopt;
   }
-  const std::optional<model::Kernel> k = kernel_named(kernel);
-  if (!k) return "kernel '" + str(kernel) + "' is unknown to the model";
+  const std::optional<model::LinearKernel> k = linear_kernel_named(linear_kernel);
+  if (!k) return "linear kernel '" + str(linear_kernel) + "' is unknown to the model";
   const model::Platform p = to_model(c.platform);
   if (!model::supported(*k, p, &trace)) return std::nullopt;
   const model::Reject why = model::can_implement(*k, spec, &trace);
   tag.branches(trace);
   if (why == model::Reject::kNone || dispatch_accepts_anyway(*k, spec, why)) {
-    return str(kernel) + " refused " + layer_text(c) + "; the model says it can run it (§3.4)";
+    return str(linear_kernel) + " refused " + layer_text(c) +
+           "; the model says it can run it (§3.4)";
   }
   return std::nullopt;
 }
 
 // ---- LayerCheck ------------------------------------------------------------------------------
 
-LayerCheck::LayerCheck(const dispatch::LinearConfig& c, const dispatch::LinearKernel& kernel,
+LayerCheck::LayerCheck(const dispatch::LinearConfig& c, const dispatch::LinearKernel& linear_kernel,
                        bool registry, const std::set<std::string>& disabled, bool emulation_at_load,
                        const Tagger& tag)
     : spec_(to_model(c)), env_(environment(disabled, emulation_at_load)), tag_(tag) {
-  const std::optional<model::Kernel> k = kernel_named(kernel.name());
+  const std::optional<model::LinearKernel> k = linear_kernel_named(linear_kernel.name());
   if (!k) {
-    construction_ = "kernel '" + str(kernel.name()) + "' is unknown to the model";
+    construction_ = "linear kernel '" + str(linear_kernel.name()) + "' is unknown to the model";
     return;
   }
-  kernel_ = *k;
+  linear_kernel_ = *k;
   model::Trace trace;
   const model::Platform p = to_model(c.platform);
   if (registry) {
     const ExpectedSelection want = expected_selection(spec_, p, env_, &trace);
     const model::Selection pure = model::select(spec_, p, env_, &trace);
     if (want.via && tag_.on()) tag_("finding:" + str(name(*want.via)));
-    if (!want.kernel || *want.kernel != kernel_) {
-      construction_ = "the registry picked " + str(kernel.name()) + " for " + layer_text(c) + "; " +
-                      model_pick(want, pure.kernel) + " (§3)";
+    if (!want.linear_kernel || *want.linear_kernel != linear_kernel_) {
+      construction_ = "the registry picked " + str(linear_kernel.name()) + " for " + layer_text(c) +
+                      "; " + model_pick(want, pure.linear_kernel) + " (§3)";
     }
   } else {
-    const model::Reject why = model::supported(kernel_, p, &trace)
-                                  ? model::can_implement(kernel_, spec_, &trace)
+    const model::Reject why = model::supported(linear_kernel_, p, &trace)
+                                  ? model::can_implement(linear_kernel_, spec_, &trace)
                                   : model::Reject::kUnsupported;
-    const std::optional<Finding> f = dispatch_accepts_anyway(kernel_, spec_, why);
+    const std::optional<Finding> f = dispatch_accepts_anyway(linear_kernel_, spec_, why);
     if (f && tag_.on()) tag_("finding:" + str(name(*f)));
     if (why != model::Reject::kNone && !f) {
-      construction_ = str(kernel.name()) + " was created for " + layer_text(c) +
+      construction_ = str(linear_kernel.name()) + " was created for " + layer_text(c) +
                       "; the model rejects it: " + str(model::name(why)) + " (§3.4)";
     }
   }
@@ -495,7 +501,7 @@ std::optional<std::string> LayerCheck::processed(const gpu::Counters& before,
                                                  const gpu::Counters& after,
                                                  const dispatch::LayerState& st) {
   model::Trace trace;
-  const model::Actions acts = model::process(kernel_, spec_, env_, w_, &trace);
+  const model::Actions acts = model::process(linear_kernel_, spec_, env_, w_, &trace);
   tag_.branches(trace);
   Launches want;
   for (model::LoadAction a : acts) ++want[launch_of(a)];
@@ -518,7 +524,7 @@ std::optional<std::string> LayerCheck::model_preshuffled(bool shuffled, const gp
                                                          const gpu::Counters& after,
                                                          const dispatch::LayerState& st) {
   model::Trace trace;
-  const bool want = model::model_preshuffle(kernel_, spec_, w_, &trace);
+  const bool want = model::model_preshuffle(linear_kernel_, spec_, w_, &trace);
   tag_.branches(trace);
   Launches expect;
   if (want) expect[Kernel::kPreshuffleWeight] = 1;
@@ -533,7 +539,7 @@ std::optional<std::string> LayerCheck::model_preshuffled(bool shuffled, const gp
 std::optional<std::string> LayerCheck::declared(gpu::ActScaleOrder dispatch_declared,
                                                 model::ScaleOrder* model_declared) {
   model::Trace trace;
-  const model::ScaleOrder want = model::declared_order(kernel_, w_, &trace);
+  const model::ScaleOrder want = model::declared_order(linear_kernel_, w_, &trace);
   tag_.branches(trace);
   if (model_declared != nullptr) *model_declared = want;
   if (to_model(dispatch_declared) != want) {
@@ -547,7 +553,7 @@ std::optional<std::string> LayerCheck::applied(model::ScaleOrder fused, bool thr
                                                dispatch::ApplyPath reported, const gpu::Counters& d,
                                                const dispatch::LayerState& st) {
   model::Trace trace;
-  const model::ApplyOutcome o = model::apply(kernel_, spec_, w_, fused, &trace);
+  const model::ApplyOutcome o = model::apply(linear_kernel_, spec_, w_, fused, &trace);
   tag_.branches(trace);
   const auto input = [fused] {
     return fused == model::ScaleOrder::kNone

@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "dispatch/kernels.h"
 #include "dispatch/linear_config.h"
+#include "dispatch/linear_kernels.h"
 #include "gpu/backend.h"
 #include "gpu/contract.h"
 #include "model/decision_model.h"
@@ -28,17 +28,18 @@ model::Scheme to_model(dispatch::Scheme s);
 model::LayerSpec to_model(const dispatch::LinearConfig& c);
 model::ScaleOrder to_model(gpu::ActScaleOrder o);
 gpu::ActScaleOrder to_gpu(model::ScaleOrder o);
-// The model kernel of a dispatch kernel name; nullopt for a name the model does not know.
-std::optional<model::Kernel> kernel_named(std::string_view dispatch_name);
-// The model's environment of a registry selection: kernels disabled by name, the emulation
-// kernel's load-time choice.
+// The model's linear kernel of a dispatch linear kernel name; nullopt for a name the model does
+// not know.
+std::optional<model::LinearKernel> linear_kernel_named(std::string_view dispatch_name);
+// The model's environment of a registry selection: linear kernels disabled by name, the emulation
+// linear kernel's load-time choice.
 model::Environment environment(const std::set<std::string>& disabled,
                                bool emulation_dequantizes_at_load = true);
 
 // ---- findings (docs/dispatch_model.md §9) ----------------------------------------------------
 
 enum class Finding : uint8_t {
-  kF1PreshuffleNoN128Gate,       // dispatch accepts N % 128 != 0 for the preshuffled kernel
+  kF1PreshuffleNoN128Gate,       // dispatch accepts N % 128 != 0 for the preshuffled one
   kF2PreshuffleSelectionFlags,   // dispatch waives the shuffle tile for directly-read layers
   kF3PerStepFallbackQuantizesX,  // per-step fallback: quantize_mx + gemm_mx_dequant
 };
@@ -46,9 +47,9 @@ inline constexpr std::size_t kFindingCount = 3;
 std::string_view name(Finding f);  // "F1", ...
 std::string_view summary(Finding f);
 
-// Whether dispatch is known (a finding) to accept kernel `k` for `layer`, which the rules reject
-// for `why`.
-std::optional<Finding> dispatch_accepts_anyway(model::Kernel k, const model::LayerSpec& layer,
+// Whether dispatch is known (a finding) to accept linear kernel `k` for `layer`, which the rules
+// reject for `why`.
+std::optional<Finding> dispatch_accepts_anyway(model::LinearKernel k, const model::LayerSpec& layer,
                                                model::Reject why);
 
 // ---- tags ------------------------------------------------------------------------------------
@@ -66,26 +67,28 @@ struct Tagger {
 
 // ---- static decisions ------------------------------------------------------------------------
 
-// The kernel dispatch's registry must pick: the model's selection, except where a finding makes
-// dispatch accept a candidate the rules pass over (then `via` names it).
+// The linear kernel dispatch's registry must pick: the model's selection, except where a finding
+// makes dispatch accept a candidate the rules pass over (then `via` names it).
 struct ExpectedSelection {
-  std::optional<model::Kernel> kernel;
+  std::optional<model::LinearKernel> linear_kernel;
   std::optional<Finding> via;
 };
 ExpectedSelection expected_selection(const model::LayerSpec& layer, model::Platform p,
                                      const model::Environment& env, model::Trace* trace);
 
-// For the layer `c`: every dispatch kernel's support on every platform, its can_implement and
-// its planned load / apply; the registry's plan on every platform (`all_platforms`; otherwise
-// on c's only) with no kernel disabled and with `disabled`. nullopt when dispatch agrees with
-// the model everywhere.
+// For the layer `c`: every dispatch linear kernel's support on every platform, its can_implement
+// and its planned load / apply; the registry's plan on every platform (`all_platforms`; otherwise
+// on c's only) with no linear kernel disabled and with `disabled`. nullopt when dispatch agrees
+// with the model everywhere.
 std::optional<std::string> check_static(const dispatch::LinearConfig& c,
                                         const std::set<std::string>& disabled, const Tagger& tag,
                                         bool all_platforms = true);
 
 // A layer dispatch refused to create (DispatchError): right only when the model refuses too.
-// `kernel` names the kernel asked for, "registry" for a registry pick under `disabled`.
-std::optional<std::string> check_refusal(const dispatch::LinearConfig& c, std::string_view kernel,
+// `linear_kernel` names the linear kernel asked for, "registry" for a registry pick under
+// `disabled`.
+std::optional<std::string> check_refusal(const dispatch::LinearConfig& c,
+                                         std::string_view linear_kernel,
                                          const std::set<std::string>& disabled, const Tagger& tag);
 
 // ---- one layer's lifecycle -------------------------------------------------------------------
@@ -94,15 +97,16 @@ std::optional<std::string> check_refusal(const dispatch::LinearConfig& c, std::s
 // Each check returns nullopt or the violation, naming the step and what differs.
 class LayerCheck {
  public:
-  // `kernel`: the dispatch kernel the layer runs; `registry`: dispatch's registry picked it (the
-  // pick is checked against the model's selection under `disabled`); `emulation_at_load`: the
-  // emulation kernel's load-time choice.
-  LayerCheck(const dispatch::LinearConfig& c, const dispatch::LinearKernel& kernel, bool registry,
-             const std::set<std::string>& disabled, bool emulation_at_load, const Tagger& tag);
+  // `linear_kernel`: the dispatch linear kernel the layer runs; `registry`: dispatch's registry
+  // picked it (the pick is checked against the model's selection under `disabled`);
+  // `emulation_at_load`: the emulation linear kernel's load-time choice.
+  LayerCheck(const dispatch::LinearConfig& c, const dispatch::LinearKernel& linear_kernel,
+             bool registry, const std::set<std::string>& disabled, bool emulation_at_load,
+             const Tagger& tag);
 
-  // The violation found at construction (a wrong pick, an unknown kernel), if any.
+  // The violation found at construction (a wrong pick, an unknown linear kernel), if any.
   const std::optional<std::string>& construction() const { return construction_; }
-  model::Kernel kernel() const { return kernel_; }
+  model::LinearKernel linear_kernel() const { return linear_kernel_; }
   const model::WeightState& weight() const { return w_; }
 
   // After the weights were loaded.
@@ -129,7 +133,7 @@ class LayerCheck {
                                            std::string_view step) const;
 
   model::LayerSpec spec_;
-  model::Kernel kernel_ = model::Kernel::kBf16;
+  model::LinearKernel linear_kernel_ = model::LinearKernel::kBf16;
   model::Environment env_;
   model::WeightState w_;
   std::size_t actions_seen_ = 0;  // entries of dispatch's load_actions already compared

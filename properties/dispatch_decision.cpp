@@ -59,9 +59,9 @@ decision::Tagger tagger(const Context& ctx) {
 
 rc::Gen<std::pair<std::size_t, std::size_t>> gen_dispatch_nk() {
   // N = 1 first (the shrink target), the preshuffle alignment (16) and its multiples often; K
-  // with every residue of the MX block, sometimes off it (K % 32 != 0: no MXFP8 kernel).
-  // One weight block of N (128) with K off the shuffle tile reaches the preshuffled kernel's K
-  // gate.
+  // with every residue of the MX block, sometimes off it (K % 32 != 0: no MXFP8 linear kernel).
+  // One weight block of N (128) with K off the shuffle tile reaches the preshuffled linear kernel's
+  // K gate.
   const auto small = [](std::size_t k_align, std::vector<std::size_t> ns) {
     return rc::gen::apply(
         [](std::size_t n, std::size_t k) {
@@ -135,8 +135,8 @@ std::set<std::string> disabled_field(const Case& c) {
   std::stringstream ss(c.text("disabled"));
   std::string name;
   while (std::getline(ss, name, ',')) {
-    if (d::find_kernel(name) == nullptr) {
-      throw CaseError("case field 'disabled' names unknown kernel '" + name + "'");
+    if (d::find_linear_kernel(name) == nullptr) {
+      throw CaseError("case field 'disabled' names unknown linear kernel '" + name + "'");
     }
     out.insert(name);
   }
@@ -161,7 +161,7 @@ struct Consumers::One {
 };
 
 Consumers::Consumers(gpu::Backend& be, const std::string& field, const d::LinearConfig& layer,
-                     const d::LinearKernel& kernel, bool emulation_at_load, uint64_t seed,
+                     const d::LinearKernel& linear_kernel, bool emulation_at_load, uint64_t seed,
                      const Context& ctx)
     : be_(be), ctx_(ctx) {
   static const d::BlockScaledFp8 block;
@@ -186,7 +186,7 @@ Consumers::Consumers(gpu::Backend& be, const std::string& field, const d::Linear
     }
     const bool preshuffled =
         kind == "col" || kind == "model_col" || kind == "plain" || kind == "direct";
-    const d::LinearKernel* k = same             ? &kernel
+    const d::LinearKernel* k = same             ? &linear_kernel
                                : kind == "row"  ? static_cast<const d::LinearKernel*>(&block)
                                : kind == "bf16" ? static_cast<const d::LinearKernel*>(&bf16)
                                : preshuffled    ? static_cast<const d::LinearKernel*>(&pre)

@@ -1,5 +1,5 @@
 // The decision-model side of the dispatch property (props_dispatch.cpp): generators that reach
-// every branch of the model (production N x K and its TP shards, disabled kernels, other
+// every branch of the model (production N x K and its TP shards, disabled linear kernels, other
 // consumers of the activation), the case fields they add, and the other consumers themselves:
 // small layers sharing the activation, negotiated and applied with the model's checks
 // (docs/dispatch_model.md §6, §8).
@@ -34,7 +34,7 @@ rc::Gen<std::pair<std::size_t, std::size_t>> gen_dispatch_nk();
 std::size_t dispatch_m_cap(std::size_t n, std::size_t k);
 
 // decision::check_static for the case's N x K under every scheme and weight-scale dtype with
-// its flags: the static decisions of every kernel and the registry's on every platform.
+// its flags: the static decisions of every linear kernel and the registry's on every platform.
 std::optional<std::string> check_static_decisions(const dispatch::LinearConfig& c,
                                                   const std::set<std::string>& disabled,
                                                   const decision::Tagger& tag);
@@ -46,9 +46,8 @@ std::optional<Failure> check_upcast_scales(gpu::Backend& be, const dispatch::Lin
                                            const dispatch::LayerState& st,
                                            const dispatch::QuantizedWeight& loaded);
 
-// Case field "disabled": kernels skipped by name in a registry pick (and in the static checks of
-// every case), "none" or names joined by
-// ','; most cases disable nothing.
+// Case field "disabled": linear kernels skipped by name in a registry pick (and in the static
+// checks of every case), "none" or names joined by ','; most cases disable nothing.
 rc::Gen<std::string> gen_disabled();
 std::set<std::string> disabled_field(const Case& c);  // missing field: none
 
@@ -56,16 +55,16 @@ std::set<std::string> disabled_field(const Case& c);  // missing field: none
 // joined by ','. Kinds: row (BlockScaledFp8: row-major As), col (PreshuffledBlockScaledFp8,
 // processed: column-major), model_col (the same, shuffled by the model first), plain (the same
 // unprocessed: row-major), direct (the same with is_bmm, processed: row-major), bf16 (Bf16: reads
-// no scales), same (the layer's own kernel, flags and steps: it declares what the layer does).
-// A case with consumers ends its lifecycle with a fused apply.
+// no scales), same (the layer's own linear kernel, flags and steps: it declares what the layer
+// does). A case with consumers ends its lifecycle with a fused apply.
 rc::Gen<std::string> gen_consumers();
 
 class Consumers {
  public:
-  // Throws CaseError on an unknown kind. `layer` / `kernel`: the case's layer (K, scale dtype,
-  // and what a `same` consumer copies); `seed`: the consumers' weights.
+  // Throws CaseError on an unknown kind. `layer` / `linear_kernel`: the case's layer (K, scale
+  // dtype, and what a `same` consumer copies); `seed`: the consumers' weights.
   Consumers(gpu::Backend& be, const std::string& field, const dispatch::LinearConfig& layer,
-            const dispatch::LinearKernel& kernel, bool emulation_at_load, uint64_t seed,
+            const dispatch::LinearKernel& linear_kernel, bool emulation_at_load, uint64_t seed,
             const Context& ctx);
   ~Consumers();
   Consumers(const Consumers&) = delete;

@@ -1,10 +1,11 @@
-// The dispatch property: random linear-layer configs, kernels, weights and lifecycles (which
-// preparation and load steps run, in which order, how many applies, fused activations in which
-// scale order) on the backend under test; after every step invariants I1-I5 of ARCHITECTURE.md
-// hold, every apply equals the reference (properties/dispatch_reference.h) bit for bit, and every
-// decision (the registry's pick, load actions, apply paths, declared orders, negotiation among the
-// activation's consumers) equals the decision model's, as planned and as observed through launch
-// counters and layer state (properties/dispatch_decision.h, docs/dispatch_model.md).
+// The dispatch property: random linear-layer configs, linear kernels, weights and lifecycles
+// (which preparation and load steps run, in which order, how many applies, fused activations in
+// which scale order) on the backend under test; after every step invariants I1-I5 of
+// docs/invariants.md §2 hold, every apply equals the reference (properties/dispatch_reference.h)
+// bit for bit, and every decision (the registry's pick, load actions, apply paths, declared
+// orders, negotiation among the activation's consumers) equals the decision model's, as planned
+// and as observed through launch counters and layer state (properties/dispatch_decision.h,
+// docs/dispatch_model.md §7).
 #include <rapidcheck.h>
 
 #include <memory>
@@ -66,7 +67,7 @@ rc::Gen<Case> gen_dispatch(const Context&) {
         const auto [n, k] = nk;
         Case c("dispatch.end_to_end");
         c.set("kernel", kernel);
-        // A named kernel runs on the host platform (every kernel exists there) with its scheme;
+        // A named linear kernel runs on the host platform (every one exists there) with its scheme;
         // the registry picks per platform.
         c.set("platform", kernel == "registry" ? platform : "host");
         const d::Scheme s = kernel == "registry" ? *d::parse_scheme(scheme) : scheme_of(kernel);
@@ -89,8 +90,8 @@ rc::Gen<Case> gen_dispatch(const Context&) {
         c.set("consumers", consumers);
         return c;
       },
-      // Kernels that preshuffle, upcast or dequantize at load (where the zoo's dispatch bugs live)
-      // come up more often; shrinking moves toward the plain block kernel.
+      // Linear kernels that preshuffle, upcast or dequantize at load (where the zoo's dispatch bugs
+      // live) come up more often; shrinking moves toward the plain block linear kernel.
       pick<std::string>({"BlockScaledFp8", "DotScaledMxfp8", "PreshuffledBlockScaledFp8",
                          "registry", "EmulationMxfp8", "EmulationMxfp8PerStep", "Bf16",
                          "DotScaledMxfp8", "PreshuffledBlockScaledFp8", "BlockScaledFp8",
@@ -185,19 +186,19 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
     layer = named ? std::make_unique<d::LinearLayer>(be, cfg, *named)
                   : std::make_unique<d::LinearLayer>(be, cfg, disabled);
   } catch (const d::DispatchError&) {
-    // A loud, named refusal is right when no kernel can run the config.
+    // A loud, named refusal is right when no linear kernel can run the config.
     if (auto v = decision::check_refusal(cfg, named ? named->name() : "registry", disabled, tag)) {
       return violation("model", *v);
     }
     return std::nullopt;
   }
   layer->set_faults(ctx.faults);
-  decision::LayerCheck mc(cfg, layer->kernel(), named == nullptr, disabled,
+  decision::LayerCheck mc(cfg, layer->linear_kernel(), named == nullptr, disabled,
                           kernel_name != "EmulationMxfp8PerStep", tag);
   if (mc.construction()) return violation("model", *mc.construction());
   ctx.tag("platform:" + std::string(d::to_string(cfg.platform)));
   ctx.tag("flags:" + flags);
-  ctx.tag("dispatch:" + std::string(layer->kernel().name()));
+  ctx.tag("dispatch:" + std::string(layer->linear_kernel().name()));
   ctx.tag(m == 1 ? "m=1" : "m>1");
   std::mt19937_64 rng(c.num("seed"));
   d::QuantizedWeight w;
@@ -210,12 +211,13 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
   }
   if (auto v = mc.loaded(layer->state())) return violation("model", *v);
   d::Activation x = d::make_activation(ints(m * cfg.k, rng), m, cfg.k);
-  Consumers others(be, c.has("consumers") ? c.text("consumers") : "none", cfg, layer->kernel(),
-                   kernel_name != "EmulationMxfp8PerStep", c.num("seed"), ctx);
+  Consumers others(be, c.has("consumers") ? c.text("consumers") : "none", cfg,
+                   layer->linear_kernel(), kernel_name != "EmulationMxfp8PerStep", c.num("seed"),
+                   ctx);
   if (others.failure()) return others.failure();
   const GemmOutput want = d::test_support::reference(cfg, w, x);
-  const bool per_step_kernel =
-      layer->kernel().name() == "EmulationMxfp8" && layer->kernel().planned_load(cfg).empty();
+  const bool per_step_kernel = layer->linear_kernel().name() == "EmulationMxfp8" &&
+                               layer->linear_kernel().planned_load(cfg).empty();
   bool processed_seen = false, skipped_processing = true;
   for (const std::string& step : steps) {
     if (auto f = others.mirror(step)) return f;  // `same` consumers take the layer's steps

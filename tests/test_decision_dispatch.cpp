@@ -1,11 +1,12 @@
 // dispatch/ against the decision model (model/, docs/dispatch_model.md) through the glue
 // (properties/decision_glue.h): on every catalogued layer (corpus/shapes/production_shapes.tsv,
-// every TP shard it lists) x scheme x weight-scale dtype x layer flags, every kernel's support on
-// every platform, its can_implement and planned load / apply, and the registry's plan on every
-// platform with no kernel and with kernels disabled; `mxgate plan --model` (run as a process) on
-// production models; lifecycles on the host backend observed through launch counters and layer
-// state, including planted zoo faults the glue must catch. The findings of §9 must each still
-// hold (a finding dispatch no longer shows is a failure: remove it).
+// every TP shard it lists) x scheme x weight-scale dtype x layer flags, every linear kernel's
+// support on every platform, its can_implement and planned load / apply, and the registry's
+// plan on every platform with no linear kernel and with linear kernels disabled; `mxgate plan
+// --model` (run as a process) on production models; lifecycles on the host backend observed
+// through launch counters and layer state, including planted zoo faults the glue must catch.
+// The findings of docs/dispatch_model.md §9 must each still hold (a finding dispatch no longer
+// shows is a failure: remove it).
 // Does not cover: numerics (the dispatch property and test_dispatch.cpp compare outputs with the
 // reference), device backends.
 #include <gtest/gtest.h>
@@ -75,7 +76,7 @@ const std::vector<std::set<std::string>>& disabled_sets() {
 }
 
 // A registry, can_implement or plan that departs from the rules on a production shape (a TP
-// shard whose K or N falls off an alignment, a platform without a kernel, a disabled kernel)
+// shard whose K or N falls off an alignment, a platform without a linear kernel, a disabled one)
 // sends production layers down the wrong path; each finding of §9 must still be seen.
 TEST(DecisionVsDispatch, EveryCatalogLayerSchemeScaleFlagsPlatformAndDisabledSet) {
   const std::vector<ShapeEntry> catalog = load_shape_catalog(default_shape_catalog_path());
@@ -107,7 +108,7 @@ TEST(DecisionVsDispatch, EveryCatalogLayerSchemeScaleFlagsPlatformAndDisabledSet
 }
 
 struct PlanLine {
-  std::string layer, kernel, apply;
+  std::string layer, linear_kernel, apply;
   uint64_t n = 0, k = 0;
   std::vector<std::string> load;
   bool skipped = false;
@@ -118,8 +119,8 @@ std::vector<PlanLine> parse_plan_json(const std::string& out) {
   std::vector<PlanLine> lines;
   static const std::regex object(
       R"re(\{"model": "[^"]*", "layer": "([^"]*)", "n": (\d+), "k": (\d+), ([^}]*)\})re");
-  static const std::regex kernel(
-      R"re("kernel": "([^"]*)", "load": \[([^\]]*)\], "apply": "([^"]*)")re");
+  static const std::regex linear_kernel(
+      R"re("linear_kernel": "([^"]*)", "load": \[([^\]]*)\], "apply": "([^"]*)")re");
   static const std::regex action(R"re("([a-z0-9_]+)")re");
   for (auto it = std::sregex_iterator(out.begin(), out.end(), object); it != std::sregex_iterator();
        ++it) {
@@ -129,8 +130,8 @@ std::vector<PlanLine> parse_plan_json(const std::string& out) {
     l.k = std::stoull((*it)[3]);
     const std::string rest = (*it)[4];
     std::smatch m;
-    if (std::regex_search(rest, m, kernel)) {
-      l.kernel = m[1];
+    if (std::regex_search(rest, m, linear_kernel)) {
+      l.linear_kernel = m[1];
       l.apply = m[3];
       const std::string acts = m[2];
       for (auto a = std::sregex_iterator(acts.begin(), acts.end(), action);
@@ -169,8 +170,8 @@ std::optional<model::LayerSpec> production_layer(const ShapeEntry& e) {
   return s;
 }
 
-// What users read: `mxgate plan --model` must print, for every production layer, the kernel,
-// load actions and apply path of the rules (up to the findings), on every platform.
+// What users read: `mxgate plan --model` must print, for every production layer, the linear
+// kernel, load actions and apply path of the rules (up to the findings), on every platform.
 TEST(DecisionVsDispatch, MxgatePlanModelPrintsTheModelsPlan) {
   const std::vector<ShapeEntry> catalog = load_shape_catalog(default_shape_catalog_path());
   TagCount tags;
@@ -199,16 +200,17 @@ TEST(DecisionVsDispatch, MxgatePlanModelPrintsTheModelsPlan) {
         EXPECT_EQ(lines[i].skipped, !spec.has_value()) << at;
         if (!spec) continue;
         const ExpectedSelection want = expected_selection(*spec, p, {}, nullptr);
-        ASSERT_TRUE(want.kernel.has_value()) << at;
+        ASSERT_TRUE(want.linear_kernel.has_value()) << at;
         if (want.via) tags.tagger()("finding:" + std::string(name(*want.via)));
-        EXPECT_EQ(lines[i].kernel, model::name(*want.kernel)) << at;
+        EXPECT_EQ(lines[i].linear_kernel, model::name(*want.linear_kernel)) << at;
         model::WeightState w = model::loaded(*spec);
-        const model::Actions load = model::process(*want.kernel, *spec, {}, w);
+        const model::Actions load = model::process(*want.linear_kernel, *spec, {}, w);
         std::vector<std::string> load_names;
         for (model::LoadAction a : load) load_names.emplace_back(model::name(a));
         EXPECT_EQ(lines[i].load, load_names) << at;
-        EXPECT_EQ(lines[i].apply,
-                  model::name(model::apply(*want.kernel, *spec, w, model::ScaleOrder::kNone).path))
+        EXPECT_EQ(
+            lines[i].apply,
+            model::name(model::apply(*want.linear_kernel, *spec, w, model::ScaleOrder::kNone).path))
             << at;
       }
     }
@@ -218,7 +220,7 @@ TEST(DecisionVsDispatch, MxgatePlanModelPrintsTheModelsPlan) {
 }
 
 // §3.4: DS-V4.1-Flash at TP16 shards the shared expert's down_proj to K = 144, off the MX block:
-// no kernel can run it, and the tool must say so (exit 2), not pick one.
+// no linear kernel can run it, and the tool must say so (exit 2), not pick one.
 TEST(DecisionVsDispatch, MxgatePlanRefusesWhatNoKernelCanRun) {
   model::LayerSpec s;
   s.n = 5120;
@@ -244,7 +246,7 @@ std::optional<std::string> run_lifecycle(const LinearConfig& c, const dispatch::
             : std::make_unique<dispatch::LinearLayer>(be, c);
   dispatch::LinearLayer& layer = *owned;
   layer.set_faults(faults);
-  LayerCheck check(c, layer.kernel(), named == nullptr, {}, true, tags.tagger());
+  LayerCheck check(c, layer.linear_kernel(), named == nullptr, {}, true, tags.tagger());
   if (check.construction()) return check.construction();
   std::vector<float> w(c.n * c.k);
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
@@ -287,8 +289,8 @@ const dispatch::DotScaledMxfp8 kDot;
 const dispatch::BlockScaledFp8 kBlock;
 const dispatch::PreshuffledBlockScaledFp8 kPre;
 
-// The glue passes dispatch where it follows the rules, on every kernel's lifecycle out of order,
-// and F3 (dispatch's per-step fallback) must still be what dispatch does.
+// The glue passes dispatch where it follows the rules, on every linear kernel's lifecycle out of
+// order, and F3 (dispatch's per-step fallback) must still be what dispatch does.
 TEST(DecisionVsDispatchLifecycle, CleanDispatchPassesAndF3StillHolds) {
   TagCount tags;
   const auto host = Platform::kHost;
@@ -315,7 +317,7 @@ TEST(DecisionVsDispatchLifecycle, CleanDispatchPassesAndF3StillHolds) {
 struct PlantedRow {
   dispatch::Fault fault;
   LinearConfig c;
-  const dispatch::LinearKernel* kernel;
+  const dispatch::LinearKernel* linear_kernel;
   std::vector<std::string> steps;
   const char* needle;  // a word the violation must contain
 };
@@ -360,7 +362,8 @@ TEST(DecisionVsDispatchLifecycle, PlantedWrongDecisionsAreCaught) {
   };
   for (const PlantedRow& r : rows) {
     TagCount tags;
-    const std::optional<std::string> v = run_lifecycle(r.c, r.kernel, r.steps, {r.fault}, tags);
+    const std::optional<std::string> v =
+        run_lifecycle(r.c, r.linear_kernel, r.steps, {r.fault}, tags);
     ASSERT_TRUE(v.has_value()) << dispatch::to_string(r.fault) << " escaped the model checks";
     EXPECT_NE(v->find(r.needle), std::string::npos) << dispatch::to_string(r.fault) << ": " << *v;
   }

@@ -1,8 +1,8 @@
 // The decision model (model/) against hand-written tables: each row's expected outcome comes from
 // a rule of docs/dispatch_model.md (cited beside it), never from dispatch/ or from the model.
-// Covers: selection on every platform, load actions and apply paths of every kernel, lifecycles
-// out of order (apply before processing, model-side shuffle before and after processing, second
-// processing), declared activation-scale orders, negotiation, branch names.
+// Covers: selection on every platform, load actions and apply paths of every linear kernel,
+// lifecycles out of order (apply before processing, model-side shuffle before and after
+// processing, second processing), declared activation-scale orders, negotiation, branch names.
 // Does not cover: dispatch itself (test_decision_dispatch.cpp compares dispatch with the model).
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 namespace mxgate::model {
 namespace {
 
-using K = Kernel;
+using K = LinearKernel;
 using A = LoadAction;
 using P = ApplyPath;
 using O = ScaleOrder;
@@ -44,9 +44,9 @@ LayerSpec block(uint64_t n, uint64_t k, ScaleDtype ws = ScaleDtype::kFp32, bool 
 }
 constexpr ScaleDtype kE8m0 = ScaleDtype::kE8m0, kFp32 = ScaleDtype::kFp32;
 
-Environment disabled(std::initializer_list<Kernel> ks) {
+Environment disabled(std::initializer_list<LinearKernel> ks) {
   Environment e;
-  for (Kernel k : ks) e.disable(k);
+  for (LinearKernel k : ks) e.disable(k);
   return e;
 }
 
@@ -55,12 +55,12 @@ struct SelectRow {
   Platform platform;
   LayerSpec layer;
   Environment env;
-  std::optional<Kernel> want;
+  std::optional<LinearKernel> want;
   Branch branch;  // a branch the selection must take
 };
 
-// A registry that picks a kernel the platform lacks, skips the kernel a rule puts first, or
-// accepts a layer no kernel can run, sends the layer to the wrong code (or none) silently.
+// A registry that picks a linear kernel the platform lacks, skips the one a rule puts first, or
+// accepts a layer no linear kernel can run, sends the layer to the wrong code (or none) silently.
 TEST(DecisionModelSelect, TableOfRules) {
   const std::vector<SelectRow> rows = {
       // §3.2 + §3.3: gfx950 has native MX; DS-V4.1-Flash shared_expert_down_proj TP4.
@@ -77,16 +77,16 @@ TEST(DecisionModelSelect, TableOfRules) {
        {},
        K::kEmulationMxfp8,
        Branch::kSelectSkipUnsupported},
-      // §3.2: the CUDA MXFP8 list's only modelled kernel.
+      // §3.2: the CUDA MXFP8 list's only modelled linear kernel.
       {"§3.2 sm90 emulation",
        kSm90,
        mx(5120, 2304),
        {},
        K::kEmulationMxfp8,
        Branch::kSelectEmulation},
-      // §2.1: the host has every kernel and the ROCm lists.
+      // §2.1: the host has every linear kernel and the ROCm lists.
       {"§2.1 host", kHost, mx(256, 2048), {}, K::kDotScaledMxfp8, Branch::kSelectDotScaled},
-      // §3.4: K = 144 (DS-V4.1 down_proj at TP16) is off the MX block: no MXFP8 kernel.
+      // §3.4: K = 144 (DS-V4.1 down_proj at TP16) is off the MX block: no MXFP8 linear kernel.
       {"§3.4 K%32", kGfx950, mx(5120, 144), {}, std::nullopt, Branch::kRejectMxKAlign},
       // §3.4: MXFP8 scales are e8m0.
       {"§3.4 fp32 MX scales",
@@ -95,12 +95,12 @@ TEST(DecisionModelSelect, TableOfRules) {
        {},
        std::nullopt,
        Branch::kRejectMxScaleDtype},
-      // §3.1: a disabled kernel is skipped by name (VLLM_DISABLED_KERNELS).
+      // §3.1: a disabled linear kernel is skipped by name (VLLM_DISABLED_KERNELS).
       {"§3.1 disabled", kGfx950, mx(5120, 576), disabled({K::kDotScaledMxfp8}), K::kEmulationMxfp8,
        Branch::kSelectSkipDisabled},
       {"§3.1 all disabled", kGfx950, mx(5120, 576),
        disabled({K::kDotScaledMxfp8, K::kEmulationMxfp8}), std::nullopt, Branch::kSelectNone},
-      // §3.2: the preshuffled kernel first on ROCm (#51692); DS-V3 q_b_proj TP1.
+      // §3.2: the preshuffled linear kernel first on ROCm (#51692); DS-V3 q_b_proj TP1.
       {"§3.2 preshuffled first",
        kGfx950,
        block(24576, 1536),
@@ -169,7 +169,7 @@ TEST(DecisionModelSelect, TableOfRules) {
   for (const SelectRow& r : rows) {
     Trace t;
     const Selection s = select(r.layer, r.platform, r.env, &t);
-    EXPECT_EQ(s.kernel, r.want) << r.what;
+    EXPECT_EQ(s.linear_kernel, r.want) << r.what;
     EXPECT_TRUE(t.has(r.branch)) << r.what << ": branch " << name(r.branch) << " not taken";
   }
 }
@@ -179,7 +179,7 @@ struct PlanRow {
   Platform platform;
   LayerSpec layer;
   Environment env;
-  Kernel kernel;
+  LinearKernel linear_kernel;
   std::vector<LoadAction> load;
   ApplyPath apply;
 };
@@ -253,7 +253,7 @@ TEST(DecisionModelPlan, TableOfRules) {
        K::kPreshuffledBlockScaledFp8,
        {},
        P::kFp8Blockscale},
-      // §4.3 (#47773): the plain block kernel upcasts e8m0 once.
+      // §4.3 (#47773): the plain block linear kernel upcasts e8m0 once.
       {"§4.3 e8m0",
        kSm90,
        block(2112, 7168, kE8m0),
@@ -267,11 +267,11 @@ TEST(DecisionModelPlan, TableOfRules) {
   for (const PlanRow& r : rows) {
     const std::optional<Plan> p = plan(r.layer, r.platform, r.env);
     ASSERT_TRUE(p.has_value()) << r.what;
-    EXPECT_EQ(p->kernel, r.kernel) << r.what;
+    EXPECT_EQ(p->linear_kernel, r.linear_kernel) << r.what;
     EXPECT_EQ(std::vector<LoadAction>(p->load.begin(), p->load.end()), r.load) << r.what;
     EXPECT_EQ(p->apply, r.apply) << r.what;
   }
-  EXPECT_FALSE(plan(mx(5120, 144), kGfx950, {}).has_value()) << "§3.4 no kernel, no plan";
+  EXPECT_FALSE(plan(mx(5120, 144), kGfx950, {}).has_value()) << "§3.4 no linear kernel, no plan";
 }
 
 // One step of a lifecycle and what it must do.
@@ -288,7 +288,7 @@ struct Step {
 
 struct LifecycleRow {
   const char* what;
-  Kernel kernel;
+  LinearKernel linear_kernel;
   LayerSpec layer;
   std::vector<Step> steps;
 };
@@ -323,8 +323,8 @@ Step refused_step(ScaleOrder fused, ScaleOrder declared) {
 }
 
 // Lifecycles tests may reorder (I4): apply before processing, the model's shuffle before and
-// after the kernel's, a second processing. A rule broken here is a double shuffle, a skipped
-// upcast, an illegal dot_scaled or a fused activation read in the wrong order.
+// after the linear kernel's, a second processing. A rule broken here is a double shuffle, a
+// skipped upcast, an illegal dot_scaled or a fused activation read in the wrong order.
 TEST(DecisionModelLifecycle, TableOfRules) {
   const std::vector<LifecycleRow> rows = {
       // §5.1: processing skipped, an fp8 weight of K = 160 takes the restored third branch;
@@ -334,14 +334,14 @@ TEST(DecisionModelLifecycle, TableOfRules) {
        mx(1, 160),
        {apply_step(P::kMxfp8DequantPerStep), process_step({A::kDequantizeWeightToBf16}),
         apply_step(P::kBf16Gemm), process_step({}), apply_step(P::kBf16Gemm)}},
-      // §4.6 then §4.4: the model shuffles first; the kernel's processing only upcasts (I2).
+      // §4.6 then §4.4: the model shuffles first; the linear kernel's processing only upcasts (I2).
       {"§4.6 model first",
        K::kPreshuffledBlockScaledFp8,
        block(128, 256, kE8m0),
        {shuffle_step(true, O::kColMajor), process_step({A::kUpcastWeightScaleToFp32}, O::kColMajor),
         apply_step(P::kFp8BlockscaleBpreshuffle, O::kColMajor)}},
       // vLLM test_rocm_gateup_shuffles_once_...: processing first, the model's guard after.
-      {"§4.6 kernel first",
+      {"§4.6 linear kernel first",
        K::kPreshuffledBlockScaledFp8,
        block(256, 128, kE8m0),
        {process_step({A::kUpcastWeightScaleToFp32, A::kPreshuffleWeight}, O::kColMajor),
@@ -361,7 +361,7 @@ TEST(DecisionModelLifecycle, TableOfRules) {
        {shuffle_step(false, O::kRowMajor), apply_step(P::kFp8Blockscale, O::kRowMajor, true),
         process_step({A::kUpcastWeightScaleToFp32}, O::kRowMajor),
         apply_step(P::kFp8Blockscale, O::kRowMajor, false)}},
-      // §5.3: the preshuffled kernel on a plain weight reads row-major As; a column-major
+      // §5.3: the preshuffled linear kernel on a plain weight reads row-major As; a column-major
       // activation is refused until the weight is preshuffled, then the row-major one is.
       {"§5.3 order follows the weight",
        K::kPreshuffledBlockScaledFp8,
@@ -371,7 +371,7 @@ TEST(DecisionModelLifecycle, TableOfRules) {
         process_step({A::kPreshuffleWeight}, O::kColMajor),
         refused_step(O::kRowMajor, O::kColMajor),
         apply_step(P::kFp8BlockscaleBpreshuffle, O::kColMajor, false, O::kColMajor)}},
-      // §5.3: an MXFP8 kernel reads no 1x128 scales: a fused form is not its to read.
+      // §5.3: an MXFP8 linear kernel reads no 1x128 scales: a fused form is not its to read.
       {"§5.3 ignored",
        K::kDotScaledMxfp8,
        mx(4, 256),
@@ -390,12 +390,12 @@ TEST(DecisionModelLifecycle, TableOfRules) {
       const Step& s = r.steps[i];
       const std::string at = std::string(r.what) + ", step " + std::to_string(i);
       if (s.kind == Step::kProcess) {
-        const Actions a = process(r.kernel, r.layer, env, w);
+        const Actions a = process(r.linear_kernel, r.layer, env, w);
         EXPECT_EQ(std::vector<LoadAction>(a.begin(), a.end()), s.actions) << at;
       } else if (s.kind == Step::kModelShuffle) {
-        EXPECT_EQ(model_preshuffle(r.kernel, r.layer, w), s.shuffles) << at;
+        EXPECT_EQ(model_preshuffle(r.linear_kernel, r.layer, w), s.shuffles) << at;
       } else {
-        const ApplyOutcome o = apply(r.kernel, r.layer, w, s.fused);
+        const ApplyOutcome o = apply(r.linear_kernel, r.layer, w, s.fused);
         EXPECT_EQ(o.refused, s.refused) << at;
         if (!s.refused) {
           EXPECT_EQ(o.path, s.path) << at;
@@ -403,7 +403,7 @@ TEST(DecisionModelLifecycle, TableOfRules) {
           EXPECT_EQ(o.uses_fused, s.fused != O::kNone && s.declared != O::kNone) << at;
         }
       }
-      EXPECT_EQ(declared_order(r.kernel, w), s.declared) << at;
+      EXPECT_EQ(declared_order(r.linear_kernel, w), s.declared) << at;
       EXPECT_LE(w.relayouts, 1) << at << ": I2";
     }
   }
@@ -464,9 +464,9 @@ TEST(DecisionModelSelect, FlagsNeverChangeTheSelection) {
     for (uint64_t n : {16u, 128u, 2112u, 4096u}) {
       for (uint64_t k : {88u, 96u, 128u, 576u}) {
         for (Scheme s : {Scheme::kMxfp8, Scheme::kFp8Block, Scheme::kBf16}) {
-          const std::optional<Kernel> plain = select(layer(s, n, k), p, {}).kernel;
+          const std::optional<LinearKernel> plain = select(layer(s, n, k), p, {}).linear_kernel;
           for (auto [bmm, skip] : {std::pair{true, false}, {false, true}, {true, true}}) {
-            EXPECT_EQ(select(layer(s, n, k, kE8m0, bmm, skip), p, {}).kernel, plain)
+            EXPECT_EQ(select(layer(s, n, k, kE8m0, bmm, skip), p, {}).linear_kernel, plain)
                 << n << "x" << k;
           }
         }
