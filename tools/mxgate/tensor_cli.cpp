@@ -15,6 +15,9 @@
 #include <system_error>
 #include <vector>
 
+#include "reference/accumulator.h"
+#include "reference/accumulator_bounds.h"
+#include "reference/accumulator_exact.h"
 #include "reference/block_quant.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
@@ -435,7 +438,7 @@ int cmd_gemm(const Argv& argv) {
 int cmd_check_gemm(const Argv& argv) {
   std::set<std::string> options = kGemmOptions;
   options.erase("out");
-  options.insert({"c", "mode", "acc-bits", "block-k"});
+  options.insert({"c", "mode", "acc-bits", "block-k", "accumulator"});
   const Args a(argv, options);
   no_positionals(a);
   const std::string mode = a.get("mode").value_or("exact");
@@ -447,6 +450,17 @@ int cmd_check_gemm(const Argv& argv) {
   }
   const int acc_bits = static_cast<int>(a.integer("acc-bits", 24, 8, 24));
   const std::size_t block_k = static_cast<std::size_t>(a.integer("block-k", 128, 0, 1LL << 40));
+  std::optional<AccumulatorModel>
+      named;  // --accumulator: a registered model (docs/accumulators.md)
+  if (const std::optional<std::string> spec = a.get("accumulator")) {
+    reject_options(a, {"acc-bits", "block-k"},
+                   "and --accumulator both choose the accumulator model: give one");
+    try {
+      named = parse_accumulator_spec(*spec);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--accumulator: ") + e.what());
+    }
+  }
   a.require("c");
 
   std::string what;
@@ -487,20 +501,35 @@ int cmd_check_gemm(const Argv& argv) {
     summary = v.summary();
     std::printf("check-gemm %s, %s output, exact mode (correctly rounded)\n", what.c_str(),
                 format_name);
+    if (named) {
+      // Whether a correct kernel with this accumulator is bound to equal the oracle on these
+      // operands (docs/accumulators.md §6); the verdict itself is the comparison above.
+      std::string why, answer;
+      try {
+        answer = is_exact_mode(problem, *named, &why)
+                     ? "yes (every summation order it allows is exact)"
+                     : "no (" + why +
+                           "): a correct kernel may differ from the correctly rounded result; "
+                           "use --mode bound";
+      } catch (const std::invalid_argument& e) {
+        answer = std::string("not modelled (") + e.what() + ")";
+      }
+      std::printf("operands exact in accumulator %s: %s\n", named->name.c_str(), answer.c_str());
+    }
   } else {
-    AccumModel model;
-    model.unit_roundoff = std::ldexp(1.0, -acc_bits);
-    // Error near underflow, 2^-126 * u: half the fp32 subnormal spacing for u = 2^-24 (RN), the
-    // whole spacing for u = 2^-23 (directed); the accumulator has fp32's exponent range.
-    model.underflow_eta = std::ldexp(1.0, -126 - acc_bits);
-    model.overflow_threshold = std::ldexp(2.0 - std::ldexp(1.0, -acc_bits), 127);
-    model.block_k = block_k;
-    model.output = format;
-    const BoundVerdict v = check_bound(compute_bounds(problem, model), actual);
+    // The manual form: a float accumulator of --acc-bits bits (2^-126 * u near underflow: half
+    // the fp32 subnormal spacing for u = 2^-24 (RN), the whole spacing for u = 2^-23 (directed)).
+    const AccumulatorModel model = named ? *named : manual_float_accumulator(acc_bits, block_k);
+    const BoundVerdict v = check_bound(compute_bounds(problem, model, format), actual);
     ok = v.ok();
     summary = v.summary();
-    std::printf("check-gemm %s, %s output, bound mode (acc-bits %d, block-k %zu)\n", what.c_str(),
-                format_name, acc_bits, block_k);
+    if (named) {
+      std::printf("check-gemm %s, %s output, bound mode (accumulator %s)\n", what.c_str(),
+                  format_name, named->name.c_str());
+    } else {
+      std::printf("check-gemm %s, %s output, bound mode (acc-bits %d, block-k %zu)\n", what.c_str(),
+                  format_name, acc_bits, block_k);
+    }
   }
   std::printf("%s\n%s\n", summary.c_str(), ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
