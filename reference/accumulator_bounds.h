@@ -10,7 +10,8 @@ namespace mxgate {
 
 // Throws std::invalid_argument for an invalid problem or model, or (kAlignedChunks) a chunk that
 // crosses a scale block: the model does not describe such a kernel. `threads` as in
-// ExactOptions; the bounds do not depend on it.
+// ExactOptions for kAlignedChunks (kFloat runs gemm_oracle.h compute_bounds, whose engine takes
+// parallel.h thread_count()); the bounds never depend on it.
 GemmBounds compute_bounds(const GemmProblem& problem, const AccumulatorModel& model,
                           OutputFormat output, unsigned threads = 0);
 

@@ -258,8 +258,8 @@ TEST(AlignedChunkBound, MisplacedScaleAndDroppedBlockAreOutside) {
   expect_located_failure(bounds, simulate_gemm(swapped_b, sm90(), OutputFormat::kFp32),
                          "B scales of K blocks 0 and 1 swapped");
 
-  GemmProblem dropped = p;  // K block 3 never read
-  for (size_t i = 0; i < m; ++i) std::fill_n(&dropped.a[i * k + 3 * 128], 128, 0.0f);
+  GemmProblem dropped = p;  // K block 3 (k = 384..511) never read
+  for (size_t i = 0; i < m; ++i) std::fill_n(&dropped.a[i * k + size_t{384}], 128, 0.0f);
   expect_located_failure(bounds, simulate_gemm(dropped, sm90(), OutputFormat::kFp32),
                          "K block 3 dropped");
 
