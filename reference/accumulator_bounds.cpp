@@ -1,7 +1,9 @@
 #include "reference/accumulator_bounds.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -95,6 +97,39 @@ std::vector<double> chunk_amax(const std::vector<float>& values, size_t rows, si
   return out;
 }
 
+// Sign masks of one row of values: bit k of `pos` / `neg` is set when value k is > 0 / < 0.
+struct SignMasks {
+  std::vector<uint64_t> pos, neg;
+};
+
+std::vector<SignMasks> sign_masks(const std::vector<float>& values, size_t rows, size_t k) {
+  std::vector<SignMasks> out(rows);
+  const size_t words = (k + 63) / 64;
+  for (size_t r = 0; r < rows; ++r) {
+    out[r].pos.assign(words, 0);
+    out[r].neg.assign(words, 0);
+    for (size_t kk = 0; kk < k; ++kk) {
+      const float v = values[r * k + kk];
+      if (v > 0) out[r].pos[kk / 64] |= uint64_t{1} << (kk % 64);
+      if (v < 0) out[r].neg[kk / 64] |= uint64_t{1} << (kk % 64);
+    }
+  }
+  return out;
+}
+
+// The number of k in [k0, k1) with bit k set in both x and y.
+size_t count_both(const std::vector<uint64_t>& x, const std::vector<uint64_t>& y, size_t k0,
+                  size_t k1) {
+  size_t n = 0;
+  for (size_t w = k0 / 64; w * 64 < k1; ++w) {
+    uint64_t bits = x[w] & y[w];
+    if (w == k0 / 64) bits &= ~uint64_t{0} << (k0 % 64);
+    if ((w + 1) * 64 > k1) bits &= ~uint64_t{0} >> (64 - k1 % 64);
+    n += static_cast<size_t>(std::popcount(bits));
+  }
+  return n;
+}
+
 // 2^(exponent of x's leading bit) for finite x > 0 (bit extraction, never log2).
 double leading_power(double x) { return std::ldexp(1.0, std::ilogb(x)); }
 
@@ -115,6 +150,8 @@ class AlignedChunkBounds {
     bt_ = transpose_panels(p);
     amax_a_ = chunk_amax(p.a, p.m, p.k, chunks_);
     amax_b_ = chunk_amax(p.b, p.n, p.k, chunks_);
+    signs_a_ = sign_masks(p.a, p.m, p.k);
+    signs_b_ = sign_masks(p.b, p.n, p.k);
   }
 
   size_t chunk_count() const { return chunks_.size(); }
@@ -130,7 +167,6 @@ class AlignedChunkBounds {
     for (size_t ch = 0; ch < nc; ++ch) {
       const ChunkRange r = chunks_[ch];
       double sum[kCols] = {}, pos[kCols] = {}, neg[kCols] = {};
-      double npos[kCols] = {}, nneg[kCols] = {};
       size_t groups = 0;
       for (size_t g0 = r.begin; g0 < r.end; g0 += c.group_size) {
         const size_t g1 = std::min(r.end, g0 + c.group_size);
@@ -138,10 +174,7 @@ class AlignedChunkBounds {
         for (size_t kk = g0; kk < g1; ++kk) {
           const double av = a[kk];
           for (size_t jj = 0; jj < kCols; ++jj) {
-            const double x = av * bt[kk * kCols + jj];  // exact
-            g[jj] += x;
-            npos[jj] += x > 0 ? 1.0 : 0.0;
-            nneg[jj] += x < 0 ? 1.0 : 0.0;
+            g[jj] += av * bt[kk * kCols + jj];  // each product exact
           }
         }
         for (size_t jj = 0; jj < kCols; ++jj) {
@@ -161,12 +194,17 @@ class AlignedChunkBounds {
         }
         const size_t j = jb * kCols + jj;
         const double xmax = amax_a_[i * nc + ch] * amax_b_[j * nc + ch];  // >= every |x_i|
+        // Positive / negative products: a and b of equal / opposite signs (both nonzero).
+        const SignMasks &sa_bits = signs_a_[i], &sb_bits = signs_b_[j];
+        const auto npos = static_cast<double>(count_both(sa_bits.pos, sb_bits.pos, r.begin, r.end) +
+                                              count_both(sa_bits.neg, sb_bits.neg, r.begin, r.end));
+        const auto nneg = static_cast<double>(count_both(sa_bits.pos, sb_bits.neg, r.begin, r.end) +
+                                              count_both(sa_bits.neg, sb_bits.pos, r.begin, r.end));
         const double slack = static_cast<double>(groups) * gs * gs * 0x1p-52 * xmax;
-        const double kappa = c.rounding == AlignRounding::kTruncate
-                                 ? std::max(npos[jj], nneg[jj]) + extra
-                                 : (npos[jj] + nneg[jj] + extra) / 2;
+        const double kappa = c.rounding == AlignRounding::kTruncate ? std::max(npos, nneg) + extra
+                                                                    : (npos + nneg + extra) / 2;
         double ebar = 0;
-        if (npos[jj] + nneg[jj] > 0) {
+        if (npos + nneg > 0) {
           const double den = 1 - kappa * unit_factor;
           if (!(den > 0)) {
             t.infinite = true;
@@ -200,6 +238,7 @@ class AlignedChunkBounds {
   std::vector<ChunkRange> chunks_;
   std::vector<float> bt_;
   std::vector<double> amax_a_, amax_b_;  // per row / column and chunk
+  std::vector<SignMasks> signs_a_, signs_b_;
 };
 
 void require_constant_scales(const GemmProblem& p, size_t chunk_k, const std::string& model) {
