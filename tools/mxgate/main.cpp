@@ -124,7 +124,8 @@ constexpr Verb kVerbs[] = {
      "      --block-k (`mxgate accumulators` lists them; NAME:param=value,... overrides\n"
      "      parameters), e.g. sm90_fp8_mma for Hopper FP8 tensor cores. An unknown name exits 2\n"
      "      listing the names. In exact mode it adds one line: whether the operands are exact in\n"
-     "      that accumulator (if not, a correct kernel may differ from the correctly rounded C).\n"
+     "      that accumulator (if not, a correct kernel may differ from the correctly rounded C;\n"
+     "      checked up to M*N*K = 2^28).\n"
      "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
      mxgate::cli::cmd_check_gemm},
     {"accumulators", "accumulators [--json]",
