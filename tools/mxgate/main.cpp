@@ -120,12 +120,12 @@ constexpr Verb kVerbs[] = {
      "      most --block-k consecutive k in any order (0: one partial over K), each product\n"
      "      rounded once and each partial scaled with two roundings (gemm_oracle.h AccumModel).\n"
      "      Prints the count outside and the worst excess with (row,col).\n"
-     "  --accumulator NAME: bound mode with a named accumulator model instead of --acc-bits /\n"
-     "      --block-k (`mxgate accumulators` lists them; NAME:param=value,... overrides\n"
-     "      parameters), e.g. sm90_fp8_mma for Hopper FP8 tensor cores. An unknown name exits 2\n"
-     "      listing the names. In exact mode it adds one line: whether the operands are exact in\n"
-     "      that accumulator (if not, a correct kernel may differ from the correctly rounded C;\n"
-     "      checked up to M*N*K = 2^28).\n"
+     "  --accumulator NAME: in bound mode, the bound of a named accumulator model instead of the\n"
+     "      --acc-bits / --block-k one (`mxgate accumulators` lists them; NAME:param=value,...\n"
+     "      overrides parameters), e.g. sm90_fp8_mma for Hopper FP8 tensor cores. An unknown\n"
+     "      name exits 2 listing the names. In exact mode it adds one line: whether the operands\n"
+     "      are exact in that accumulator (if not, a correct kernel may differ from the correctly\n"
+     "      rounded C; checked up to M*N*K = 2^28).\n"
      "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
      mxgate::cli::cmd_check_gemm},
     {"accumulators", "accumulators [--json]",
