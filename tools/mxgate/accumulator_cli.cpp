@@ -68,7 +68,7 @@ int cmd_accumulators(const Argv& argv) {
 }
 
 int cmd_probe_accumulator(const Argv& argv) {
-  const Args a(argv, {"simulate", "scaling", "k", "format"}, {"json"});
+  const Args a(argv, {"simulate", "scaling", "m", "n", "k", "format"}, {"json"});
   no_positionals(a);
   const AccumulatorModel model = model_spec("simulate", a.require("simulate"));
   ProbeOptions o;
@@ -80,6 +80,8 @@ int cmd_probe_accumulator(const Argv& argv) {
   } else {
     throw UsageError("--scaling: '" + scaling + "' is not a scaling (per-tensor, block)");
   }
+  o.m = static_cast<std::size_t>(a.integer("m", 16, 1, 1 << 16));
+  o.n = static_cast<std::size_t>(a.integer("n", 16, 1, 1 << 16));
   o.k = static_cast<std::size_t>(a.integer("k", 1024, 256, 1 << 20));
   if (o.scaling == ProbeScaling::kBlock && o.k % 128 != 0) {
     throw UsageError("--k: block scaling needs a multiple of 128, got " + std::to_string(o.k));

@@ -135,17 +135,19 @@ constexpr Verb kVerbs[] = {
      "\"source\"}].",
      mxgate::cli::cmd_accumulators},
     {"probe-accumulator",
-     "probe-accumulator --simulate MODEL[:PARAM=V,...] [--scaling per-tensor|block] [--k 1024] "
-     "[--format e4m3fn] [--json]",
+     "probe-accumulator --simulate MODEL[:PARAM=V,...] [--scaling per-tensor|block] [--m 16] "
+     "[--n 16] [--k 1024] [--format e4m3fn] [--json]",
      "Measure an FP8 GEMM's accumulator with crafted inputs (the method of Fasi, Higham,\n"
      "Mikaitis, Pranesh, PeerJ CS 7:e330, 2021; docs/accumulators.md §7): the precision kept\n"
      "relative to the largest term, the rounding of the bits shifted out (truncate,\n"
      "nearest_even, ...), whether a group sum is renormalised, the chunk of k after which\n"
      "partials are promoted to fp32 and the number of products added at once; then the\n"
-     "model spec that matches, and the evidence of each conclusion. Every call is M=16 N=16\n"
-     "K=--k (chunks and groups up to K are found) with one nonzero row of A and of B.\n"
+     "model spec that matches, and the evidence of each conclusion. Every call is an M x N x K\n"
+     "GEMM (--m, --n: 16; --k: 1024, chunks and groups up to K are found) with one nonzero\n"
+     "row of A and of B; the result is C[0][0].\n"
      "  --simulate  the implementation is the software simulation of that model\n"
      "  --scaling   per-tensor (default: one fp32 scale each) or block (1x128 / 128x128)\n"
+     "  --format    FP8 element format of the codes (default e4m3fn; e5m2, e4m3fnuz, e5m2fnuz)\n"
      "--json prints the parameters, the matching model (or null) and the evidence.\n"
      "Exit 0 after a measurement, 2 on bad input.",
      mxgate::cli::cmd_probe_accumulator},
