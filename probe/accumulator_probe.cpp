@@ -1,5 +1,6 @@
 #include "probe/accumulator_probe.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -16,7 +17,14 @@ namespace {
 
 using std::size_t;
 
-constexpr int kBigExponent = 16;  // the large product: 2^16 = 256 * 256, exact in E4M3 and E5M2
+// The exponent of the large product: 2^16 = 256 * 256 where the format holds 256 (E4M3FN, E5M2,
+// E5M2FNUZ), else twice the largest power of two it holds (E4M3FNUZ: 2^14 = 128 * 128). Every
+// product the probe needs, down to 2^(E-25), is then a product of two codes.
+int big_exponent(Format f) {
+  int e = 0;
+  std::frexp(static_cast<double>(max_finite(f)), &e);  // max = m * 2^e, m in [0.5, 1)
+  return std::min(16, 2 * (e - 1));
+}
 
 // One product a*b = value placed at k.
 struct Term {
@@ -137,12 +145,14 @@ ProbeResult probe_accumulator(const Fp8Gemm& gemm, const ProbeOptions& options) 
   validate(options);
   Prober pr(gemm, options);
   ProbeResult r;
-  const double big = std::ldexp(1.0, kBigExponent);
+  const int eb = big_exponent(options.format);
+  const std::string B = pow2(eb);  // the large product, for the evidence
+  const double big = std::ldexp(1.0, eb);
   const size_t K = options.k;
 
   // 0. Sanity: one product comes back exactly.
   if (const double c = pr.run({{0, big}}); c != big) {
-    throw std::runtime_error("probe-accumulator: a single product 2^16 at k=0 came back as " +
+    throw std::runtime_error("probe-accumulator: a single product " + B + " at k=0 came back as " +
                              describe(c) + ": the call's layout or scales are not understood");
   }
 
@@ -151,19 +161,19 @@ ProbeResult probe_accumulator(const Fp8Gemm& gemm, const ProbeOptions& options) 
   //    a tie rounded to the even 2^16). The fp32 output itself holds j <= 23.
   int kept_j = 0;
   for (int j = 1; j <= 23; ++j) {
-    const double small = std::ldexp(1.0, kBigExponent - j);
+    const double small = std::ldexp(1.0, eb - j);
     if (pr.run({{0, big}, {1, small}}) != big + small) break;
     kept_j = j;
   }
   r.precision_bits = kept_j + 1;
   r.precision_at_output_limit = kept_j == 23;
-  r.log.push_back("precision: 2^16 + " + pow2(kBigExponent - kept_j) + " kept" +
+  r.log.push_back("precision: " + B + " + " + pow2(eb - kept_j) + " kept" +
                   (r.precision_at_output_limit ? " (the fp32 output's last bit: at least 24 bits)"
-                                               : ", 2^16 + " + pow2(kBigExponent - kept_j - 1) +
+                                               : ", " + B + " + " + pow2(eb - kept_j - 1) +
                                                      " lost: " + std::to_string(r.precision_bits) +
                                                      " bits relative to the largest term"));
   const int p = r.precision_bits;
-  const double q = std::ldexp(1.0, kBigExponent + 1 - p);  // the unit next to 2^16
+  const double q = std::ldexp(1.0, eb + 1 - p);  // the unit next to 2^16
 
   // 2. Rounding of the bits shifted out: +-(2^16 + 0.75 q) and the tie 2^16 + 0.5 q.
   const double pos = pr.run({{0, big}, {1, 0.75 * q}});
@@ -172,8 +182,8 @@ ProbeResult probe_accumulator(const Fp8Gemm& gemm, const ProbeOptions& options) 
   const bool pos_up = pos == big + q, pos_down = pos == big;
   const bool neg_away = neg == -big - q, neg_zero = neg == -big;
   if (!(pos_up || pos_down) || !(neg_away || neg_zero) || !(tie == big || tie == big + q)) {
-    throw std::runtime_error("probe-accumulator: 2^16 + 0.75 ulp gave " + describe(pos) +
-                             ", its negation " + describe(neg) + ", 2^16 + 0.5 ulp " +
+    throw std::runtime_error("probe-accumulator: " + B + " + 0.75 ulp gave " + describe(pos) +
+                             ", its negation " + describe(neg) + ", " + B + " + 0.5 ulp " +
                              describe(tie) + ": no rounding explains them");
   }
   if (pos_down && neg_zero) {
@@ -183,8 +193,9 @@ ProbeResult probe_accumulator(const Fp8Gemm& gemm, const ProbeOptions& options) 
   } else {
     r.rounding = pos_up ? "toward_positive" : "toward_negative";
   }
-  r.log.push_back("rounding: 2^16 + 0.75 ulp -> " + describe(pos) + ", -(2^16 + 0.75 ulp) -> " +
-                  describe(neg) + ", 2^16 + 0.5 ulp -> " + describe(tie) + ": " + r.rounding);
+  r.log.push_back("rounding: " + B + " + 0.75 ulp -> " + describe(pos) + ", -(" + B +
+                  " + 0.75 ulp) -> " + describe(neg) + ", " + B + " + 0.5 ulp -> " + describe(tie) +
+                  ": " + r.rounding);
 
   if (r.precision_at_output_limit) {
     r.log.push_back(
@@ -199,18 +210,17 @@ ProbeResult probe_accumulator(const Fp8Gemm& gemm, const ProbeOptions& options) 
     const size_t first = first_kept(1, K - 1, [&](size_t d) { return kept_after_big(0, d); });
     if (first >= K) {
       r.chunk_k = 0;
-      r.log.push_back("chunk: " + pow2(kBigExponent - p) + " at every k < " + std::to_string(K) +
-                      " is lost next to 2^16 at k=0: no promotion to fp32 within K");
+      r.log.push_back("chunk: " + pow2(eb - p) + " at every k < " + std::to_string(K) +
+                      " is lost next to " + B + " at k=0: no promotion to fp32 within K");
     } else {
       r.chunk_k = first;
-      r.log.push_back(
-          "chunk: " + pow2(kBigExponent - p) + " lost at k=" + std::to_string(first - 1) +
-          ", kept at k=" + std::to_string(first) + " after 2^16 at k=0: partials promoted every " +
-          std::to_string(first) + " k");
+      r.log.push_back("chunk: " + pow2(eb - p) + " lost at k=" + std::to_string(first - 1) +
+                      ", kept at k=" + std::to_string(first) + " after " + B +
+                      " at k=0: partials promoted every " + std::to_string(first) + " k");
       if (2 * first < K) {
         r.chunk_verified =
             !kept_after_big(first, 2 * first - 1) && kept_after_big(first, 2 * first);
-        r.log.push_back(std::string("chunk: the next boundary (2^16 at k=") +
+        r.log.push_back(std::string("chunk: the next boundary (" + B + " at k=") +
                         std::to_string(first) + ") is at k=" + std::to_string(2 * first) +
                         (r.chunk_verified ? ": verified" : ": NOT where predicted"));
       }
@@ -222,10 +232,10 @@ ProbeResult probe_accumulator(const Fp8Gemm& gemm, const ProbeOptions& options) 
     });
     r.group_size = g >= K ? 0 : g;
     if (r.group_size == 0) {
-      r.log.push_back("group: " + pow2(kBigExponent - p) +
-                      " after +2^16 -2^16 is lost at every k < " + std::to_string(K));
+      r.log.push_back("group: " + pow2(eb - p) + " after +" + B + " -" + B +
+                      " is lost at every k < " + std::to_string(K));
     } else {
-      r.log.push_back("group: after +2^16 -2^16 at k=0,1, " + pow2(kBigExponent - p) +
+      r.log.push_back("group: after +" + B + " -" + B + " at k=0,1, " + pow2(eb - p) +
                       " is lost at k=" + std::to_string(g - 1) +
                       ", kept at k=" + std::to_string(g) + ": " + std::to_string(g) +
                       " products added at once" + (g == 2 ? " (or 1: not distinguishable)" : "") +
@@ -244,10 +254,10 @@ ProbeResult probe_accumulator(const Fp8Gemm& gemm, const ProbeOptions& options) 
       } else if (c == 2 * big) {
         r.normalize_group_sum = true;
       } else {
-        throw std::runtime_error("probe-accumulator: 2^16 + 2^16 + " + describe(q) + " gave " +
-                                 describe(c) + ": neither kept nor renormalised");
+        throw std::runtime_error("probe-accumulator: " + B + " + " + B + " + " + describe(q) +
+                                 " gave " + describe(c) + ": neither kept nor renormalised");
       }
-      r.log.push_back("normalisation: 2^16 + 2^16 + " + pow2(kBigExponent + 1 - p) +
+      r.log.push_back("normalisation: " + B + " + " + B + " + " + pow2(eb + 1 - p) +
                       " at k=" + std::to_string(start) + ".." + std::to_string(start + 2) +
                       " (the last group before a promotion) -> " + describe(c) + ": " +
                       (*r.normalize_group_sum

@@ -1,6 +1,7 @@
 // Covers probe/accumulator_probe: the probe recovers the parameters of simulated accumulators
 // (fp32_rn, and sm90_fp8_mma under several parameter sets: precision, rounding, chunk, group,
-// normalisation) through per-tensor and block scales and E4M3 / E5M2 codes, and the model spec it
+// normalisation) through per-tensor and block scales and the four FP8 formats' codes (the large
+// product is 2^16, or 2^14 where E4M3FNUZ cannot hold 256), and the model spec it
 // prints parses back to those parameters; an accumulator outside every model (rounding toward
 // +Inf) is reported as such; an implementation that does not return a single product fails the
 // sanity call.
@@ -27,6 +28,7 @@ TEST(AccumulatorProbe, RecognisesFp32RoundToNearest) {
   for (ProbeScaling s : {ProbeScaling::kPerTensor, ProbeScaling::kBlock}) {
     ProbeOptions o;
     o.scaling = s;
+    o.format = s == ProbeScaling::kBlock ? Format::kE4M3FNUZ : Format::kE4M3FN;  // 2^14 / 2^16
     const ProbeResult r = probe_accumulator(simulated_fp8_gemm(*find_accumulator("fp32_rn")), o);
     EXPECT_EQ(r.precision_bits, 24);
     EXPECT_TRUE(r.precision_at_output_limit);
@@ -61,9 +63,9 @@ TEST(AccumulatorProbe, RecoversSimulatedSm90Parameters) {
     const AccumulatorModel m = parse_accumulator_spec(c.spec);
     for (ProbeScaling s : {ProbeScaling::kPerTensor, ProbeScaling::kBlock}) {
       if (s == ProbeScaling::kBlock && !c.block_scaling_ok) continue;
-      for (Format f : {Format::kE4M3FN, Format::kE5M2}) {
-        SCOPED_TRACE(c.spec + (s == ProbeScaling::kBlock ? " block" : " per-tensor") +
-                     (f == Format::kE5M2 ? " e5m2" : " e4m3fn"));
+      for (Format f : {Format::kE4M3FN, Format::kE5M2, Format::kE4M3FNUZ, Format::kE5M2FNUZ}) {
+        SCOPED_TRACE(c.spec + (s == ProbeScaling::kBlock ? " block " : " per-tensor ") +
+                     std::string(info(f).name));
         ProbeOptions o;
         o.scaling = s;
         o.format = f;
