@@ -117,17 +117,44 @@ std::vector<SignMasks> sign_masks(const std::vector<float>& values, size_t rows,
   return out;
 }
 
-// The number of k in [k0, k1) with bit k set in both x and y.
-size_t count_both(const std::vector<uint64_t>& x, const std::vector<uint64_t>& y, size_t k0,
-                  size_t k1) {
-  size_t n = 0;
+// Positive and negative products over k in [k0, k1): a and b nonzero of equal / opposite signs.
+struct SignCounts {
+  size_t pos = 0, neg = 0;
+};
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+SignCounts
+count_signs(const SignMasks& a, const SignMasks& b, size_t k0, size_t k1) {
+  SignCounts n;
   for (size_t w = k0 / 64; w * 64 < k1; ++w) {
-    uint64_t bits = x[w] & y[w];
-    if (w == k0 / 64) bits &= ~uint64_t{0} << (k0 % 64);
-    if ((w + 1) * 64 > k1) bits &= ~uint64_t{0} >> (64 - k1 % 64);
-    n += static_cast<size_t>(std::popcount(bits));
+    uint64_t in = ~uint64_t{0};
+    if (w == k0 / 64) in &= ~uint64_t{0} << (k0 % 64);
+    if ((w + 1) * 64 > k1) in &= ~uint64_t{0} >> (64 - k1 % 64);
+    const uint64_t pos = ((a.pos[w] & b.pos[w]) | (a.neg[w] & b.neg[w])) & in;  // disjoint sets
+    const uint64_t neg = ((a.pos[w] & b.neg[w]) | (a.neg[w] & b.pos[w])) & in;
+    n.pos += static_cast<size_t>(std::popcount(pos));
+    n.neg += static_cast<size_t>(std::popcount(neg));
   }
   return n;
+}
+
+// g[jj] = sum over k in [k0, k1) of a[k] * panel[k * kCols + jj], in double (each product exact;
+// the sum's rounding is covered by step 5 in any order, FMA or not). The hot loop of the bound:
+// compiled for AVX-512 and AVX2 too, picked at load time where the CPU has them.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void group_sums(const float* a, const float* panel, size_t k0, size_t k1, double* g) {
+  double acc[kCols] = {};
+  for (size_t kk = k0; kk < k1; ++kk) {
+    const double av = a[kk];
+    for (size_t jj = 0; jj < kCols; ++jj) {
+      acc[jj] += av * panel[kk * kCols + jj];
+    }
+  }
+  for (size_t jj = 0; jj < kCols; ++jj) g[jj] = acc[jj];
 }
 
 // 2^(exponent of x's leading bit) for finite x > 0 (bit extraction, never log2).
@@ -170,13 +197,8 @@ class AlignedChunkBounds {
       size_t groups = 0;
       for (size_t g0 = r.begin; g0 < r.end; g0 += c.group_size) {
         const size_t g1 = std::min(r.end, g0 + c.group_size);
-        double g[kCols] = {};
-        for (size_t kk = g0; kk < g1; ++kk) {
-          const double av = a[kk];
-          for (size_t jj = 0; jj < kCols; ++jj) {
-            g[jj] += av * bt[kk * kCols + jj];  // each product exact
-          }
-        }
+        double g[kCols];
+        group_sums(a, bt, g0, g1, g);
         for (size_t jj = 0; jj < kCols; ++jj) {
           sum[jj] += g[jj];
           pos[jj] += std::max(g[jj], 0.0);
@@ -194,12 +216,8 @@ class AlignedChunkBounds {
         }
         const size_t j = jb * kCols + jj;
         const double xmax = amax_a_[i * nc + ch] * amax_b_[j * nc + ch];  // >= every |x_i|
-        // Positive / negative products: a and b of equal / opposite signs (both nonzero).
-        const SignMasks &sa_bits = signs_a_[i], &sb_bits = signs_b_[j];
-        const auto npos = static_cast<double>(count_both(sa_bits.pos, sb_bits.pos, r.begin, r.end) +
-                                              count_both(sa_bits.neg, sb_bits.neg, r.begin, r.end));
-        const auto nneg = static_cast<double>(count_both(sa_bits.pos, sb_bits.neg, r.begin, r.end) +
-                                              count_both(sa_bits.neg, sb_bits.pos, r.begin, r.end));
+        const SignCounts signs = count_signs(signs_a_[i], signs_b_[j], r.begin, r.end);
+        const auto npos = static_cast<double>(signs.pos), nneg = static_cast<double>(signs.neg);
         const double slack = static_cast<double>(groups) * gs * gs * 0x1p-52 * xmax;
         const double kappa = c.rounding == AlignRounding::kTruncate ? std::max(npos, nneg) + extra
                                                                     : (npos + nneg + extra) / 2;
@@ -298,29 +316,33 @@ GemmBounds aligned_chunk_bounds(const GemmProblem& p, const AccumulatorModel& mo
   const bool bf16 = output == OutputFormat::kBf16;
   out.bound.assign(p.m * p.n, 0.0);
   const size_t panels = (p.n + kCols - 1) / kCols;
-  parallel_for(p.m, thread_count(threads), [&](size_t i, unsigned) {
+  // Items of kRows rows: each panel of B (K x kCols) is read once per kRows rows, from cache.
+  constexpr size_t kRows = 8;
+  parallel_for((p.m + kRows - 1) / kRows, thread_count(threads), [&](size_t item, unsigned) {
     for (size_t jb = 0; jb < panels; ++jb) {
-      ChunkTotals totals[kCols];
-      engine.panel_totals(i, jb, totals);
-      for (size_t jj = 0; jj < kCols && jb * kCols + jj < p.n; ++jj) {
-        const size_t j = jb * kCols + jj, e = i * p.n + j;
-        const double exact_c = out.exact[e];
-        if (!std::isfinite(exact_c)) {
-          continue;  // NaN / Inf must be matched exactly
-        }
-        const ChunkTotals& t = totals[jj];
-        const double eta = 0x1p-150 * ops * amp_a[i] * amp_b[j];
-        double bound = gamma * t.promoted + t.error + (1 + gamma) * eta;
-        if (t.infinite || !((1 + gamma) * t.promoted + eta < 0x1.ffffffp127)) {
-          bound = HUGE_VAL;
-        }
-        if (bf16 && std::isfinite(bound)) {
-          bound += 0x1p-8 * (std::fabs(exact_c) + bound) + 0x1p-134;
-          if (!(std::fabs(exact_c) + bound < 0x1.fep127)) {
+      for (size_t i = item * kRows; i < std::min(p.m, (item + 1) * kRows); ++i) {
+        ChunkTotals totals[kCols];
+        engine.panel_totals(i, jb, totals);
+        for (size_t jj = 0; jj < kCols && jb * kCols + jj < p.n; ++jj) {
+          const size_t j = jb * kCols + jj, e = i * p.n + j;
+          const double exact_c = out.exact[e];
+          if (!std::isfinite(exact_c)) {
+            continue;  // NaN / Inf must be matched exactly
+          }
+          const ChunkTotals& t = totals[jj];
+          const double eta = 0x1p-150 * ops * amp_a[i] * amp_b[j];
+          double bound = gamma * t.promoted + t.error + (1 + gamma) * eta;
+          if (t.infinite || !((1 + gamma) * t.promoted + eta < 0x1.ffffffp127)) {
             bound = HUGE_VAL;
           }
+          if (bf16 && std::isfinite(bound)) {
+            bound += 0x1p-8 * (std::fabs(exact_c) + bound) + 0x1p-134;
+            if (!(std::fabs(exact_c) + bound < 0x1.fep127)) {
+              bound = HUGE_VAL;
+            }
+          }
+          out.bound[e] = bound * (1 + 0x1p-40);
         }
-        out.bound[e] = bound * (1 + 0x1p-40);
       }
     }
   });
