@@ -141,12 +141,11 @@ count_signs(const SignMasks& a, const SignMasks& b, size_t k0, size_t k1) {
 }
 
 // g[jj] = sum over k in [k0, k1) of a[k] * panel[k * kCols + jj], in double (each product exact;
-// the sum's rounding is covered by step 5 in any order, FMA or not). The hot loop of the bound:
-// compiled for AVX-512 and AVX2 too, picked at load time where the CPU has them.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-void group_sums(const float* a, const float* panel, size_t k0, size_t k1, double* g) {
+// the sum's rounding is covered by step 5 in any order, FMA or not). The hot loop of the bound,
+// also compiled for AVX2 and picked at run time where the CPU has it (as gemm_oracle.cpp's
+// kernels are).
+template <int kVariant>
+inline void group_sums_body(const float* a, const float* panel, size_t k0, size_t k1, double* g) {
   double acc[kCols] = {};
   for (size_t kk = k0; kk < k1; ++kk) {
     const double av = a[kk];
@@ -156,6 +155,27 @@ void group_sums(const float* a, const float* panel, size_t k0, size_t k1, double
   }
   for (size_t jj = 0; jj < kCols; ++jj) g[jj] = acc[jj];
 }
+
+void group_sums_portable(const float* a, const float* panel, size_t k0, size_t k1, double* g) {
+  group_sums_body<0>(a, panel, k0, k1, g);
+}
+
+using GroupSums = void (*)(const float*, const float*, size_t, size_t, double*);
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2,fma"))) void group_sums_avx2(const float* a, const float* panel,
+                                                         size_t k0, size_t k1, double* g) {
+  group_sums_body<1>(a, panel, k0, k1, g);
+}
+
+GroupSums pick_group_sums() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? group_sums_avx2
+                                                                         : group_sums_portable;
+}
+#else
+GroupSums pick_group_sums() { return group_sums_portable; }
+#endif
 
 // 2^(exponent of x's leading bit) for finite x > 0 (bit extraction, never log2).
 double leading_power(double x) { return std::ldexp(1.0, std::ilogb(x)); }
@@ -198,7 +218,7 @@ class AlignedChunkBounds {
       for (size_t g0 = r.begin; g0 < r.end; g0 += c.group_size) {
         const size_t g1 = std::min(r.end, g0 + c.group_size);
         double g[kCols];
-        group_sums(a, bt, g0, g1, g);
+        group_sums_(a, bt, g0, g1, g);
         for (size_t jj = 0; jj < kCols; ++jj) {
           sum[jj] += g[jj];
           pos[jj] += std::max(g[jj], 0.0);
@@ -257,6 +277,7 @@ class AlignedChunkBounds {
   std::vector<float> bt_;
   std::vector<double> amax_a_, amax_b_;  // per row / column and chunk
   std::vector<SignMasks> signs_a_, signs_b_;
+  GroupSums group_sums_ = pick_group_sums();
 };
 
 void require_constant_scales(const GemmProblem& p, size_t chunk_k, const std::string& model) {
