@@ -1,5 +1,5 @@
 // Speed of the format encoders and of the exhaustive 2^32 sweep with its oracle check
-// (issue goal: a full sweep of one format in at most 10 s on the 2-core CI machine).
+// (goal: a full sweep of one format in at most 10 s on a 2-core CI machine).
 //   build/default/bench/bench_encode_sweep --benchmark_filter=Throughput   (fast)
 //   build/default/bench/bench_encode_sweep --benchmark_filter=FullSweep    (about a minute)
 #include <benchmark/benchmark.h>
@@ -13,7 +13,7 @@ namespace {
 
 // Encoder alone: every 16th fp32 pattern of the whole space, one thread.
 void BM_EncoderThroughput(benchmark::State& state, Format f, const char* convention) {
-  const EncodePolicy p = find_convention(convention)->element;
+  const EncodePolicy p = require_convention(convention).element;
   uint64_t acc = 0;
   for (auto _ : state) {
     for (uint64_t b = 0; b < (1ull << 32); b += 4096) {
@@ -37,7 +37,7 @@ void BM_E8m0Throughput(benchmark::State& state) {
 
 // The whole 2^32 sweep with the oracle check, on every core, as the exhaustive tests run it.
 void BM_FullSweep(benchmark::State& state, Format f, const char* convention) {
-  const EncodePolicy p = find_convention(convention)->element;
+  const EncodePolicy p = require_convention(convention).element;
   for (auto _ : state) {
     const SweepResult r = sweep_encoder(f, p, 0, 1ull << 32);
     if (r.mismatches) state.SkipWithError(r.describe("sweep").c_str());

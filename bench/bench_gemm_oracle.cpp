@@ -49,7 +49,7 @@ struct Operands {
 const Operands& mxfp8_operands() {
   static const Operands ops = [] {
     const std::size_t m = 256, n = 5120, k = 2304;
-    const MxPolicy p = *mx_policy(*find_convention("ocp_mx"));
+    const MxPolicy p = require_mx_policy(require_convention("ocp_mx"));
     const MxQuantized a = quantize_mx(normal_data(m * k, kSeed), m, k, Format::kE4M3FN, p);
     const MxQuantized b = quantize_mx(normal_data(n * k, kSeed + 1), n, k, Format::kE4M3FN, p);
     Operands o;
@@ -64,7 +64,7 @@ const Operands& block_fp8_operands() {
   static const Operands ops = [] {
     const std::size_t m = 256, n = 7168, k = 2048;
     const BlockPolicy p =
-        *block_policy(*find_convention("vllm_group_quant"), Format::kE4M3FN, false);
+        require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, false);
     const BlockQuantized a =
         quantize_block(normal_data(m * k, kSeed + 2), m, k, 1, kBlockK, Format::kE4M3FN, p);
     const BlockQuantized b =

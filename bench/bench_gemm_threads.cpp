@@ -1,8 +1,8 @@
 // The exact GEMM engine and the bounds on 1 thread and on every core, side by side (wall time):
 //   exact_gemm        block FP8 (M, N, K) = (1024, 7168, 2048), fp32 scales (vllm_group_quant):
-//                     the shape of issue 12's `mxgate gemm --scheme block` figure
+//                     (N = 7168, K = 2048: a DeepSeek-V3 expert's down projection)
 //   compute_bounds    fp32_rn at (256, 2048, 2048) (two exact fp64 GEMMs and the bound loop)
-//   compute_bounds    sm90_fp8_mma at issue 12's check-gemm shape (64, 256, 2048)
+//   compute_bounds    sm90_fp8_mma at the check-gemm shape of docs/nvidia.md §4.2 (64, 256, 2048)
 // Operands: quantize_block of seeded N(0, 1) data; the seed is in every label. The thread count
 // of the "all" rows is parallel.h thread_count() (MXGATE_THREADS or every core).
 //   build/default/bench/bench_gemm_threads      (about half a minute on two cores)
@@ -53,7 +53,7 @@ const GemmProblem& bounds_shape() {
   static const GemmProblem p = block_problem(256, 2048, 2048);
   return p;
 }
-const GemmProblem& issue_shape() {
+const GemmProblem& stats_shape() {
   static const GemmProblem p = block_problem(64, 256, 2048);
   return p;
 }
@@ -94,7 +94,7 @@ void BM_BoundsFp32Rn(benchmark::State& state) {
 }
 
 void BM_BoundsSm90(benchmark::State& state) {
-  const GemmProblem& p = issue_shape();
+  const GemmProblem& p = stats_shape();
   const AccumulatorModel& m = *find_accumulator("sm90_fp8_mma");
   for (auto _ : state) {
     GemmBounds b = compute_bounds(p, m, OutputFormat::kFp32, threads_of(state));

@@ -1,6 +1,6 @@
-// The bug zoo (BUG_CLASSES.md): named switches that re-create, in the dispatch framework, the
-// silent bug classes that live there. Off by default; a layer carries its own set, chosen at run
-// time (tests, later `mxgate zoo`). Each fault changes behaviour on its minimal case
+// The bug zoo (docs/bug_classes.md §2): named switches that re-create, in the dispatch framework,
+// the silent bug classes that live there. Off by default; a layer carries its own set, chosen at
+// run time (tests, `mxgate zoo`, `MXGATE_FAULTS`). Each fault changes behaviour on its minimal case
 // (tests/test_dispatch_faults.cpp). Z1-Z7 live in the dispatch logic; Z8-Z16 live in the
 // quantizers and GEMM kernels under test (gpu/kernels, switched by the kernel_fault bits of
 // gpu/kernels/params.h: kernel_fault_bits maps a set to them), never in reference/.
@@ -18,7 +18,8 @@ namespace mxgate::dispatch {
 enum class Fault : uint8_t {
   kZ1NoPerStepFallback,       // apply drops the third branch: an fp8 weight goes to dot_scaled
   kZ2IgnoreActScaleOrder,     // a pre-quantized activation's scales are used whatever their order
-  kZ3NoPreshuffleGuard,       // model and kernel both shuffle, no weight_already_preshuffled check
+  kZ3NoPreshuffleGuard,       // model and linear kernel both shuffle, no weight_already_preshuffled
+                              // check
   kZ4RelayoutDirectlyRead,    // is_bmm / skip_weight_relayout ignored: the weight is preshuffled
   kZ5ShiftE8m0Upcast,         // e8m0 weight scales upcast by byte << 23 (0x00 -> 0, 0xFF -> Inf)
   kZ6PerStepRematerialize,    // unaligned-K MXFP8 weight dequantized on every apply, not at load

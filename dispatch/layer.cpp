@@ -13,32 +13,24 @@
 namespace mxgate::dispatch {
 namespace {
 
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-
 const LinearKernel& chosen(const LinearConfig& config, const std::set<std::string>& disabled) {
-  const Selection s = choose_kernel(config, disabled);
-  if (s.kernel == nullptr) {
-    std::string msg = "no kernel can run " + describe(config);
+  const Selection s = choose_linear_kernel(config, disabled);
+  if (s.linear_kernel == nullptr) {
+    std::string msg = "no linear kernel can run " + describe(config);
     for (const std::string& r : s.rejected) msg += "; " + r;
     throw DispatchError(msg);
   }
-  return *s.kernel;
+  return *s.linear_kernel;
 }
 
 }  // namespace
-
-uint16_t to_bf16(float x) {
-  const uint32_t b = bits_of(x);
-  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((b >> 16) | 0x40);  // NaN
-  return static_cast<uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
-}
 
 Activation make_activation(std::span<const float> values, std::size_t m, std::size_t k) {
   if (values.size() != m * k) throw DispatchError("make_activation: values.size() != M*K");
   Activation x;
   x.m = m;
   x.k = k;
-  for (float v : values) x.bf16.push_back(to_bf16(v));
+  for (float v : values) x.bf16.push_back(bf16_of(v));
   return x;
 }
 
@@ -46,15 +38,16 @@ LinearLayer::LinearLayer(gpu::Backend& be, const LinearConfig& config,
                          const std::set<std::string>& disabled)
     : LinearLayer(be, config, chosen(config, disabled)) {}
 
-LinearLayer::LinearLayer(gpu::Backend& be, const LinearConfig& config, const LinearKernel& kernel)
-    : be_(be), kernel_(&kernel) {
-  if (!kernel.supported(config.platform)) {
-    throw DispatchError(std::string(kernel.name()) + " is not supported on " +
+LinearLayer::LinearLayer(gpu::Backend& be, const LinearConfig& config,
+                         const LinearKernel& linear_kernel)
+    : be_(be), linear_kernel_(&linear_kernel) {
+  if (!linear_kernel.supported(config.platform)) {
+    throw DispatchError(std::string(linear_kernel.name()) + " is not supported on " +
                         std::string(to_string(config.platform)));
   }
-  if (auto why = kernel.can_implement(config)) {
-    throw DispatchError(std::string(kernel.name()) + " cannot run " + describe(config) + ": " +
-                        *why);
+  if (auto why = linear_kernel.can_implement(config)) {
+    throw DispatchError(std::string(linear_kernel.name()) + " cannot run " + describe(config) +
+                        ": " + *why);
   }
   state_.config = config;
   state_.faults = faults_from_environment();  // none unless MXGATE_FAULTS is set
@@ -71,8 +64,8 @@ QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
   QuantizedWeight q;
   switch (c.scheme) {
     case Scheme::kMxfp8: {
-      const MxQuantized m =
-          quantize_mx(w, c.n, c.k, Format::kE4M3FN, *mx_policy(*find_convention("ocp_mx")));
+      const MxQuantized m = quantize_mx(w, c.n, c.k, Format::kE4M3FN,
+                                        require_mx_policy(require_convention("ocp_mx")));
       q.data = m.data;
       q.scales = m.scales;
       break;
@@ -80,7 +73,7 @@ QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
     case Scheme::kFp8Block: {
       const bool e8m0 = c.weight_scale == WeightScaleDtype::kE8m0;
       const BlockPolicy policy =
-          *block_policy(*find_convention("vllm_group_quant"), Format::kE4M3FN, e8m0);
+          require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, e8m0);
       const BlockQuantized b =
           quantize_block(w, c.n, c.k, kBlockK, kBlockK, Format::kE4M3FN, policy);
       q.data = b.data;
@@ -100,7 +93,7 @@ QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
     case Scheme::kBf16:
       q.data.resize(w.size() * 2);
       for (std::size_t i = 0; i < w.size(); ++i) {
-        const uint16_t h = to_bf16(w[i]);
+        const uint16_t h = bf16_of(w[i]);
         std::memcpy(q.data.data() + 2 * i, &h, 2);
       }
       break;
@@ -144,7 +137,7 @@ void LinearLayer::load_weights(const QuantizedWeight& w) {
 bool LinearLayer::model_preshuffle() {
   if (!state_.weights_loaded) throw DispatchError("model_preshuffle: weights not loaded");
   const Faults& f = state_.faults;
-  if (!kernel_->preshuffles_weight() || state_.weight_elem_size != 1 ||
+  if (!linear_kernel_->preshuffles_weight() || state_.weight_elem_size != 1 ||
       (state_.config.reads_weight_directly() && !f.has(Fault::kZ4RelayoutDirectlyRead)) ||
       (weight_already_preshuffled(state_) && !f.has(Fault::kZ3NoPreshuffleGuard))) {
     return false;
@@ -154,12 +147,12 @@ bool LinearLayer::model_preshuffle() {
 }
 
 void LinearLayer::process_weights_after_loading() {
-  kernel_->process_weights_after_loading(state_, be_);
+  linear_kernel_->process_weights_after_loading(state_, be_);
 }
 
 ApplyResult LinearLayer::apply(const Activation& x) {
   const gpu::Counters before = be_.counters();
-  ApplyResult r = kernel_->apply(state_, x, be_);
+  ApplyResult r = linear_kernel_->apply(state_, x, be_);
   const gpu::Counters& after = be_.counters();
   last_.path = r.path;
   for (std::size_t i = 0; i < gpu::kKernelCount; ++i) {

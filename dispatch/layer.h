@@ -1,6 +1,6 @@
-// The lifecycle of one linear layer on a gpu::Backend: create (the registry picks the kernel,
-// or a test names it), load weights (float weights quantized by the reference quantizer of the
-// scheme, or given codes + scales), optional model-side preparation (the model's own shuffle,
+// The lifecycle of one linear layer on a gpu::Backend: create (the registry picks the linear
+// kernel, or a test names it), load weights (float weights quantized by the reference quantizer of
+// the scheme, or given codes + scales), optional model-side preparation (the model's own shuffle,
 // guarded by weight_already_preshuffled), optional load processing, apply any number of times.
 // Tests may skip or reorder any step; apply must stay correct (I4). Each apply records the path
 // it took and the backend counters it moved (launches per kernel, bytes allocated: I5).
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatch/kernels.h"
+#include "dispatch/linear_kernels.h"
 
 namespace mxgate::dispatch {
 
@@ -32,17 +32,17 @@ struct ApplyStats {
 
 class LinearLayer {
  public:
-  // The registry picks the kernel; throws DispatchError when none fits.
+  // The registry picks the linear kernel; throws DispatchError when none fits.
   LinearLayer(gpu::Backend& be, const LinearConfig& config,
               const std::set<std::string>& disabled = {});
-  // A named kernel; throws DispatchError when it is not supported on the config's platform or
-  // cannot implement the config. The kernel must outlive the layer.
-  LinearLayer(gpu::Backend& be, const LinearConfig& config, const LinearKernel& kernel);
+  // A named linear kernel; throws DispatchError when it is not supported on the config's
+  // platform or cannot implement the config. It must outlive the layer.
+  LinearLayer(gpu::Backend& be, const LinearConfig& config, const LinearKernel& linear_kernel);
   ~LinearLayer();
   LinearLayer(const LinearLayer&) = delete;
   LinearLayer& operator=(const LinearLayer&) = delete;
 
-  const LinearKernel& kernel() const { return *kernel_; }
+  const LinearKernel& linear_kernel() const { return *linear_kernel_; }
   const LayerState& state() const { return state_; }
   // Plants bugs from the zoo (faults.h) into this layer; none by default.
   void set_faults(const Faults& faults) { state_.faults = faults; }
@@ -55,24 +55,23 @@ class LinearLayer {
   void load_weights(const QuantizedWeight& weight);
 
   // The model's own preshuffle of this layer's weight (DS-V4 prepare_*_preshuffle). Shuffles
-  // only for a kernel that preshuffles, a layer that does not read its weight directly, and a
-  // weight not already preshuffled (the model-side guard). Returns whether it shuffled.
+  // only for a linear kernel that preshuffles, a layer that does not read its weight directly, and
+  // a weight not already preshuffled (the model-side guard). Returns whether it shuffled.
   bool model_preshuffle();
   void process_weights_after_loading();
   // The activation-scale order apply would want now (negotiation input).
-  gpu::ActScaleOrder act_scale_order() const { return kernel_->act_scale_order(state_); }
+  gpu::ActScaleOrder act_scale_order() const { return linear_kernel_->act_scale_order(state_); }
   ApplyResult apply(const Activation& x);
   const ApplyStats& last_apply() const { return last_; }
 
  private:
   gpu::Backend& be_;
-  const LinearKernel* kernel_;
+  const LinearKernel* linear_kernel_;
   LayerState state_;
   ApplyStats last_;
 };
 
-// An M x K activation of bf16 bits from float values (RNE).
+// An M x K activation of bf16 bits from float values (RNE, reference bf16_of).
 Activation make_activation(std::span<const float> values, std::size_t m, std::size_t k);
-uint16_t to_bf16(float x);
 
 }  // namespace mxgate::dispatch

@@ -1,7 +1,7 @@
-// A linear layer's static description, as the kernel selection sees it at init (vLLM picks a
-// kernel per layer from (N, K) only; M is unknown): the weight shape, the quantization scheme,
-// the weight-scale dtype, the platform and the layer flags. Also the names of the load-time
-// actions and apply paths a kernel can take (the vocabulary of `mxgate plan`).
+// A linear layer's static description, as the linear kernel selection sees it at init (vLLM
+// picks a linear kernel per layer from (N, K) only; M is unknown): the weight shape, the
+// quantization scheme, the weight-scale dtype, the platform and the layer flags. Also the names of
+// the load-time actions and apply paths a linear kernel can take (the vocabulary of `mxgate plan`).
 #pragma once
 
 #include <cstddef>

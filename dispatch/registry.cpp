@@ -26,18 +26,18 @@ std::vector<const LinearKernel*> priority_list(Platform platform, Scheme scheme)
   return {};
 }
 
-std::vector<const LinearKernel*> all_kernels() {
+std::vector<const LinearKernel*> all_linear_kernels() {
   return {&kDotScaled, &kEmulation, &kBlock, &kPreshuffled, &kBf16Kernel};
 }
 
-const LinearKernel* find_kernel(std::string_view name) {
-  for (const LinearKernel* k : all_kernels()) {
+const LinearKernel* find_linear_kernel(std::string_view name) {
+  for (const LinearKernel* k : all_linear_kernels()) {
     if (k->name() == name) return k;
   }
   return nullptr;
 }
 
-Selection choose_kernel(const LinearConfig& config, const std::set<std::string>& disabled) {
+Selection choose_linear_kernel(const LinearConfig& config, const std::set<std::string>& disabled) {
   Selection s;
   for (const LinearKernel* k : priority_list(config.platform, config.scheme)) {
     const std::string name(k->name());
@@ -48,7 +48,7 @@ Selection choose_kernel(const LinearConfig& config, const std::set<std::string>&
     } else if (auto why = k->can_implement(config)) {
       s.rejected.push_back(name + ": " + *why);
     } else {
-      s.kernel = k;
+      s.linear_kernel = k;
       return s;
     }
   }
@@ -56,18 +56,18 @@ Selection choose_kernel(const LinearConfig& config, const std::set<std::string>&
 }
 
 Plan plan(const LinearConfig& config, const std::set<std::string>& disabled) {
-  const Selection s = choose_kernel(config, disabled);
-  if (s.kernel == nullptr) {
-    std::string msg = "no kernel can run " + describe(config);
+  const Selection s = choose_linear_kernel(config, disabled);
+  if (s.linear_kernel == nullptr) {
+    std::string msg = "no linear kernel can run " + describe(config);
     for (const std::string& r : s.rejected) msg += "; " + r;
     throw DispatchError(msg);
   }
-  return {std::string(s.kernel->name()), s.kernel->planned_load(config),
-          s.kernel->planned_apply(config)};
+  return {std::string(s.linear_kernel->name()), s.linear_kernel->planned_load(config),
+          s.linear_kernel->planned_apply(config)};
 }
 
 std::string plan_json(const Plan& p) {
-  std::string out = "{\"kernel\": \"" + p.kernel + "\", \"load\": [";
+  std::string out = "{\"linear_kernel\": \"" + p.linear_kernel + "\", \"load\": [";
   for (std::size_t i = 0; i < p.load.size(); ++i) {
     out += (i ? ", \"" : "\"") + std::string(to_string(p.load[i])) + "\"";
   }

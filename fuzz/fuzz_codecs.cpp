@@ -7,7 +7,7 @@
 //   - encode_e8m0(x, rule) == e8m0_oracle(x, rule) for the selected rule and the convention's;
 //   - decode of the low bits as a code of the selected format: a non-NaN code round-trips
 //     through encode (RNE), decode_with agrees with decode, and e8m0 decodes match the rules'
-//     definitions (formats.md §2) written out here.
+//     definitions (docs/formats.md §2) written out here.
 // Any disagreement prints the case and traps.
 #include <cmath>
 #include <cstddef>

@@ -8,14 +8,14 @@
 //   I5  after load processing, apply re-materializes nothing (no dequantize / upcast /
 //       preshuffle / per-step dequantize GEMM launch; activation-sized allocations only).
 // DispatchError is allowed only where the lifecycle asks for it (a step before load, a second
-// load, a layer no kernel can run, a fused order the layer does not read). MXGATE_FAULTS is
+// load, a layer no linear kernel can run, a fused order the layer does not read). MXGATE_FAULTS is
 // honoured: the layer reads it when created.
 //
 // Input (FuzzedDataProvider: each field is ONE byte, taken from the END of the input backwards;
 // value = min + byte % (max - min + 1); missing bytes read as 0):
 //   platform 0..3 (gfx950 gfx942 sm90 host), scheme 0..2 (mxfp8 fp8_block bf16), N 1..32,
 //   K/32 1..8, flags 0..3 (bit 0 is_bmm, bit 1 skip_weight_relayout), weight-scale 0..1 (e8m0
-//   fp32), kernel 0..6 (registry, DotScaledMxfp8, EmulationMxfp8 at load, EmulationMxfp8 per
+//   fp32), linear kernel 0..6 (registry, DotScaledMxfp8, EmulationMxfp8 at load, EmulationMxfp8 per
 //   step, BlockScaledFp8, PreshuffledBlockScaledFp8, Bf16), M 1..3, data seed 0..255,
 //   steps 1..8, then one byte per step 0..6 (load, model_preshuffle, process, apply,
 //   apply fused in the negotiated order, apply fused row-major, apply fused col-major).
@@ -67,7 +67,7 @@ enum class Step : uint8_t {
 // The decoded case, formatted only when a violation is reported (no per-input string work).
 struct Trace {
   LinearConfig config;
-  unsigned kernel_choice = 0;
+  unsigned linear_kernel_choice = 0;
   std::size_t m = 0;
   unsigned seed = 0;
   unsigned steps = 0;            // steps decoded so far
@@ -78,10 +78,10 @@ struct Trace {
   std::string steps;
   for (unsigned s = 0; s < g_case.steps; ++s) steps += " " + std::to_string(g_case.step[s]);
   std::fprintf(stderr,
-               "fuzz_dispatch: %s violated: %s\n  case: %s kernel_choice=%u M=%zu seed=%u "
+               "fuzz_dispatch: %s violated: %s\n  case: %s linear_kernel_choice=%u M=%zu seed=%u "
                "steps:%s\n",
-               invariant, what.c_str(), describe(g_case.config).c_str(), g_case.kernel_choice,
-               g_case.m, g_case.seed, steps.c_str());
+               invariant, what.c_str(), describe(g_case.config).c_str(),
+               g_case.linear_kernel_choice, g_case.m, g_case.seed, steps.c_str());
   __builtin_trap();
 }
 
@@ -196,14 +196,15 @@ class ReferenceCache {
   std::size_t used_ = 0, entries_ = 0;
 };
 
-const LinearKernel* named_kernel(unsigned i) {
+const LinearKernel* named_linear_kernel(unsigned i) {
   static const DotScaledMxfp8 dot;
   static const EmulationMxfp8 emu_load(true), emu_step(false);
   static const BlockScaledFp8 block;
   static const PreshuffledBlockScaledFp8 pre;
   static const Bf16 bf16;
-  static const LinearKernel* const kernels[] = {&dot, &emu_load, &emu_step, &block, &pre, &bf16};
-  return kernels[i - 1];
+  static const LinearKernel* const linear_kernels[] = {&dot,   &emu_load, &emu_step,
+                                                       &block, &pre,      &bf16};
+  return linear_kernels[i - 1];
 }
 
 }  // namespace
@@ -220,7 +221,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.is_bmm = (flags & 1u) != 0;
   c.skip_weight_relayout = (flags & 2u) != 0;
   c.weight_scale = static_cast<WeightScaleDtype>(in.ConsumeIntegralInRange<uint8_t>(0, 1));
-  const unsigned kernel_choice = g_case.kernel_choice = in.ConsumeIntegralInRange<uint8_t>(0, 6);
+  const unsigned linear_kernel_choice = g_case.linear_kernel_choice =
+      in.ConsumeIntegralInRange<uint8_t>(0, 6);
   const std::size_t m = g_case.m = in.ConsumeIntegralInRange<uint8_t>(1, kMaxM);
   const unsigned seed = g_case.seed = in.ConsumeIntegral<uint8_t>();
   const unsigned steps = in.ConsumeIntegralInRange<uint8_t>(1, kMaxSteps);
@@ -229,14 +231,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpu::HostBackend be;
   std::unique_ptr<LinearLayer> layer;
   try {
-    layer = kernel_choice == 0 ? std::make_unique<LinearLayer>(be, c)
-                               : std::make_unique<LinearLayer>(be, c, *named_kernel(kernel_choice));
+    layer = linear_kernel_choice == 0
+                ? std::make_unique<LinearLayer>(be, c)
+                : std::make_unique<LinearLayer>(be, c, *named_linear_kernel(linear_kernel_choice));
   } catch (const DispatchError&) {
-    return 0;  // no kernel can run this config: a loud, named refusal
+    return 0;  // no linear kernel can run this config: a loud, named refusal
   }
   const bool block = c.scheme == Scheme::kFp8Block;
-  const bool per_step_kernel =
-      layer->kernel().name() == "EmulationMxfp8" && layer->kernel().planned_load(c).empty();
+  const bool per_step_linear_kernel = layer->linear_kernel().name() == "EmulationMxfp8" &&
+                                      layer->linear_kernel().planned_load(c).empty();
   const std::vector<float>& data_values = seed_values(seed, block);
   const std::span<const float> weight(data_values.data(), c.n * c.k);
   Activation x = make_activation(std::span(data_values).subspan(kMaxN * kMaxK, m * c.k), m, c.k);
@@ -318,14 +321,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (processed) {
             for (Kernel k : {Kernel::kDequantMxToBf16, Kernel::kUpcastE8m0,
                              Kernel::kPreshuffleWeight, Kernel::kGemmMxDequant}) {
-              if (k == Kernel::kGemmMxDequant && per_step_kernel) continue;
+              if (k == Kernel::kGemmMxDequant && per_step_linear_kernel) continue;
               if (d.launches_of(k) != 0) {
                 violation("I5", "per-step " + std::string(gpu::kernel_name(k)) +
                                     " after load processing");
               }
             }
             const std::size_t bound = m * (c.k * 2 + c.k + c.k * 4 + c.n * 4) + 256;
-            if (!per_step_kernel && d.bytes_allocated > bound) {
+            if (!per_step_linear_kernel && d.bytes_allocated > bound) {
               violation("I5", std::to_string(d.bytes_allocated) +
                                   " bytes allocated in one apply after load processing");
             }

@@ -1,7 +1,7 @@
 // Each kernel's contract as data: alignment of M/N/K, the input layouts it reads, its scale
 // dtype and its declared fp32 accumulation order (so the reference's ordered_gemm and bound
 // model can be configured from it). check_contract names the first violated clause.
-// ARCHITECTURE.md invariant I1: no kernel is invoked outside its declared contract.
+// Invariant I1 (docs/invariants.md §2.1): no kernel is invoked outside its declared contract.
 #pragma once
 
 #include <cstddef>
@@ -14,9 +14,9 @@
 
 namespace mxgate::gpu {
 
-// Activation-scale order in memory (research/layouts.md §2): As[m, kb] at m*Kb + kb or kb*M + m.
+// Activation-scale order in memory (docs/layouts.md §2.1): As[m, kb] at m*Kb + kb or kb*M + m.
 enum class ActScaleOrder : uint8_t { kNone, kRowMajor, kColMajor };
-// Weight layout: row-major (N, K) or AITER shuffle_weight (16,16) (layouts.md §1).
+// Weight layout: row-major (N, K) or AITER shuffle_weight (16,16) (docs/layouts.md §1).
 enum class WeightLayout : uint8_t { kNone, kPlain, kAiterPreshuffled };
 enum class ScaleDtype : uint8_t { kNone, kE8m0, kFp32 };
 

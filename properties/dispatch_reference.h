@@ -33,10 +33,10 @@ inline LinearConfig config(Platform p, Scheme s, std::size_t n, std::size_t k,
 // for MXFP8 / bf16 (integer data), ordered_gemm of the declared 128-block order for block FP8.
 inline GemmOutput reference(const LinearConfig& c, const QuantizedWeight& w, const Activation& x) {
   std::vector<float> xf;
-  for (uint16_t h : x.bf16) xf.push_back(float_of(static_cast<uint32_t>(h) << 16));
+  for (uint16_t h : x.bf16) xf.push_back(float_of_bf16(h));
   if (c.scheme == Scheme::kMxfp8) {
     const MxQuantized qa =
-        quantize_mx(xf, x.m, x.k, Format::kE4M3FN, *mx_policy(*find_convention("ocp_mx")));
+        quantize_mx(xf, x.m, x.k, Format::kE4M3FN, require_mx_policy(require_convention("ocp_mx")));
     const MxQuantized qw{c.n, c.k, Format::kE4M3FN, w.data, w.scales};
     return exact_gemm(mx_gemm_problem(qa, qw, E8m0Decode::kOcp), OutputFormat::kFp32);
   }

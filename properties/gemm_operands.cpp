@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/blocks.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
@@ -17,13 +18,24 @@ namespace mxgate::properties {
 using gpu::ActScaleOrder;
 using gpu::Kernel;
 
-Operands mx_operands(const MxQuantized& a, const MxQuantized& b) {
+namespace {
+
+// The shape and codes the MX and block operands share.
+template <class Quantized>
+Operands coded_operands(const Quantized& a, const Quantized& b) {
   Operands o;
   o.m = a.rows;
   o.n = b.rows;
   o.k = a.cols;
   o.a = a.data;
   o.b = b.data;
+  return o;
+}
+
+}  // namespace
+
+Operands mx_operands(const MxQuantized& a, const MxQuantized& b) {
+  Operands o = coded_operands(a, b);
   o.a_e8m0 = a.scales;
   o.b_e8m0 = b.scales;
   o.problem = mx_gemm_problem(a, b, E8m0Decode::kOcp);
@@ -31,12 +43,7 @@ Operands mx_operands(const MxQuantized& a, const MxQuantized& b) {
 }
 
 Operands block_operands(const BlockQuantized& a, const BlockQuantized& b) {
-  Operands o;
-  o.m = a.rows;
-  o.n = b.rows;
-  o.k = a.cols;
-  o.a = a.data;
-  o.b = b.data;
+  Operands o = coded_operands(a, b);
   o.a_f32 = a.scales;
   o.b_f32 = b.scales;
   o.problem = block_gemm_problem(a, b);
@@ -60,13 +67,6 @@ Operands bf16_operands(const std::vector<uint16_t>& a, const std::vector<uint16_
 bool is_mx(Kernel k) { return gpu::contract(k).scale == gpu::ScaleDtype::kE8m0; }
 bool is_block(Kernel k) { return gpu::contract(k).scale == gpu::ScaleDtype::kFp32; }
 bool is_gemm(Kernel k) { return gpu::contract(k).accum.has_value(); }
-
-std::span<const Kernel> gemm_kernels() {
-  static const std::array<Kernel, 5> kGemms = {
-      Kernel::kGemmMxDotScaled, Kernel::kGemmMxDequant, Kernel::kGemmBlockscale,
-      Kernel::kGemmBlockscaleBpreshuffle, Kernel::kGemmBf16};
-  return kGemms;
-}
 
 uint8_t e4m3_code(float v) {
   static const auto table = [] {
@@ -139,8 +139,8 @@ Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t
   if (kernel == Kernel::kGemmBf16) {
     const GemmProblem p = make_exact_mode_operands(m, n, k, kMxfp8Blocks, false, seed).problem;
     std::vector<uint16_t> a, b;
-    for (float v : p.a) a.push_back(static_cast<uint16_t>(bits_of(v) >> 16));
-    for (float v : p.b) b.push_back(static_cast<uint16_t>(bits_of(v) >> 16));
+    for (float v : p.a) a.push_back(bf16_of(v));  // exact: the values are bf16 values
+    for (float v : p.b) b.push_back(bf16_of(v));
     return bf16_operands(a, b, m, n, k);
   }
   const BlockSizes blocks = is_mx(kernel) ? kMxfp8Blocks : kDeepSeekBlocks;
@@ -218,7 +218,7 @@ GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFo
             format == OutputFormat::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32};
   if (is_mx(kernel)) {
     if (layout.swizzled_mx_scales) {
-      const std::size_t kb = (o.k + 31) / 32;
+      const std::size_t kb = ceil_div(o.k, kMxBlock);
       sa = pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, o.m, kb, sp(o.a_e8m0), layout.mx_pad);
       sb = pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, o.n, kb, sp(o.b_e8m0), layout.mx_pad);
       args.p.mx_scales_swizzled = true;
@@ -227,7 +227,7 @@ GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFo
       sb = o.b_e8m0;
     }
   } else if (is_block(kernel)) {
-    const std::size_t kb = (o.k + 127) / 128;
+    const std::size_t kb = ceil_div(o.k, kBlockK);
     std::vector<float> as = o.a_f32;
     if (order == ActScaleOrder::kColMajor) {
       if (layout.tma_aligned_as) {

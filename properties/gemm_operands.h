@@ -45,7 +45,6 @@ Operands bf16_operands(const std::vector<uint16_t>& a, const std::vector<uint16_
 bool is_mx(gpu::Kernel k);     // e8m0 1x32 scales
 bool is_block(gpu::Kernel k);  // fp32 1x128 / 128x128 scales
 bool is_gemm(gpu::Kernel k);
-std::span<const gpu::Kernel> gemm_kernels();
 
 // E4M3FN code of a small integer (exact) or any float (RNE, saturating).
 uint8_t e4m3_code(float v);

@@ -212,8 +212,8 @@ std::optional<Failure> compare_outputs(const std::string& what, const GemmOutput
   return Failure{what + ": " + v.summary(), v.first, expected, actual};
 }
 
-std::optional<Failure> compare_bytes(const std::string& what, std::size_t rows, std::size_t cols,
-                                     std::span<const uint8_t> expected,
+std::optional<Failure> compare_codes(const std::string& what, Format format, std::size_t rows,
+                                     std::size_t cols, std::span<const uint8_t> expected,
                                      std::span<const uint8_t> actual) {
   if (expected.size() != actual.size()) {
     return Failure{what + ": " + std::to_string(actual.size()) + " bytes, expected " +
@@ -234,8 +234,7 @@ std::optional<Failure> compare_bytes(const std::string& what, std::size_t rows, 
   m.col = first % cols;
   m.expected_bits = expected[first];
   m.actual_bits = actual[first];
-  m.ulp_distance = expected[first] > actual[first] ? expected[first] - actual[first]
-                                                   : actual[first] - expected[first];
+  m.ulp_distance = ulp_distance_code(format, expected[first], actual[first]);
   (void)rows;
   return Failure{what + buf, m, std::nullopt, std::nullopt};
 }

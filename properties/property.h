@@ -16,6 +16,7 @@
 #include "dispatch/faults.h"
 #include "gpu/backend.h"
 #include "properties/case.h"
+#include "reference/format.h"
 #include "reference/gemm_oracle.h"
 #include "reference/verdict.h"
 
@@ -38,8 +39,8 @@ class Coverage {
   std::map<std::string, uint64_t> counts_;
 };
 
-// The classes a gate run must exercise (issue 6 "Coverage of the input space"); missing() lists
-// those `c` never saw.
+// The classes a gate run must exercise (`properties.coverage` of the gate, docs/architecture.md
+// §2.4); missing() lists those `c` never saw.
 std::span<const std::string_view> required_coverage();
 std::vector<std::string> missing(const Coverage& c);
 
@@ -102,8 +103,10 @@ uint64_t seed_from_rc_params(uint64_t fallback);
 // Failure helpers for the checkers.
 std::optional<Failure> compare_outputs(const std::string& what, const GemmOutput& expected,
                                        const GemmOutput& actual);
-std::optional<Failure> compare_bytes(const std::string& what, std::size_t rows, std::size_t cols,
-                                     std::span<const uint8_t> expected,
+// Byte-for-byte comparison of stored codes of `format` (E4M3FN codes, E8M0 scale bytes); the
+// located element's ulp_distance is in that format's codes (reference/verdict.h).
+std::optional<Failure> compare_codes(const std::string& what, Format format, std::size_t rows,
+                                     std::size_t cols, std::span<const uint8_t> expected,
                                      std::span<const uint8_t> actual);
 
 }  // namespace mxgate::properties

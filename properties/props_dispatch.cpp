@@ -1,7 +1,7 @@
 // The dispatch property: random linear-layer configs, kernels, weights and lifecycles (which
 // preparation and load steps run, in which order, how many applies, fused activations in which
-// scale order) on the backend under test; after every step invariants I1-I5 of ARCHITECTURE.md
-// hold and every apply equals the reference (properties/dispatch_reference.h) bit for bit.
+// scale order) on the backend under test; after every step invariants I1-I5 of docs/invariants.md
+// §2 hold and every apply equals the reference (properties/dispatch_reference.h) bit for bit.
 #include <rapidcheck.h>
 
 #include <memory>
@@ -166,10 +166,10 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
     layer = named ? std::make_unique<d::LinearLayer>(be, cfg, *named)
                   : std::make_unique<d::LinearLayer>(be, cfg);
   } catch (const d::DispatchError&) {
-    return std::nullopt;  // no kernel can run this config: a loud, named refusal is right
+    return std::nullopt;  // no linear kernel can run this config: a loud, named refusal is right
   }
   layer->set_faults(ctx.faults);
-  ctx.tag("dispatch:" + std::string(layer->kernel().name()));
+  ctx.tag("dispatch:" + std::string(layer->linear_kernel().name()));
   ctx.tag(m == 1 ? "m=1" : "m>1");
   std::mt19937_64 rng(c.num("seed"));
   d::QuantizedWeight w;
@@ -182,8 +182,8 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
   }
   d::Activation x = d::make_activation(ints(m * cfg.k, rng), m, cfg.k);
   const GemmOutput want = d::test_support::reference(cfg, w, x);
-  const bool per_step_kernel =
-      layer->kernel().name() == "EmulationMxfp8" && layer->kernel().planned_load(cfg).empty();
+  const bool per_step_kernel = layer->linear_kernel().name() == "EmulationMxfp8" &&
+                               layer->linear_kernel().planned_load(cfg).empty();
   bool processed_seen = false, skipped_processing = true;
   for (const std::string& step : steps) {
     if (step == "process") {

@@ -249,7 +249,7 @@ std::optional<Failure> check_round_trip(const Context& ctx, const Case& c) {
     std::vector<uint8_t> w(n * k);
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i * 131 + i / 251);
     const std::vector<uint8_t> back = unshuffle_weight(shuffle_weight(w, n, k, 1), n, k, 1);
-    return compare_bytes("unshuffle(shuffle(w))", n, k, w, back);
+    return compare_codes("unshuffle(shuffle(w))", Format::kE4M3FN, n, k, w, back);
   }
   const auto layout = parse_scale_layout(name);
   if (!layout) throw CaseError("case field 'layout' has unknown value '" + name + "'");
@@ -304,7 +304,8 @@ std::optional<Failure> check_preshuffle(const Context& ctx, const Case& c) {
   const Bytes got = be.download(a.out);
   ctx.tag("kernel:preshuffle_weight");
   ctx.tag("layout:aiter_preshuffle");
-  return compare_bytes("preshuffled weight", n, k, shuffle_weight(w, n, k, 1), got);
+  return compare_codes("preshuffled weight", Format::kE4M3FN, n, k, shuffle_weight(w, n, k, 1),
+                       got);
 }
 
 // ---- metamorphic.tp_column_split ------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Quantization properties: the MX quantizer, the dequantizer and the e8m0 upcast bit-exact
 // against reference/ per convention, and the metamorphic block-scaling property. Value classes:
 // properties/values.h. Expected bytes come from reference/mx_quant.h and dequant.h (the spec,
-// research/formats.md §2-§3), never from the kernel.
+// docs/formats.md §2-§3), never from the kernel.
 #include <rapidcheck.h>
 
 #include <cmath>
@@ -40,9 +40,9 @@ std::optional<gpu::InputDtype> parse_input(std::string_view s) {
 }
 
 // The reference policy of a quantizer kernel: the convention's MX policy; the hardware cast
-// saturates (Inf -> +-448) and makes NaN canonical (CUDA satfinite, formats.md §1.2a).
+// saturates (Inf -> +-448) and makes NaN canonical (CUDA satfinite, docs/formats.md §1.2.1).
 MxPolicy reference_policy(Kernel kernel, std::string_view conv) {
-  MxPolicy p = *mx_policy(*find_convention(conv));
+  MxPolicy p = require_mx_policy(require_convention(conv));
   if (kernel == Kernel::kQuantizeMxHw) {
     p.element = {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kCanonical};
   }
@@ -163,11 +163,11 @@ std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
   ctx.tag("kernel:" + std::string(gpu::kernel_name(kernel)));
   tag_shape(ctx, rows, 0, cols);
   tag_quantized(ctx, in.x, want);
-  if (auto f =
-          compare_bytes("e8m0 scale bytes", rows, want.scale_cols(), want.scales, got.scales)) {
+  if (auto f = compare_codes("e8m0 scale bytes", Format::kE8M0, rows, want.scale_cols(),
+                             want.scales, got.scales)) {
     return f;
   }
-  return compare_bytes("E4M3FN codes", rows, cols, want.data, got.data);
+  return compare_codes("E4M3FN codes", Format::kE4M3FN, rows, cols, want.data, got.data);
 }
 
 // ---- dequantize.bit_exact -------------------------------------------------------------------
@@ -301,12 +301,12 @@ std::optional<Failure> check_shift(const Context& ctx, const Case& c) {
   ctx.tag("meta:block_scale_shift");
   MxQuantized want = q0;
   want.scales[r * kb + b] = static_cast<uint8_t>(s0 + j);
-  if (auto f = compare_bytes("shifted block's e8m0 bytes (2^" + std::to_string(j) + ")", rows, kb,
-                             want.scales, q1.scales)) {
+  if (auto f = compare_codes("shifted block's e8m0 bytes (2^" + std::to_string(j) + ")",
+                             Format::kE8M0, rows, kb, want.scales, q1.scales)) {
     return f;
   }
-  return compare_bytes("codes after a 2^" + std::to_string(j) + " block shift", rows, cols,
-                       want.data, q1.data);
+  return compare_codes("codes after a 2^" + std::to_string(j) + " block shift", Format::kE4M3FN,
+                       rows, cols, want.data, q1.data);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Value classes of the property generators: what a block of 32 quantizer inputs looks like.
-// Each class aims at one hazard of research/formats.md (subnormal outputs, RNE ties, saturation,
+// Each class aims at one hazard of docs/formats.md (subnormal outputs, RNE ties, saturation,
 // zero blocks, NaN/Inf in a block, the log2f exponent-ceil values, bf16 double rounding of amax,
 // scale bytes at the ends of the e8m0 range). Data is a pure function of (class, seed, shape)
 // through std::mt19937_64 (specified bit for bit by the standard), so a case replays anywhere.

@@ -24,30 +24,31 @@ std::size_t count_steps(const Case& c, std::string_view step) {
 
 bool one_block(const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 32; }
 
-// The rows of BUG_CLASSES.md, minimal counterexamples as predicates over the shrunk case.
+// The rows of docs/bug_classes.md §2, minimal counterexamples as predicates over the shrunk case;
+// each `minimal` text is the table's "minimal case" cell (tests/test_docs_match_code.cpp).
 const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
     {Fault::kZ1NoPerStepFallback, "dispatch.end_to_end",
-     "MXFP8, K=160 (K%32==0, K%128!=0), M=1, N=1, load processing skipped",
+     "MXFP8, K % 128 != 0 and K <= 160, M = 1, N = 1, load processing skipped",
      [](const Case& c) {
        return c.text("scheme") == "mxfp8" && c.num("k") % 128 != 0 && c.num("k") <= 160 &&
               c.num("m") == 1 && c.num("n") == 1 && count_steps(c, "process") == 0;
      }},
-    {Fault::kZ2IgnoreActScaleOrder, "dispatch.end_to_end", "M=2, K=256, N=1",
+    {Fault::kZ2IgnoreActScaleOrder, "dispatch.end_to_end", "M <= 2, K <= 256, N = 1",
      [](const Case& c) { return c.num("m") <= 2 && c.num("k") <= 256 && c.num("n") == 1; }},
-    {Fault::kZ3NoPreshuffleGuard, "dispatch.end_to_end", "N=16, K=64 (fp8)",
+    {Fault::kZ3NoPreshuffleGuard, "dispatch.end_to_end", "N <= 16, K <= 64 (fp8)",
      [](const Case& c) { return c.num("n") <= 16 && c.num("k") <= 64; }},
     {Fault::kZ4RelayoutDirectlyRead, "dispatch.end_to_end",
-     "one layer with skip_weight_relayout or is_bmm, N=16, K=64",
+     "one layer with is_bmm or skip_weight_relayout, N <= 16, K <= 64",
      [](const Case& c) {
        return c.text("flags") != "none" && c.num("n") <= 16 && c.num("k") <= 64;
      }},
-    {Fault::kZ5ShiftE8m0Upcast, "dispatch.end_to_end", "one block, scale byte 0x00",
+    {Fault::kZ5ShiftE8m0Upcast, "dispatch.end_to_end",
+     "one weight block with e8m0 scales, N <= 128, K <= 128, M = 1",
      [](const Case& c) {
        return c.text("weight_scale") == "e8m0" && c.num("n") <= 128 && c.num("k") <= 128 &&
               c.num("m") == 1;
      }},
-    {Fault::kZ6PerStepRematerialize, "dispatch.end_to_end",
-     "any unaligned-K MXFP8 layer, one apply",
+    {Fault::kZ6PerStepRematerialize, "dispatch.end_to_end", "MXFP8, K % 128 != 0, one apply",
      [](const Case& c) {
        return c.text("scheme") == "mxfp8" && c.num("k") % 128 != 0 &&
               count_steps(c, "apply") + count_steps(c, "apply_fused") +
@@ -58,27 +59,33 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
     // way to reach that path with e8m0 scales, an unprocessed layer another (fewer conditions:
     // smaller), so the predicate does not require the flag.
     {Fault::kZ7EarlyReturnSkipsUpcast, "dispatch.end_to_end",
-     "one directly-read layer with e8m0 weight scales",
+     "e8m0 weight scales on the plain path, M = 1, N <= 16, K <= 64",
      [](const Case& c) {
        return c.text("weight_scale") == "e8m0" && c.num("m") == 1 && c.num("n") <= 16 &&
               c.num("k") <= 64;
      }},
     {Fault::kZ8Log2ExponentCeil, "quantize.bit_exact",
-     "one block whose amax/448 is 0x1.000002p-126", one_block},
-    {Fault::kZ9DropTrailingKBlock, "gemm.exact", "K=block+32, M=N=1",
-     [](const Case& c) { return c.num("k") <= 160 && c.num("m") == 1 && c.num("n") == 1; }},
-    {Fault::kZ10ReadScalePadding, "metamorphic.padding_poison", "smallest shape that needs padding",
+     "one block (1 x 32) whose amax/448 is just above a power of two", one_block},
+    {Fault::kZ9DropTrailingKBlock, "gemm.exact",
+     "K % 128 != 0 and K <= 160 (K = 32: the only block is partial), M = N = 1",
+     [](const Case& c) {
+       return c.num("k") % 128 != 0 && c.num("k") <= 160 && c.num("m") == 1 && c.num("n") == 1;
+     }},
+    {Fault::kZ10ReadScalePadding, "metamorphic.padding_poison",
+     "M = 1, N <= 16, K <= 32 (one scale column, padded to 4)",
      [](const Case& c) { return c.num("m") == 1 && c.num("n") <= 16 && c.num("k") <= 32; }},
-    {Fault::kZ11WrongFp8Max, "quantize.bit_exact", "one block with amax above 240", one_block},
-    {Fault::kZ12IgnoreAsStride, "gemm.exact", "M=3, K=256",
+    {Fault::kZ11WrongFp8Max, "quantize.bit_exact", "one block (1 x 32) with amax above 240",
+     one_block},
+    {Fault::kZ12IgnoreAsStride, "gemm.exact", "M <= 3, K <= 256",
      [](const Case& c) { return c.num("m") <= 3 && c.num("k") <= 256; }},
-    {Fault::kZ13SwizzleReadLinear, "gemm.exact", "M=2, K=64",
+    {Fault::kZ13SwizzleReadLinear, "gemm.exact", "M <= 2, K <= 64",
      [](const Case& c) { return c.num("m") <= 2 && c.num("k") <= 64; }},
     {Fault::kZ14UnroundedScalePayload, "quantize.bit_exact",
-     "one block with non-power-of-two amax/448", one_block},
+     "one block (1 x 32) with a non-power-of-two amax/448", one_block},
     {Fault::kZ15Bf16AmaxDoubleRound, "quantize.bit_exact",
-     "one block whose amax is just below a bf16 rounding boundary", one_block},
-    {Fault::kZ16ShardBlockIndex, "metamorphic.tp_column_split", "N%128!=0 shard",
+     "one block (1 x 32) whose amax is just below a bf16 rounding boundary", one_block},
+    {Fault::kZ16ShardBlockIndex, "metamorphic.tp_column_split",
+     "a TP shard with N/TP % 128 != 0, M = 1, K <= 128",
      [](const Case& c) {
        return c.num("m") == 1 && (c.num("n") / c.num("tp")) % 128 != 0 && c.num("k") <= 128;
      }},
@@ -93,6 +100,12 @@ const ZooClass& zoo_class(Fault f) {
     if (z.fault == f) return z;
   }
   throw std::logic_error("zoo class missing for a fault");
+}
+
+std::string zoo_regression_comment(Fault f) {
+  return "zoo " + std::string(dispatch::to_string(f)) +
+         ": shrunk case, at most the minimal case of docs/bug_classes.md §2: " +
+         std::string(zoo_class(f).minimal);
 }
 
 uint64_t case_size(const Case& c) {
@@ -151,7 +164,7 @@ ZooResult run_zoo(Fault f, gpu::Backend& be, const ZooOptions& opts) {
         [](const ZooDetection& a, const ZooDetection& b) { return a.median < b.median; });
     out.caught_by = best->property;
     out.median = best->median;
-    // Shrink with the property BUG_CLASSES.md names when it detects (its case fields are the
+    // Shrink with the property docs/bug_classes.md names when it detects (its case fields are the
     // ones the minimal case is stated in), else with the fastest detector.
     std::string shrink_with = out.caught_by;
     for (const ZooDetection& d : out.detections) {

@@ -1,7 +1,7 @@
-// Proof on the bug zoo (BUG_CLASSES.md): with one fault planted, which properties fail, after
+// Proof on the bug zoo (docs/bug_classes.md): with one fault planted, which properties fail, after
 // how many cases (median over seeds), and the shrunk counterexample, checked against the
-// minimal case of BUG_CLASSES.md ("or smaller"). `mxgate zoo` prints it; tests/property_zoo.cpp
-// asserts detection and minimality for every fault.
+// minimal case of docs/bug_classes.md ("or smaller"). `mxgate zoo` prints it;
+// tests/property_zoo.cpp asserts detection and minimality for every fault.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,9 @@
 
 namespace mxgate::properties {
 
-// What BUG_CLASSES.md says about a fault, as data: the property expected to catch it first, the
-// minimal counterexample in words, and a predicate: is a shrunk case that minimal case or smaller?
+// What docs/bug_classes.md §2 says about a fault, as data: the property expected to catch it
+// first, the minimal counterexample in words, and a predicate: is a shrunk case that minimal case
+// or smaller?
 struct ZooClass {
   dispatch::Fault fault;
   std::string_view property;
@@ -28,6 +29,10 @@ struct ZooClass {
 
 std::span<const ZooClass> zoo_classes();
 const ZooClass& zoo_class(dispatch::Fault f);
+
+// The first comment line of a zoo regression file (`mxgate zoo --save-regressions`): the fault
+// and the minimal case its shrunk case is at most, in the words of docs/bug_classes.md §2.
+std::string zoo_regression_comment(dispatch::Fault f);
 
 struct ZooOptions {
   uint64_t seed = 1;           // seeds seed .. seed + seeds - 1

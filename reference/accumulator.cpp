@@ -36,8 +36,9 @@ AccumulatorModel fp32_rn() {
   return m;
 }
 
-// The Hopper FP8 tensor-core row. Every number's source is in docs/accumulators.md §4; the lead
-// sets the final values from the H200 measurement (nvplug).
+// The Hopper FP8 tensor-core row. Every number's source is in docs/accumulators.md §4: the H200
+// measurement (docs/nvidia.md §4.1) confirmed chunk_k, precision_bits, rounding and the fp32 RN
+// sum across chunks; group_size and normalize_group_sum are from published sources.
 AccumulatorModel sm90_fp8_mma() {
   AccumulatorModel m;
   m.name = "sm90_fp8_mma";
@@ -45,9 +46,11 @@ AccumulatorModel sm90_fp8_mma() {
       "Hopper FP8 tensor core: 32 products at a time aligned to the largest term, 14 bits kept "
       "by truncation; partial promoted to fp32 RN every 128 k";
   m.source =
-      "issue 12 (H200 cuBLASLt promotes after 128 k); DeepSeek-V3 arXiv:2412.19437 §3.3.2 (~14 "
-      "bits); github.com/huweim/emulation_sys (H100 wgmma FP8: 13-bit mantissa, RZ); Fasi et al. "
-      "PeerJ CS 7:e330 (alignment, truncation) (docs/accumulators.md §4)";
+      "H200 cuBLASLt, measured (docs/nvidia.md §4.1: 14 bits, truncation per product, promotion "
+      "every 128 k at multiples of 128, fp32 RN across chunks); DeepSeek-V3 arXiv:2412.19437 "
+      "§3.3.2 (~14 bits, 128 k); github.com/huweim/emulation_sys (H100 wgmma FP8: 13-bit "
+      "mantissa, RZ); PTX wgmma m64nNk32 (32 k per instruction); Fasi et al. PeerJ CS 7:e330 "
+      "(alignment, truncation, no normalisation) (docs/accumulators.md §4)";
   m.kind = AccumulatorKind::kAlignedChunks;
   m.chunks.chunk_k = 128;
   m.chunks.group_size = 32;

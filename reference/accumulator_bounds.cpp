@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,7 +55,9 @@ using std::size_t;
 //      A,
 //    w_c = |sa_c sb_c|. If (1 + gamma_N) sum_c w_c (|P_c| + Ebar_c) + eta ops A, or a partial
 //    times max(1, |sa|) max(1, |sb|), reaches fp32's overflow threshold, the bound is +Inf.
-// 4. Output. bf16 output adds 2^-8 (|c| + bound) + 2^-134 (+Inf at bf16's overflow threshold).
+// 4. Epilogue and output. alpha != 1 (docs/fp4.md §8) multiplies the fp32 result once more in
+//    fp32 RN, as gemm_oracle.h compute_bounds: B -> |alpha| B + 2^-24 |alpha| (|c| + B) + 2^-150.
+//    bf16 output adds 2^-8 (|c| + bound) + 2^-134 (+Inf at bf16's overflow threshold).
 // 5. Evaluation. G_l, P_c and S are computed in double: each group sum of n <= group_size exact
 //    products errs by at most n^2 2^-53 max|x| (Higham (3.4)); with max|x| <= max|a| max|b| over
 //    the chunk, r group_size^2 2^-52 max|a| max|b| is added to S and |P_c|. The final bound is
@@ -297,8 +300,16 @@ void require_constant_scales(const GemmProblem& p, size_t chunk_k, const std::st
   }
 }
 
-GemmBounds aligned_chunk_bounds(const GemmProblem& p, const AccumulatorModel& model,
+GemmBounds aligned_chunk_bounds(const GemmProblem& problem, const AccumulatorModel& model,
                                 OutputFormat output, unsigned threads) {
+  // The accumulator's sums; alpha (docs/fp4.md §8) is the epilogue's multiply, applied below.
+  std::optional<GemmProblem> unscaled;
+  if (problem.alpha != 1.0f) {
+    unscaled = problem;
+    unscaled->alpha = 1.0f;
+  }
+  const GemmProblem& p = unscaled ? *unscaled : problem;
+  const double alpha = problem.alpha;
   const AlignedChunkParams& c = model.chunks;
   require_constant_scales(p, c.chunk_k, model.name);
   GemmBounds out;
@@ -346,7 +357,9 @@ GemmBounds aligned_chunk_bounds(const GemmProblem& p, const AccumulatorModel& mo
         engine.panel_totals(i, jb, totals);
         for (size_t jj = 0; jj < kCols && jb * kCols + jj < p.n; ++jj) {
           const size_t j = jb * kCols + jj, e = i * p.n + j;
-          const double exact_c = out.exact[e];
+          const double acc = out.exact[e];
+          const double exact_c = alpha * acc;
+          out.exact[e] = exact_c;
           if (!std::isfinite(exact_c)) {
             continue;  // NaN / Inf must be matched exactly
           }
@@ -355,6 +368,11 @@ GemmBounds aligned_chunk_bounds(const GemmProblem& p, const AccumulatorModel& mo
           double bound = gamma * t.promoted + t.error + (1 + gamma) * eta;
           if (t.infinite || !((1 + gamma) * t.promoted + eta < 0x1.ffffffp127)) {
             bound = HUGE_VAL;
+          }
+          if (alpha != 1.0 && std::isfinite(bound)) {  // fl32(alpha * c): one more fp32 rounding
+            const double a = std::fabs(alpha);
+            bound = a * bound + 0x1p-24 * a * (std::fabs(acc) + bound) + 0x1p-150;
+            if (!(a * (std::fabs(acc) + bound) < 0x1.ffffffp127)) bound = HUGE_VAL;
           }
           if (bf16 && std::isfinite(bound)) {
             bound += 0x1p-8 * (std::fabs(exact_c) + bound) + 0x1p-134;

@@ -182,7 +182,7 @@ GemmOutput simulate_gemm(const GemmProblem& problem, const AccumulatorModel& mod
           acc = std::fma(s, fence(sa * sb), acc);
         }
       }
-      c[i * p.n + j] = acc;
+      c[i * p.n + j] = p.alpha == 1.0f ? acc : fence(p.alpha * acc);  // the epilogue's alpha
     }
   });
   GemmOutput out;

@@ -13,7 +13,8 @@
 //                     partial_roundings 2: acc = fl(acc + fl(fl(s * sa) * sb))
 //                     partial_roundings 1: acc = fma(s, fl(sa * sb), acc)
 //                   with the chunk's scales (constant over the chunk, else invalid_argument), acc
-//                   starting at +0.0f; C = acc (fp32) or RNE(acc) to bf16.
+//                   starting at +0.0f; with alpha != 1 acc = fl(alpha * acc) (the epilogue,
+//                   docs/fp4.md §8); C = acc (fp32) or RNE(acc) to bf16.
 #pragma once
 
 #include "reference/accumulator.h"

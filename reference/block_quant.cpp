@@ -57,13 +57,8 @@ BlockQuantized quantize_block(std::span<const float> x, std::size_t rows, std::s
     throw std::invalid_argument("quantize_block: input has " + std::to_string(x.size()) +
                                 " values, shape needs " + std::to_string(rows * cols));
   }
-  BlockQuantized q;
-  q.rows = rows;
-  q.cols = cols;
-  q.block_rows = block_rows;
-  q.block_cols = block_cols;
-  q.element = element;
-  q.data.resize(rows * cols);
+  BlockQuantized q{rows, cols, block_rows, block_cols, element, std::vector<uint8_t>(rows * cols),
+                   {}};
   q.scales.resize(q.scale_rows() * q.scale_cols());
   for (std::size_t br = 0; br < q.scale_rows(); ++br) {
     for (std::size_t bc = 0; bc < q.scale_cols(); ++bc) {

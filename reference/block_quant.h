@@ -1,5 +1,5 @@
 // DeepSeek-style block FP8: activations in 1x128 per-token groups, weights in 128x128 blocks,
-// one fp32 scale per block (optionally a power of two, "UE8M0"). research/formats.md §5.
+// one fp32 scale per block (optionally a power of two, "UE8M0"). docs/formats.md §5.
 #pragma once
 
 #include <cstddef>
@@ -7,29 +7,29 @@
 #include <span>
 #include <vector>
 
+#include "common/blocks.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
 #include "reference/mx_quant.h"
 
 namespace mxgate {
 
-inline constexpr std::size_t kBlockK = 128;
-
 enum class Ue8m0 : uint8_t {
   kNone,           // fp32 scale amax / max
   kBitCeil,        // 2^ceil(log2 s) on bits (vLLM register path, TE, DeepGEMM device)
-  kLog2fCeil,      // exp2f(ceilf(log2f(max(s, floor)))) (vLLM CUDA smem path and Triton, §5.3)
+  kLog2fCeil,      // exp2f(ceilf(log2f(max(s, floor)))) (vLLM; docs/formats.md §5.3)
   kDeepGemmClamp,  // ceil_to_ue8m0: bit ceil, exponent clamped to [1, 254] (DeepGEMM reference)
 };
 
 enum class ElementScaling : uint8_t {
-  kDivide,             // q = x / s (vLLM)
-  kMultiplyReciprocal, // q = x * fl32(1 / s) (DeepGEMM: the reciprocal is rounded first)
+  kDivide,              // q = x / s (vLLM)
+  kMultiplyReciprocal,  // q = x * fl32(1 / s) (DeepGEMM: the reciprocal is rounded first)
 };
 
 struct BlockPolicy {
-  float fp8_max = 448.0f;   // quantization max: 448 (OCP), 240 (FNUZ), 224 (vLLM on FNUZ, §5.1)
-  float eps = 1e-10f;       // amax = max(eps, max|x|): vLLM 1e-10, DeepGEMM 1e-4
+  float fp8_max =
+      448.0f;  // quantization max: 448 (OCP), 240 (FNUZ), 224 (vLLM on FNUZ, docs/formats.md §5.1)
+  float eps = 1e-10f;                   // amax = max(eps, max|x|): vLLM 1e-10, DeepGEMM 1e-4
   AmaxNan amax_nan = AmaxNan::kIgnore;  // vLLM fmaxf ignores NaN; DeepGEMM's torch amax propagates
   Ue8m0 ue8m0 = Ue8m0::kNone;
   float ue8m0_floor = 0.0f;  // kLog2fCeil: vLLM CUDA clamps s to >= 1e-10 (2^-33); Triton does not
@@ -50,8 +50,8 @@ struct BlockQuantized {
   Format element = Format::kE4M3FN;
   std::vector<uint8_t> data;  // rows x cols codes
   std::vector<float> scales;  // ceil(rows/block_rows) x ceil(cols/block_cols), row-major
-  std::size_t scale_rows() const { return (rows + block_rows - 1) / block_rows; }
-  std::size_t scale_cols() const { return (cols + block_cols - 1) / block_cols; }
+  std::size_t scale_rows() const { return ceil_div(rows, block_rows); }
+  std::size_t scale_cols() const { return ceil_div(cols, block_cols); }
 };
 
 BlockQuantized quantize_block(std::span<const float> x, std::size_t rows, std::size_t cols,

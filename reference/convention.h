@@ -2,8 +2,8 @@
 //
 // A convention bundles the edge policies one implementation uses (element rounding, overflow,
 // NaN; the e8m0 encode and decode rules), so a test or a user can ask "what bytes does
-// TransformerEngine produce here" instead of re-deriving it. Every entry cites its source in
-// research/formats.md and is held to the measured bytes of research/device_probe.txt by tests.
+// TransformerEngine produce here" instead of re-deriving it. Every entry cites its section of
+// docs/conventions.md §2 and is held to the measured bytes of docs/conventions.md §3 by tests.
 #pragma once
 
 #include <cstdint>
@@ -20,22 +20,37 @@ namespace mxgate {
 
 struct Convention {
   std::string_view name;
-  std::string_view source;         // where the policies come from (formats.md section, code)
+  std::string_view
+      source;  // where the policies come from; ends with its docs/conventions.md section
   uint32_t element_formats;        // bitmask of the FP8 formats it defines (1 << Format)
   EncodePolicy element;            // fp32 -> FP8 element cast
   std::optional<E8m0Encode> e8m0;  // fp32 -> E8M0 (absent: the implementation has none)
   E8m0Decode e8m0_decode;          // E8M0 -> fp32
   // Explicit clamp to +-max before the cast (vLLM fminf(fmaxf(x, -max), max): NaN -> -max), with
-  // its own max for E4M3FNUZ where the implementation uses one (vLLM: 224, formats.md §5.1).
+  // its own max for E4M3FNUZ where the implementation uses one (vLLM: 224, docs/formats.md §5.1).
   bool clamp_before_cast = false;
   float e4m3fnuz_clamp_max = 0.0f;  // 0: the format's max finite
+  // fp32 -> E2M1 / E2M3 / E3M2 (formats without Inf and NaN take their own policies; docs/fp4.md
+  // §3 cites each). Used for the formats of element_formats that have_no_specials.
+  EncodePolicy sub_byte{Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kUndefined};
+  // Triton's triton_kernels e2m1 path shifts the significand of |x| < 1 right before it rounds, so
+  // the sticky bit misses the low bits: |x| < 1 is first truncated toward zero to a multiple of
+  // 2^-23 (docs/fp4.md §3.4). Applied by pre_cast to the sub-byte formats.
+  bool truncate_below_one_to_2m23 = false;
 };
 
 std::span<const Convention> all_conventions();
+// nullptr for an unknown name (for input from users, which the caller reports).
 const Convention* find_convention(std::string_view name);
+// For a name written in code: throws std::invalid_argument naming it and the known conventions,
+// so a typo fails loudly instead of dereferencing nullptr.
+const Convention& require_convention(std::string_view name);
 std::string convention_names();  // "a, b, c" for error messages
 
 constexpr uint32_t format_bit(Format f) { return 1u << static_cast<uint32_t>(f); }
+
+// The element policy the convention uses for `f` (sub_byte for E2M1 / E2M3 / E3M2).
+const EncodePolicy& element_policy(const Convention& c, Format f);
 
 // Encodes `x` into `f` under the convention. BF16/FP16 use kIeeeDefault in every convention.
 // Throws std::invalid_argument naming the problem when the convention does not define `f`.
@@ -44,7 +59,8 @@ uint32_t encode_with(const Convention& c, Format f, float x);
 // Throws std::invalid_argument when the code does not fit the format.
 float decode_with(const Convention& c, Format f, uint32_t code);
 bool defines(const Convention& c, Format f);
-// What the convention does to x before the element cast (its clamp, if any); x otherwise.
+// What the convention does to x before the element cast (its clamp, Triton's truncation below 1);
+// x otherwise.
 float pre_cast(const Convention& c, Format f, float x);
 
 }  // namespace mxgate

@@ -10,7 +10,7 @@ namespace {
 std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
   std::vector<uint16_t> out(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) {
-    out[i] = static_cast<uint16_t>(encode(Format::kBF16, v[i], kIeeeDefault));
+    out[i] = bf16_of(v[i]);
   }
   return out;
 }
@@ -69,8 +69,8 @@ std::vector<uint16_t> dequantize_block_bf16(const BlockQuantized& q) {
 
 GemmProblem mx_gemm_problem(const MxQuantized& a, const MxQuantized& b, E8m0Decode scale_decode) {
   if (a.cols != b.cols) {
-    throw std::invalid_argument("MX GEMM: A has K=" + std::to_string(a.cols) + ", B has K=" +
-                                std::to_string(b.cols));
+    throw std::invalid_argument("MX GEMM: A has K=" + std::to_string(a.cols) +
+                                ", B has K=" + std::to_string(b.cols));
   }
   check_sizes(a.data.size(), a.rows * a.cols, "A data");
   check_sizes(b.data.size(), b.rows * b.cols, "B data");
@@ -90,8 +90,8 @@ GemmProblem mx_gemm_problem(const MxQuantized& a, const MxQuantized& b, E8m0Deco
 
 GemmProblem block_gemm_problem(const BlockQuantized& a, const BlockQuantized& b) {
   if (a.cols != b.cols) {
-    throw std::invalid_argument("block GEMM: A has K=" + std::to_string(a.cols) + ", B has K=" +
-                                std::to_string(b.cols));
+    throw std::invalid_argument("block GEMM: A has K=" + std::to_string(a.cols) +
+                                ", B has K=" + std::to_string(b.cols));
   }
   GemmProblem p;
   p.m = a.rows;
@@ -115,8 +115,8 @@ GemmProblem bf16_gemm_problem(const std::vector<uint16_t>& a, const std::vector<
   p.n = n;
   p.k = k;
   p.blocks = {1, k == 0 ? 1 : k, 1, k == 0 ? 1 : k};
-  for (uint16_t v : a) p.a.push_back(float_of(static_cast<uint32_t>(v) << 16));
-  for (uint16_t v : b) p.b.push_back(float_of(static_cast<uint32_t>(v) << 16));
+  for (uint16_t v : a) p.a.push_back(float_of_bf16(v));
+  for (uint16_t v : b) p.b.push_back(float_of_bf16(v));
   return p;
 }
 

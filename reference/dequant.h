@@ -3,7 +3,7 @@
 //
 // fp32: decode(element) * decode(scale) as one fp32 multiply (exact unless it under/overflows).
 // bf16: that fp32 product rounded once to bf16 (RNE), as vLLM's dequant_mxfp8_to_bf16 does
-// (fp32 intermediate, one bf16 rounding; research/formats.md §3.5).
+// (fp32 intermediate, one bf16 rounding; docs/formats.md §3.5).
 #pragma once
 
 #include <cstdint>

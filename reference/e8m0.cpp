@@ -24,7 +24,7 @@ constexpr uint32_t kManMask = 0x007FFFFFu;
 
 // Ceil of log2 on the exponent field: a subnormal above 2^-127 (mantissa > 0x400000) needs
 // 2^-126; one at or below it fits 2^-127 (byte 0). TE's test reference spells the same rule
-// `!(exponent == 0 && mantissa <= 0x400000)` (formats.md §2.1).
+// `!(exponent == 0 && mantissa <= 0x400000)` (docs/formats.md §2.1).
 uint32_t ceil_exponent(uint32_t abs_bits) {
   const uint32_t exp = abs_bits >> 23;
   const uint32_t man = abs_bits & kManMask;
@@ -32,8 +32,8 @@ uint32_t ceil_exponent(uint32_t abs_bits) {
   return exp + (man != 0 ? 1u : 0u);
 }
 
-// PyTorch fp8e8m0fnu_from_fp32_value (formats.md §2.1): guard/round/sticky with the implied bit
-// as LSB, so normals round up iff the fraction is >= 0.5 (a tie 1.5 * 2^e goes up).
+// PyTorch fp8e8m0fnu_from_fp32_value (docs/formats.md §2.1): guard/round/sticky with the implied
+// bit as LSB, so normals round up iff the fraction is >= 0.5 (a tie 1.5 * 2^e goes up).
 uint8_t nearest_torch(uint32_t abs_bits) {
   const uint32_t exp = abs_bits >> 23;
   if (exp == 0xFF) return 0xFF;
@@ -102,7 +102,7 @@ uint8_t encode_e8m0(float x, E8m0Encode rule) {
     case E8m0Encode::kNearestTorch:
       return nearest_torch(a);
     case E8m0Encode::kNearestMlDtypes:
-      // "target has no zero ... quiet_NaN" and negatives have no E8M0 value (formats.md §2.1).
+      // "target has no zero ... quiet_NaN" and negatives have no E8M0 value (docs/formats.md §2.1).
       if ((xb >> 31) != 0 || a == 0) return 0xFF;
       return nearest_torch(a);
     case E8m0Encode::kDeepGemmClamp: {
@@ -117,14 +117,15 @@ uint8_t encode_e8m0(float x, E8m0Encode rule) {
     }
     case E8m0Encode::kAiterTritonBump: {
       // amax_p2 = (bits + 0x200000) & 0xFF800000, then floor(log2(.)) clamped to [-127, 127]
-      // (formats.md §3.6). Large NaN payloads carry into the sign bit: -0.0 -> log2 = -inf.
+      // (docs/formats.md §3.6). Large NaN payloads carry into the sign bit: -0.0 -> log2 = -inf.
       const uint32_t t = (a + 0x200000u) & 0xFF800000u;
       if (t == 0x80000000u) return 0;
       const uint32_t e = t >> 23;
       return static_cast<uint8_t>(e > 254 ? 254 : e);
     }
     case E8m0Encode::kCeilViaLog2f: {
-      // vLLM: y_s = exp2f(ceilf(log2f(y))), stored as fp32, byte = bits >> 23 (formats.md §5.1).
+      // vLLM: y_s = exp2f(ceilf(log2f(y))), stored as fp32, byte = bits >> 23
+      // (docs/formats.md §5.1).
       if (is_nan || is_inf) return 0xFF;
       if (a == 0) return 0;  // exp2f(-inf) = +0
       const uint32_t exp = a >> 23;
@@ -148,7 +149,7 @@ float decode_e8m0(uint8_t byte, E8m0Decode rule) {
       return float_of(static_cast<uint32_t>(byte) << 23);
     case E8m0Decode::kExp2Cuda:
       // Measured: torch.exp2(e - 127) on CUDA returns 0x1.fffff8p-128 for e = 0, one subnormal
-      // ulp below 2^-127 (device_probe.txt); 255 gives exp2f(128) = +Inf.
+      // ulp below 2^-127 (docs/conventions.md §3.5); 255 gives exp2f(128) = +Inf.
       if (byte == 0) return float_of(0x003FFFFFu);
       return float_of(static_cast<uint32_t>(byte) << 23);
     case E8m0Decode::kShiftMaskNan:

@@ -1,8 +1,8 @@
 // E8M0 (UE8M0) scale bytes: the encode and decode rules found in the wild, each named.
 //
 // E8M0 is an unsigned power of two: byte e in [0, 254] is 2^(e-127), 0xFF is NaN, there is no
-// zero and no Inf (research/formats.md §2). Implementations disagree on everything at the edges
-// (formats.md §2.1, §2.2, §6 items 6-10, 15); each rule below cites its source. All rules work
+// zero and no Inf (docs/formats.md §2). Implementations disagree on everything at the edges
+// (docs/formats.md §2.1, §2.2, §6 items 6-10, 15); each rule below cites its source. All rules work
 // on fp32 bits; none goes through log2 (kCeilViaLog2f *models* the log2 bug, see e8m0.cpp).
 #pragma once
 
@@ -45,7 +45,7 @@ std::span<const E8m0Decode> all_e8m0_decodes();
 
 // True when fp32 log2f (correctly rounded) of a positive finite `y` that is not a power of two
 // rounds down onto the integer floor(log2 y), so exp2(ceil(log2 y)) misses by one binade
-// (formats.md §5.3: 3654 such normal y on the device).
+// (docs/formats.md §5.3: 3654 such normal y on the device).
 bool log2f_rounds_to_floor(float y);
 
 }  // namespace mxgate

@@ -5,14 +5,18 @@
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <thread>
+
+#include "common/blocks.h"
 
 namespace mxgate {
 namespace {
 
 // The NaN a format writes when it has a choice (a spec fact, not derivable from values):
-// E4M3FN S.1111.111, E5M2 S.11111.11 (PyTorch, CUDA and Triton all emit 0x7F, device_probe.txt),
-// BF16/FP16 the IEEE quiet NaN, FNUZ its single NaN 0x80 (formats.md §1.1).
+// E4M3FN S.1111.111, E5M2 S.11111.11 (PyTorch, CUDA and Triton all emit 0x7F, docs/conventions.md
+// §3.1, §3.2, §3.3), BF16/FP16 the IEEE quiet NaN, FNUZ its single NaN 0x80 (docs/formats.md §1.1).
+// E2M1 / E2M3 / E3M2 have none (docs/fp4.md §1): asking for one is an undefined encoding.
 uint32_t oracle_nan(Format f, bool negative) {
   switch (f) {
     case Format::kE4M3FN:
@@ -25,6 +29,10 @@ uint32_t oracle_nan(Format f, bool negative) {
       return negative ? 0xFFC0u : 0x7FC0u;
     case Format::kFP16:
       return negative ? 0xFE00u : 0x7E00u;
+    case Format::kE2M1:
+    case Format::kE2M3:
+    case Format::kE3M2:
+      throw UndefinedEncoding("EncodeOracle: " + std::string(info(f).name) + " has no NaN code");
     default:
       throw std::invalid_argument("EncodeOracle: unsupported format");
   }
@@ -66,33 +74,75 @@ EncodeOracle::EncodeOracle(Format f, const EncodePolicy& policy) : format_(f), p
   codes_ = std::move(c);
 }
 
+namespace {
+
+[[noreturn]] void oracle_undefined(Format f, std::string_view what) {
+  throw UndefinedEncoding("EncodeOracle: " + std::string(info(f).name) + " cannot encode " +
+                          std::string(what) + " under this policy");
+}
+
+// torchao's NaN code restated on values: its normal branch treats the NaN pattern as the number
+// 2^128 * (1 + mant / 2^23), so the code is the rebiased exponent field (128 + bias) followed by
+// the mantissa rounded half-to-even to m bits (a carry runs into the exponent), modulo 256.
+uint32_t oracle_torchao_nan(Format f, uint32_t xb) {
+  const FormatInfo& fi = info(f);
+  const double scaled = std::ldexp(static_cast<double>(xb & 0x7FFFFFu), fi.man_bits - 23);
+  const double fl = std::floor(scaled);
+  const double frac = scaled - fl;
+  const bool odd = std::fmod(fl, 2.0) != 0.0;
+  const double q = (frac > 0.5 || (frac == 0.5 && odd)) ? fl + 1 : fl;
+  const double field = std::ldexp(static_cast<double>(128 + fi.bias), fi.man_bits) + q;
+  const uint32_t code = static_cast<uint32_t>(std::fmod(field, 256.0));
+  return code | ((xb >> 31) ? (1u << (fi.bits - 1)) : 0u);
+}
+
+}  // namespace
+
 uint32_t EncodeOracle::special(float x) const {
   const bool negative = std::signbit(x);
   const uint32_t sign = 1u << (info(format_).bits - 1);
   const bool fnuz = info(format_).specials == SpecialStyle::kFnuz;
+  const bool none = info(format_).specials == SpecialStyle::kNone;
+  const uint32_t max = codes_[codes_.size() - 2];
   if (std::isnan(x)) {
     switch (policy_.nan) {
       case NanPolicy::kKeepSign:
+        if (none) oracle_undefined(format_, "NaN");
         return oracle_nan(format_, negative);
       case NanPolicy::kCanonical:
+        if (none) oracle_undefined(format_, "NaN");
         return oracle_nan(format_, false);
       case NanPolicy::kToNegMax:
-        return codes_[codes_.size() - 2] | sign;
+        return max | sign;
+      case NanPolicy::kToPosZero:
+        return 0;
+      case NanPolicy::kToMaxKeepSign:
+        return max | (negative ? sign : 0u);
+      case NanPolicy::kToZeroSignFlipped:
+        return (negative || fnuz) ? 0u : sign;
+      case NanPolicy::kTorchaoNormalPath:
+        if (!none) oracle_undefined(format_, "NaN with nan_torchao_bits");
+        return oracle_torchao_nan(format_, bits_of(x));
+      case NanPolicy::kUndefined:
+        oracle_undefined(format_, "NaN");
     }
   }
   if (std::isinf(x)) {
-    const uint32_t max = codes_[codes_.size() - 2] | (negative ? sign : 0u);
+    const uint32_t signed_max = max | (negative ? sign : 0u);
     switch (policy_.overflow) {
       case Overflow::kSaturate:
-        return max;
+        return signed_max;
       case Overflow::kToInf:
+        if (none) oracle_undefined(format_, "Inf");
         return inf_ ? (*inf_ | (negative ? sign : 0u)) : oracle_nan(format_, negative);
       case Overflow::kToNaN:
       case Overflow::kSaturateInfToNaN:
+        if (none) oracle_undefined(format_, "Inf");
         return oracle_nan(format_, negative);
     }
   }
-  return (negative && !fnuz) ? sign : 0u;  // zero
+  if (negative && policy_.neg_zero == NegZeroInput::kToPositive) return 0u;  // exactly -0.0
+  return (negative && !fnuz) ? sign : 0u;                                    // zero
 }
 
 uint32_t EncodeOracle::round_magnitude(double ax, size_t hi, bool negative) const {
@@ -126,8 +176,10 @@ uint32_t EncodeOracle::round_magnitude(double ax, size_t hi, bool negative) cons
       case Overflow::kSaturateInfToNaN:
         return max;
       case Overflow::kToInf:
+        if (info(format_).specials == SpecialStyle::kNone) oracle_undefined(format_, "overflow");
         return inf_ ? (*inf_ | sign_bit) : oracle_nan(format_, negative);
       case Overflow::kToNaN:
+        if (info(format_).specials == SpecialStyle::kNone) oracle_undefined(format_, "overflow");
         return oracle_nan(format_, negative);
     }
   }
@@ -281,7 +333,7 @@ SweepResult check_runs(const std::vector<Run>& runs, uint64_t end, unsigned thre
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   const uint64_t begin = runs.empty() ? end : runs.front().begin;
   const uint64_t total = end - begin;
-  const uint64_t chunk = (total + threads - 1) / threads;
+  const uint64_t chunk = ceil_div(total, threads);
   std::vector<SweepResult> parts(threads);
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t) {

@@ -5,11 +5,14 @@
 #include <cstring>
 #include <limits>
 
+#include "reference/fp_encode.h"
+
 namespace mxgate {
 namespace {
 
-// Bit layouts: research/formats.md §1.1 (fp8), §2 (e8m0); BF16/FP16/FP32 are IEEE-754.
-constexpr std::array<FormatInfo, 8> kFormats = {{
+// Bit layouts: docs/formats.md §1.1 (fp8), §2 (e8m0), docs/fp4.md §1 (e2m1, e2m3, e3m2);
+// BF16/FP16/FP32 are IEEE-754.
+constexpr std::array<FormatInfo, 11> kFormats = {{
     {Format::kE4M3FN, "e4m3fn", 8, 4, 3, 7, SpecialStyle::kFn},
     {Format::kE5M2, "e5m2", 8, 5, 2, 15, SpecialStyle::kIeee},
     {Format::kE4M3FNUZ, "e4m3fnuz", 8, 4, 3, 8, SpecialStyle::kFnuz},
@@ -18,6 +21,10 @@ constexpr std::array<FormatInfo, 8> kFormats = {{
     {Format::kBF16, "bf16", 16, 8, 7, 127, SpecialStyle::kIeee},
     {Format::kFP16, "fp16", 16, 5, 10, 15, SpecialStyle::kIeee},
     {Format::kFP32, "fp32", 32, 8, 23, 127, SpecialStyle::kIeee},
+    // OCP MX v1.0 element formats (docs/fp4.md §1): no Inf, no NaN.
+    {Format::kE2M1, "e2m1", 4, 2, 1, 1, SpecialStyle::kNone},
+    {Format::kE2M3, "e2m3", 6, 2, 3, 1, SpecialStyle::kNone},
+    {Format::kE3M2, "e3m2", 6, 3, 2, 3, SpecialStyle::kNone},
 }};
 
 }  // namespace
@@ -33,6 +40,10 @@ float float_of(uint32_t bits) {
   std::memcpy(&x, &bits, sizeof x);
   return x;
 }
+
+uint16_t bf16_of(float x) { return static_cast<uint16_t>(encode(Format::kBF16, x, kIeeeDefault)); }
+
+float float_of_bf16(uint16_t bits) { return float_of(static_cast<uint32_t>(bits) << 16); }
 
 float nan_ignoring_max(float a, float b) {
   if (std::isnan(a)) return b;
@@ -74,9 +85,13 @@ bool is_nan_code(Format f, uint32_t code) {
       return code == (1u << (fi.bits - 1));
     case SpecialStyle::kE8m0:
       return code == 0xFF;
+    case SpecialStyle::kNone:
+      return false;
   }
   return false;
 }
+
+bool has_no_specials(Format f) { return info(f).specials == SpecialStyle::kNone; }
 
 float decode(Format f, uint32_t code) {
   const FormatInfo& fi = info(f);
@@ -116,6 +131,8 @@ float max_finite(Format f) {
       return decode(f, (exp_all << fi.man_bits) | man_mask);
     case SpecialStyle::kE8m0:
       return decode(f, 0xFE);
+    case SpecialStyle::kNone:
+      return decode(f, (exp_all << fi.man_bits) | man_mask);
   }
   return 0.0f;
 }

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <bit>
+#include <string>
 
 namespace mxgate {
 namespace {
@@ -21,11 +22,13 @@ uint32_t nan_code(Format f, bool negative) {
       return sign_bit(f, negative) | (exp_all << fi.man_bits) | man_mask;
     case SpecialStyle::kE8m0:
       return 0xFF;
+    case SpecialStyle::kNone:
+      throw std::invalid_argument("format " + std::string(fi.name) + " has no NaN code");
     case SpecialStyle::kIeee:
       break;
   }
   // Quiet NaN with every mantissa bit set for E5M2 (0x7F, as PyTorch, CUDA and Triton emit,
-  // device_probe.txt); the IEEE quiet bit alone for the 16-bit formats (0x7FC0, 0x7E00).
+  // docs/conventions.md §3.1); the IEEE quiet bit alone for the 16-bit formats (0x7FC0, 0x7E00).
   const uint32_t payload = fi.bits == 8 ? man_mask : (1u << (fi.man_bits - 1));
   return sign_bit(f, negative) | (exp_all << fi.man_bits) | payload;
 }
@@ -43,6 +46,7 @@ uint32_t max_code(Format f, bool negative) {
       magnitude = (exp_all << fi.man_bits) | (man_mask - 1);
       break;
     case SpecialStyle::kFnuz:
+    case SpecialStyle::kNone:
       magnitude = (exp_all << fi.man_bits) | man_mask;
       break;
     case SpecialStyle::kE8m0:
@@ -61,36 +65,50 @@ namespace {
 
 // Per-format constants of the hot path, derived once from the format table.
 struct EncodeTraits {
+  Format format;
   int man_bits;
   int bias;
   int exp_bits;
   uint32_t sign;           // sign bit of the code
   uint32_t max_magnitude;  // code of +max finite
   bool fnuz;
+  bool no_specials;           // E2M1 / E2M3 / E3M2: no Inf and no NaN code
   uint32_t inf_pos, inf_neg;  // Inf codes, or the NaN a format without Inf gives instead
   uint32_t nan_pos, nan_neg;  // NaN codes with the sign kept
 };
 
+constexpr std::size_t kFormatCount = 11;
+
 const EncodeTraits& traits(Format f) {
   static const auto table = [] {
-    std::array<EncodeTraits, 8> t{};
+    std::array<EncodeTraits, kFormatCount> t{};
     for (const FormatInfo& fi : all_formats()) {
       if (fi.format == Format::kFP32 || fi.format == Format::kE8M0) continue;
-      t[static_cast<size_t>(fi.format)] = {
-          fi.man_bits,
-          fi.bias,
-          fi.exp_bits,
-          1u << (fi.bits - 1),
-          max_code(fi.format, false),
-          fi.specials == SpecialStyle::kFnuz,
-          inf_code(fi.format, false).value_or(nan_code(fi.format, false)),
-          inf_code(fi.format, true).value_or(nan_code(fi.format, true)),
-          nan_code(fi.format, false),
-          nan_code(fi.format, true)};
+      const bool none = fi.specials == SpecialStyle::kNone;
+      const uint32_t max = max_code(fi.format, false);
+      const uint32_t nan_p = none ? max : nan_code(fi.format, false);  // unused when none
+      const uint32_t nan_n = none ? max : nan_code(fi.format, true);
+      t[static_cast<size_t>(fi.format)] = {fi.format,
+                                           fi.man_bits,
+                                           fi.bias,
+                                           fi.exp_bits,
+                                           1u << (fi.bits - 1),
+                                           max,
+                                           fi.specials == SpecialStyle::kFnuz,
+                                           none,
+                                           inf_code(fi.format, false).value_or(nan_p),
+                                           inf_code(fi.format, true).value_or(nan_n),
+                                           nan_p,
+                                           nan_n};
     }
     return t;
   }();
   return table[static_cast<size_t>(f)];
+}
+
+[[noreturn]] void undefined(const EncodeTraits& t, std::string_view policy, const char* input) {
+  throw UndefinedEncoding("format " + std::string(info(t.format).name) + " has no Inf or NaN: " +
+                          std::string(policy) + " cannot encode " + input + " (docs/fp4.md §2.2)");
 }
 
 // A finite |x| that rounds past the largest finite value.
@@ -102,11 +120,57 @@ uint32_t finite_overflow(const EncodeTraits& t, const EncodePolicy& policy, bool
     case Overflow::kSaturateInfToNaN:
       return sign | t.max_magnitude;
     case Overflow::kToInf:
+      if (t.no_specials) undefined(t, name(policy.overflow), "a finite overflow");
       return negative ? t.inf_neg : t.inf_pos;
     case Overflow::kToNaN:
+      if (t.no_specials) undefined(t, name(policy.overflow), "a finite overflow");
       return negative ? t.nan_neg : t.nan_pos;
   }
   return negative ? t.nan_neg : t.nan_pos;
+}
+
+// torchao _f32_to_floatx_unpacked sends a NaN down its normal-number branch (its saturate test
+// x >= max and its subnormal test x < min_normal are both false): rebias the exponent by
+// (bias - 127) << 23, add 2^(22 - m) - 1 plus the lowest kept mantissa bit, shift right by 23 - m
+// and keep the low byte (the int32 -> uint8 cast), then OR the sign back.
+uint32_t torchao_nan_code(const EncodeTraits& t, uint32_t abs_bits, bool negative) {
+  const int shift = 23 - t.man_bits;
+  const uint32_t rebias = static_cast<uint32_t>(127 - t.bias) << 23;
+  const uint32_t magic = (1u << (shift - 1)) - 1;
+  const uint32_t odd = (abs_bits >> shift) & 1u;
+  const uint32_t code = ((abs_bits - rebias + magic + odd) >> shift) & 0xFFu;
+  return code | (negative ? t.sign : 0u);
+}
+
+uint32_t encode_nan(const EncodeTraits& t, Format f, const EncodePolicy& policy, uint32_t abs_bits,
+                    bool negative) {
+  switch (policy.nan) {
+    case NanPolicy::kKeepSign:
+      if (t.no_specials) undefined(t, name(policy.nan), "NaN");
+      return nan_code(f, negative);
+    case NanPolicy::kCanonical:
+      if (t.no_specials) undefined(t, name(policy.nan), "NaN");
+      return nan_code(f, false);
+    case NanPolicy::kToNegMax:
+      return t.sign | t.max_magnitude;
+    case NanPolicy::kToPosZero:
+      return 0;
+    case NanPolicy::kToMaxKeepSign:
+      return (negative ? t.sign : 0u) | t.max_magnitude;
+    case NanPolicy::kToZeroSignFlipped:
+      return (negative || t.fnuz) ? 0u : t.sign;
+    case NanPolicy::kTorchaoNormalPath:
+      if (!t.no_specials) {
+        throw UndefinedEncoding("nan_torchao_bits applies to e2m1, e2m3 and e3m2 only, not " +
+                                std::string(info(f).name));
+      }
+      return torchao_nan_code(t, abs_bits, negative);
+    case NanPolicy::kUndefined:
+      throw UndefinedEncoding("NaN -> " + std::string(info(f).name) +
+                              " is undefined by this convention's source (nan_undefined, "
+                              "docs/fp4.md §2.2)");
+  }
+  return 0;
 }
 
 }  // namespace
@@ -120,28 +184,22 @@ uint32_t encode(Format f, float x, const EncodePolicy& policy) {
   const uint32_t abs_bits = xb & 0x7FFFFFFFu;
 
   if (abs_bits >= 0x7F800000u) [[unlikely]] {
-    if (abs_bits > 0x7F800000u) {  // NaN
-      switch (policy.nan) {
-        case NanPolicy::kKeepSign:
-          return nan_code(f, negative);
-        case NanPolicy::kCanonical:
-          return nan_code(f, false);
-        case NanPolicy::kToNegMax:
-          return t.sign | t.max_magnitude;
-      }
-    }
+    if (abs_bits > 0x7F800000u) return encode_nan(t, f, policy, abs_bits, negative);
     // ±Inf
     switch (policy.overflow) {
       case Overflow::kSaturate:
         return sign | t.max_magnitude;
       case Overflow::kToInf:
+        if (t.no_specials) undefined(t, name(policy.overflow), "Inf");
         if (auto inf = inf_code(f, negative)) return *inf;
         return nan_code(f, negative);
       case Overflow::kToNaN:
       case Overflow::kSaturateInfToNaN:
+        if (t.no_specials) undefined(t, name(policy.overflow), "Inf");
         return nan_code(f, negative);
     }
   }
+  if (xb == 0x80000000u && policy.neg_zero == NegZeroInput::kToPositive) return 0;
   const uint32_t zero = t.fnuz ? 0u : sign;
   if (abs_bits == 0) return zero;
 
@@ -220,6 +278,16 @@ uint32_t encode(Format f, float x, const EncodePolicy& policy) {
   return sign | magnitude;
 }
 
+float truncate_below_one_to_2m23(float x) {
+  const uint32_t b = bits_of(x);
+  const uint32_t a = b & 0x7FFFFFFFu;
+  if (a >= 0x3F800000u) return x;  // |x| >= 1, Inf and NaN keep every bit
+  // |x| = 2^e * 1.f with e < 0: clearing the -e lowest significand bits leaves a multiple of 2^-23.
+  const int e = static_cast<int>(a >> 23) - 127;
+  if (e < -23) return float_of(b & 0x80000000u);  // below 2^-23 (fp32 subnormals too): zero
+  return float_of((b & 0x80000000u) | (a & ~((1u << (-e)) - 1u)));
+}
+
 std::string_view name(Rounding r) {
   switch (r) {
     case Rounding::kNearestEven:
@@ -254,6 +322,26 @@ std::string_view name(NanPolicy n) {
       return "nan_canonical";
     case NanPolicy::kToNegMax:
       return "nan_to_neg_max";
+    case NanPolicy::kToPosZero:
+      return "nan_to_pos_zero";
+    case NanPolicy::kToMaxKeepSign:
+      return "nan_to_max_keep_sign";
+    case NanPolicy::kToZeroSignFlipped:
+      return "nan_to_zero_sign_flipped";
+    case NanPolicy::kTorchaoNormalPath:
+      return "nan_torchao_bits";
+    case NanPolicy::kUndefined:
+      return "nan_undefined";
+  }
+  return "?";
+}
+
+std::string_view name(NegZeroInput z) {
+  switch (z) {
+    case NegZeroInput::kKeep:
+      return "neg_zero_keep";
+    case NegZeroInput::kToPositive:
+      return "neg_zero_to_pos";
   }
   return "?";
 }

@@ -1,6 +1,6 @@
 // fp32 -> FP8 / BF16 / FP16 encoding with explicit, named edge policies.
 //
-// Every implementation surveyed in research/formats.md §1.2 rounds the fp32 value once; they
+// Every implementation surveyed in docs/formats.md §1.2 rounds the fp32 value once; they
 // differ in the rounding rule (microxcaling rounds half away from zero), in what finite overflow
 // and ±Inf become, and in the sign of NaN. Each of those is a policy here, never a hidden choice.
 // The encoder works on the fp32 bits (integer arithmetic only).
@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include "reference/format.h"
@@ -15,8 +16,8 @@
 namespace mxgate {
 
 enum class Rounding : uint8_t {
-  kNearestEven,  // IEEE RNE: every hardware and library cast (formats.md §1.2)
-  kNearestAway,  // ties away from zero: microxcaling's default "nearest" (formats.md §3.2)
+  kNearestEven,  // IEEE RNE: every hardware and library cast (docs/formats.md §1.2)
+  kNearestAway,  // ties away from zero: microxcaling's default "nearest" (docs/formats.md §3.2)
   kTowardZero,   // truncation
 };
 
@@ -30,28 +31,55 @@ enum class Overflow : uint8_t {
 enum class NanPolicy : uint8_t {
   kKeepSign,   // NaN keeps its sign bit (PyTorch `result |= sign`)
   kCanonical,  // positive canonical NaN (CUDA widens to double and canonicalizes)
-  kToNegMax,   // NaN -> -max: vLLM's fminf(fmaxf(NaN, -max), max) clamp (formats.md §5.1)
+  kToNegMax,   // NaN -> -max: vLLM's fminf(fmaxf(NaN, -max), max) clamp (docs/formats.md §5.1)
+  // The policies of formats without a NaN code (E2M1, E2M3, E3M2; docs/fp4.md §2.2):
+  kToPosZero,          // +0: every comparison with NaN is false (AITER even_round_e2m1, TE ref)
+  kToMaxKeepSign,      // +-max: the exponent 0xFF reads as huge, then saturates (Triton kernels)
+  kToZeroSignFlipped,  // ml_dtypes: quiet_NaN() is the -0 code, negated for -NaN: +NaN -> -0
+  kTorchaoNormalPath,  // torchao _f32_to_floatx_unpacked: NaN bits go down the normal-number path
+  kUndefined,          // the source leaves NaN undefined (OCP MX); encoding one throws
+};
+
+// What an exactly -0.0 input becomes (results that round to zero keep their sign either way).
+enum class NegZeroInput : uint8_t {
+  kKeep,        // -0.0 -> the -0 code (IEEE, every hardware cast)
+  kToPositive,  // -0.0 -> +0: TE's reference cast_to_fp4x2 tests x >= 0.0 first (docs/fp4.md §2.2)
 };
 
 struct EncodePolicy {
   Rounding rounding = Rounding::kNearestEven;
   Overflow overflow = Overflow::kSaturate;
   NanPolicy nan = NanPolicy::kCanonical;
+  NegZeroInput neg_zero = NegZeroInput::kKeep;
+};
+
+// A policy that does not apply to the format (a NaN policy that needs a NaN code on E2M1, an
+// overflow to Inf on a format without Inf) or a value the source leaves undefined: the message
+// names the format, the policy and the input class.
+struct UndefinedEncoding : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 // Encodes fp32 `x` into `f` (any format but E8M0, which has its own rules in e8m0.h).
 // The sign of a zero result follows the format: FNUZ formats have no -0 and give 0x00.
+// Throws UndefinedEncoding for a NaN or Inf input the policy cannot encode in `f` (see above).
 uint32_t encode(Format f, float x, const EncodePolicy& policy);
 
 // BF16 and FP16 as every library rounds them: RNE, overflow to Inf, canonical NaN.
 inline constexpr EncodePolicy kIeeeDefault{Rounding::kNearestEven, Overflow::kToInf,
                                            NanPolicy::kCanonical};
 
+// Triton's triton_kernels e2m1 pre-rounding step (docs/fp4.md §3.4): |x| < 1 truncated toward
+// zero to a multiple of 2^-23 (its sticky bit misses the bits it shifted out); other x unchanged.
+float truncate_below_one_to_2m23(float x);
+
 std::string_view name(Rounding r);
 std::string_view name(Overflow o);
 std::string_view name(NanPolicy n);
+std::string_view name(NegZeroInput z);
 
-// Code helpers shared by the encoders and their tests.
+// Code helpers shared by the encoders and their tests. nan_code throws std::invalid_argument for
+// a format without NaN (E2M1, E2M3, E3M2).
 uint32_t nan_code(Format f, bool negative);
 uint32_t max_code(Format f, bool negative);
 std::optional<uint32_t> inf_code(Format f, bool negative);

@@ -15,7 +15,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#define MXGATE_X86_KERNELS 1
+#define MXGATE_X86_DOT_ENGINES 1
 #endif
 
 // The ordered emulation must round every operation separately. Clang contracts a*b + c into an
@@ -135,9 +135,9 @@ bool fits(int lo_a, int hi_a, int lo_b, int hi_b, size_t len) {
 }
 
 // out[i*kNR + j] = sum_{kk < len} a[kk*kMR + i] * b[kk*kNR + j] for i < kMR, j < kNR.
-using Kernel = void (*)(const double* a, const double* b, size_t len, double* out);
+using DotFn = void (*)(const double* a, const double* b, size_t len, double* out);
 
-void kernel_generic(const double* a, const double* b, size_t len, double* out) {
+void dot_portable(const double* a, const double* b, size_t len, double* out) {
   double acc[kMR][kNR] = {};
   for (size_t kk = 0; kk < len; ++kk) {
     for (size_t i = 0; i < kMR; ++i) {
@@ -150,9 +150,9 @@ void kernel_generic(const double* a, const double* b, size_t len, double* out) {
   std::memcpy(out, acc, sizeof acc);
 }
 
-#ifdef MXGATE_X86_KERNELS
-__attribute__((target("avx2,fma"))) void kernel_avx2(const double* a, const double* b, size_t len,
-                                                     double* out) {
+#ifdef MXGATE_X86_DOT_ENGINES
+__attribute__((target("avx2,fma"))) void dot_avx2(const double* a, const double* b, size_t len,
+                                                  double* out) {
   // Four 4x8 quarters: 8 accumulators each fit the 16 ymm registers.
   for (size_t r0 = 0; r0 < kMR; r0 += 4) {
     for (size_t j0 = 0; j0 < kNR; j0 += 8) {
@@ -177,8 +177,8 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(const double* a, const doub
   }
 }
 
-__attribute__((target("avx512f"))) void kernel_avx512(const double* a, const double* b, size_t len,
-                                                      double* out) {
+__attribute__((target("avx512f"))) void dot_avx512(const double* a, const double* b, size_t len,
+                                                   double* out) {
   __m512d c[kMR][2];
   for (auto& row : c) {
     row[0] = row[1] = _mm512_setzero_pd();
@@ -199,34 +199,33 @@ __attribute__((target("avx512f"))) void kernel_avx512(const double* a, const dou
 }
 #endif
 
-bool cpu_has(ExactKernel kernel) {
-#ifdef MXGATE_X86_KERNELS
+bool cpu_has(DotEngine engine) {
+#ifdef MXGATE_X86_DOT_ENGINES
   __builtin_cpu_init();
-  if (kernel == ExactKernel::kAvx512) {
+  if (engine == DotEngine::kAvx512) {
     return __builtin_cpu_supports("avx512f");
   }
-  if (kernel == ExactKernel::kAvx2) {
+  if (engine == DotEngine::kAvx2) {
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }
 #endif
-  return kernel == ExactKernel::kAuto || kernel == ExactKernel::kPortable;
+  return engine == DotEngine::kAuto || engine == DotEngine::kPortable;
 }
 
-Kernel pick_kernel(ExactKernel choice) {
+DotFn pick_dot_engine(DotEngine choice) {
   if (!cpu_has(choice)) {
-    throw std::invalid_argument("exact_gemm: the requested kernel is not available on this CPU");
+    throw std::invalid_argument(
+        "exact_gemm: the requested dot engine is not available on this CPU");
   }
-#ifdef MXGATE_X86_KERNELS
-  if (choice == ExactKernel::kAvx512 ||
-      (choice == ExactKernel::kAuto && cpu_has(ExactKernel::kAvx512))) {
-    return kernel_avx512;
+#ifdef MXGATE_X86_DOT_ENGINES
+  if (choice == DotEngine::kAvx512 || (choice == DotEngine::kAuto && cpu_has(DotEngine::kAvx512))) {
+    return dot_avx512;
   }
-  if (choice == ExactKernel::kAvx2 ||
-      (choice == ExactKernel::kAuto && cpu_has(ExactKernel::kAvx2))) {
-    return kernel_avx2;
+  if (choice == DotEngine::kAvx2 || (choice == DotEngine::kAuto && cpu_has(DotEngine::kAvx2))) {
+    return dot_avx2;
   }
 #endif
-  return kernel_generic;
+  return dot_portable;
 }
 
 // Exponent of a nonzero finite power of two.
@@ -240,7 +239,7 @@ template <class Sink>
 class ExactEngine {
  public:
   ExactEngine(const GemmProblem& p, const ExactOptions& options, Sink& sink)
-      : p_(p), options_(options), sink_(sink), kernel_(pick_kernel(options.kernel)) {}
+      : p_(p), options_(options), sink_(sink), dot_(pick_dot_engine(options.dot_engine)) {}
 
   // Work is split into items of (panel group, block of A chunks); each output tile belongs to one
   // item and is computed the same way whichever worker runs it (parallel.h), so the result does
@@ -439,7 +438,7 @@ class ExactEngine {
         }
         lo_a = la, hi_a = ha, lo_b = lb, hi_b = hb;
       }
-      kernel_(a + begin_[t] * kMR, b + begin_[t] * kNR, begin_[u] - begin_[t], w.out);
+      dot_(a + begin_[t] * kMR, b + begin_[t] * kNR, begin_[u] - begin_[t], w.out);
       if (t == 0 && u == atoms_ && !has_post_) {
         direct = true;  // the whole K in one exact double sum
       } else {
@@ -479,7 +478,7 @@ class ExactEngine {
   const GemmProblem& p_;
   const ExactOptions& options_;
   Sink& sink_;
-  Kernel kernel_;
+  DotFn dot_;
   bool fold_a_ = false, fold_b_ = false, has_post_ = false;
   std::vector<size_t> begin_;    // atom t covers k in [begin_[t], begin_[t+1])
   std::vector<uint8_t> breaks_;  // 1: a range may not extend from atom t-1 into atom t
@@ -530,7 +529,7 @@ void run_exact(const GemmProblem& p, const ExactOptions& options, Sink& sink) {
 
 }  // namespace
 
-bool exact_kernel_available(ExactKernel kernel) { return cpu_has(kernel); }
+bool dot_engine_available(DotEngine engine) { return cpu_has(engine); }
 
 // ---- Problem ------------------------------------------------------------------------------------
 
@@ -625,6 +624,19 @@ GemmOutput exact_gemm(const GemmProblem& problem, OutputFormat format,
   out.rows = problem.m;
   out.cols = problem.n;
   out.format = format;
+  if (problem.alpha != 1.0f) {
+    std::vector<float> acc(problem.m * problem.n, 0.0f);
+    Fp32Sink sink{acc.data(), problem.n};
+    run_exact(problem, options, sink);
+    for (float& c : acc) c = fence(problem.alpha * c) + 0.0f;  // the epilogue multiply, +0 for 0
+    if (format == OutputFormat::kFp32) {
+      out.fp32 = std::move(acc);
+    } else {
+      out.bf16.resize(acc.size());
+      for (size_t e = 0; e < acc.size(); ++e) out.bf16[e] = round_to_bf16_bits(acc[e]);
+    }
+    return out;
+  }
   if (format == OutputFormat::kFp32) {
     out.fp32.assign(problem.m * problem.n, 0.0f);
     Fp32Sink sink{out.fp32.data(), problem.n};
@@ -642,6 +654,9 @@ std::vector<double> exact_gemm_fp64(const GemmProblem& problem, const ExactOptio
   std::vector<double> out(problem.m * problem.n, 0.0);
   Fp64Sink sink{out.data(), problem.n};
   run_exact(problem, options, sink);
+  if (problem.alpha != 1.0f) {
+    for (double& c : out) c *= static_cast<double>(problem.alpha);
+  }
   return out;
 }
 
@@ -663,8 +678,10 @@ GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model) {
   out.rows = p.m;
   out.cols = p.n;
   out.output = model.output;
-  out.exact = exact_gemm_fp64(p);
-  GemmProblem abs_problem = p;
+  GemmProblem unscaled = p;  // the accumulator's sums; alpha is applied below
+  unscaled.alpha = 1.0f;
+  out.exact = exact_gemm_fp64(unscaled);
+  GemmProblem abs_problem = unscaled;
   for (auto* v : {&abs_problem.a, &abs_problem.b, &abs_problem.a_scale, &abs_problem.b_scale}) {
     for (float& x : *v) {
       x = std::fabs(x);
@@ -703,7 +720,10 @@ GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model) {
   for (size_t i = 0; i < p.m; ++i) {
     for (size_t j = 0; j < p.n; ++j) {
       const size_t e = i * p.n + j;
-      const double c = out.exact[e];
+      const double alpha = p.alpha;
+      const double acc = out.exact[e];
+      const double c = alpha * acc;
+      out.exact[e] = c;
       if (!std::isfinite(c)) {
         continue;  // NaN / Inf must be matched exactly
       }
@@ -712,6 +732,11 @@ GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model) {
       double bound = gamma * t + (1 + gamma) * eta;
       if (!(t * (1 + gamma) + eta < model.overflow_threshold)) {
         bound = HUGE_VAL;
+      }
+      if (alpha != 1.0 && std::isfinite(bound)) {  // the epilogue's fp32 RN multiply
+        const double a = std::fabs(alpha);
+        bound = a * bound + 0x1p-24 * a * (std::fabs(acc) + bound) + 0x1p-150;
+        if (!(a * (std::fabs(acc) + bound) < 0x1.ffffffp127)) bound = HUGE_VAL;
       }
       if (final_rounding && std::isfinite(bound)) {
         bound += u_out * (std::fabs(c) + bound) + eta_out;
@@ -790,7 +815,7 @@ GemmOutput ordered_gemm(const GemmProblem& problem, const OrderModel& order) {
           acc = fence(acc + part);
         }
       }
-      c[i * p.n + j] = acc;
+      c[i * p.n + j] = p.alpha == 1.0f ? acc : fence(p.alpha * acc);
     }
   }
   if (order.output == OutputFormat::kFp32) {

@@ -1,5 +1,5 @@
-// The block-scaled GEMM oracles: C = A * B^T with per-block scales (ARCHITECTURE.md, "The two
-// oracles for GEMM"), in three modes:
+// The block-scaled GEMM oracles: C = A * B^T with per-block scales (docs/architecture.md §4), in
+// three modes:
 //   1. exact:   every C[m,n] = sum_k a[m,k]*sa*b[n,k]*sb computed exactly, rounded ONCE (RNE) to
 //               fp32 or bf16. On exact-mode operands (below) every correct kernel equals it bit
 //               for bit, whatever its summation order.
@@ -9,7 +9,7 @@
 //
 // Operands are DECODED values: the caller decodes fp8 / e8m0 / bf16 bytes with the format codecs
 // (exact in float), and lays scales out as the logical row-major grid. The oracle never sees a
-// kernel's physical layout (ARCHITECTURE.md, Rules).
+// kernel's physical layout (docs/architecture.md §5.1).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/blocks.h"
 #include "reference/verdict.h"
 
 namespace mxgate {
@@ -30,9 +31,9 @@ struct BlockSizes {
   std::size_t b_k = 32;
 };
 // MXFP8 x MXFP8 (OCP MX, tl.dot_scaled): 1x32 blocks on both operands, e8m0 scales.
-inline constexpr BlockSizes kMxfp8Blocks{1, 32, 1, 32};
+inline constexpr BlockSizes kMxfp8Blocks{1, kMxBlock, 1, kMxBlock};
 // DeepSeek-style block FP8: activations 1x128, weights 128x128 (fp32 or e8m0 scales).
-inline constexpr BlockSizes kDeepSeekBlocks{1, 128, 128, 128};
+inline constexpr BlockSizes kDeepSeekBlocks{1, kBlockK, kBlockK, kBlockK};
 
 struct GemmProblem {
   std::size_t m = 0;  // M
@@ -43,11 +44,15 @@ struct GemmProblem {
   std::vector<float> a_scale;  // ceil(M/a_m) x ceil(K/a_k), row-major; empty = every scale 1.0
   std::vector<float> b;        // N x K, row-major
   std::vector<float> b_scale;  // ceil(N/b_n) x ceil(K/b_k), row-major; empty = every scale 1.0
+  // Per-problem global factor (NVFP4: global_decode_a * global_decode_b) applied the way kernels
+  // apply it, as the epilogue's alpha: C = fl32(alpha * acc), acc the fp32 accumulator, then the
+  // output conversion. alpha == 1 skips that step (docs/fp4.md §8).
+  float alpha = 1.0f;
 
-  std::size_t a_scale_rows() const { return (m + blocks.a_m - 1) / blocks.a_m; }
-  std::size_t a_scale_cols() const { return (k + blocks.a_k - 1) / blocks.a_k; }
-  std::size_t b_scale_rows() const { return (n + blocks.b_n - 1) / blocks.b_n; }
-  std::size_t b_scale_cols() const { return (k + blocks.b_k - 1) / blocks.b_k; }
+  std::size_t a_scale_rows() const { return ceil_div(m, blocks.a_m); }
+  std::size_t a_scale_cols() const { return ceil_div(k, blocks.a_k); }
+  std::size_t b_scale_rows() const { return ceil_div(n, blocks.b_n); }
+  std::size_t b_scale_cols() const { return ceil_div(k, blocks.b_k); }
   // Element and scale access by logical coordinates (no bounds checks).
   float& a_at(std::size_t row, std::size_t kk) { return a[row * k + kk]; }
   float& b_at(std::size_t col, std::size_t kk) { return b[col * k + kk]; }
@@ -82,17 +87,18 @@ struct ExactStats {
   std::size_t general_products = 0;  // products added one by one (general path)
 };
 
-// The double dot-product kernel of the fast path. Every kernel is exact under the same condition
-// (FMA or not, any order); they differ only in speed. kAuto picks the widest the CPU supports.
-enum class ExactKernel { kAuto, kPortable, kAvx2, kAvx512 };
+// The dot engine: the SIMD double dot product of the fast path (docs/architecture.md §4.1). Every
+// engine is exact under the same condition (FMA or not, any order); they differ only in speed.
+// kAuto picks the widest the CPU supports.
+enum class DotEngine { kAuto, kPortable, kAvx2, kAvx512 };
 
-// Whether `kernel` can run here (kAuto and kPortable always can).
-bool exact_kernel_available(ExactKernel kernel);
+// Whether `engine` can run here (kAuto and kPortable always can).
+bool dot_engine_available(DotEngine engine);
 
 struct ExactOptions {
   bool force_general_path = false;  // every product through ExactSum (the slow, obvious path)
   ExactStats* stats = nullptr;      // filled when non-null
-  ExactKernel kernel = ExactKernel::kAuto;  // std::invalid_argument when not available
+  DotEngine dot_engine = DotEngine::kAuto;  // std::invalid_argument when not available
   // Worker threads (0: parallel.h thread_count(), i.e. MXGATE_THREADS or every core). Each output
   // element is computed by one worker the same way, so the result never depends on it.
   unsigned threads = 0;
@@ -100,13 +106,15 @@ struct ExactOptions {
 
 // The exact result rounded once (RNE) to `format`. Zero results are +0.0 (every kernel starts its
 // accumulator at +0.0, and x + (-x) is +0.0 under RNE); NaN/Inf follow exact_sum.h.
+// With alpha != 1: the exact sum rounded once to fp32 (the accumulator; exact on exact-mode
+// operands), times alpha rounded to fp32 (the epilogue), then converted to `format` (RNE).
 // Speed: power-of-two scales are folded into the values and runs of k whose products provably
 // fit a double are summed by a SIMD double dot product (exact, see gemm_oracle.cpp); on quantized
 // MX data that is all of K, so the cost is about that of a double GEMM. Other data degrades to
 // exact range sums in an ExactSum, then to one ExactSum add per product.
 GemmOutput exact_gemm(const GemmProblem& problem, OutputFormat format,
                       const ExactOptions& options = {});
-// The exact result rounded once to double (the reference value of the bound mode).
+// The exact result rounded once to double, times alpha in double (the bound mode's reference).
 std::vector<double> exact_gemm_fp64(const GemmProblem& problem, const ExactOptions& options = {});
 
 // ---- 2. Bound mode ------------------------------------------------------------------------------
@@ -159,6 +167,8 @@ struct GemmBounds {
 // 2^-150 / 2^-134), and a bound reaching the output's overflow threshold is +Inf. The computed
 // bound is inflated by 2^-40 (relative) to cover the double arithmetic that evaluates it.
 // NaN / Inf exact results get bound 0: the kernel must produce NaN / the same Inf.
+// alpha != 1 adds the epilogue's fp32 multiply before the output rounding: the accumulator bound B
+// becomes |alpha| B + 2^-24 |alpha| (|c| + B) + 2^-150, and c becomes alpha c.
 GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model);
 
 // The elements of a kernel's output outside their bound (verdict.h, check_within_bound).
@@ -168,7 +178,7 @@ BoundVerdict check_bound(const GemmBounds& bounds, const GemmOutput& actual);
 // ---- 3. Ordered emulation -----------------------------------------------------------------------
 
 enum class ScaleApplication {
-  // vLLM Triton w8a8 (formats.md §5.5): part = sum fl(a*b); acc += fl(fl(part*sa)*sb).
+  // vLLM Triton w8a8 (docs/formats.md §5.5): part = sum fl(a*b); acc += fl(fl(part*sa)*sb).
   kPerPartial,
   // Scale each product: p = fl(fl(fl(a*b)*sa)*sb) (left to right); part = sum p; acc += part.
   kPerProduct,
@@ -183,7 +193,7 @@ enum class ScaleApplication {
 //                                        part = fl(part + fl(fl(fl(a*b)*sa)*sb))  (kPerProduct)
 //       acc = fl(acc + fl(fl(part*sa)*sb))                                (kPerPartial)
 //       acc = fl(acc + part)                                              (kPerProduct)
-//     C[m, n] = acc (fp32) or RNE(acc) to bf16.
+//     C[m, n] = acc (fp32) or RNE(acc) to bf16; acc = fl(alpha * acc) first when alpha != 1.
 // kPerPartial needs each K-block inside one A scale block and one B scale block (the scale must
 // be constant over the partial); otherwise std::invalid_argument.
 struct OrderModel {

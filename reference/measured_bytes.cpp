@@ -10,14 +10,15 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kFltMax = 0x1.fffffep+127f;
 
-// device_probe.txt "probe.cu" table: value | e4m3 SAT NOSAT | e5m2 SAT NOSAT || e8m0 RZsat RZnosat
-// RPsat RPnosat. One array per column, in row order.
+// docs/conventions.md §3.1 "probe.cu" table: value | e4m3 SAT NOSAT | e5m2 SAT NOSAT || e8m0 RZsat
+// RZnosat RPsat RPnosat. One array per column, in row order.
 constexpr std::array<float, 31> kProbeInputs = {
-    0x0p+0f,        -0x0p+0f,      0x1.b7cdfep-34f, 0x1p-10f,       0x1.0001p-10f, 0x1p-9f,
-    0x1.cp+8f,      0x1.dp+8f,     0x1.d00002p+8f,  0x1.d6p+8f,     0x1.ep+8f,     0x1.cp+15f,
-    0x1.dffep+15f,  0x1.ep+15f,    kInf,            -kInf,          kNaN,          -0x1.d6p+8f,
-    1.0f,           1.5f,          3.0f,            0.75f,          -1.0f,         0x1p-127f,
-    0x1.2p-127f,    0x1.8p-127f,   0x1p-128f,       0x1p-149f,      0x1.8p+127f,   kFltMax,
+    0x0p+0f,       -0x0p+0f,   0x1.b7cdfep-34f, 0x1p-10f,       0x1.0001p-10f,
+    0x1p-9f,       0x1.cp+8f,  0x1.dp+8f,       0x1.d00002p+8f, 0x1.d6p+8f,
+    0x1.ep+8f,     0x1.cp+15f, 0x1.dffep+15f,   0x1.ep+15f,     kInf,
+    -kInf,         kNaN,       -0x1.d6p+8f,     1.0f,           1.5f,
+    3.0f,          0.75f,      -1.0f,           0x1p-127f,      0x1.2p-127f,
+    0x1.8p-127f,   0x1p-128f,  0x1p-149f,       0x1.8p+127f,    kFltMax,
     0x1.000002p+0f};
 constexpr std::array<uint8_t, 31> kProbeE4m3Sat = {
     0x00, 0x80, 0x00, 0x00, 0x01, 0x01, 0x7e, 0x7e, 0x7e, 0x7e, 0x7e, 0x7e, 0x7e, 0x7e, 0x7e, 0xfe,
@@ -44,16 +45,16 @@ constexpr std::array<uint8_t, 31> kProbeE8m0RpNoSat = {
     0x00, 0x00, 0x5e, 0x75, 0x76, 0x76, 0x88, 0x88, 0x88, 0x88, 0x88, 0x8f, 0x8f, 0x8f, 0xff, 0xff,
     0xff, 0x88, 0x7f, 0x80, 0x81, 0x7f, 0x7f, 0x00, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0x80};
 
-// device_probe.txt "torch 2.11.0+cu130" value list, as fp32 (Python doubles rounded by
+// docs/conventions.md §3.2 "torch 2.11.0+cu130" value list, as fp32 (Python doubles rounded by
 // torch.tensor(..., dtype=float32)): 1e-10 = 0x1.b7cdfep-34, 2^-10*1.0001 = 0x1.00068ep-10,
 // 464.0001 = 0x1.d00006p+8, 479.9 = 0x1.dfe666p+8. The last four entries differ per format.
-#define MXGATE_TORCH_HEAD                                                                      \
-  0.0f, -0.0f, 0x1.b7cdfep-34f, 0x1p-10f, 0x1.00068ep-10f, 0x1p-9f, 448.0f, 464.0f,            \
+#define MXGATE_TORCH_HEAD                                                           \
+  0.0f, -0.0f, 0x1.b7cdfep-34f, 0x1p-10f, 0x1.00068ep-10f, 0x1p-9f, 448.0f, 464.0f, \
       0x1.d00006p+8f, 470.0f, 0x1.dfe666p+8f, 480.0f, 500.0f, 1e6f, kInf, -kInf, kNaN, -470.0f
 constexpr std::array<float, 22> kTorchE4m3Inputs = {MXGATE_TORCH_HEAD, 240.0f, 247.0f, 248.0f,
                                                     256.0f};
-constexpr std::array<float, 22> kTorchE5m2Inputs = {MXGATE_TORCH_HEAD, 57344.0f, 61439.0f,
-                                                    61440.0f, 65536.0f};
+constexpr std::array<float, 22> kTorchE5m2Inputs = {MXGATE_TORCH_HEAD, 57344.0f, 61439.0f, 61440.0f,
+                                                    65536.0f};
 #undef MXGATE_TORCH_HEAD
 constexpr std::array<uint8_t, 22> kTorchE4m3fn = {0x00, 0x80, 0x00, 0x00, 0x01, 0x01, 0x7e, 0x7e,
                                                   0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0xff,
@@ -76,14 +77,20 @@ constexpr std::array<uint8_t, 22> kTritonE5m2 = {0x00, 0x80, 0x00, 0x14, 0x14, 0
                                                  0x5f, 0x5f, 0x5f, 0x60, 0x60, 0x7b, 0x7b, 0xfb,
                                                  0x7f, 0xdf, 0x7b, 0x7b, 0x7b, 0x7b};
 
-// device_probe.txt "e8m0 vals" list, as fp32: 1.5000001 = 0x1.800002p+0, 1.4999999 =
+// docs/conventions.md §3.4 "e8m0 vals" list, as fp32: 1.5000001 = 0x1.800002p+0, 1.4999999 =
 // 0x1.7ffffep+0, 1.2*2^-127 = 0x1.333334p-127, 1.6*2^-127 = 0x1.999998p-127, 3e38 =
 // 0x1.c363ccp+127.
-constexpr std::array<float, 22> kE8m0Inputs = {
-    0.0f,          -0.0f,         1.0f,      1.5f,        0x1.800002p+0f,   0x1.7ffffep+0f,
-    3.0f,          0.75f,         -1.0f,     -3.0f,       0x1p-127f,        0x1.333334p-127f,
-    0x1.8p-127f,   0x1.999998p-127f, 0x1p-128f, 0x1p-149f, 0x1.8p+127f,     0x1.c363ccp+127f,
-    kFltMax,       kInf,          -kInf,     kNaN};
+constexpr std::array<float, 22> kE8m0Inputs = {0.0f,           -0.0f,
+                                               1.0f,           1.5f,
+                                               0x1.800002p+0f, 0x1.7ffffep+0f,
+                                               3.0f,           0.75f,
+                                               -1.0f,          -3.0f,
+                                               0x1p-127f,      0x1.333334p-127f,
+                                               0x1.8p-127f,    0x1.999998p-127f,
+                                               0x1p-128f,      0x1p-149f,
+                                               0x1.8p+127f,    0x1.c363ccp+127f,
+                                               kFltMax,        kInf,
+                                               -kInf,          kNaN};
 constexpr std::array<uint8_t, 22> kTorchE8m0 = {0x00, 0x00, 0x7f, 0x80, 0x80, 0x7f, 0x81, 0x7f,
                                                 0x7f, 0x81, 0x00, 0x01, 0x01, 0x01, 0x00, 0x00,
                                                 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
@@ -91,13 +98,12 @@ constexpr std::array<uint8_t, 22> kMlDtypesE8m0 = {0xff, 0xff, 0x7f, 0x80, 0x80,
                                                    0xff, 0xff, 0x00, 0x01, 0x01, 0x01, 0x00, 0x00,
                                                    0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
-// device_probe.txt "e8m0 bytes [00,01,7e,7f,80,fe,ff] -> f32".
+// docs/conventions.md §3.5 "e8m0 bytes [00,01,7e,7f,80,fe,ff] -> f32".
 constexpr std::array<uint8_t, 7> kDecodeBytes = {0x00, 0x01, 0x7e, 0x7f, 0x80, 0xfe, 0xff};
 constexpr std::array<uint32_t, 7> kDecodeTorch = {0x00400000, 0x00800000, 0x3f000000, 0x3f800000,
                                                   0x40000000, 0x7f000000, 0x7fc00000};
-constexpr std::array<uint32_t, 7> kDecodeExp2Cuda = {0x003fffff, 0x00800000, 0x3f000000,
-                                                     0x3f800000, 0x40000000, 0x7f000000,
-                                                     0x7f800000};
+constexpr std::array<uint32_t, 7> kDecodeExp2Cuda = {0x003fffff, 0x00800000, 0x3f000000, 0x3f800000,
+                                                     0x40000000, 0x7f000000, 0x7f800000};
 constexpr std::array<uint32_t, 7> kDecodeShift = {0x00000000, 0x00800000, 0x3f000000, 0x3f800000,
                                                   0x40000000, 0x7f000000, 0x7f800000};
 

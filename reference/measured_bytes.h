@@ -1,4 +1,4 @@
-// Bytes measured on real implementations, copied from research/device_probe.txt (one H200,
+// Bytes measured on real implementations, copied from docs/conventions.md §3 (one H200,
 // nvcc 13.0, torch 2.11.0+cu130, triton 3.6.0, ml_dtypes 0.6.0). These are the expected
 // outputs the conventions must reproduce: data from the device, never from our own code.
 #pragma once
@@ -16,7 +16,7 @@ namespace mxgate {
 struct MeasuredEncode {
   std::string_view convention;
   Format format;
-  std::string_view source;  // which row of device_probe.txt
+  std::string_view source;  // which row of docs/conventions.md §3
   std::span<const float> inputs;
   std::span<const uint8_t> bytes;
 };
@@ -42,7 +42,7 @@ std::span<const MeasuredEncode> measured_encodes();
 std::span<const MeasuredE8m0> measured_e8m0_encodes();
 std::span<const MeasuredE8m0Decode> measured_e8m0_decodes();
 
-// Measured counts (device_probe.txt): fp32 y for which exp2(ceil(log2(y))) != bitceil(y).
+// Measured counts (docs/conventions.md §3.6): fp32 y for which exp2(ceil(log2(y))) != bitceil(y).
 inline constexpr uint64_t kLog2CeilMismatchesAllNormals = 3654;  // CUDA log2f, Triton tl.log2
 inline constexpr uint64_t kLog2CeilMismatchesTorchRange = 91;    // torch.log2 CUDA, [2^-27, 2^14)
 

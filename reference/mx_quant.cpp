@@ -24,9 +24,7 @@ uint8_t biased(int s, int lo, int hi) { return static_cast<uint8_t>(std::clamp(s
 
 }  // namespace
 
-int element_emax(Format element) {
-  return floor_log2_bits(bits_of(max_finite(element)));
-}
+int element_emax(Format element) { return floor_log2_bits(bits_of(max_finite(element))); }
 
 uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy) {
   const uint32_t a = bits_of(amax) & 0x7FFFFFFFu;
@@ -77,15 +75,25 @@ uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy) {
       const uint8_t b = encode_e8m0(y, E8m0Encode::kCeilViaLog2f);
       return b == 0xFF ? 254 : b;  // clamp(0, 254)
     }
+    case MxScaleRule::kCeilOfQuotient:
+    case MxScaleRule::kFloorOfQuotient: {
+      // The byte is the exponent field of the rounded fp32 quotient, wrapping as uint32 does: a
+      // NaN quotient plus 0x7FFFFF carries into the sign bit and leaves field 0 (byte 0).
+      const uint32_t q = bits_of(amax / max_finite(element)) & 0x7FFFFFFFu;
+      const uint32_t up = policy.rule == MxScaleRule::kCeilOfQuotient ? 0x007FFFFFu : 0u;
+      return static_cast<uint8_t>(((q + up) & 0x7F800000u) >> 23);
+    }
   }
   return 0xFF;
 }
 
 MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t cols,
                         Format element, const MxPolicy& policy) {
-  if (info(element).bits != 8 || element == Format::kE8M0) {
-    throw std::invalid_argument("MX elements must be an FP8 format, not " +
-                                std::string(info(element).name));
+  const int bits = info(element).bits;
+  if ((bits != 8 && !has_no_specials(element)) || element == Format::kE8M0) {
+    throw std::invalid_argument(
+        "MX elements must be an FP8, FP6 (e2m3, e3m2) or FP4 (e2m1) format, not " +
+        std::string(info(element).name));
   }
   if (rows != 0 && cols > x.size() / rows) {
     throw std::invalid_argument("quantize_mx: input has " + std::to_string(x.size()) +
@@ -96,11 +104,7 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
     throw std::invalid_argument("quantize_mx: input has " + std::to_string(x.size()) +
                                 " values, shape needs " + std::to_string(rows * cols));
   }
-  MxQuantized q;
-  q.rows = rows;
-  q.cols = cols;
-  q.element = element;
-  q.data.resize(rows * cols);
+  MxQuantized q{rows, cols, element, std::vector<uint8_t>(rows * cols), {}};
   q.scales.resize(rows * q.scale_cols());
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t g = 0; g < q.scale_cols(); ++g) {
@@ -120,14 +124,23 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
       }
       const uint8_t byte = mx_scale_byte(amax, element, policy);
       q.scales[r * q.scale_cols() + g] = byte;
-      // Exact reciprocal of the final scale: 2^(127 - byte). A NaN scale (0xFF) makes every element
-      // NaN; the sign of x * NaN is not defined by IEEE, so we name it: the positive quiet NaN a
-      // GPU multiply produces, then the element's NaN policy.
-      const float rcp = std::ldexp(1.0f, 127 - static_cast<int>(byte));
+      // kExactPow2: exact reciprocal of the final scale, 2^(127 - byte). A NaN scale (0xFF) makes
+      // every element NaN; the sign and payload of x * NaN are not defined by IEEE, so we name
+      // them: the positive quiet NaN 0x7FC00000 (x86 CPUs quiet torchao's 0x7F800001 to 0x7FC00001,
+      // which every NaN policy here encodes alike), then the element's NaN policy.
+      const bool zero_rcp =
+          policy.reciprocal == MxReciprocal::kZeroForZeroByte && (byte == 0 || byte == 0xFF);
+      const float rcp = zero_rcp ? 0.0f : std::ldexp(1.0f, 127 - static_cast<int>(byte));
       for (std::size_t k = k0; k < k1; ++k) {
-        const float scaled = byte == 0xFF ? std::numeric_limits<float>::quiet_NaN()
-                                          : x[r * cols + k] * rcp;
-        q.data[r * cols + k] = static_cast<uint8_t>(encode(element, scaled, policy.element));
+        uint8_t& out = q.data[r * cols + k];
+        if (byte == 0xFF && policy.nan_block_code) {
+          out = *policy.nan_block_code;
+          continue;
+        }
+        float scaled = byte == 0xFF && !zero_rcp ? std::numeric_limits<float>::quiet_NaN()
+                                                 : x[r * cols + k] * rcp;
+        if (policy.truncate_below_one_to_2m23) scaled = truncate_below_one_to_2m23(scaled);
+        out = static_cast<uint8_t>(encode(element, scaled, policy.element));
       }
     }
   }
@@ -150,17 +163,12 @@ std::string_view name(MxScaleRule r) {
       return "no_offset";
     case MxScaleRule::kRceilLog2f:
       return "rceil_log2f";
+    case MxScaleRule::kCeilOfQuotient:
+      return "ceil_of_quotient";
+    case MxScaleRule::kFloorOfQuotient:
+      return "floor_of_quotient";
   }
   return "?";
-}
-
-std::optional<MxScaleRule> parse_mx_scale_rule(std::string_view s) {
-  for (MxScaleRule r : {MxScaleRule::kFloor, MxScaleRule::kRceil, MxScaleRule::kCeil,
-                        MxScaleRule::kEven, MxScaleRule::kAiterTriton, MxScaleRule::kNoOffset,
-                        MxScaleRule::kRceilLog2f}) {
-    if (name(r) == s) return r;
-  }
-  return std::nullopt;
 }
 
 }  // namespace mxgate

@@ -323,17 +323,7 @@ class HeaderParser {
     return static_cast<size_t>(value);
   }
 
-  static NpyDtype dtype_or_throw(const std::string& descr) {
-    if (const auto dtype = dtype_from_descr(descr)) {
-      return *dtype;
-    }
-    if (!descr.empty() && descr[0] == '>') {
-      throw NpyError("big-endian dtype '" + printable(descr) +
-                     "' is not supported; convert with a.astype(a.dtype.newbyteorder('<')) (" +
-                     kSupported + ")");
-    }
-    throw NpyError("unsupported dtype '" + printable(descr) + "' (" + kSupported + ")");
-  }
+  static NpyDtype dtype_or_throw(const std::string& descr) { return npy_dtype_from_descr(descr); }
 
   std::string_view text_;
   size_t pos_ = 0;
@@ -399,6 +389,18 @@ size_t npy_dtype_size(NpyDtype dtype) {
       return 8;
   }
   throw NpyError("invalid NpyDtype value " + std::to_string(static_cast<int>(dtype)));
+}
+
+NpyDtype npy_dtype_from_descr(std::string_view descr) {
+  if (const auto dtype = dtype_from_descr(descr)) {
+    return *dtype;
+  }
+  if (!descr.empty() && descr[0] == '>') {
+    throw NpyError("big-endian dtype '" + printable(descr) +
+                   "' is not supported; convert with a.astype(a.dtype.newbyteorder('<')) (" +
+                   kSupported + ")");
+  }
+  throw NpyError("unsupported dtype '" + printable(descr) + "' (" + kSupported + ")");
 }
 
 size_t npy_element_count(std::span<const size_t> shape) {

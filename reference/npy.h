@@ -32,6 +32,9 @@ std::string_view npy_dtype_name(NpyDtype dtype);  // NumPy's name: "uint8", "flo
 std::string_view npy_dtype_descr(
     NpyDtype dtype);                    // header descr as np.save writes it: "|u1", "<f4"
 size_t npy_dtype_size(NpyDtype dtype);  // bytes per element
+// The dtype of a header descr as NumPy spells it (`arr.dtype.str`: "|u1", "<u2", "<f4", "<f8");
+// anything else throws the NpyError a .npy file with that descr gets (unsupported, big-endian).
+NpyDtype npy_dtype_from_descr(std::string_view descr);
 
 // Maps a C++ element type to its dtype; only the four supported types have a value.
 template <typename T>

@@ -1,5 +1,5 @@
 // Each layout is a bijection on its padded grid (Rp x Cp); logical (r, c) are the cells with
-// r < R and c < C, all other cells are padding. Formulas: /work/shared/research/layouts.md.
+// r < R and c < C, all other cells are padding. Formulas: docs/layouts.md §8.
 #include "reference/scale_layout.h"
 
 #include <array>
@@ -40,11 +40,11 @@ Padded padded_dims(ScaleLayout layout, std::size_t rows, std::size_t cols) {
     case ScaleLayout::kRowMajor:
     case ScaleLayout::kColMajor:
       return {rows, cols};
-    case ScaleLayout::kTmaColMajor:  // DeepGEMM get_tma_aligned_size(M, 4 bytes), layouts.md §3
+    case ScaleLayout::kTmaColMajor:  // DeepGEMM TMA-aligned As, docs/layouts.md §3.2
       return {round_up(rows, 4), cols};
-    case ScaleLayout::kNvSwizzle128x4:  // layouts.md §4
+    case ScaleLayout::kNvSwizzle128x4:  // docs/layouts.md §4
       return {round_up(rows, 128), round_up(cols, 4)};
-    case ScaleLayout::kAiterShuffle:  // AITER shuffle_scale pads to (256, 8), layouts.md §1
+    case ScaleLayout::kAiterShuffle:  // AITER shuffle_scale pads to (256, 8), docs/layouts.md §1.4
       return {round_up(rows, 256), round_up(cols, 8)};
   }
   throw std::invalid_argument("scale layout: unknown ScaleLayout value");
@@ -59,11 +59,11 @@ std::size_t padded_offset(ScaleLayout layout, Padded p, std::size_t r, std::size
     case ScaleLayout::kTmaColMajor:
       return c * p.rows + r;
     case ScaleLayout::kNvSwizzle128x4:
-      // layouts.md §4 closed form: 512-element 128x4 tiles, tiles row-major.
+      // docs/layouts.md §4 closed form: 512-element 128x4 tiles, tiles row-major.
       return ((r / 128) * (p.cols / 4) + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 +
              c % 4;
     case ScaleLayout::kAiterShuffle:
-      // layouts.md §1 "E8M0 scale shuffles": x = r, y = c, sn = p.cols.
+      // docs/layouts.md §1.4: x = r, y = c, sn = p.cols.
       return (r / 32) * p.cols * 32 + (c / 8) * 256 + (c % 4) * 64 + (r % 16) * 4 +
              ((c % 8) / 4) * 2 + (r % 32) / 16;
   }

@@ -1,6 +1,6 @@
 // Physical layouts of a logical (R rows x C cols) block-scale matrix: where scale (r, c) lives in
 // the buffer a kernel dereferences, how much storage (padding included) the layout needs, and
-// the inverse map. Formulas: /work/shared/research/layouts.md §1 (AITER e8m0 shuffle), §2 and §3
+// the inverse map. Formulas: docs/layouts.md §1.4 (AITER e8m0 shuffle), §2.1 and §3.1
 // (row-/column-major and TMA-aligned As), §4 (NVIDIA 128x4 swizzle).
 #pragma once
 
@@ -50,7 +50,7 @@ std::optional<std::pair<std::size_t, std::size_t>> scale_inverse(ScaleLayout lay
 std::vector<std::size_t> scale_offset_table(ScaleLayout layout, std::size_t rows, std::size_t cols);
 
 // Lays out a row-major logical matrix; every padding slot gets `pad` (padding contents are
-// observable by kernels, layouts.md §1 "E8M0 scale shuffles", so the caller chooses them).
+// observable by kernels, docs/layouts.md §1.4, so the caller chooses them).
 template <class T>
 std::vector<T> pack_scales(ScaleLayout layout, std::size_t rows, std::size_t cols,
                            std::span<const T> logical_row_major, T pad) {

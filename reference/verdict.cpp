@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/blocks.h"
+
 namespace mxgate {
 
 namespace {
@@ -29,8 +31,15 @@ int64_t ordered(uint32_t bits, uint32_t sign_bit) {
   return (bits & sign_bit) != 0 ? -magnitude : magnitude;
 }
 
+// The distance of the ordered images under the NaN policy of verdict.h.
+uint64_t ordered_distance(bool a_nan, bool b_nan, uint32_t a, uint32_t b, uint32_t sign_bit) {
+  if (a_nan || b_nan) return a_nan && b_nan ? 0 : kNanUlpDistance;
+  const int64_t d = ordered(a, sign_bit) - ordered(b, sign_bit);
+  return static_cast<uint64_t>(d < 0 ? -d : d);
+}
+
 double fp32_value(uint32_t bits) { return std::bit_cast<float>(bits); }
-double bf16_value(uint32_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits << 16)); }
+double bf16_value(uint32_t bits) { return float_of_bf16(static_cast<uint16_t>(bits)); }
 
 // expected(i) / actual(i) give element i's bit pattern.
 template <class Expected, class Actual, class Same, class Distance>
@@ -76,25 +85,22 @@ std::string describe(const BitMismatch& m, OutputFormat format) {
 }  // namespace
 
 uint64_t ulp_distance_fp32(uint32_t a_bits, uint32_t b_bits) {
-  const bool an = is_nan_fp32(a_bits), bn = is_nan_fp32(b_bits);
-  if (an || bn) {
-    return an && bn ? 0 : kNanUlpDistance;
-  }
-  const int64_t d = ordered(a_bits, 0x80000000u) - ordered(b_bits, 0x80000000u);
-  return static_cast<uint64_t>(d < 0 ? -d : d);
+  return ordered_distance(is_nan_fp32(a_bits), is_nan_fp32(b_bits), a_bits, b_bits, 0x80000000u);
 }
 
 uint64_t ulp_distance_bf16(uint16_t a_bits, uint16_t b_bits) {
-  const bool an = is_nan_bf16(a_bits), bn = is_nan_bf16(b_bits);
-  if (an || bn) {
-    return an && bn ? 0 : kNanUlpDistance;
-  }
-  const int64_t d = ordered(a_bits, 0x8000u) - ordered(b_bits, 0x8000u);
-  return static_cast<uint64_t>(d < 0 ? -d : d);
+  return ordered_distance(is_nan_bf16(a_bits), is_nan_bf16(b_bits), a_bits, b_bits, 0x8000u);
 }
 
 uint64_t ulp_distance(float a, float b) {
   return ulp_distance_fp32(std::bit_cast<uint32_t>(a), std::bit_cast<uint32_t>(b));
+}
+
+uint64_t ulp_distance_code(Format f, uint32_t a, uint32_t b) {
+  // E8M0 has no sign bit: a sign bit above its 8 bits makes every byte its own image.
+  const uint32_t sign_bit =
+      info(f).specials == SpecialStyle::kE8m0 ? 1u << info(f).bits : 1u << (info(f).bits - 1);
+  return ordered_distance(is_nan_code(f, a), is_nan_code(f, b), a, b, sign_bit);
 }
 
 bool same_fp32(uint32_t a_bits, uint32_t b_bits) {
@@ -222,8 +228,8 @@ MismatchMap mismatch_map(std::size_t rows, std::size_t cols, std::span<const uin
   map.cols = cols;
   map.tile_m = tile_m;
   map.tile_n = tile_n;
-  map.tile_rows = (rows + tile_m - 1) / tile_m;
-  map.tile_cols = (cols + tile_n - 1) / tile_n;
+  map.tile_rows = ceil_div(rows, tile_m);
+  map.tile_cols = ceil_div(cols, tile_n);
   map.per_row.assign(rows, 0);
   map.per_col.assign(cols, 0);
   map.per_tile.assign(map.tile_rows * map.tile_cols, 0);

@@ -1,11 +1,11 @@
 // Comparison verdicts for GEMM outputs: bit-exact (fp32 / bf16), within-bound, and mismatch maps.
 //
-// A verdict names the element (ARCHITECTURE.md, Rules): coordinates, expected bits, actual bits,
+// A verdict names the element (docs/architecture.md §5.4): coordinates, expected bits, actual bits,
 // ULP distance. Matrices are row-major, rows x cols.
 //
 // Policies (fixed here so every report agrees):
 // - Equality is bit equality, except that ANY NaN equals ANY NaN (payload and sign ignored):
-//   kernels and libraries disagree on NaN payloads (formats.md §1.1), never on NaN-ness.
+//   kernels and libraries disagree on NaN payloads (docs/formats.md §1.1), never on NaN-ness.
 // - ULP distance is the distance between the operands' ORDERED-INTEGER images: bits for x >= +0,
 //   minus (bits without the sign) for negative x. Both zeros map to 0, so +0 vs -0 has distance 0
 //   (it is still a bit mismatch: a signed-zero-only difference shows as "0 ulp"), the smallest
@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "reference/format.h"
+
 namespace mxgate {
 
 // Output number format of a GEMM (fp32 accumulator output, or bf16 after one final rounding).
@@ -32,6 +34,11 @@ inline constexpr uint64_t kNanUlpDistance = std::numeric_limits<uint64_t>::max()
 uint64_t ulp_distance_fp32(uint32_t a_bits, uint32_t b_bits);
 uint64_t ulp_distance_bf16(uint16_t a_bits, uint16_t b_bits);
 uint64_t ulp_distance(float a, float b);
+// The same rule for two stored codes of format `f` (an FP8 format or E8M0; codes must fit the
+// format): the distance in that format's codes. Sign-magnitude formats use the ordered-integer
+// image of their `bits`-bit pattern; E8M0, an unsigned exponent, the byte difference. NaN codes
+// follow the policy above (two NaNs: 0; NaN vs a number: kNanUlpDistance).
+uint64_t ulp_distance_code(Format f, uint32_t a, uint32_t b);
 
 // True when the two patterns are equal under the NaN policy above.
 bool same_fp32(uint32_t a_bits, uint32_t b_bits);

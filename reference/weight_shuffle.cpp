@@ -1,11 +1,13 @@
 // Within each stripe of 16 rows, the 16 x (K/KP) matrix of 16-byte K-packs is transposed;
-// stripes stay in place (layouts.md §1 "Closed form").
+// stripes stay in place (docs/layouts.md §1.1).
 #include "reference/weight_shuffle.h"
 
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "common/blocks.h"
 
 namespace mxgate {
 namespace {
@@ -125,7 +127,7 @@ std::size_t padded_k(std::size_t k, std::size_t alignment) {
     throw std::invalid_argument("padded_k: K = " + std::to_string(k) +
                                 " overflows size_t when padded");
   }
-  return (k + alignment - 1) / alignment * alignment;
+  return ceil_div(k, alignment) * alignment;
 }
 
 std::vector<std::uint8_t> pad_k(std::span<const std::uint8_t> weight, std::size_t n, std::size_t k,

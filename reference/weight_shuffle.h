@@ -1,5 +1,5 @@
 // AITER `shuffle_weight(x, layout=(16,16))` (the B-preshuffle weight layout) and K padding of
-// row-major N x K weights. Closed form and its properties: /work/shared/research/layouts.md §1.
+// row-major N x K weights. Closed form and its properties: docs/layouts.md §1.
 // Buffers are raw bytes; `elem_size` is the element width in bytes (1 = fp8, 2 = bf16).
 #pragma once
 
@@ -22,7 +22,7 @@ inline constexpr std::size_t kShufflePackBytes = 16;
 void check_shuffle_weight_shape(std::size_t n, std::size_t k, std::size_t elem_size);
 
 // Element offset of weight (row, col) after the shuffle:
-//   n0*BN*K + c*BN*KP + n1*KP + k2, with row = 16*n0 + n1, col = KP*c + k2 (layouts.md §1).
+//   n0*BN*K + c*BN*KP + n1*KP + k2, with row = 16*n0 + n1, col = KP*c + k2 (docs/layouts.md §1.1).
 // Throws std::invalid_argument on a bad shape or row >= n or col >= k.
 std::size_t shuffle_weight_offset(std::size_t n, std::size_t k, std::size_t elem_size,
                                   std::size_t row, std::size_t col);

@@ -50,7 +50,7 @@ struct RunInfo {
   std::chrono::system_clock::time_point start_time{};
 };
 
-// The element a verdict names (ARCHITECTURE.md, Rules).
+// The element a verdict names (docs/architecture.md §5.4).
 struct LocatedElement {
   std::size_t row = 0;
   std::size_t col = 0;

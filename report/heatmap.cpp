@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/blocks.h"
 #include "report/file_output.h"
 #include "report/png.h"
 #include "report/xml_escape.h"
@@ -275,10 +276,10 @@ void write_heatmap_png(const HeatmapGrid& grid, const HeatmapOptions& options, s
   const HeatmapGrid g = downsample_max(grid, options.max_cells);
   if (g.rows == 0 || g.cols == 0) throw std::invalid_argument("write_heatmap_png: empty grid");
   const std::size_t long_side = std::max(g.rows, g.cols), short_side = std::min(g.rows, g.cols);
-  std::size_t s = std::max<std::size_t>(1, (options.min_png_side + long_side - 1) / long_side);
+  std::size_t s = std::max<std::size_t>(1, ceil_div(options.min_png_side, long_side));
   // A 1 x 256 grid would be a 1-pixel line: thicken it while the image stays reasonable.
   if (short_side * s < 16) {
-    s = std::max(s, std::min((16 + short_side - 1) / short_side,
+    s = std::max(s, std::min(ceil_div(std::size_t{16}, short_side),
                              std::max<std::size_t>(1, 4096 / long_side)));
   }
   const Rgb bg = kHeatmapMatchColor;

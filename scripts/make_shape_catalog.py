@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Regenerates corpus/shapes/production_shapes.tsv from the research catalog.
+"""Regenerates corpus/shapes/production_shapes.tsv from the computed shape list (JSON).
 
-Developer tool, run by hand when the research data changes; nothing at build or test time runs it
-or reads its input. Usage: scripts/make_shape_catalog.py ../shared/data/production_shapes.json
+Developer tool, run by hand when the model list changes; nothing at build or test time runs it or
+reads its input. The input is a JSON list of per-rank layers (model, layer, parallel, tp, n, k,
+quant, mode, n_parts, bmm_batch, flag, flags) computed from each model's config.json and vLLM's
+parallel class per layer kind (docs/architecture.md §2.8).
+Usage: scripts/make_shape_catalog.py SHAPES.json > corpus/shapes/production_shapes.tsv
 """
 import json
 import sys
@@ -19,7 +22,7 @@ def main(path):
     rows = json.load(open(path))
     out = sys.stdout
     out.write("# mxgate production GEMM shape catalog: Y[M,N] = X[M,K] W[N,K]^T per rank.\n")
-    out.write("# Derived from research/shapes.md + data/production_shapes.json (14+ models, TP 1-16)\n")
+    out.write("# Computed from each model's config.json and vLLM's parallel class per layer (docs/architecture.md §2.8), 16 models, TP 1-16,\n")
     out.write("# by scripts/make_shape_catalog.py. n_parts: merged-layer parts (comma list, - if none);\n")
     out.write("# bmm_batch: local BMM groups (- if not a BMM); flags: ';'-separated alignment hazards.\n")
     out.write("\t".join(COLUMNS) + "\n")

@@ -29,33 +29,19 @@
 #include "reference/format.h"
 #include "reference/fp_encode.h"
 #include "reference/measured_bytes.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
+
+using test_support::hex;
+using test_support::hexfloat;
 
 constexpr uint64_t kAll = 0x100000000ull;
 
 bool all_requested() {
   const char* v = std::getenv("MXGATE_EXHAUSTIVE");
   return v && std::string(v) == "all";
-}
-
-const Convention& conv(const char* name) {
-  const Convention* c = find_convention(name);
-  if (!c) throw std::runtime_error(std::string("no convention ") + name);
-  return *c;
-}
-
-std::string hexfloat(float v) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%a", static_cast<double>(v));
-  return b;
-}
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%02x", v);
-  return b;
 }
 
 template <class F>
@@ -78,7 +64,7 @@ bool same_policy(const EncodePolicy& a, const EncodePolicy& b) {
 // Guards against any fp32 input (every NaN payload, subnormal, tie and overflow) on which the
 // CUDA SATFINITE e4m3 cast disagrees with the oracle.
 TEST(FullSweep, E4m3fnCudaSatfinite) {
-  const EncodePolicy& p = conv("cuda_satfinite").element;
+  const EncodePolicy& p = require_convention("cuda_satfinite").element;
   const SweepResult r =
       timed("e4m3fn/cuda_satfinite", [&] { return sweep_encoder(Format::kE4M3FN, p, 0, kAll); });
   EXPECT_EQ(r.checked, kAll);
@@ -88,7 +74,7 @@ TEST(FullSweep, E4m3fnCudaSatfinite) {
 // Guards against any fp32 input on which the non-saturating PyTorch 2.11 e5m2 cast (overflow to
 // Inf, NaN keeps its sign) disagrees with the oracle.
 TEST(FullSweep, E5m2Torch211) {
-  const EncodePolicy& p = conv("torch_2_11").element;
+  const EncodePolicy& p = require_convention("torch_2_11").element;
   const SweepResult r =
       timed("e5m2/torch_2_11", [&] { return sweep_encoder(Format::kE5M2, p, 0, kAll); });
   EXPECT_EQ(r.checked, kAll);
@@ -105,8 +91,8 @@ TEST(FullSweep, E8m0CeilSat) {
 }
 
 // Guards against the log2 hazard model drifting from the device: exp2f(ceilf(log2f(y))) !=
-// bitceil(y) for 3654 positive normal fp32 y < 2^127 (device_probe.txt, CUDA log2f and Triton
-// tl.log2; kLog2CeilMismatchesAllNormals). Patterns [0x00800000, 0x7F000000).
+// bitceil(y) for 3654 positive normal fp32 y < 2^127 (docs/conventions.md §3.6, CUDA log2f and
+// Triton tl.log2; kLog2CeilMismatchesAllNormals). Patterns [0x00800000, 0x7F000000).
 TEST(Log2HazardCount, AllPositiveNormalsIs3654) {
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t hits = 0;
@@ -125,7 +111,7 @@ TEST(Log2HazardCount, AllPositiveNormalsIs3654) {
             << line << std::endl;
   EXPECT_EQ(hits, 3654u);
   EXPECT_EQ(kLog2CeilMismatchesAllNormals, 3654u);
-  // device_probe.txt: "(first: 0x1.000002p-126 .. 0x1.00002p-126)".
+  // docs/conventions.md §3.6: "(first: 0x1.000002p-126 .. 0x1.00002p-126)".
   EXPECT_EQ(hexfloat(float_of(first)), "0x1.000002p-126");
   std::cout << "[ SWEEP    ] first " << hexfloat(float_of(first)) << ", last "
             << hexfloat(float_of(last)) << std::endl;
@@ -142,8 +128,8 @@ struct ElementSweep {
 // The distinct (format, policy) pairs of the conventions, minus the two always-run sweeps,
 // plus bf16 and fp16 under kIeeeDefault (what every convention uses for them).
 std::vector<ElementSweep> opt_in_element_sweeps() {
-  const EncodePolicy sat = conv("cuda_satfinite").element;
-  const EncodePolicy torch = conv("torch_2_11").element;
+  const EncodePolicy sat = require_convention("cuda_satfinite").element;
+  const EncodePolicy torch = require_convention("torch_2_11").element;
   std::vector<ElementSweep> out;
   for (const FormatInfo& fi : all_formats()) {
     if (fi.bits != 8 || fi.format == Format::kE8M0) continue;

@@ -1,12 +1,12 @@
 // Covers the MX scale rules of reference/mx_quant over every positive normal fp32 amax (bit
 // patterns 0x00800000..0x7F7FFFFF), against the two device measurements of
-// research/device_probe.txt:
+// docs/conventions.md §3.6:
 //   (a) "RCEIL ceil_pow2(a/448) vs ceil_pow2(fl32(a*fl32(1/448))): 0 mismatches over all
 //       positive normal fp32 a" - recomputed here from bits by test-local code, then the
 //       reference's RCEIL byte (mx_scale_byte, TE policy) is held to the same rule;
 //   (b) "AITER-triton _mxfp8_quant_op scale vs RCEIL: 246 mismatches (exactly the amax with
 //       mantissa == 1.75)" - mx_scale_byte(kAiterTriton) vs mx_scale_byte(kRceil), held to the
-//       mismatch set derived from the formulas of formats.md §3.6 / §3.4, which contains the
+//       mismatch set derived from the formulas of docs/formats.md §3.6 / §3.4, which contains the
 //       measured 246 plus 1 + 2^21 more (see the comment above aiter_differs_by_derivation).
 // The library sweeps are cut into 8 slices (one ctest entry each); every sweep runs on two
 // std::threads. Label `exhaustive`.
@@ -26,6 +26,7 @@
 
 #include "reference/format.h"
 #include "reference/mx_quant.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
@@ -81,10 +82,8 @@ Tally sweep(uint32_t lo, uint32_t hi, Fn fn) {
 
 std::string hexes(const std::vector<uint32_t>& v) {
   std::string s;
-  char buf[16];
   for (uint32_t b : v) {
-    std::snprintf(buf, sizeof buf, " 0x%08X", b);
-    s += buf;
+    s += " " + test_support::hex(b, 8);
   }
   return s;
 }
@@ -118,15 +117,15 @@ std::string chunk_name(const ::testing::TestParamInfo<uint32_t>& info) {
 }
 
 // The e8m0 RCEIL byte of an exact ceil exponent: ceil <= -127 means y <= 2^-127 -> byte 0
-// (formats.md §2.1 "> 2^-127 -> 0x01, else 0x00"); a finite normal a never gets past 2^120.
+// (docs/formats.md §2.1 "> 2^-127 -> 0x01, else 0x00"); a finite normal a never gets past 2^120.
 int rceil_byte(int ceil_exponent) { return ceil_exponent + 127 < 0 ? 0 : ceil_exponent + 127; }
 
 // Guards against the RCEIL byte depending on whether amax / 448 is computed by division or by
 // multiplication with fl32(1/448) (TE, torchao and AITER multiply; the Python refs divide).
-// device_probe.txt: "0 mismatches over all positive normal fp32 a". Both sides from bits here.
-// In raw ceil exponents the two differ for 7 a (0x00E000E0 ... 0x03E00003, y ~ 2^-134 .. 2^-128:
-// division and multiplication round differently in the fp32 subnormal range), every one with
-// both ceils <= -127, i.e. byte 0 on both sides: the e8m0 bytes agree everywhere, as measured.
+// docs/conventions.md §3.6: "0 mismatches over all positive normal fp32 a". Both sides from bits
+// here. In raw ceil exponents the two differ for 7 a (0x00E000E0 ... 0x03E00003, y ~ 2^-134 ..
+// 2^-128: division and multiplication round differently in the fp32 subnormal range), every one
+// with both ceils <= -127, i.e. byte 0 on both sides: the e8m0 bytes agree everywhere, as measured.
 TEST(ExhaustiveRceil, DivideAndReciprocalMultiplyGiveTheSameByte) {
   Timer timer("divide vs reciprocal multiply, every normal amax");
   const Tally bytes = sweep(kFirstNormal, kLastNormal, [](uint32_t bits, Tally& tally) {
@@ -163,8 +162,9 @@ TEST_P(ExhaustiveRceilChunk, ReferenceByteMatchesCeilOfAmaxOver448) {
 
 INSTANTIATE_TEST_SUITE_P(Slices, ExhaustiveRceilChunk, ::testing::Range(0u, kChunks), chunk_name);
 
-// AITER Triton's 0x200000 bump vs RCEIL (formats.md §3.6; device_probe.txt "246 mismatches
-// (exactly the amax with mantissa == 1.75)"), derived from the two formulas on fp32 bits:
+// AITER Triton's 0x200000 bump vs RCEIL (docs/formats.md §3.6; docs/conventions.md §3.6 "246
+// mismatches (exactly the amax with mantissa == 1.75)"), derived from the two formulas on fp32
+// bits:
 //  1. a = 1.75 * 2^k: RCEIL a * fl32(1/448) rounds to exactly 2^(k-8) -> byte max(k + 119, 0);
 //     AITER bumps to 2^(k+1) -> clamp(k - 7, -127, 127) + 127 = k + 120 for k >= -120. They
 //     differ for k in [-119, 126]: 246 values, the measured count.
@@ -198,7 +198,7 @@ TEST(ExhaustiveAiterTriton, DerivedMismatchSet) {
     if (bits < kTwoTo127 && aiter_differs_by_derivation(bits)) ++item1;
   }
   below = item1 + (aiter_differs_by_derivation(0x04600001u) ? 1 : 0);
-  EXPECT_EQ(item1, 246u) << "device_probe.txt: 246";
+  EXPECT_EQ(item1, 246u) << "docs/conventions.md §3.6: 246";
   EXPECT_EQ(below, 247u);
   MxPolicy rceil;
   rceil.rule = MxScaleRule::kRceil;

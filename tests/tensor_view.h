@@ -1,6 +1,6 @@
 // Test helper: torch's `x.view(shape).permute(perm).contiguous()` on a contiguous buffer, written
 // independently of the layout code it checks. Used by the layout tests to build each layout as
-// the source libraries compose it (research/layouts.md §1, §4).
+// the source libraries compose it (docs/layouts.md §1, §4).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Covers reference/block_quant and the block half of reference/quant_conventions: DeepSeek-style
-// block FP8 with 1x128 activation groups and 128x128 weight blocks (research/formats.md §5):
+// block FP8 with 1x128 activation groups and 128x128 weight blocks (docs/formats.md §5):
 // fp32 scales = amax / max by IEEE division, the eps of each convention (vLLM 1e-10, DeepGEMM
 // 1e-4), the UE8M0 modes (vLLM CUDA log2f with the 1e-10 clamp, vLLM Triton without it,
 // DeepGEMM ceil_to_ue8m0 clamped to [1, 254], AITER bit ceil), NaN and Inf elements (vLLM's
@@ -7,10 +7,10 @@
 // against vLLM's division, the fnuz max 224 (BUG Z11), the log2f ceil hazard (Z8), the payload
 // requantized with the power-of-two scale (Z14), partial blocks (K or N not a multiple of 128:
 // the scale grid is the ceiling), a scale-index fingerprint over a 2 x 3 weight grid, and shape
-// validation. Expected values are derived by hand from formats.md (§5.1-§5.3, §6.4, §6.13-§6.15)
-// and device_probe.txt, never from the code under test.
-// Does not cover: MX 1x32 quantization (test_mx_quant.cpp), dequantization (test_dequant.cpp),
-// packed-int32 UE8M0 layouts, or vLLM's bit-ceil register path as a named convention.
+// validation. Expected values are derived by hand from docs/formats.md (§5.1-§5.3, §6 item 4, §6
+// items 13-15) and docs/conventions.md §3, never from the code under test. Does not cover: MX 1x32
+// quantization (test_mx_quant.cpp), dequantization (test_dequant.cpp), packed-int32 UE8M0 layouts,
+// or vLLM's bit-ceil register path as a named convention.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,11 +34,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
 BlockPolicy policy_of(std::string_view convention, bool ue8m0, Format element = Format::kE4M3FN) {
-  const Convention* c = find_convention(convention);
-  if (c == nullptr) throw std::invalid_argument("no convention " + std::string(convention));
-  const std::optional<BlockPolicy> p = block_policy(*c, element, ue8m0);
-  if (!p) throw std::invalid_argument("no block policy for " + std::string(convention));
-  return *p;
+  return require_block_policy(require_convention(convention), element, ue8m0);
 }
 
 // One 1x128 activation group: probe values first, +0.0 after.
@@ -49,7 +45,7 @@ BlockQuantized quantize_group(const std::vector<float>& probe, const BlockPolicy
   return quantize_block(x, 1, kBlockK, 1, kBlockK, element, policy);
 }
 
-// Guards against a convention without a block quantizer growing one by accident (formats.md §5
+// Guards against a convention without a block quantizer growing one by accident (docs/formats.md §5
 // names vLLM per_token_group_quant, DeepGEMM and AITER only).
 TEST(BlockPolicy, OnlyTheDeepSeekQuantizersHaveOne) {
   for (const Convention& c : all_conventions()) {
@@ -59,10 +55,10 @@ TEST(BlockPolicy, OnlyTheDeepSeekQuantizersHaveOne) {
 }
 
 // Guards against a scale computed as amax * fl32(1/448) (or any other formula) where the source
-// divides: y_s = absmax / max_8bit, IEEE division (formats.md §5.1; DeepGEMM sf = amax / 448.0,
-// §5.2). amax 13: 13/448 = (13/7) * 2^-6, 13/7 = 1.110110110..b truncates at bit 23 (next bit 0)
-// -> 0x1.db6db6p-6, while 13 * fl32(1/448) rounds to 0x1.db6db8p-6. The two groups of each row
-// land at their own index; a negative amax element counts by |x|.
+// divides: y_s = absmax / max_8bit, IEEE division (docs/formats.md §5.1; DeepGEMM sf = amax /
+// 448.0, §5.2). amax 13: 13/448 = (13/7) * 2^-6, 13/7 = 1.110110110..b truncates at bit 23 (next
+// bit 0) -> 0x1.db6db6p-6, while 13 * fl32(1/448) rounds to 0x1.db6db8p-6. The two groups of each
+// row land at their own index; a negative amax element counts by |x|.
 TEST(BlockActivations, ScaleIsAmaxOver448ByDivision) {
   const std::size_t rows = 2, cols = 256;
   std::vector<float> x(rows * cols, 0.0f);
@@ -119,8 +115,8 @@ TEST(BlockWeights, Fingerprint128x128) {
   }
 }
 
-// Guards against the wrong eps for an all-zero group (formats.md §5.1 "non-UE8M0 -> 1e-10/448 ~
-// 2.23e-13"; §5.2 amax.clamp(1e-4); AITER seeds 1e-10, §3.6). Elements 0 / s = 0 -> 0x00.
+// Guards against the wrong eps for an all-zero group (docs/formats.md §5.1 "non-UE8M0 -> 1e-10/448
+// ~ 2.23e-13"; §5.2 amax.clamp(1e-4); AITER seeds 1e-10, §3.6). Elements 0 / s = 0 -> 0x00.
 TEST(BlockEps, ZeroGroupFp32Scale) {
   struct Row {
     std::string_view conv;
@@ -134,11 +130,11 @@ TEST(BlockEps, ZeroGroupFp32Scale) {
   }
 }
 
-// Guards against the wrong UE8M0 power of two for an all-zero group (formats.md §5.1, §6.14):
-// vLLM CUDA: y_s = 1e-10/448 = 2.2e-13, clamped up to 1e-10, log2f = -33.2 -> ceil -33 -> 2^-33.
-// vLLM Triton (no clamp after the division): log2(2.2e-13) = -42.03 -> 2^-42. DeepGEMM: 1e-4/448
-// = 2.23e-7, log2 = -22.1 -> ceil -> 2^-22 (the [1, 254] clamp of §5.2 does not bite: byte 105).
-// AITER (bit ceil of 1e-10/448): 2^-42, the "byte 85" of §3.6.
+// Guards against the wrong UE8M0 power of two for an all-zero group (docs/formats.md §5.1, §6 item
+// 14): vLLM CUDA: y_s = 1e-10/448 = 2.2e-13, clamped up to 1e-10, log2f = -33.2 -> ceil -33 ->
+// 2^-33. vLLM Triton (no clamp after the division): log2(2.2e-13) = -42.03 -> 2^-42. DeepGEMM:
+// 1e-4/448 = 2.23e-7, log2 = -22.1 -> ceil -> 2^-22 (the [1, 254] clamp of §5.2 does not bite: byte
+// 105). AITER (bit ceil of 1e-10/448): 2^-42, the "byte 85" of §3.6.
 TEST(BlockUe8m0, ZeroGroupPowerOfTwo) {
   EXPECT_EQ(quantize_group({}, policy_of("vllm_group_quant", true)).scales[0], 0x1p-33f);
   BlockPolicy triton = policy_of("vllm_group_quant", true);
@@ -148,8 +144,8 @@ TEST(BlockUe8m0, ZeroGroupPowerOfTwo) {
   EXPECT_EQ(quantize_group({}, policy_of("aiter_hip", true)).scales[0], 0x1p-42f);
 }
 
-// Guards against DeepGEMM's ceil_to_ue8m0 clamp being lost (formats.md §5.2 "clamp(1, 254)":
-// NaN/Inf amax -> 2^127; 0/subnormal -> 2^-126, §6.6 / §6.8): only reachable without the 1e-4
+// Guards against DeepGEMM's ceil_to_ue8m0 clamp being lost (docs/formats.md §5.2 "clamp(1, 254)":
+// NaN/Inf amax -> 2^127; 0/subnormal -> 2^-126, §6 items 6 and 8): only reachable without the 1e-4
 // eps, so block_scale is called directly with eps 0.
 TEST(BlockUe8m0, DeepGemmClampOneTo254) {
   BlockPolicy p = policy_of("deepgemm", true);
@@ -163,10 +159,10 @@ TEST(BlockUe8m0, DeepGemmClampOneTo254) {
   EXPECT_EQ(block_scale(448.0f, p), 1.0f);
 }
 
-// Guards against a NaN element escaping vLLM's clamp (formats.md §5.1 / §6.13: fmaxf ignores
-// NaN in the amax; fminf(fmaxf(NaN, -448), 448) = -448 -> stored as 0xFE). Group [NaN, 1.0]:
-// amax 1.0, fp32 scale 1/448 (1.0 / s = 447.99997 -> 448 = 0x7E); UE8M0: log2f(1/448) = -8.8 ->
-// 2^-8, 1.0 * 2^8 = 256 = 0x78.
+// Guards against a NaN element escaping vLLM's clamp (docs/formats.md §5.1 / §6 item 13: fmaxf
+// ignores NaN in the amax; fminf(fmaxf(NaN, -448), 448) = -448 -> stored as 0xFE). Group
+// [NaN, 1.0]: amax 1.0, fp32 scale 1/448 (1.0 / s = 447.99997 -> 448 = 0x7E); UE8M0: log2f(1/448) =
+// -8.8 -> 2^-8, 1.0 * 2^8 = 256 = 0x78.
 TEST(BlockNan, VllmStoresNanAsMinus448) {
   BlockQuantized q = quantize_group({kNan, 1.0f}, policy_of("vllm_group_quant", false));
   EXPECT_EQ(q.scales[0], 1.0f / 448.0f);
@@ -178,7 +174,7 @@ TEST(BlockNan, VllmStoresNanAsMinus448) {
   EXPECT_EQ(q.data[1], 0x78);
 }
 
-// Guards against the Inf-element path of vLLM (formats.md §5.1: "+Inf element makes y_s = inf,
+// Guards against the Inf-element path of vLLM (docs/formats.md §5.1: "+Inf element makes y_s = inf,
 // then Inf/Inf = NaN -> -448 and all finite elements -> 0"): [Inf, 1, -1] -> 0xFE, 0x00, -0 =
 // 0x80 (fmaxf(-0, -448) = -0), with and without UE8M0 (exp2f(inf) = inf).
 TEST(BlockInf, VllmInfElementBecomesMinus448) {
@@ -192,10 +188,10 @@ TEST(BlockInf, VllmInfElementBecomesMinus448) {
   }
 }
 
-// Guards against DeepGEMM's NaN group losing its NaN-propagating amax (formats.md §6.13: "gets
-// scale 2^127 and the block collapses to 0 except the NaN"; torch amax and clamp propagate NaN).
-// UE8M0: ceil_to_ue8m0(NaN) = 2^127; NaN -> 0x7F (SATFINITE NaN, device "nan -> 7f"), 1 * 2^-127
-// -> 0x00, -1 * 2^-127 -> 0x80. fp32 scale: NaN / 448 = NaN, x * (1/NaN) = NaN everywhere.
+// Guards against DeepGEMM's NaN group losing its NaN-propagating amax (docs/formats.md §6 item 13:
+// "gets scale 2^127 and the block collapses to 0 except the NaN"; torch amax and clamp propagate
+// NaN). UE8M0: ceil_to_ue8m0(NaN) = 2^127; NaN -> 0x7F (SATFINITE NaN, device "nan -> 7f"), 1 *
+// 2^-127 -> 0x00, -1 * 2^-127 -> 0x80. fp32 scale: NaN / 448 = NaN, x * (1/NaN) = NaN everywhere.
 TEST(BlockNan, DeepGemmNanAmax) {
   BlockQuantized q = quantize_group({kNan, 1.0f, -1.0f}, policy_of("deepgemm", true));
   EXPECT_EQ(q.scales[0], 0x1p127f);
@@ -209,7 +205,7 @@ TEST(BlockNan, DeepGemmNanAmax) {
 }
 
 // Guards against DeepGEMM's x * fl32(1/s) being replaced by vLLM's x / s or vice versa
-// (formats.md §5.2 "with fp32 sf that reciprocal is rounded"; §5.1 "x / y_s"). Group amax 13,
+// (docs/formats.md §5.2 "with fp32 sf that reciprocal is rounded"; §5.1 "x / y_s"). Group amax 13,
 // element 1.21875 = 39/32. s = 0x1.db6db6p-6 = (13/7)(1 - (3/13) 2^-23) 2^-6 (see above).
 // vLLM: x / s = 42 (1 + (3/13) 2^-23) = 42 + 0.30 ulp -> 42.0, the midpoint of 40 (e=12, m=2)
 // and 44 -> even -> 40 = 0x62. DeepGEMM / AITER: fl32(1/s) = (14/13 + (6/13) 2^-23) 2^5 (the
@@ -232,11 +228,11 @@ TEST(BlockElementScaling, ReciprocalMultiplyVersusDivide) {
 }
 
 // Guards against BUG Z11 (the wrong fp8 max constant): vLLM quantizes E4M3FNUZ with max 224, not
-// the format's 240 (formats.md §5.1 get_fp8_min_max, §6.4); on E4M3FN it uses 448. Group amax
-// 300 (> 240): fnuz scale 300/224, element 300 -> 224 = fnuz (bias 8) e=15, m=6 = 0x7E (not the
-// max code 0x7F); 240 -> 179.2 -> 176 (m=3) = 0x7B. On E4M3FN: 300/448, 300 -> 448 = 0x7E,
-// 240 -> 358.4 -> 352 (e=15, m=3) = 0x7B. AITER on fnuz uses the format max 240 (§3.6):
-// 300 -> 240 = 0x7F.
+// the format's 240 (docs/formats.md §5.1 get_fp8_min_max, §6 item 4); on E4M3FN it uses 448. Group
+// amax 300 (> 240): fnuz scale 300/224, element 300 -> 224 = fnuz (bias 8) e=15, m=6 = 0x7E (not
+// the max code 0x7F); 240 -> 179.2 -> 176 (m=3) = 0x7B. On E4M3FN: 300/448, 300 -> 448 = 0x7E, 240
+// -> 358.4 -> 352 (e=15, m=3) = 0x7B. AITER on fnuz uses the format max 240 (§3.6): 300 -> 240 =
+// 0x7F.
 TEST(BlockFp8Max, VllmFnuzUses224) {
   const std::vector<float> g = {300.0f, 240.0f};
   BlockQuantized q =
@@ -254,7 +250,7 @@ TEST(BlockFp8Max, VllmFnuzUses224) {
   EXPECT_EQ(q.data[0], 0x7F);
 }
 
-// Guards against BUG Z8 (log2-based exponent ceil), formats.md §5.3. amax = 1.75 * 2^-118 + 1
+// Guards against BUG Z8 (log2-based exponent ceil), docs/formats.md §5.3. amax = 1.75 * 2^-118 + 1
 // ulp: amax / 448 = 2^-126 (1 + 2^-23 / 1.75) -> 0x1.000002p-126. log2f gives -126 + 1.7e-7,
 // within half an ulp (2^-18 at |x| in [64, 128)) of -126, so exp2f(ceilf(log2f)) = 2^-126 where
 // the bit ceil gives 2^-125 (device: "first: 0x1.000002p-126"). The vLLM CUDA clamp to 1e-10
@@ -324,7 +320,7 @@ TEST(BlockPartial, ActivationsKNotAMultipleOf128) {
   EXPECT_EQ(q.data[150], 0x36);
 }
 
-// Guards against a weight scale grid that floors N or K (formats.md §5.4: w_scale is
+// Guards against a weight scale grid that floors N or K (docs/formats.md §5.4: w_scale is
 // [ceil(N/128), ceil(K/128)]): N = K = 200 -> 2 x 2; block (1, 1) covers rows and columns
 // 128..199 only (zero padding), block (1, 0) rows 128..199 x columns 0..127.
 TEST(BlockPartial, WeightsNAndKNotMultiplesOf128) {

@@ -89,8 +89,9 @@ TEST(CliAccumulators, ListsModelsWithParametersAndSources) {
   EXPECT_EQ(mxgate("accumulators extra").exit_code, 2);
 }
 
-// Guards against issue 12's false failures (a correct Hopper FP8 GEMM outside the fp32 bound)
-// remaining with --accumulator sm90_fp8_mma, and against that bound accepting a wrong kernel.
+// Guards against the false failures of docs/nvidia.md §4.2 (a correct Hopper FP8 GEMM outside the
+// fp32 bound) remaining with --accumulator sm90_fp8_mma, and against that bound accepting a wrong
+// kernel.
 // C is the bit-faithful simulation of the model on these operands.
 TEST(CliCheckGemm, Sm90AccumulatorAcceptsTheSimulatedHopperGemm) {
   TempDir d;

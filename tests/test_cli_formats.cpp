@@ -26,6 +26,8 @@
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/measured_bytes.h"
+#include "tests/hex.h"
+#include "tests/measured_rows.h"
 #include "tests/shell.h"
 
 namespace mxgate {
@@ -83,29 +85,10 @@ class Cli : public ::testing::Test {
 std::string arg_of(float x) {
   if (std::isnan(x)) return std::signbit(x) ? "-nan" : "nan";
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char b[48];
-  std::snprintf(b, sizeof b, "%a", static_cast<double>(x));
-  return b;
+  return test_support::hexfloat(x);
 }
 
-std::string code_line(uint32_t code, int digits) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%0*x\n", digits, code);
-  return b;
-}
-
-std::string sanitize(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      out += ch;
-    } else if (!out.empty() && out.back() != '_') {
-      out += '_';
-    }
-  }
-  while (!out.empty() && out.back() == '_') out.pop_back();
-  return out;
-}
+std::string code_line(uint32_t code, int digits) { return test_support::hex(code, digits) + "\n"; }
 
 // ---- Measured rows through `mxgate encode` / `mxgate decode` ----
 
@@ -130,10 +113,7 @@ TEST_P(CliMeasuredEncode, PrintsMeasuredBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, CliMeasuredEncode,
                          ::testing::Range<size_t>(0, measured_encodes().size()),
-                         [](const ::testing::TestParamInfo<size_t>& p) {
-                           const MeasuredEncode& m = measured_encodes()[p.param];
-                           return sanitize(m.source) + "_" + std::string(m.convention);
-                         });
+                         test_support::encode_row_name);
 
 // The first convention that uses `rule` as its e8m0 encoder, if any.
 const Convention* convention_with(E8m0Encode rule) {
@@ -172,10 +152,7 @@ TEST_P(CliMeasuredE8m0, PrintsMeasuredBytes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, CliMeasuredE8m0, ::testing::ValuesIn(reachable_e8m0_rows()),
-                         [](const ::testing::TestParamInfo<size_t>& p) {
-                           const MeasuredE8m0& m = measured_e8m0_encodes()[p.param];
-                           return sanitize(m.source) + "_" + std::string(name(m.rule));
-                         });
+                         test_support::e8m0_row_name);
 
 // Guards against a measured e8m0 row silently left out of the CLI test above: only CUDA's
 // RoundZero+SATFINITE (floor_sat) has no convention, so no `mxgate encode` call reaches it.
@@ -216,15 +193,12 @@ TEST_P(CliMeasuredDecode, PrintsMeasuredValues) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, CliMeasuredDecode,
                          ::testing::Range<size_t>(0, measured_e8m0_decodes().size()),
-                         [](const ::testing::TestParamInfo<size_t>& p) {
-                           const MeasuredE8m0Decode& m = measured_e8m0_decodes()[p.param];
-                           return sanitize(m.source) + "_" + std::string(m.convention);
-                         });
+                         test_support::decode_row_name);
 
 // ---- Pointed checks ----
 
 // Guards against the vLLM exp2 decode of byte 0 printing 2^-127 or 0: measured
-// torch.exp2(0 - 127) on CUDA = 0x1.fffff8p-128 (device_probe.txt), %.9g 5.87747035e-39.
+// torch.exp2(0 - 127) on CUDA = 0x1.fffff8p-128 (docs/conventions.md §3.5), %.9g 5.87747035e-39.
 TEST_F(Cli, DecodeExp2CudaZeroByte) {
   const CliResult r =
       run_cli({"decode", "--format", "e8m0", "--convention", "vllm_mxfp8_exp2", "0x00"});

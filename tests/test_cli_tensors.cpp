@@ -117,7 +117,7 @@ TEST(CliQuantize, TorchaoFloorAmax448KeepsElements) {
 }
 
 // Guards against the AITER Triton 0x200000 bump being treated as RCEIL/FLOOR at amax 448
-// (formats.md §3.6, §3.7: the one significand, 1.75, where it differs from RCEIL).
+// (docs/formats.md §3.6, §3.7: the one significand, 1.75, where it differs from RCEIL).
 TEST(CliQuantize, AiterTritonBumpsAmax448) {
   TempDir d;
   write_npy(d.file("x.npy"), NpyArray({1, 32}, block_448()));
@@ -144,7 +144,7 @@ TEST(CliQuantize, AiterHipZeroBlockGetsByte85) {
   TempDir d;
   write_npy(d.file("x.npy"), NpyArray({1, 32}, std::vector<float>(32, 0.0f)));
   // amax = max(0, 1e-10) = 1e-10; RCEIL: 1e-10 * fl32(1/448) = 2.23e-13, log2 = -42.03,
-  // ceil -> -42 -> byte 127 - 42 = 85 (formats.md §3.7 table). Elements 0 * 2^42 -> 0x00.
+  // ceil -> -42 -> byte 127 - 42 = 85 (docs/formats.md §3.7 table). Elements 0 * 2^42 -> 0x00.
   const CliResult r = mxgate(quantize_args(d, "mx", "aiter_hip"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(codes(d.file("q.data.npy")), std::vector<uint8_t>(32, 0x00));
@@ -201,7 +201,7 @@ void write_scale_grid(const TempDir& d) {
 }
 
 // Guards against --scale-layout col_major writing anything but the transpose of the logical
-// scales (AITER bpreshuffle's x_scale, layouts.md §2), or keeping a 2-D shape.
+// scales (AITER bpreshuffle's x_scale, docs/layouts.md §2.1), or keeping a 2-D shape.
 TEST(CliQuantize, ColMajorScalesAreTheTranspose) {
   TempDir d;
   write_scale_grid(d);
@@ -220,7 +220,7 @@ TEST(CliQuantize, ColMajorScalesAreTheTranspose) {
 }
 
 // Guards against layout padding being left uninitialised or filled with 1.0 (0x7f) instead of 0
-// (layouts.md §1: kernels read padding).
+// (docs/layouts.md §1.4: kernels read padding).
 TEST(CliQuantize, TmaColMajorPaddingIsZero) {
   TempDir d;
   write_scale_grid(d);
@@ -332,7 +332,7 @@ TEST(CliGemm, Mx1x1x32HandResult) {
 }
 
 // Guards against --convention being ignored in the MX gemm: scale byte 0x00 is 2^-127 under
-// ocp_mx but 0.0 under vllm_e8m0_shift (formats.md §2.2).
+// ocp_mx but 0.0 under vllm_e8m0_shift (docs/formats.md §2.2).
 TEST(CliGemm, MxScaleDecodeFollowsConvention) {
   TempDir d;
   std::vector<uint8_t> a(32, 0), b(32, 0);
@@ -398,7 +398,7 @@ std::vector<float> normal_data(std::size_t n, uint64_t seed) {
 
 // Random MX operands (3 x 4 x 64, torchao_floor) written as a.npy, as.npy, b.npy, bs.npy.
 void write_random_mx(const TempDir& d) {
-  const MxPolicy p = *mx_policy(*find_convention("torchao_floor"));
+  const MxPolicy p = require_mx_policy(require_convention("torchao_floor"));
   const MxQuantized a = quantize_mx(normal_data(std::size_t{3} * 64, 1), 3, 64, Format::kE4M3FN, p);
   const MxQuantized b = quantize_mx(normal_data(std::size_t{4} * 64, 2), 4, 64, Format::kE4M3FN, p);
   write_npy(d.file("a.npy"), NpyArray({3, 64}, a.data));
@@ -448,11 +448,12 @@ TEST(CliCheckGemm, Bf16OutputInferredFromC) {
 }
 
 // Guards against bound mode rejecting a legitimate fp32 kernel order (vLLM Triton: per-128 partial
-// sums scaled by fl(fl(part*sa)*sb), formats.md §5.5) or accepting a planted error.
+// sums scaled by fl(fl(part*sa)*sb), docs/formats.md §5.5) or accepting a planted error.
 TEST(CliCheckGemm, BoundAcceptsOrderedFp32AndRejectsPlantedError) {
   TempDir d;
   const std::size_t m = 4, n = 5, k = 300;  // K = 128 + 128 + 44
-  const BlockPolicy p = *block_policy(*find_convention("vllm_group_quant"), Format::kE4M3FN, false);
+  const BlockPolicy p =
+      require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, false);
   const BlockQuantized a = quantize_block(normal_data(m * k, 3), m, k, 1, 128, Format::kE4M3FN, p);
   const BlockQuantized b =
       quantize_block(normal_data(n * k, 4), n, k, 128, 128, Format::kE4M3FN, p);

@@ -1,12 +1,12 @@
-// Covers reference/convention and reference/measured_bytes: the 15 named conventions exist and
-// cite formats.md; every MeasuredEncode / MeasuredE8m0 / MeasuredE8m0Decode row reproduces
-// byte for byte (one test per row, named after its device_probe.txt source); an independent
-// transcription of device_probe.txt kept in this file (the probe.cu table, the torch, triton,
-// e8m0 and decode rows, the bf16-first e4m3 row) both reproduces and matches measured_bytes.cpp;
-// the disagreement tables of formats.md §1.3 and §6 per convention; encode_with / decode_with
-// errors for undefined combinations.
-// Does NOT cover: the encoders' rounding in general (test_fp_encode.cpp, test_e8m0.cpp), the
-// CLI (test_cli_formats.cpp), full sweeps (exhaustive_encoders.cpp).
+// Covers reference/convention and reference/measured_bytes: the 23 named conventions exist and
+// cite their section of docs/conventions.md; every MeasuredEncode / MeasuredE8m0 /
+// MeasuredE8m0Decode row reproduces byte for byte (one test per row, named after its
+// docs/conventions.md §3 source); an independent transcription of docs/conventions.md §3 kept in
+// this file (the probe.cu table, the torch, triton, e8m0 and decode rows, the bf16-first e4m3 row)
+// both reproduces and matches measured_bytes.cpp; the disagreement tables of docs/formats.md §1.3
+// and §6 per convention; encode_with / decode_with errors for undefined combinations. Does NOT
+// cover: the encoders' rounding in general (test_fp_encode.cpp, test_e8m0.cpp), the CLI
+// (test_cli_formats.cpp), full sweeps (exhaustive_encoders.cpp).
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -23,31 +23,19 @@
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/measured_bytes.h"
+#include "reference/quant_conventions.h"
+#include "tests/hex.h"
+#include "tests/measured_rows.h"
 
 namespace mxgate {
 namespace {
 
+using test_support::hex;
+using test_support::hexfloat;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kFltMax = 0x1.fffffep127f;
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%02x", v);
-  return b;
-}
-
-std::string hexfloat(float v) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%a", static_cast<double>(v));
-  return b;
-}
-
-const Convention& conv(const char* name) {
-  const Convention* c = find_convention(name);
-  if (!c) throw std::runtime_error(std::string("no convention ") + name);
-  return *c;
-}
 
 // Same fp32 pattern, or both NaN.
 bool same_input(float a, float b) {
@@ -58,48 +46,74 @@ bool same_input(float a, float b) {
 
 // README.md "Conventions:" list.
 constexpr const char* kConventionNames[] = {
-    "ocp_mx",       "torchao_floor",    "torchao_rceil",   "transformer_engine", "cuda_satfinite",
-    "cuda_nosat",   "torch_2_11",       "ml_dtypes",       "triton_nvidia",      "aiter_hip",
-    "aiter_triton", "vllm_group_quant", "vllm_e8m0_shift", "vllm_mxfp8_exp2",    "deepgemm"};
+    "ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "cuda_satfinite",
+    "cuda_nosat", "torch_2_11", "ml_dtypes", "triton_nvidia", "aiter_hip", "aiter_triton",
+    "vllm_group_quant", "vllm_e8m0_shift", "vllm_mxfp8_exp2", "deepgemm",
+    // FP4-only implementations (docs/fp4.md §3)
+    "triton_mxfp4", "triton_mxfp4_half_up", "aiter_fp4_fallback", "aiter_fp4_fallback_pre3992",
+    "aiter_gfx950", "te_nvfp4_ref", "flashinfer_nvfp4", "torchao_nvfp4"};
+// The first kFp8ConventionCount names are the FP8 conventions; the rest are FP4-only.
+constexpr size_t kFp8ConventionCount = 15;
 
 // Guards against a convention dropped, renamed or left without a citation: every name of the
-// README exists, is found by name, and its source points into research/formats.md.
+// README exists, is found by name, its source points into docs/conventions.md §2
+// (tests/test_docs_match_code.cpp checks that the section is the convention's own), and it casts
+// to E4M3 (the FP8 ones) or to E2M1 and no FP8 format (the FP4-only ones, docs/fp4.md §3).
 TEST(ConventionRegistry, EveryConventionExistsAndCitesASource) {
   EXPECT_EQ(all_conventions().size(), std::size(kConventionNames));
   std::set<std::string_view> seen;
   for (const Convention& c : all_conventions()) {
     EXPECT_TRUE(seen.insert(c.name).second) << "duplicate " << c.name;
-    EXPECT_NE(c.source.find("formats.md"), std::string_view::npos) << c.name << ": " << c.source;
-    EXPECT_TRUE(defines(c, Format::kE4M3FN)) << c.name;  // every surveyed one casts to E4M3
+    EXPECT_NE(c.source.find("docs/conventions.md §2."), std::string_view::npos)
+        << c.name << ": " << c.source;
     EXPECT_TRUE(defines(c, Format::kBF16) && defines(c, Format::kFP16) && defines(c, Format::kE8M0))
         << c.name;
   }
   const std::string all = convention_names();
-  for (const char* n : kConventionNames) {
+  for (size_t i = 0; i < std::size(kConventionNames); ++i) {
+    const char* n = kConventionNames[i];
     const Convention* c = find_convention(n);
     ASSERT_NE(c, nullptr) << n;
     EXPECT_EQ(c->name, n);
     EXPECT_NE(all.find(n), std::string::npos) << n;
+    if (i < kFp8ConventionCount) {
+      EXPECT_TRUE(defines(*c, Format::kE4M3FN)) << n;  // every surveyed FP8 one casts to E4M3
+    } else {
+      EXPECT_TRUE(defines(*c, Format::kE2M1)) << n;
+      for (Format f : {Format::kE4M3FN, Format::kE5M2, Format::kE4M3FNUZ, Format::kE5M2FNUZ}) {
+        EXPECT_FALSE(defines(*c, f)) << n << " is FP4-only but defines " << info(f).name;
+      }
+    }
   }
   EXPECT_EQ(find_convention(""), nullptr);
   EXPECT_EQ(find_convention("torch"), nullptr);
   EXPECT_EQ(find_convention("cuda_satfinite "), nullptr);
 }
 
-// ---- Every row of measured_bytes, one test each ----
-
-std::string sanitize(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    if (std::isalnum(static_cast<unsigned char>(ch))) {
-      out += ch;
-    } else if (!out.empty() && out.back() != '_') {
-      out += '_';
-    }
+// Guards against a convention name written in code (dispatch, the gate, the properties) with a
+// typo: the lookup must fail loudly, naming the bad name and the known ones, never give a null
+// convention or an empty quantizer policy.
+TEST(ConventionRegistry, RequireNamesTheTypo) {
+  EXPECT_EQ(require_convention("ocp_mx").name, "ocp_mx");
+  try {
+    (void)require_convention("ocp_mxx");
+    ADD_FAILURE() << "require_convention accepted a typo";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'ocp_mxx'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("torchao_rceil"), std::string::npos) << e.what();
   }
-  while (!out.empty() && out.back() == '_') out.pop_back();
-  return out;
+  // cuda_satfinite is a cast convention with no MX or block quantizer.
+  EXPECT_THROW((void)require_mx_policy(require_convention("cuda_satfinite")),
+               std::invalid_argument);
+  EXPECT_THROW(
+      (void)require_block_policy(require_convention("cuda_satfinite"), Format::kE4M3FN, false),
+      std::invalid_argument);
+  EXPECT_EQ(require_mx_policy(require_convention("ocp_mx")).rule, MxScaleRule::kFloor);
+  EXPECT_EQ(require_block_policy(require_convention("deepgemm"), Format::kE4M3FN, true).ue8m0,
+            Ue8m0::kDeepGemmClamp);
 }
+
+// ---- Every row of measured_bytes, one test each ----
 
 class MeasuredEncodeRow : public ::testing::TestWithParam<size_t> {};
 
@@ -119,10 +133,7 @@ TEST_P(MeasuredEncodeRow, ReproducesDeviceBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, MeasuredEncodeRow,
                          ::testing::Range<size_t>(0, measured_encodes().size()),
-                         [](const ::testing::TestParamInfo<size_t>& p) {
-                           const MeasuredEncode& m = measured_encodes()[p.param];
-                           return sanitize(m.source) + "_" + std::string(m.convention);
-                         });
+                         test_support::encode_row_name);
 
 class MeasuredE8m0Row : public ::testing::TestWithParam<size_t> {};
 
@@ -139,10 +150,7 @@ TEST_P(MeasuredE8m0Row, ReproducesDeviceBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, MeasuredE8m0Row,
                          ::testing::Range<size_t>(0, measured_e8m0_encodes().size()),
-                         [](const ::testing::TestParamInfo<size_t>& p) {
-                           const MeasuredE8m0& m = measured_e8m0_encodes()[p.param];
-                           return sanitize(m.source) + "_" + std::string(name(m.rule));
-                         });
+                         test_support::e8m0_row_name);
 
 class MeasuredDecodeRow : public ::testing::TestWithParam<size_t> {};
 
@@ -167,20 +175,17 @@ TEST_P(MeasuredDecodeRow, ReproducesDeviceValues) {
 
 INSTANTIATE_TEST_SUITE_P(Rows, MeasuredDecodeRow,
                          ::testing::Range<size_t>(0, measured_e8m0_decodes().size()),
-                         [](const ::testing::TestParamInfo<size_t>& p) {
-                           const MeasuredE8m0Decode& m = measured_e8m0_decodes()[p.param];
-                           return sanitize(m.source) + "_" + std::string(m.convention);
-                         });
+                         test_support::decode_row_name);
 
 // Guards against measured tables emptied by mistake (the parameterized tests above would then
-// pass vacuously): device_probe.txt has 10 element rows, 6 e8m0 rows and 3 decode rows.
+// pass vacuously): docs/conventions.md §3 has 10 element rows, 6 e8m0 rows and 3 decode rows.
 TEST(MeasuredRows, NoTableIsEmpty) {
   EXPECT_GE(measured_encodes().size(), 10u);
   EXPECT_GE(measured_e8m0_encodes().size(), 6u);
   EXPECT_GE(measured_e8m0_decodes().size(), 3u);
 }
 
-// ---- Independent transcription of research/device_probe.txt ----
+// ---- Independent transcription of docs/conventions.md §3 ----
 
 // "== probe.cu: cuda_fp8.h intrinsics executed on sm_90 ==", line by line:
 // value | e4m3 SAT NOSAT | e5m2 SAT NOSAT || e8m0 RZsat RZnosat RPsat RPnosat | host e8m0 RPsat
@@ -225,8 +230,8 @@ const ProbeLine kProbe[] = {
 // Guards against the CUDA conventions (and the CUDA e8m0 rules) drifting from the probe.cu run,
 // checked against this file's own copy of the table, not measured_bytes.cpp's.
 TEST(DeviceProbeCopy, ProbeCuTable) {
-  const Convention& sat = conv("cuda_satfinite");
-  const Convention& nosat = conv("cuda_nosat");
+  const Convention& sat = require_convention("cuda_satfinite");
+  const Convention& nosat = require_convention("cuda_nosat");
   for (const ProbeLine& l : kProbe) {
     const std::string at = "probe.cu line " + hexfloat(l.value);
     EXPECT_EQ(hex(encode_with(sat, Format::kE4M3FN, l.value)), hex(l.e4m3_sat)) << at;
@@ -237,13 +242,14 @@ TEST(DeviceProbeCopy, ProbeCuTable) {
     EXPECT_EQ(hex(encode_e8m0(l.value, E8m0Encode::kFloor)), hex(l.rz_nosat)) << at;
     EXPECT_EQ(hex(encode_with(sat, Format::kE8M0, l.value)), hex(l.rp_sat)) << at;
     EXPECT_EQ(hex(encode_with(nosat, Format::kE8M0, l.value)), hex(l.rp_nosat)) << at;
-    // Host __nv_fp8_e8m0 constructor = RoundPosInf + SATFINITE (formats.md §2.1); TE's rule.
-    EXPECT_EQ(hex(encode_with(conv("transformer_engine"), Format::kE8M0, l.value)), hex(l.host))
+    // Host __nv_fp8_e8m0 constructor = RoundPosInf + SATFINITE (docs/formats.md §2.1); TE's rule.
+    EXPECT_EQ(hex(encode_with(require_convention("transformer_engine"), Format::kE8M0, l.value)),
+              hex(l.host))
         << at;
   }
 }
 
-// The torch value list of device_probe.txt, as torch.tensor(list, dtype=float32) makes it:
+// The torch value list of docs/conventions.md §3.2, as torch.tensor(list, dtype=float32) makes it:
 // each Python double rounded once to fp32 (the casts below are that rounding, done by the
 // compiler). The last four entries differ per format.
 std::vector<float> torch_inputs(bool e5m2_tail) {
@@ -274,7 +280,7 @@ std::vector<float> torch_inputs(bool e5m2_tail) {
 }
 
 struct TorchRow {
-  const char* label;  // the device_probe.txt row
+  const char* label;  // the docs/conventions.md §3 row
   const char* convention;
   Format format;
   bool e5m2_tail;
@@ -319,7 +325,8 @@ TEST(DeviceProbeCopy, TorchAndTritonRows) {
     const std::vector<float> in = torch_inputs(r.e5m2_tail);
     ASSERT_EQ(in.size(), r.bytes.size()) << r.label;
     for (size_t i = 0; i < in.size(); ++i) {
-      EXPECT_EQ(hex(encode_with(conv(r.convention), r.format, in[i])), hex(r.bytes[i]))
+      EXPECT_EQ(hex(encode_with(require_convention(r.convention), r.format, in[i])),
+                hex(r.bytes[i]))
           << r.label << " input #" << i << " " << hexfloat(in[i]);
     }
   }
@@ -330,7 +337,7 @@ TEST(DeviceProbeCopy, TorchAndTritonRows) {
 // bf16 rounding (2^-10 * 1.0001 -> bf16 2^-10 -> tie -> 00; 464.0001 -> bf16 464 -> 7e).
 TEST(DeviceProbeCopy, Bf16FirstE4m3Row) {
   const uint8_t row[] = {0x00, 0x80, 0x00, 0x00, 0x00, 0x01, 0x7e, 0x7e, 0x7e, 0x7f, 0x7f};
-  const Convention& torch = conv("torch_2_11");
+  const Convention& torch = require_convention("torch_2_11");
   const std::vector<float> in = torch_inputs(false);
   for (size_t i = 0; i < std::size(row); ++i) {
     const uint32_t b = encode_with(torch, Format::kBF16, in[i]);
@@ -379,9 +386,10 @@ TEST(DeviceProbeCopy, E8m0Rows) {
   const std::vector<float> in = e8m0_inputs();
   ASSERT_EQ(in.size(), std::size(torch));
   for (size_t i = 0; i < in.size(); ++i) {
-    EXPECT_EQ(hex(encode_with(conv("torch_2_11"), Format::kE8M0, in[i])), hex(torch[i]))
+    EXPECT_EQ(hex(encode_with(require_convention("torch_2_11"), Format::kE8M0, in[i])),
+              hex(torch[i]))
         << "torch f32->e8m0 #" << i << " " << hexfloat(in[i]);
-    EXPECT_EQ(hex(encode_with(conv("ml_dtypes"), Format::kE8M0, in[i])), hex(ml[i]))
+    EXPECT_EQ(hex(encode_with(require_convention("ml_dtypes"), Format::kE8M0, in[i])), hex(ml[i]))
         << "ml_dtypes #" << i << " " << hexfloat(in[i]);
   }
 }
@@ -395,17 +403,20 @@ TEST(DeviceProbeCopy, E8m0DecodeRows) {
   const float exp2[] = {0x1.fffff8p-128f, 0x1p-126f, 0x1p-1f, 1.0f, 2.0f, 0x1p127f, kInf};
   const float shift[] = {0.0f, 0x1p-126f, 0x1p-1f, 1.0f, 2.0f, 0x1p127f, kInf};
   for (size_t i = 0; i < std::size(bytes); ++i) {
-    EXPECT_TRUE(same_input(decode_with(conv("torch_2_11"), Format::kE8M0, bytes[i]), torch[i]))
+    EXPECT_TRUE(same_input(decode_with(require_convention("torch_2_11"), Format::kE8M0, bytes[i]),
+                           torch[i]))
         << hex(bytes[i]);
-    EXPECT_TRUE(same_input(decode_with(conv("vllm_mxfp8_exp2"), Format::kE8M0, bytes[i]), exp2[i]))
+    EXPECT_TRUE(same_input(
+        decode_with(require_convention("vllm_mxfp8_exp2"), Format::kE8M0, bytes[i]), exp2[i]))
         << hex(bytes[i]);
-    EXPECT_TRUE(same_input(decode_with(conv("vllm_e8m0_shift"), Format::kE8M0, bytes[i]), shift[i]))
+    EXPECT_TRUE(same_input(
+        decode_with(require_convention("vllm_e8m0_shift"), Format::kE8M0, bytes[i]), shift[i]))
         << hex(bytes[i]);
   }
 }
 
 // Guards against a transcription slip in measured_bytes.cpp (a byte or an input copied wrong
-// from device_probe.txt): its rows must equal this file's independent copy.
+// from docs/conventions.md §3): its rows must equal this file's independent copy.
 TEST(DeviceProbeCopy, MeasuredBytesTranscriptionMatches) {
   auto find = [](std::string_view source) -> const MeasuredEncode* {
     for (const MeasuredEncode& m : measured_encodes())
@@ -468,18 +479,18 @@ TEST(DeviceProbeCopy, MeasuredBytesTranscriptionMatches) {
   }
 }
 
-// ---- Per-convention disagreement tables (formats.md §1.3, §3.7, §6) ----
+// ---- Per-convention disagreement tables (docs/formats.md §1.3, §3.7, §6) ----
 
 struct EdgeCase {
   const char* convention;
   Format format;
   float input;
   uint32_t code;
-  const char* why;  // formats.md row
+  const char* why;  // docs/formats.md row
 };
 const EdgeCase kEdges[] = {
     // §1.3 e4m3 464 < |x| < Inf: PyTorch <= 2.11 / ml_dtypes NaN, SATFINITE / Triton-NV / TE 448,
-    // CUDA NOSAT NaN, Triton-AMD mode bit 448; DeepGEMM uses SATFINITE constructors (§1.2f);
+    // CUDA NOSAT NaN, Triton-AMD mode bit 448; DeepGEMM uses SATFINITE constructors (§1.2.6);
     // vLLM clamps to +-448 first (§5.1); torchao clamps first (§3.3); OCP saturates normals.
     {"torch_2_11", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, PyTorch"},
     {"ml_dtypes", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, ml_dtypes"},
@@ -488,7 +499,7 @@ const EdgeCase kEdges[] = {
     {"triton_nvidia", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, Triton-NV"},
     {"cuda_nosat", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, NOSAT"},
     {"aiter_triton", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, Triton-AMD"},
-    {"deepgemm", Format::kE4M3FN, 1e6f, 0x7E, "§1.2f DeepGEMM __nv_fp8x4_e4m3 SATFINITE"},
+    {"deepgemm", Format::kE4M3FN, 1e6f, 0x7E, "§1.2.6 DeepGEMM __nv_fp8x4_e4m3 SATFINITE"},
     {"vllm_group_quant", Format::kE4M3FN, 1e6f, 0x7E, "§5.1 fminf(fmaxf(x, -448), 448)"},
     {"torchao_floor", Format::kE4M3FN, 1e6f, 0x7E, "§3.3 clamp(+-max_pos) then cast"},
     {"ocp_mx", Format::kE4M3FN, 1e6f, 0x7E, "§3.1 normals saturated to +-max"},
@@ -514,52 +525,52 @@ const EdgeCase kEdges[] = {
     {"cuda_nosat", Format::kE4M3FN, -kNaN, 0x7F, "§1.3 NaN canonical, CUDA"},
     // §5.1 vLLM: NaN element -> fminf(fmaxf(NaN, -448), 448) = -448.
     {"vllm_group_quant", Format::kE4M3FN, kNaN, 0xFE, "§5.1 NaN -> -448"},
-    // §1.2b / §1.2e FNUZ: PyTorch >= 248 -> NaN 0x80, -0 -> 00; HIP gfx942 fmed3 clamp -> 240,
+    // §1.2.2 / §1.2.5 FNUZ: PyTorch >= 248 -> NaN 0x80, -0 -> 00; HIP gfx942 fmed3 clamp -> 240,
     // Inf/NaN -> 0x80.
-    {"torch_2_11", Format::kE4M3FNUZ, 248.0f, 0x80, "§1.2b fnuz [248, 256) -> NaN"},
-    {"torch_2_11", Format::kE4M3FNUZ, -0.0f, 0x00, "§1.2b fnuz no -0"},
-    {"aiter_hip", Format::kE4M3FNUZ, 248.0f, 0x7F, "§1.2e fmed3 clamp to 240"},
-    {"aiter_hip", Format::kE4M3FNUZ, -kInf, 0x80, "§1.2e Inf -> 0x80"},
-    // §6.6 e8m0 of 0 / negative: PyTorch 0x00 / |x|; ml_dtypes NaN; DeepGEMM clamp -> 0x01.
-    {"torch_2_11", Format::kE8M0, 0.0f, 0x00, "§6.6 zero, PyTorch"},
-    {"ml_dtypes", Format::kE8M0, 0.0f, 0xFF, "§6.6 zero, ml_dtypes NaN"},
-    {"deepgemm", Format::kE8M0, 0.0f, 0x01, "§6.6 zero, DeepGEMM clamp(1, 254)"},
-    {"torch_2_11", Format::kE8M0, -1.0f, 0x7F, "§6.6 -1, PyTorch ignores the sign"},
-    {"ml_dtypes", Format::kE8M0, -1.0f, 0xFF, "§6.6 -1, ml_dtypes NaN"},
-    // §6.7 rounding: 2.9 -> 2 under PyTorch nearest, 4 under ceil, 2 under floor.
-    {"torch_2_11", Format::kE8M0, 2.9f, 0x80, "§6.7 nearest"},
-    {"torchao_rceil", Format::kE8M0, 2.9f, 0x81, "§6.7 RCEIL"},
-    {"ocp_mx", Format::kE8M0, 2.9f, 0x80, "§6.7 FLOOR"},
-    // §6.8 / §3.7 e8m0 +Inf: TE & CUDA SATFINITE 0xFE; torchao/AITER/PyTorch/NOSAT 0xFF;
+    {"torch_2_11", Format::kE4M3FNUZ, 248.0f, 0x80, "§1.2.2 fnuz [248, 256) -> NaN"},
+    {"torch_2_11", Format::kE4M3FNUZ, -0.0f, 0x00, "§1.2.2 fnuz no -0"},
+    {"aiter_hip", Format::kE4M3FNUZ, 248.0f, 0x7F, "§1.2.5 fmed3 clamp to 240"},
+    {"aiter_hip", Format::kE4M3FNUZ, -kInf, 0x80, "§1.2.5 Inf -> 0x80"},
+    // §6 item 6 e8m0 of 0 / negative: PyTorch 0x00 / |x|; ml_dtypes NaN; DeepGEMM clamp -> 0x01.
+    {"torch_2_11", Format::kE8M0, 0.0f, 0x00, "§6 item 6 zero, PyTorch"},
+    {"ml_dtypes", Format::kE8M0, 0.0f, 0xFF, "§6 item 6 zero, ml_dtypes NaN"},
+    {"deepgemm", Format::kE8M0, 0.0f, 0x01, "§6 item 6 zero, DeepGEMM clamp(1, 254)"},
+    {"torch_2_11", Format::kE8M0, -1.0f, 0x7F, "§6 item 6 -1, PyTorch ignores the sign"},
+    {"ml_dtypes", Format::kE8M0, -1.0f, 0xFF, "§6 item 6 -1, ml_dtypes NaN"},
+    // §6 item 7 rounding: 2.9 -> 2 under PyTorch nearest, 4 under ceil, 2 under floor.
+    {"torch_2_11", Format::kE8M0, 2.9f, 0x80, "§6 item 7 nearest"},
+    {"torchao_rceil", Format::kE8M0, 2.9f, 0x81, "§6 item 7 RCEIL"},
+    {"ocp_mx", Format::kE8M0, 2.9f, 0x80, "§6 item 7 FLOOR"},
+    // §6 item 8 / §3.7 e8m0 +Inf: TE & CUDA SATFINITE 0xFE; torchao/AITER/PyTorch/NOSAT 0xFF;
     // DeepGEMM 0xFE; AITER Triton 254; torchao FLOOR non-finite -> 0xFF.
-    {"transformer_engine", Format::kE8M0, kInf, 0xFE, "§6.8 TE"},
-    {"torchao_rceil", Format::kE8M0, kInf, 0xFF, "§6.8 torchao"},
-    {"aiter_hip", Format::kE8M0, kInf, 0xFF, "§6.8 AITER"},
-    {"torch_2_11", Format::kE8M0, kInf, 0xFF, "§6.8 PyTorch"},
-    {"cuda_nosat", Format::kE8M0, kInf, 0xFF, "§6.8 NOSAT"},
-    {"deepgemm", Format::kE8M0, kNaN, 0xFE, "§6.8 DeepGEMM clamp even for NaN"},
+    {"transformer_engine", Format::kE8M0, kInf, 0xFE, "§6 item 8 TE"},
+    {"torchao_rceil", Format::kE8M0, kInf, 0xFF, "§6 item 8 torchao"},
+    {"aiter_hip", Format::kE8M0, kInf, 0xFF, "§6 item 8 AITER"},
+    {"torch_2_11", Format::kE8M0, kInf, 0xFF, "§6 item 8 PyTorch"},
+    {"cuda_nosat", Format::kE8M0, kInf, 0xFF, "§6 item 8 NOSAT"},
+    {"deepgemm", Format::kE8M0, kNaN, 0xFE, "§6 item 8 DeepGEMM clamp even for NaN"},
     {"aiter_triton", Format::kE8M0, kInf, 0xFE, "§3.7 AITER Triton 254"},
     {"torchao_floor", Format::kE8M0, kInf, 0xFF, "§3.3 FLOOR non-finite -> 0xFF"},
-    // §6.9 subnormal ceil: AITER any nonzero subnormal -> 0x01; TE / torchao only > 2^-127.
-    {"aiter_hip", Format::kE8M0, 0x1p-128f, 0x01, "§6.9 AITER subnormal bump"},
-    {"transformer_engine", Format::kE8M0, 0x1p-128f, 0x00, "§6.9 TE"},
-    {"torchao_rceil", Format::kE8M0, 0x1p-128f, 0x00, "§6.9 torchao"},
-    // §6.15 log2-based ceil: vLLM group quant misses one binade at 0x1.000002p-8, TE does not.
-    {"vllm_group_quant", Format::kE8M0, 0x1.000002p-8f, 0x77, "§6.15 log2f ceil"},
-    {"transformer_engine", Format::kE8M0, 0x1.000002p-8f, 0x78, "§6.15 bit ceil"},
+    // §6 item 9 subnormal ceil: AITER any nonzero subnormal -> 0x01; TE / torchao only > 2^-127.
+    {"aiter_hip", Format::kE8M0, 0x1p-128f, 0x01, "§6 item 9 AITER subnormal bump"},
+    {"transformer_engine", Format::kE8M0, 0x1p-128f, 0x00, "§6 item 9 TE"},
+    {"torchao_rceil", Format::kE8M0, 0x1p-128f, 0x00, "§6 item 9 torchao"},
+    // §6 item 15 log2-based ceil: vLLM group quant misses one binade at 0x1.000002p-8, TE does not.
+    {"vllm_group_quant", Format::kE8M0, 0x1.000002p-8f, 0x77, "§6 item 15 log2f ceil"},
+    {"transformer_engine", Format::kE8M0, 0x1.000002p-8f, 0x78, "§6 item 15 bit ceil"},
 };
 
-// Guards against a convention with one wrong policy: each row is one cell of a formats.md
+// Guards against a convention with one wrong policy: each row is one cell of a docs/formats.md
 // disagreement table, where the implementations differ and the convention must pick its side.
 TEST(ConventionEdges, DisagreementTables) {
   for (const EdgeCase& e : kEdges) {
-    EXPECT_EQ(hex(encode_with(conv(e.convention), e.format, e.input)), hex(e.code))
+    EXPECT_EQ(hex(encode_with(require_convention(e.convention), e.format, e.input)), hex(e.code))
         << e.convention << " " << info(e.format).name << " " << hexfloat(e.input) << " (" << e.why
         << ")";
   }
 }
 
-// Guards against the e8m0 decode column of §6.10 / §2.2 / §3.6 / §4 per convention: 0x00 is
+// Guards against the e8m0 decode column of §6 item 10 / §2.2 / §3.6 / §4 per convention: 0x00 is
 // 2^-127 (PyTorch, CUDA, TE, torchao), +0 (vLLM shift, Triton emulation, AITER HIP dequant,
 // DeepGEMM fast_pow2 (e + 127) << 23), 0x1.fffff8p-128 (vLLM exp2 on CUDA); 0xff is NaN or +Inf.
 TEST(ConventionEdges, E8m0DecodeOfZeroAndFF) {
@@ -575,9 +586,10 @@ TEST(ConventionEdges, E8m0DecodeOfZeroAndFF) {
       {"aiter_hip", 0x00000000, false},       {"deepgemm", 0x00000000, false},
       {"vllm_mxfp8_exp2", 0x003FFFFF, false}};
   for (const Row& r : rows) {
-    EXPECT_EQ(hex(bits_of(decode_with(conv(r.convention), Format::kE8M0, 0x00))), hex(r.zero_bits))
+    EXPECT_EQ(hex(bits_of(decode_with(require_convention(r.convention), Format::kE8M0, 0x00))),
+              hex(r.zero_bits))
         << r.convention;
-    const float ff = decode_with(conv(r.convention), Format::kE8M0, 0xFF);
+    const float ff = decode_with(require_convention(r.convention), Format::kE8M0, 0xFF);
     if (r.ff_is_nan) {
       EXPECT_TRUE(std::isnan(ff)) << r.convention;
     } else {
@@ -598,11 +610,11 @@ TEST(ConventionEdges, SixteenBitFormatsAreIeeeEverywhere) {
 }
 
 // Guards against the pre-cast clamp clamping where the implementation does not, or with the
-// wrong bound: vLLM fminf(fmaxf(x, -max), max) (formats.md §5.1) turns NaN into -max (fmaxf
+// wrong bound: vLLM fminf(fmaxf(x, -max), max) (docs/formats.md §5.1) turns NaN into -max (fmaxf
 // ignores a NaN operand, also a signalling one), Inf into max, and uses 224 for e4m3fnuz;
 // conventions without an explicit clamp pass x through unchanged.
 TEST(ConventionEdges, PreCastClamp) {
-  const Convention& v = conv("vllm_group_quant");
+  const Convention& v = require_convention("vllm_group_quant");
   EXPECT_EQ(pre_cast(v, Format::kE4M3FN, kNaN), -448.0f);
   EXPECT_EQ(pre_cast(v, Format::kE4M3FN, -kNaN), -448.0f);
   EXPECT_EQ(pre_cast(v, Format::kE4M3FN, float_of(0x7F800001)), -448.0f);  // signalling NaN
@@ -614,7 +626,7 @@ TEST(ConventionEdges, PreCastClamp) {
   EXPECT_EQ(pre_cast(v, Format::kE4M3FNUZ, 300.0f), 224.0f);
   EXPECT_EQ(pre_cast(v, Format::kE4M3FNUZ, kNaN), -224.0f);
   for (const char* name : {"torch_2_11", "cuda_satfinite", "ml_dtypes", "ocp_mx"}) {
-    const Convention& c = conv(name);
+    const Convention& c = require_convention(name);
     EXPECT_EQ(pre_cast(c, Format::kE4M3FN, 1e6f), 1e6f) << name;
     EXPECT_EQ(pre_cast(c, Format::kE4M3FN, kInf), kInf) << name;
     EXPECT_TRUE(std::isnan(pre_cast(c, Format::kE4M3FN, kNaN))) << name;
@@ -643,42 +655,43 @@ void expect_invalid(F f, std::initializer_list<const char*> words, const char* w
 // no E5M2 path (§5.2), Triton-NV no fp32 -> e8m0 encoder, OCP conventions no FNUZ; the message
 // must name both the convention and the format.
 TEST(ConventionErrors, UndefinedCombinationsThrowNamingBoth) {
-  expect_invalid([] { encode_with(conv("deepgemm"), Format::kE5M2, 1.0f); }, {"deepgemm", "e5m2"},
-                 "encode deepgemm e5m2");
-  expect_invalid([] { decode_with(conv("deepgemm"), Format::kE5M2, 0x3C); }, {"deepgemm", "e5m2"},
-                 "decode deepgemm e5m2");
-  expect_invalid([] { encode_with(conv("triton_nvidia"), Format::kE8M0, 1.0f); },
+  expect_invalid([] { encode_with(require_convention("deepgemm"), Format::kE5M2, 1.0f); },
+                 {"deepgemm", "e5m2"}, "encode deepgemm e5m2");
+  expect_invalid([] { decode_with(require_convention("deepgemm"), Format::kE5M2, 0x3C); },
+                 {"deepgemm", "e5m2"}, "decode deepgemm e5m2");
+  expect_invalid([] { encode_with(require_convention("triton_nvidia"), Format::kE8M0, 1.0f); },
                  {"triton_nvidia", "e8m0"}, "encode triton_nvidia e8m0");
-  expect_invalid([] { encode_with(conv("ocp_mx"), Format::kE4M3FNUZ, 1.0f); },
+  expect_invalid([] { encode_with(require_convention("ocp_mx"), Format::kE4M3FNUZ, 1.0f); },
                  {"ocp_mx", "e4m3fnuz"}, "encode ocp_mx e4m3fnuz");
-  expect_invalid([] { encode_with(conv("aiter_hip"), Format::kE5M2, 1.0f); }, {"aiter_hip", "e5m2"},
-                 "encode aiter_hip e5m2");
-  expect_invalid([] { encode_with(conv("vllm_group_quant"), Format::kE5M2FNUZ, 1.0f); },
-                 {"vllm_group_quant", "e5m2fnuz"}, "encode vllm_group_quant e5m2fnuz");
-  EXPECT_FALSE(defines(conv("deepgemm"), Format::kE5M2));
-  EXPECT_FALSE(defines(conv("ocp_mx"), Format::kE4M3FNUZ));
+  expect_invalid([] { encode_with(require_convention("aiter_hip"), Format::kE5M2, 1.0f); },
+                 {"aiter_hip", "e5m2"}, "encode aiter_hip e5m2");
+  expect_invalid(
+      [] { encode_with(require_convention("vllm_group_quant"), Format::kE5M2FNUZ, 1.0f); },
+      {"vllm_group_quant", "e5m2fnuz"}, "encode vllm_group_quant e5m2fnuz");
+  EXPECT_FALSE(defines(require_convention("deepgemm"), Format::kE5M2));
+  EXPECT_FALSE(defines(require_convention("ocp_mx"), Format::kE4M3FNUZ));
   // Triton-NV still decodes e8m0 (its dot_scaled emulation does).
-  EXPECT_EQ(decode_with(conv("triton_nvidia"), Format::kE8M0, 0x7F), 1.0f);
+  EXPECT_EQ(decode_with(require_convention("triton_nvidia"), Format::kE8M0, 0x7F), 1.0f);
 }
 
 // Guards against a code wider than the format being truncated to its low bits.
 TEST(ConventionErrors, CodeTooWideThrows) {
-  expect_invalid([] { decode_with(conv("torch_2_11"), Format::kE4M3FN, 0x100); }, {"e4m3fn"},
-                 "decode 0x100 e4m3fn");
-  expect_invalid([] { decode_with(conv("torch_2_11"), Format::kE8M0, 0x1FF); }, {"e8m0"},
-                 "decode 0x1ff e8m0");
-  expect_invalid([] { decode_with(conv("torch_2_11"), Format::kBF16, 0x10000); }, {"bf16"},
-                 "decode 0x10000 bf16");
-  EXPECT_EQ(decode_with(conv("torch_2_11"), Format::kE4M3FN, 0xFE), -448.0f);
+  expect_invalid([] { decode_with(require_convention("torch_2_11"), Format::kE4M3FN, 0x100); },
+                 {"e4m3fn"}, "decode 0x100 e4m3fn");
+  expect_invalid([] { decode_with(require_convention("torch_2_11"), Format::kE8M0, 0x1FF); },
+                 {"e8m0"}, "decode 0x1ff e8m0");
+  expect_invalid([] { decode_with(require_convention("torch_2_11"), Format::kBF16, 0x10000); },
+                 {"bf16"}, "decode 0x10000 bf16");
+  EXPECT_EQ(decode_with(require_convention("torch_2_11"), Format::kE4M3FN, 0xFE), -448.0f);
 }
 
-// Guards the wrong fp8 max constant (BUG_CLASSES Z11): vLLM's fp8_max for
-// float8_e4m3fnuz is 224, not 240 (formats.md §5.1 get_fp8_min_max: "±224 for
+// Guards the wrong fp8 max constant (docs/bug_classes.md §2 Z11): vLLM's fp8_max for
+// float8_e4m3fnuz is 224, not 240 (docs/formats.md §5.1 get_fp8_min_max: "±224 for
 // float8_e4m3fnuz"), and the kernel clamps with it before the cast: a NaN element becomes
 // fminf(fmaxf(NaN, -224), 224) = -224 = 0xFE (224 = 1.75 * 2^7: S.1111.110), and 235 becomes
 // 224 = 0x7E, where saturating at the format's 240 would give 0xFF / 0x7F.
 TEST(ConventionEdges, VllmGroupQuantFnuzClampsAt224) {
-  const Convention& v = conv("vllm_group_quant");
+  const Convention& v = require_convention("vllm_group_quant");
   EXPECT_EQ(hex(encode_with(v, Format::kE4M3FNUZ, kNaN)), hex(0xFE));
   EXPECT_EQ(hex(encode_with(v, Format::kE4M3FNUZ, 235.0f)), hex(0x7E));
   EXPECT_EQ(hex(encode_with(v, Format::kE4M3FNUZ, 1e6f)), hex(0x7E));

@@ -4,11 +4,11 @@
 // one quantized block), block-FP8 dequantization (element * fp32 scale, one rounded fp32
 // multiply, then bf16 from that fp32 product), and the GEMM problems built from quantized
 // operands (decoded values, scale grids, block sizes, K mismatch and bad sizes throw).
-// Expected values come from research/formats.md §2.2, §3.5, §5.4, §6.10, BUG_CLASSES.md Z5 and
-// device_probe.txt, computed by test-local decoders (E4M3FN by its defining formula, bf16 RNE in
-// double precision), never by the code under test.
-// Does not cover: quantization (test_mx_quant.cpp, test_block_quant.cpp), the GEMM oracle itself
-// (test_gemm_oracle.cpp), E5M2 / FNUZ element decoding, or bf16_gemm_problem beyond its sizes.
+// Expected values come from docs/formats.md §2.2, §3.5, §5.4, §6 item 10, docs/bug_classes.md §2 Z5
+// and docs/conventions.md §3.5, computed by test-local decoders (E4M3FN by its defining formula,
+// bf16 RNE in double precision), never by the code under test. Does not cover: quantization
+// (test_mx_quant.cpp, test_block_quant.cpp), the GEMM oracle itself (test_gemm_oracle.cpp), E5M2 /
+// FNUZ element decoding, or bf16_gemm_problem beyond its sizes.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -33,7 +33,7 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr double kNanD = std::numeric_limits<double>::quiet_NaN();
 
-// E4M3FN by its defining formula (formats.md §1.1), independent of the format codecs: exponent
+// E4M3FN by its defining formula (docs/formats.md §1.1), independent of the format codecs: exponent
 // field e, mantissa m: e = 0 -> m * 2^-9, else (8 + m) * 2^(e - 10); S.1111.111 = NaN.
 double e4m3_value(uint8_t code) {
   const int e = (code >> 3) & 15, m = code & 7;
@@ -67,11 +67,11 @@ uint16_t bf16_rne(double x) {
 }
 
 MxPolicy mx_policy_of(std::string_view convention) {
-  return *mx_policy(*find_convention(convention));
+  return require_mx_policy(require_convention(convention));
 }
 
 E8m0Decode decode_of(std::string_view convention) {
-  return find_convention(convention)->e8m0_decode;
+  return require_convention(convention).e8m0_decode;
 }
 
 // One row of MX data with the given element codes (cols = codes.size()) and scale bytes.
@@ -91,7 +91,7 @@ bool same_float(float a, float b) {
 }
 
 // Guards against an MX fp32 dequant that is not element * 2^(byte - 127) exactly (OCP decode,
-// formats.md §2, §2.2): every E4M3FN code in 8 blocks of 32, each under scale bytes 0, 1, 60,
+// docs/formats.md §2, §2.2): every E4M3FN code in 8 blocks of 32, each under scale bytes 0, 1, 60,
 // 119, 127, 135, 200, 254. The product of a <= 4-bit significand and a power of two >= 2^-127 is
 // >= 2^-136 with an lsb >= 2^-139, so it is exact in fp32 or overflows to Inf.
 TEST(MxDequant, Fp32IsElementTimesPowerOfTwoExactly) {
@@ -115,10 +115,10 @@ TEST(MxDequant, Fp32IsElementTimesPowerOfTwoExactly) {
   }
 }
 
-// Guards against a bf16 dequant that rounds twice or rounds the wrong way (formats.md §3.5: fp32
-// intermediate, one bf16 rounding). Because the fp32 product is exact (above), one RNE rounding
-// of it equals one RNE rounding of the exact product, and also equals vLLM gen-1's bf16 x bf16
-// multiply (E4M3 elements and 2^k scales are exact in bf16): the paths cannot differ, so the
+// Guards against a bf16 dequant that rounds twice or rounds the wrong way (docs/formats.md §3.5:
+// fp32 intermediate, one bf16 rounding). Because the fp32 product is exact (above), one RNE
+// rounding of it equals one RNE rounding of the exact product, and also equals vLLM gen-1's bf16 x
+// bf16 multiply (E4M3 elements and 2^k scales are exact in bf16): the paths cannot differ, so the
 // test checks every code against bf16_rne(exact). Rounding happens only below bf16's normal
 // range, e.g. byte 0: 0x01 -> 2^-136 = 0.125 * 2^-133 -> +0; 0x04 -> 0.5 * 2^-133, tie -> +0;
 // 0x05 -> 0.625 -> 1 (bits 0x0001); 0x0C = 1.5 * 2^-6 -> 1.5 * 2^-133, tie -> 2 (0x0002).
@@ -150,9 +150,9 @@ TEST(MxDequant, Bf16IsOneRoundingOfTheExactProduct) {
   EXPECT_EQ(out[5], 0x8002);
 }
 
-// Guards against an e8m0 decode policy mixing up 0x00 and 0xFF (formats.md §2.2, §6.10; device
-// rows "torch: 2^-127 ... nan", "torch.exp2(e-127) on CUDA: 0x1.fffff8p-128 ... inf", "(e << 23):
-// 0.0 ... inf"; Triton's maskNan selects NaN for 0xFF, §4). Element 1.0 (0x38) and 0.0 (0x00).
+// Guards against an e8m0 decode policy mixing up 0x00 and 0xFF (docs/formats.md §2.2, §6 item 10;
+// device rows "torch: 2^-127 ... nan", "torch.exp2(e-127) on CUDA: 0x1.fffff8p-128 ... inf", "(e <<
+// 23): 0.0 ... inf"; Triton's maskNan selects NaN for 0xFF, §4). Element 1.0 (0x38) and 0.0 (0x00).
 TEST(MxDequant, ScaleDecodePoliciesAtTheEdgeBytes) {
   const MxQuantized zero_byte = mx_row(std::vector<uint8_t>(32, 0x38), {0x00});
   EXPECT_EQ(dequantize_mx(zero_byte, E8m0Decode::kOcp)[0], 0x1p-127f);
@@ -195,7 +195,7 @@ TEST(MxDequant, ShiftUpcastOfByteZeroLosesTheBlock) {
 }
 
 // Guards against a block dequant that skips the fp32 rounding of element * scale, or rounds
-// the exact product straight to bf16 (formats.md §5.4: AITER reference "x.to(fp32) * x_scale";
+// the exact product straight to bf16 (docs/formats.md §5.4: AITER reference "x.to(fp32) * x_scale";
 // dequant.h: bf16 is the fp32 product rounded once). Element 1.5 (0x3C), fp32 scale
 // 0x1.035556p-1: exact product 0x1.850001p-1 is an fp32 tie -> even -> 0x1.85p-1, which is a
 // bf16 tie between 0x1.84p-1 (fraction 66, even) and 0x1.86p-1 -> 0x1.84p-1 = bits 0x3F42. One
@@ -295,7 +295,8 @@ TEST(GemmProblems, MxOperandsDecoded) {
 TEST(GemmProblems, BlockOperandsDecoded) {
   std::vector<float> xa(2 * 256, 1.0f), xb(3 * 256, 2.0f);
   xa[256 + 200] = 448.0f;  // row 1, group 1
-  const BlockPolicy p = *block_policy(*find_convention("deepgemm"), Format::kE4M3FN, false);
+  const BlockPolicy p =
+      require_block_policy(require_convention("deepgemm"), Format::kE4M3FN, false);
   const BlockQuantized a = quantize_block(xa, 2, 256, 1, kBlockK, Format::kE4M3FN, p);
   const BlockQuantized b = quantize_block(xb, 3, 256, kBlockK, kBlockK, Format::kE4M3FN, p);
   const GemmProblem g = block_gemm_problem(a, b);

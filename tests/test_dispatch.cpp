@@ -1,13 +1,14 @@
 // Covers dispatch/ on the host backend: config names, the per-platform registry walk (disabled
-// set, supported, can_implement), the plan (`mxgate plan`, run as a process), every kernel's
+// set, supported, can_implement), the plan (`mxgate plan`, run as a process), every linear kernel's
 // load processing and apply path, the layer lifecycle with steps skipped and reordered, and the
 // invariants I1 (dot_scaled never reached with K % 128 != 0: a spy on its launch count, on the
-// production shapes of origin.md §1), I2 (a weight is preshuffled at most once, never when it is
-// read directly), I3 (activation-scale order negotiation), I4 (apply equals the reference:
-// exact_gemm on exact-mode integer data for MXFP8 / bf16, ordered_gemm of the kernel's declared
-// order for block FP8) and I5 (no per-step re-materialization after load processing, counted).
-// Does not cover: GPU backends (same code, label gpu elsewhere), the bug zoo (not built yet),
-// bound-mode data, fused producers other than the reference 1x128 quantizer.
+// production shapes of docs/architecture.md §1.1), I2 (a weight is preshuffled at most once, never
+// when it is read directly), I3 (activation-scale order negotiation), I4 (apply equals the
+// reference: exact_gemm on exact-mode integer data for MXFP8 / bf16, ordered_gemm of the kernel's
+// declared order for block FP8) and I5 (no per-step re-materialization after load processing,
+// counted). Does not cover: GPU backends (same code, label gpu elsewhere), the bug zoo
+// (test_dispatch_faults.cpp, property_zoo.cpp), bound-mode data, fused producers other than the
+// reference 1x128 quantizer.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -34,42 +35,11 @@ namespace {
 using gpu::ActScaleOrder;
 using gpu::Kernel;
 
-// Integers in [-8, 8]: MXFP8 (ocp_mx) and bf16 hold them exactly, and every fp32 sum of their
-// products over K <= 2^18 is exact, so every correct MXFP8 / bf16 path equals exact_gemm.
-std::vector<float> small_ints(std::size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<float> v(count);
-  for (float& x : v) x = static_cast<float>(static_cast<int>(rng() % 17) - 8);
-  return v;
-}
-
-// General values for block FP8 (scales amax/448 are not powers of two).
-std::vector<float> general_values(std::size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(-3.0f, 3.0f);
-  std::vector<float> v(count);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
 using test_support::config;
+using test_support::problem;
+using test_support::Problem;
 using test_support::reference;
 using test_support::same;
-
-struct Problem {
-  LinearConfig c;
-  std::vector<float> weight;
-  Activation x;
-};
-
-Problem problem(const LinearConfig& c, std::size_t m, uint64_t seed) {
-  const bool block = c.scheme == Scheme::kFp8Block;
-  Problem p{c, block ? general_values(c.n * c.k, seed) : small_ints(c.n * c.k, seed), {}};
-  const std::vector<float> xs =
-      block ? general_values(m * c.k, seed + 1) : small_ints(m * c.k, seed + 1);
-  p.x = make_activation(xs, m, c.k);
-  return p;
-}
 
 // ---- config names --------------------------------------------------------------------------
 
@@ -98,31 +68,38 @@ TEST(DispatchConfig, NamesRoundTrip) {
 
 // ---- registry ------------------------------------------------------------------------------
 
-// The priority order and the walk decide which contract a layer runs under (origin.md §3).
+// The priority order and the walk decide which contract a layer runs under (docs/architecture.md
+// §1.1, item 3).
 TEST(DispatchRegistry, PriorityListsAndWalk) {
-  EXPECT_EQ(choose_kernel(config(Platform::kGfx950, Scheme::kMxfp8, 16, 128)).kernel->name(),
+  EXPECT_EQ(choose_linear_kernel(config(Platform::kGfx950, Scheme::kMxfp8, 16, 128))
+                .linear_kernel->name(),
             "DotScaledMxfp8");
-  const Selection on942 = choose_kernel(config(Platform::kGfx942, Scheme::kMxfp8, 16, 128));
-  EXPECT_EQ(on942.kernel->name(), "EmulationMxfp8");
+  const Selection on942 = choose_linear_kernel(config(Platform::kGfx942, Scheme::kMxfp8, 16, 128));
+  EXPECT_EQ(on942.linear_kernel->name(), "EmulationMxfp8");
   ASSERT_EQ(on942.rejected.size(), 1u);
   EXPECT_EQ(on942.rejected[0], "DotScaledMxfp8: not supported on gfx942");
-  EXPECT_EQ(choose_kernel(config(Platform::kGfx950, Scheme::kFp8Block, 16, 128)).kernel->name(),
+  EXPECT_EQ(choose_linear_kernel(config(Platform::kGfx950, Scheme::kFp8Block, 16, 128))
+                .linear_kernel->name(),
             "PreshuffledBlockScaledFp8");
-  EXPECT_EQ(choose_kernel(config(Platform::kGfx942, Scheme::kFp8Block, 16, 128)).kernel->name(),
+  EXPECT_EQ(choose_linear_kernel(config(Platform::kGfx942, Scheme::kFp8Block, 16, 128))
+                .linear_kernel->name(),
             "PreshuffledBlockScaledFp8");
-  EXPECT_EQ(choose_kernel(config(Platform::kSm90, Scheme::kFp8Block, 16, 128)).kernel->name(),
+  EXPECT_EQ(choose_linear_kernel(config(Platform::kSm90, Scheme::kFp8Block, 16, 128))
+                .linear_kernel->name(),
             "BlockScaledFp8");
-  EXPECT_EQ(choose_kernel(config(Platform::kSm90, Scheme::kBf16, 3, 5)).kernel->name(), "Bf16");
+  EXPECT_EQ(
+      choose_linear_kernel(config(Platform::kSm90, Scheme::kBf16, 3, 5)).linear_kernel->name(),
+      "Bf16");
   // Disabled by name, like VLLM_DISABLED_KERNELS.
-  const Selection off = choose_kernel(config(Platform::kGfx950, Scheme::kFp8Block, 16, 128),
-                                      {"PreshuffledBlockScaledFp8"});
-  EXPECT_EQ(off.kernel->name(), "BlockScaledFp8");
+  const Selection off = choose_linear_kernel(config(Platform::kGfx950, Scheme::kFp8Block, 16, 128),
+                                             {"PreshuffledBlockScaledFp8"});
+  EXPECT_EQ(off.linear_kernel->name(), "BlockScaledFp8");
   EXPECT_EQ(off.rejected[0], "PreshuffledBlockScaledFp8: disabled");
   // can_implement: shuffle_weight needs N % 16 == 0, unless the weight keeps its layout.
   LinearConfig odd = config(Platform::kGfx950, Scheme::kFp8Block, 2112 + 8, 128);
-  EXPECT_EQ(choose_kernel(odd).kernel->name(), "BlockScaledFp8");
+  EXPECT_EQ(choose_linear_kernel(odd).linear_kernel->name(), "BlockScaledFp8");
   odd.is_bmm = true;
-  EXPECT_EQ(choose_kernel(odd).kernel->name(), "PreshuffledBlockScaledFp8");
+  EXPECT_EQ(choose_linear_kernel(odd).linear_kernel->name(), "PreshuffledBlockScaledFp8");
   // Nothing fits: an error naming every rejection, never a silent default.
   try {
     plan(config(Platform::kGfx950, Scheme::kMxfp8, 16, 48));
@@ -140,29 +117,30 @@ TEST(DispatchPlan, ProductionShapesAndFlags) {
   const auto p = [](LinearConfig c) { return plan_json(plan(c)); };
   EXPECT_EQ(
       p(config(Platform::kGfx950, Scheme::kMxfp8, 5120, 576)),
-      R"({"kernel": "DotScaledMxfp8", "load": ["dequantize_weight_to_bf16"], "apply": "bf16_gemm"})");
+      R"({"linear_kernel": "DotScaledMxfp8", "load": ["dequantize_weight_to_bf16"], "apply": "bf16_gemm"})");
   EXPECT_EQ(
       p(config(Platform::kGfx950, Scheme::kMxfp8, 5120, 288)),
-      R"({"kernel": "DotScaledMxfp8", "load": ["dequantize_weight_to_bf16"], "apply": "bf16_gemm"})");
+      R"({"linear_kernel": "DotScaledMxfp8", "load": ["dequantize_weight_to_bf16"], "apply": "bf16_gemm"})");
   for (std::size_t k : {2304, 1152, 2048}) {
     EXPECT_EQ(p(config(Platform::kGfx950, Scheme::kMxfp8, 5120, k)),
-              R"({"kernel": "DotScaledMxfp8", "load": [], "apply": "mxfp8_dot_scaled"})");
+              R"({"linear_kernel": "DotScaledMxfp8", "load": [], "apply": "mxfp8_dot_scaled"})");
   }
   EXPECT_EQ(
       p(config(Platform::kGfx942, Scheme::kFp8Block, 7168, 512)),
-      R"({"kernel": "PreshuffledBlockScaledFp8", "load": ["upcast_weight_scale_e8m0_to_fp32", "preshuffle_weight"], "apply": "fp8_blockscale_bpreshuffle"})");
+      R"({"linear_kernel": "PreshuffledBlockScaledFp8", "load": ["upcast_weight_scale_e8m0_to_fp32", "preshuffle_weight"], "apply": "fp8_blockscale_bpreshuffle"})");
   LinearConfig bmm =
       config(Platform::kGfx942, Scheme::kFp8Block, 7168, 512, WeightScaleDtype::kFp32);
   bmm.is_bmm = true;
-  EXPECT_EQ(p(bmm),
-            R"({"kernel": "PreshuffledBlockScaledFp8", "load": [], "apply": "fp8_blockscale"})");
+  EXPECT_EQ(
+      p(bmm),
+      R"({"linear_kernel": "PreshuffledBlockScaledFp8", "load": [], "apply": "fp8_blockscale"})");
   LinearConfig kvb = config(Platform::kGfx950, Scheme::kFp8Block, 4096, 512);
   kvb.skip_weight_relayout = true;
   EXPECT_EQ(
       p(kvb),
-      R"({"kernel": "PreshuffledBlockScaledFp8", "load": ["upcast_weight_scale_e8m0_to_fp32"], "apply": "fp8_blockscale"})");
+      R"({"linear_kernel": "PreshuffledBlockScaledFp8", "load": ["upcast_weight_scale_e8m0_to_fp32"], "apply": "fp8_blockscale"})");
   EXPECT_EQ(p(config(Platform::kSm90, Scheme::kFp8Block, 256, 512, WeightScaleDtype::kFp32)),
-            R"({"kernel": "BlockScaledFp8", "load": [], "apply": "fp8_blockscale"})");
+            R"({"linear_kernel": "BlockScaledFp8", "load": [], "apply": "fp8_blockscale"})");
 }
 
 // The plan must be what the layer actually does: a plan that lies hides the path that runs.
@@ -186,7 +164,7 @@ TEST(DispatchPlan, PlanMatchesWhatLoadAndApplyDo) {
     const Plan want = plan(c);
     Problem p = problem(c, 2, 7);
     LinearLayer layer(be, c);
-    EXPECT_EQ(layer.kernel().name(), want.kernel);
+    EXPECT_EQ(layer.linear_kernel().name(), want.linear_kernel);
     layer.load_float_weights(p.weight);
     layer.process_weights_after_loading();
     EXPECT_EQ(layer.state().load_actions, want.load);
@@ -195,14 +173,14 @@ TEST(DispatchPlan, PlanMatchesWhatLoadAndApplyDo) {
   }
 }
 
-// ---- I1: the production shapes of origin.md §1 -------------------------------------------
+// ---- I1: the production shapes of docs/architecture.md §1.1 ------------------------------
 
 // Z1: without the third branch, an unaligned fp8 weight reaches dot_scaled when load processing
 // did not run; the spy on the dot_scaled launch count must stay 0 either way.
 TEST(DispatchDotScaled, UnalignedFp8WeightNeverReachesDotScaled) {
   gpu::HostBackend be;
   const DotScaledMxfp8 kernel;
-  for (auto [n, k] : {std::pair<std::size_t, std::size_t>{5120, 576}, {5120, 288}, {256, 2048}}) {
+  for (auto [n, k] : test_support::dot_scaled_shapes()) {
     for (bool processed : {false, true}) {
       SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k) +
                    (processed ? " processed" : " unprocessed"));
@@ -243,8 +221,8 @@ TEST(DispatchDotScaled, AlignmentConstantIsSharedByLoadAndApply) {
 
 enum class Step { kModelPreshuffle, kProcess, kApply };
 
-// A kernel whose apply is right only after load processing (or only before) is wrong for the
-// other lifecycle; model-side and kernel-side preparation may come in either order.
+// A linear kernel whose apply is right only after load processing (or only before) is wrong for the
+// other lifecycle; model-side and linear-kernel-side preparation may come in either order.
 TEST(DispatchLifecycle, ApplyEqualsReferenceForEveryLifecycle) {
   gpu::HostBackend be;
   const DotScaledMxfp8 dot;
@@ -306,14 +284,7 @@ TEST(DispatchLifecycle, ApplyEqualsReferenceForEveryLifecycle) {
 // allocations on every forward; after load processing there must be none.
 TEST(DispatchHotPath, NoRematerializationAfterLoadProcessing) {
   gpu::HostBackend be;
-  const std::vector<LinearConfig> configs = {
-      config(Platform::kGfx950, Scheme::kMxfp8, 256, 288),
-      config(Platform::kGfx950, Scheme::kMxfp8, 256, 256),
-      config(Platform::kGfx950, Scheme::kFp8Block, 256, 256, WeightScaleDtype::kE8m0),
-      config(Platform::kSm90, Scheme::kFp8Block, 256, 256, WeightScaleDtype::kE8m0),
-      config(Platform::kSm90, Scheme::kMxfp8, 256, 288),
-  };
-  for (const LinearConfig& c : configs) {
+  for (const LinearConfig& c : test_support::hot_path_configs()) {
     SCOPED_TRACE(describe(c));
     Problem p = problem(c, 1, 3);
     LinearLayer layer(be, c);
@@ -321,13 +292,7 @@ TEST(DispatchHotPath, NoRematerializationAfterLoadProcessing) {
     layer.process_weights_after_loading();
     for (int step = 0; step < 3; ++step) {
       layer.apply(p.x);
-      const gpu::Counters& d = layer.last_apply().delta;
-      for (Kernel k : {Kernel::kDequantMxToBf16, Kernel::kUpcastE8m0, Kernel::kPreshuffleWeight,
-                       Kernel::kGemmMxDequant}) {
-        EXPECT_EQ(d.launches_of(k), 0u) << gpu::kernel_name(k);
-      }
-      // Only activation-sized buffers: x (bf16), its codes and scales, the output.
-      EXPECT_LT(d.bytes_allocated, c.k * 2 + c.k + c.k * 4 + c.n * 4 + 64);
+      test_support::expect_no_rematerialization(layer.last_apply().delta, c);
     }
   }
 }
@@ -357,8 +322,8 @@ TEST(DispatchHotPath, SkippedLoadProcessingIsCounted) {
 
 // ---- I2: relayout at most once, never for directly-read weights --------------------------
 
-// Z3: the kernel preshuffles at load and the model shuffles again; Z4: a BMM / kv_b_proj weight
-// is relaid out though other code reads it directly.
+// Z3: the linear kernel preshuffles at load and the model shuffles again; Z4: a BMM / kv_b_proj
+// weight is relaid out though other code reads it directly.
 TEST(DispatchPreshuffle, AtMostOnceAndNeverForDirectlyReadWeights) {
   gpu::HostBackend be;
   for (int flags = 0; flags < 3; ++flags) {
@@ -501,13 +466,13 @@ TEST(DispatchPlanCli, JsonAndErrors) {
       run_plan("--platform gfx950 --scheme mxfp8 --n 5120 --k 576 --json");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out,
-            "{\"kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
+            "{\"linear_kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
             "\"apply\": \"bf16_gemm\"}\n");
   r = run_plan("--platform gfx950 --scheme mxfp8 --n 5120 --k 2304 --json");
   EXPECT_NE(r.out.find("\"apply\": \"mxfp8_dot_scaled\""), std::string::npos) << r.out;
   r = run_plan("--platform gfx942 --scheme fp8_block --n 7168 --k 512 --flags is_bmm --json");
   EXPECT_EQ(r.out,
-            "{\"kernel\": \"PreshuffledBlockScaledFp8\", \"load\": [], \"apply\": "
+            "{\"linear_kernel\": \"PreshuffledBlockScaledFp8\", \"load\": [], \"apply\": "
             "\"fp8_blockscale\"}\n");
   r = run_plan("--platform gfx950 --scheme fp8_block --n 16 --k 64 --weight-scale e8m0");
   EXPECT_EQ(r.exit_code, 0);
@@ -520,6 +485,8 @@ TEST(DispatchPlanCli, JsonAndErrors) {
       {"--platform gfx950 --scheme mxfp8 --n 16 --k 48", "K % 32 == 0"},
       {"--platform gfx950 --scheme mxfp8 --n 16 --k 64 --flags is_bmx", "is_bmx"},
       {"--platform gfx950 --scheme fp8_block --n 16 --k 64 --weight-scale fp16", "fp16"},
+      {"--platform gfx950 --scheme mxfp8 --n 16 --k 64 --disable NoSuch",
+       "unknown linear kernel 'NoSuch'"},
   };
   for (const auto& [args, needle] : bad) {
     r = run_plan(args);
@@ -535,33 +502,34 @@ namespace mxgate::dispatch {
 namespace {
 
 // `plan --model` must walk the catalogued layers: DeepSeek-V4.1-Flash's shared-expert down_proj
-// at TP8 has K = 288 (K % 128 = 32, research/origin.md §1) and must be dequantized once at load,
-// never sent to dot_scaled; at TP2 (K = 1152) it takes dot_scaled.
+// at TP8 has K = 288 (K % 128 = 32, docs/architecture.md §1.1) and must be dequantized once at
+// load, never sent to dot_scaled; at TP2 (K = 1152) it takes dot_scaled.
 TEST(DispatchPlanCli, ModelFormWalksTheCatalog) {
   mxgate::test_support::ShellResult r =
       run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 8 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("\"layer\": \"shared_expert_down_proj\", \"n\": 5120, \"k\": 288, "
-                       "\"kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
-                       "\"apply\": \"bf16_gemm\""),
+  EXPECT_NE(r.out.find(
+                "\"layer\": \"shared_expert_down_proj\", \"n\": 5120, \"k\": 288, "
+                "\"linear_kernel\": \"DotScaledMxfp8\", \"load\": [\"dequantize_weight_to_bf16\"], "
+                "\"apply\": \"bf16_gemm\""),
             std::string::npos)
       << r.out;
   r = run_plan("--platform gfx950 --model DeepSeek-V4.1-Flash --tp 2 --json");
   EXPECT_NE(r.out.find("\"layer\": \"shared_expert_down_proj\", \"n\": 5120, \"k\": 1152, "
-                       "\"kernel\": \"DotScaledMxfp8\", \"load\": [], \"apply\": "
+                       "\"linear_kernel\": \"DotScaledMxfp8\", \"load\": [], \"apply\": "
                        "\"mxfp8_dot_scaled\""),
             std::string::npos)
       << r.out;
 }
 
-// MLA reads kv_b_proj directly (origin.md §3 defect 4): the model form must never plan a
-// preshuffle for it, while the other block-FP8 layers of the same model are preshuffled.
+// MLA reads kv_b_proj directly (docs/architecture.md §1.1, item 3 (d)): the model form must never
+// plan a preshuffle for it, while the other block-FP8 layers of the same model are preshuffled.
 TEST(DispatchPlanCli, ModelFormNeverRelaysOutKvBProj) {
   const mxgate::test_support::ShellResult r =
       run_plan("--platform gfx942 --model DeepSeek-V3/R1 --tp 8 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(
-      r.out.find("\"layer\": \"kv_b_proj\", \"n\": 4096, \"k\": 512, \"kernel\": "
+      r.out.find("\"layer\": \"kv_b_proj\", \"n\": 4096, \"k\": 512, \"linear_kernel\": "
                  "\"PreshuffledBlockScaledFp8\", \"load\": [], \"apply\": \"fp8_blockscale\""),
       std::string::npos)
       << r.out;

@@ -1,11 +1,11 @@
 // Covers the bug zoo (dispatch/faults.h): fault names, and for each fault Z1-Z16 its minimal case
-// from BUG_CLASSES.md run twice on the host backend, clean and with the fault, showing that the
-// fault changes behaviour and that the check the suite relies on (spy counts, relayout counts,
+// from docs/bug_classes.md run twice on the host backend, clean and with the fault, showing that
+// the fault changes behaviour and that the check the suite relies on (spy counts, relayout counts,
 // counted launches, equality with the reference) sees it. Dispatch faults (Z1-Z7, Z9) run through
 // a LinearLayer; kernel faults whose operand layout the dispatch framework never builds (TMA-
 // aligned or swizzled scales, TP shards, RCEIL and fp32-input quantization) launch the kernel
 // under test directly with the fault's kernel_fault bits. Does not cover: the property suites that
-// must find these faults on their own (they come later), GPU backends.
+// must find these faults on their own (tests/property_zoo.cpp), GPU backends.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -13,11 +13,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/blocks.h"
 #include "dispatch/layer.h"
 #include "gpu/host/host_backend.h"
 #include "properties/dispatch_reference.h"
@@ -35,15 +37,10 @@ namespace {
 using gpu::ActScaleOrder;
 using gpu::Kernel;
 
+// Every fault's layer runs on gfx950, where all five linear kernels are supported.
 LinearConfig config(Scheme s, std::size_t n, std::size_t k,
                     WeightScaleDtype ws = WeightScaleDtype::kE8m0) {
-  LinearConfig c;
-  c.platform = Platform::kGfx950;
-  c.scheme = s;
-  c.n = n;
-  c.k = k;
-  c.weight_scale = ws;
-  return c;
+  return test_support::config(Platform::kGfx950, s, n, k, ws);
 }
 
 // Integers in [-8, 8] (exact in MXFP8 and bf16; every fp32 sum of products exact).
@@ -62,9 +59,22 @@ bool same(const GemmOutput& a, const GemmOutput& b) {
   return test_support::first_difference(a, b) < 0;
 }
 
+// Guards against a fault missing from all_faults() or listed twice (every loop over the zoo
+// walks that list): each fault id 0 .. kFaultCount-1 appears exactly once, no other id appears,
+// and the name of id i is "z<i+1>_..." (names follow the enum, not the list's order).
+TEST(DispatchFaults, EveryFaultIdAppearsExactlyOnce) {
+  std::map<int, int> seen;
+  for (Fault f : all_faults()) ++seen[static_cast<int>(f)];
+  for (int id = 0; id < static_cast<int>(kFaultCount); ++id) {
+    EXPECT_EQ(seen[id], 1) << "fault id " << id;
+    EXPECT_TRUE(to_string(static_cast<Fault>(id)).starts_with("z" + std::to_string(id + 1) + "_"))
+        << "fault id " << id << " is named " << to_string(static_cast<Fault>(id));
+  }
+  EXPECT_EQ(seen.size(), kFaultCount) << "an id outside 0 .. kFaultCount-1";
+}
+
 // A fault name that does not round-trip cannot be selected at run time.
 TEST(DispatchFaults, NamesAndParsing) {
-  EXPECT_EQ(all_faults().size(), kFaultCount);
   for (Fault f : all_faults()) {
     EXPECT_EQ(parse_fault(to_string(f)), f);
     EXPECT_TRUE(to_string(f).starts_with("z"));
@@ -231,7 +241,7 @@ MxQuantized device_quantize(const std::vector<float>& x, std::size_t rows, std::
   gpu::QuantizeArgs q;
   q.in = be.make_buffer(std::span<const float>(x), "x");
   q.codes = be.allocate(rows * cols, "codes");
-  q.scales = be.allocate(rows * ((cols + 31) / 32), "scales");
+  q.scales = be.allocate(rows * ceil_div(cols, kMxBlock), "scales");
   q.p = {rows, cols, gpu::InputDtype::kFp32, conv};
   q.p.faults = kernel_fault_bits(f);
   be.run({Kernel::kQuantizeMx, q});
@@ -240,7 +250,8 @@ MxQuantized device_quantize(const std::vector<float>& x, std::size_t rows, std::
 
 MxQuantized reference_quantize(const std::vector<float>& x, std::size_t rows, std::size_t cols,
                                const char* convention) {
-  return quantize_mx(x, rows, cols, Format::kE4M3FN, *mx_policy(*find_convention(convention)));
+  return quantize_mx(x, rows, cols, Format::kE4M3FN,
+                     require_mx_policy(require_convention(convention)));
 }
 
 bool same_quantized(const MxQuantized& a, const MxQuantized& b) {

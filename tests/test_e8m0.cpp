@@ -1,4 +1,4 @@
-// Covers reference/e8m0: every E8m0Encode rule on the edge inputs of research/formats.md §2.1
+// Covers reference/e8m0: every E8m0Encode rule on the edge inputs of docs/formats.md §2.1
 // (zero, -0, negatives, fp32 subnormals around 2^-127, ties 1.5 * 2^e, 1.75 * 2^e, 2^127,
 // 1.5 * 2^127, FLT_MAX, ±Inf, NaNs incl. a large payload), every E8m0Decode rule on the edge
 // bytes and on every normal byte, the rule names and parsers ("truncate" = floor), and the
@@ -8,7 +8,7 @@
 // Does NOT cover: the count over all normal fp32 (3654, ~8 s: exhaustive_encoders.cpp), the
 // full 2^32 sweeps of the rules (exhaustive_encoders.cpp), the measured device rows
 // (test_conventions.cpp), conventions.
-// Every expected byte below is derived by hand from the rule as formats.md states it; the
+// Every expected byte below is derived by hand from the rule as docs/formats.md §2.1 states it; the
 // arithmetic is in the comments. e8m0_oracle is held to the same table (it must agree too).
 #include <gtest/gtest.h>
 
@@ -23,15 +23,12 @@
 #include "reference/encode_oracle.h"
 #include "reference/format.h"
 #include "reference/measured_bytes.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
 
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%02x", v);
-  return b;
-}
+using test_support::hex;
 
 // Edge inputs, by fp32 bit pattern (the label says what the pattern is).
 struct Input {
@@ -75,7 +72,7 @@ struct RuleRow {
 // One byte per input of kInputs, in order (13 per line: +0 .. 1.2*2^-127, then 1.5*2^-127 ..
 // -nan).
 const RuleRow kRows[] = {
-    // floor (formats.md §2.1 CUDA cudaRoundZero row, oneDNN truncation, OCP/torchao FLOOR):
+    // floor (docs/formats.md §2.1 CUDA cudaRoundZero row, oneDNN truncation, OCP/torchao FLOOR):
     // byte = exponent field of |x|; subnormals -> 00; finite never overflows (FLT_MAX -> fe);
     // Inf and NaN have exponent ff -> ff (NOSAT). -3 = 1.5 * 2^1 -> 1 + 127 = 0x80.
     {E8m0Encode::kFloor,
@@ -115,7 +112,7 @@ const RuleRow kRows[] = {
     {E8m0Encode::kDeepGemmClamp,
      {0x01, 0x01, 0x7f, 0x81, 0x7f, 0x80, 0x80, 0x80, 0x81, 0x80, 0x80, 0x01, 0x01,
       0x01, 0x01, 0x01, 0x01, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe}},
-    // aiter_ceil (AITER fp_f32_to_e8m0_scale<RoundUp>, §2.1, §6.9): `if (exponent < 0xFF &&
+    // aiter_ceil (AITER fp_f32_to_e8m0_scale<RoundUp>, §2.1, §6 item 9): `if (exponent < 0xFF &&
     // mantissa) exponent += 1`: any nonzero subnormal (even 2^-128, 2^-149, 2^-127) -> 01;
     // 254 + 1 = 255 -> ff for 1.5 * 2^127 and FLT_MAX; Inf (mantissa 0) -> ff; NaN -> ff.
     {E8m0Encode::kAiterCeil,
@@ -193,7 +190,7 @@ TEST(E8m0Encode, ExactPowersOfTwoAgreeEverywhere) {
 }
 
 // Guards against ceil vs nearest confusion on the most common MX input: 2.9 -> 2 under PyTorch
-// nearest but 4 under every ceil (formats.md §2.1 "3.0 gives 4.0 (0x81) but 2.9 gives 2.0").
+// nearest but 4 under every ceil (docs/formats.md §2.1 "3.0 gives 4.0 (0x81) but 2.9 gives 2.0").
 TEST(E8m0Encode, NearestVsCeilAt2p9) {
   EXPECT_EQ(encode_e8m0(2.9f, E8m0Encode::kNearestTorch), 0x80);
   EXPECT_EQ(encode_e8m0(3.0f, E8m0Encode::kNearestTorch), 0x81);
@@ -208,18 +205,18 @@ struct DecodeRow {
 constexpr uint32_t kAnyNaN = 0xFFFFFFFF;
 // 0x01 = 2^-126 = 0x00800000, 0x7f = 1.0 = 0x3F800000, 0xfe = 2^127 = 0x7F000000 everywhere.
 constexpr DecodeRow kDecodeRows[] = {
-    // OCP / PyTorch (formats.md §2.2: fp32_from_bits(0x00400000) = 2^-127; 0xff NaN).
+    // OCP / PyTorch (docs/formats.md §2.2: fp32_from_bits(0x00400000) = 2^-127; 0xff NaN).
     {E8m0Decode::kOcp, {0x00400000, 0x00800000, 0x3F800000, 0x7F000000, kAnyNaN}},
     // vLLM _upcast_e8m0_to_fp32 byte << 23 (§2.2): 0x00 -> +0.0, 0xff -> 0x7F800000 = +Inf.
     {E8m0Decode::kShift, {0x00000000, 0x00800000, 0x3F800000, 0x7F000000, 0x7F800000}},
-    // torch.exp2(e - 127) on CUDA (device_probe.txt: 0x1.fffff8p-128 (!) ... inf):
+    // torch.exp2(e - 127) on CUDA (docs/conventions.md §3.5: 0x1.fffff8p-128 (!) ... inf):
     // 0x1.fffff8p-128 = 2^-127 - 2^-149 = 0x003FFFFF.
     {E8m0Decode::kExp2Cuda, {0x003FFFFF, 0x00800000, 0x3F800000, 0x7F000000, 0x7F800000}},
     // Triton dot_scaled emulation: shift, then maskNan selects NaN for 0xff (§4): 0x00 -> +0.0.
     {E8m0Decode::kShiftMaskNan, {0x00000000, 0x00800000, 0x3F800000, 0x7F000000, kAnyNaN}},
 };
 
-// Guards against a decode rule that reads 0x00 or 0xff the way another rule does (§6.10).
+// Guards against a decode rule that reads 0x00 or 0xff the way another rule does (§6 item 10).
 TEST(E8m0DecodeRules, EdgeBytes) {
   const uint8_t bytes[] = {0x00, 0x01, 0x7F, 0xFE, 0xFF};
   for (const DecodeRow& row : kDecodeRows) {
@@ -246,7 +243,7 @@ TEST(E8m0DecodeRules, NormalBytesArePowersOfTwo) {
 }
 
 // Guards against the printed rule names and their parsers drifting apart, and against
-// "truncate" (oneDNN RZ, formats.md §2.1) parsing to anything but floor.
+// "truncate" (oneDNN RZ, docs/formats.md §2.1) parsing to anything but floor.
 TEST(E8m0Names, ParseRoundTrip) {
   const std::pair<E8m0Encode, const char*> enc[] = {
       {E8m0Encode::kFloor, "floor"},
@@ -283,7 +280,7 @@ TEST(E8m0Names, ParseRoundTrip) {
   }
 }
 
-// Guards against the log2 hazard model missing the measured cases: device_probe.txt "first:
+// Guards against the log2 hazard model missing the measured cases: docs/conventions.md §3.6 "first:
 // 0x1.000002p-126" (CUDA log2f) and torch.log2 "y = 0x1.000002p-8, 0x1.000002p-7,
 // 0x1.000002p+4". Arithmetic for 0x1.000002p-8: log2 y = -8 + 2^-23 / ln 2 = -8 + 1.7e-7;
 // fp32 spacing just inside |-8| is 2^-21 = 4.8e-7, half of it 2.4e-7 > 1.7e-7 -> rounds to -8.
@@ -343,7 +340,7 @@ TEST(Log2Hazard, AgreesWithExtendedPrecisionLog2NearPowersOfTwo) {
 }
 
 // Guards against the hazard count drifting from the device measurement: torch.log2 on CUDA,
-// exp2(ceil(log2 y)) != bitceil(y) for 91 y in [2^-27, 2^14) (device_probe.txt,
+// exp2(ceil(log2 y)) != bitceil(y) for 91 y in [2^-27, 2^14) (docs/conventions.md §3.6,
 // kLog2CeilMismatchesTorchRange). [2^-27, 2^14) = fp32 patterns [0x32000000, 0x46800000).
 TEST(Log2Hazard, CountOverTorchRangeIs91) {
   uint64_t hits = 0;

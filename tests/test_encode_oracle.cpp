@@ -22,18 +22,15 @@
 #include "reference/encode_oracle.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
 
+using test_support::hex;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%x", v);
-  return b;
-}
 
 constexpr EncodePolicy kRneSat{Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kCanonical};
 constexpr EncodePolicy kRneInf{Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kKeepSign};
@@ -52,7 +49,7 @@ struct OracleCase {
   const char* why;
 };
 
-// Every expected code derived by hand from formats.md §1.1 layouts (arithmetic in `why`).
+// Every expected code derived by hand from docs/formats.md §1.1 layouts (arithmetic in `why`).
 const OracleCase kCases[] = {
     // E4M3FN: max 448 = 0x7E (S.1111.110), next step would be 480 (the NaN pattern).
     {Format::kE4M3FN, kRneSat, 464.0f, 0x7E, "tie 448/480, 448 even"},
@@ -139,9 +136,9 @@ TEST(EncodeOracle, RefusesE8m0AndFp32) {
 
 // Guards against the e8m0 oracle modelling the log2 hazard or the NaN-payload wrap
 // differently from the rule it judges: vLLM's exp2f(ceilf(log2f(0x1.000002p-8))) = 2^-8 (0x77;
-// device_probe.txt torch.log2 example), bit ceil 2^-7 (0x78); AITER Triton on NaN 0x7FE00000:
-// 0x7FE00000 + 0x200000 = 0x80000000 (-0.0) -> log2 = -inf -> 00, on NaN 0x7FC00000 -> Inf ->
-// 254 (formats.md §3.6).
+// docs/conventions.md §3.6 torch.log2 example), bit ceil 2^-7 (0x78); AITER Triton on NaN
+// 0x7FE00000: 0x7FE00000 + 0x200000 = 0x80000000 (-0.0) -> log2 = -inf -> 00, on NaN 0x7FC00000 ->
+// Inf -> 254 (docs/formats.md §3.6).
 TEST(E8m0Oracle, HazardsModelled) {
   EXPECT_EQ(e8m0_oracle(0x1.000002p-8f, E8m0Encode::kCeilViaLog2f), 0x77);
   EXPECT_EQ(e8m0_oracle(0x1.000002p-8f, E8m0Encode::kCeilSat), 0x78);

@@ -1,6 +1,6 @@
 // Covers reference/format: the layout table (FormatInfo), parse_format, and decode() of every
 // code of every 8-bit format (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, E8M0) and of all 65536 BF16 and
-// FP16 codes, against values derived here by hand from the bit layouts of research/formats.md
+// FP16 codes, against values derived here by hand from the bit layouts of docs/formats.md
 // §1.1 (fp8) and §2 (e8m0) and IEEE-754 (bf16, fp16); spot values (max finite, min subnormal,
 // NaN and Inf codes); max_finite, is_nan_code, bits_of / float_of.
 // Does NOT cover: encoding (test_fp_encode.cpp, test_e8m0.cpp), the non-OCP e8m0 decode rules
@@ -17,7 +17,7 @@
 namespace mxgate {
 namespace {
 
-// ---- Per-format traits, written from the table of formats.md §1.1 (not from format.cpp). ----
+// ---- Per-format traits, from the table of docs/formats.md §1.1 (not from format.cpp) ----
 enum class Nan { kIeee, kFn, kFnuz };
 
 struct E4M3FN {
@@ -123,7 +123,7 @@ TYPED_TEST(Fp8Format, LayoutTable) {
 }
 
 // Guards against a max_finite that returns a NaN/Inf pattern's value (480 for e4m3fn, 61440 or
-// Inf for e5m2) instead of the largest finite code (formats.md §1.1 "max finite" column).
+// Inf for e5m2) instead of the largest finite code (docs/formats.md §1.1 "max finite" column).
 TYPED_TEST(Fp8Format, MaxFiniteAndMinSubnormal) {
   using T = TypeParam;
   EXPECT_EQ(max_finite(T::kFormat), T::kMax);
@@ -136,7 +136,7 @@ TYPED_TEST(Fp8Format, MaxFiniteAndMinSubnormal) {
 }
 
 // Guards against NaN detection that treats too many (or too few) codes as NaN: exactly the
-// codes of the formats.md §1.1 "NaN" column.
+// codes of the docs/formats.md §1.1 "NaN" column.
 TYPED_TEST(Fp8Format, NanCodesAreExactlyTheSpecSet) {
   using T = TypeParam;
   for (uint32_t code = 0; code < 256; ++code) {
@@ -158,7 +158,7 @@ TYPED_TEST(Fp8Format, NanCodesAreExactlyTheSpecSet) {
 }
 
 // Guards against an E4M3FN decoder that gives 0x7F the IEEE meaning (Inf) or the value 480:
-// formats.md §1.1, ml_dtypes "NaN represented by 0bS111'1111"; E4M3FN has no Inf.
+// docs/formats.md §1.1, ml_dtypes "NaN represented by 0bS111'1111"; E4M3FN has no Inf.
 TEST(Fp8Spot, E4m3fnNanAndNoInf) {
   EXPECT_TRUE(std::isnan(decode(Format::kE4M3FN, 0x7F)));
   EXPECT_TRUE(std::isnan(decode(Format::kE4M3FN, 0xFF)));
@@ -191,7 +191,7 @@ TEST(Fp8Spot, NegativeZeroFnuzIsNan) {
 }
 
 // Guards against an E8M0 decoder that maps 0x00 to +0 (the shift rule) instead of the OCP
-// value 2^-127, which is the fp32 subnormal 0x00400000 (formats.md §2, PyTorch
+// value 2^-127, which is the fp32 subnormal 0x00400000 (docs/formats.md §2, PyTorch
 // fp32_from_bits(0x00400000)); and against 0xFF decoding to Inf.
 TEST(E8m0Decode, OcpEdgeBytes) {
   EXPECT_EQ(bits_of(decode(Format::kE8M0, 0x00)), 0x00400000u);
@@ -204,7 +204,7 @@ TEST(E8m0Decode, OcpEdgeBytes) {
 }
 
 // Guards against an off-by-one bias or a signed reading of the byte: byte e in [0, 254] is
-// 2^(e - 127) (formats.md §2), no code is negative or zero.
+// 2^(e - 127) (docs/formats.md §2), no code is negative or zero.
 TEST(E8m0Decode, EveryByteIsAPowerOfTwo) {
   for (uint32_t e = 0; e < 255; ++e) {
     const float got = decode(Format::kE8M0, e);
@@ -232,6 +232,24 @@ TEST(SixteenBitDecode, Bf16AllCodesAreFp32TopHalf) {
       EXPECT_EQ(bits_of(got), c << 16) << std::hex << c;
     }
   }
+}
+
+// Guards against the reference's one bf16 conversion (bf16_of / float_of_bf16) disagreeing with
+// the format: every bf16 code round-trips through fp32 (NaN codes to the canonical 0x7FC0), and
+// rounding is RNE on the fp32 bits: 1 + 2^-8 is a tie (to the even 0x3F80), 1 + 3 * 2^-8 a tie
+// next to an odd code (up to 0x3F82), 0x7F7FFFFF (beyond bf16's max plus half an ulp) is Inf.
+TEST(SixteenBitDecode, Bf16ConversionRoundTripsAndRoundsToNearestEven) {
+  for (uint32_t c = 0; c < 65536; ++c) {
+    const float f = float_of_bf16(static_cast<uint16_t>(c));
+    EXPECT_EQ(bits_of(f), c << 16) << std::hex << c;
+    const bool nan = (c & 0x7F80) == 0x7F80 && (c & 0x7F) != 0;
+    EXPECT_EQ(bf16_of(f), nan ? 0x7FC0u : c) << std::hex << c;
+  }
+  EXPECT_EQ(bf16_of(float_of(0x3F808000u)), 0x3F80u);  // 1 + 2^-8: tie, even mantissa
+  EXPECT_EQ(bf16_of(float_of(0x3F818000u)), 0x3F82u);  // 1 + 3 * 2^-8: tie, odd -> up
+  EXPECT_EQ(bf16_of(float_of(0x3F808001u)), 0x3F81u);  // just above the tie -> up
+  EXPECT_EQ(bf16_of(float_of(0x7F7FFFFFu)), 0x7F80u);  // fp32 max -> Inf
+  EXPECT_EQ(bf16_of(-0.0f), 0x8000u);
 }
 
 // Guards against a wrong FP16 bias (15) or subnormal scale (2^-24): IEEE binary16 by formula,
@@ -294,7 +312,7 @@ TEST(ParseFormat, Names) {
   for (const char* bad : {"", "e4m3", "fp8", "e4m3fn ", "e5m2fn", "float8_e4m3fn", "bfloat16"}) {
     EXPECT_FALSE(parse_format(bad).has_value()) << "'" << bad << "'";
   }
-  EXPECT_EQ(all_formats().size(), 8u);
+  EXPECT_EQ(all_formats().size(), 11u);
   for (const FormatInfo& fi : all_formats()) EXPECT_EQ(&info(fi.format), &fi);
 }
 

@@ -1,13 +1,13 @@
 // Covers reference/fp_encode: encode() of fp32 into E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, BF16 and
 // FP16 under every rounding x overflow x NaN policy — round trip of every finite code, ties
 // (even vs away vs toward zero) on every pair of neighbouring codes, the saturation ties of
-// formats.md §1.2 (464, 61440, 248), subnormal ties, signed zero and underflow, NaN signs, ±Inf
-// under the four overflow policies, bf16 double rounding and bf16 RNE vs truncation; the code
+// docs/formats.md §1.2 (464, 61440, 248), subnormal ties, signed zero and underflow, NaN signs,
+// ±Inf under the four overflow policies, bf16 double rounding and bf16 RNE vs truncation; the code
 // helpers nan_code / max_code / inf_code and the policy names.
 // Does NOT cover: E8M0 (test_e8m0.cpp), conventions and measured device bytes
 // (test_conventions.cpp), the full 2^32 input sweeps (exhaustive_encoders.cpp).
-// Expected codes come from the layout (formats.md §1.1) with the arithmetic in the comments,
-// or from device_probe.txt; decode() (checked by hand in test_format.cpp) turns codes into
+// Expected codes come from the layout (docs/formats.md §1.1) with the arithmetic in the comments,
+// or from docs/conventions.md §3; decode() (checked by hand in test_format.cpp) turns codes into
 // values where a loop needs them. No expected value is computed with encode().
 #include <gtest/gtest.h>
 
@@ -21,14 +21,18 @@
 
 #include "reference/format.h"
 #include "reference/fp_encode.h"
+#include "tests/hex.h"
 
 namespace mxgate {
 namespace {
 
+using test_support::hex;
+using test_support::hexfloat;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kFltMax = 0x1.fffffep127f;
 
-// Per-format facts, from formats.md §1.1 (fp8) and IEEE-754 (bf16, fp16). kNoInf marks formats
+// Per-format facts, from docs/formats.md §1.1 (fp8) and IEEE-754 (bf16, fp16). kNoInf marks formats
 // without an Inf code. kTopTieOverflows: the midpoint between max and the next (unrepresentable)
 // step rounds to even; it overflows iff the max code's mantissa LSB is odd.
 constexpr uint32_t kNoInf = ~0u;
@@ -108,18 +112,6 @@ std::string describe(const EncodePolicy& p) {
          std::string(name(p.nan));
 }
 
-std::string hex(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%x", v);
-  return b;
-}
-
-std::string hexfloat(float v) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%a", static_cast<double>(v));
-  return b;
-}
-
 template <class T>
 class FpEncode : public ::testing::Test {
  protected:
@@ -161,9 +153,10 @@ TYPED_TEST(FpEncode, RoundTripEveryFiniteCodeEveryPolicy) {
 }
 
 // Guards against ±Inf handled as an ordinary overflow (or not at all) under one of the four
-// overflow policies; E4M3FN and FNUZ have no Inf, so kToInf must give their NaN (formats.md
-// §1.2b: PyTorch inf -> 0x7F, -inf -> 0xFF; §1.2e: FNUZ Inf -> 0x80). The NaN keeps the sign of
-// the input, as the measured e4m3 -inf -> 0xff of PyTorch and CUDA NOSAT (device_probe.txt).
+// overflow policies; E4M3FN and FNUZ have no Inf, so kToInf must give their NaN (docs/formats.md
+// §1.2.2: PyTorch inf -> 0x7F, -inf -> 0xFF; §1.2.5: FNUZ Inf -> 0x80). The NaN keeps the sign of
+// the input, as the measured e4m3 -inf -> 0xff of PyTorch and CUDA NOSAT (docs/conventions.md §3.1,
+// §3.2).
 TYPED_TEST(FpEncode, InfUnderEachOverflowPolicy) {
   using T = TypeParam;
   for (bool neg : {false, true}) {
@@ -184,7 +177,7 @@ TYPED_TEST(FpEncode, InfUnderEachOverflowPolicy) {
 
 // Guards against a NaN policy applied to the wrong sign or a NaN payload leaking into the code
 // (a signalling NaN 0x7F800001 truncated to bf16 would read as Inf 0x7F80). keep_sign: S|NaN;
-// canonical: +NaN; to_neg_max: -max (vLLM fminf(fmaxf(NaN, -max), max), formats.md §5.1).
+// canonical: +NaN; to_neg_max: -max (vLLM fminf(fmaxf(NaN, -max), max), docs/formats.md §5.1).
 TYPED_TEST(FpEncode, NanPolicies) {
   using T = TypeParam;
   const uint32_t nan_inputs[] = {0x7FC00000u, 0x7F800001u, 0x7FFFFFFFu, 0x7FA00000u,
@@ -204,9 +197,9 @@ TYPED_TEST(FpEncode, NanPolicies) {
   }
 }
 
-// Guards against -0 losing its sign in OCP formats (device_probe.txt: -0 -> 80 for e4m3/e5m2,
-// CUDA and PyTorch) or keeping it in FNUZ formats, where 0x80 is NaN (PyTorch: "fnuz types
-// don't have negative zero", device: e4m3fnuz -0 -> 00).
+// Guards against -0 losing its sign in OCP formats (docs/conventions.md §3.1: -0 -> 80 for
+// e4m3/e5m2, CUDA and PyTorch) or keeping it in FNUZ formats, where 0x80 is NaN (PyTorch: "fnuz
+// types don't have negative zero", device: e4m3fnuz -0 -> 00).
 TYPED_TEST(FpEncode, NegativeZero) {
   using T = TypeParam;
   for (const EncodePolicy& p : all_policies()) {
@@ -216,7 +209,7 @@ TYPED_TEST(FpEncode, NegativeZero) {
 }
 
 // Guards against an underflow to zero that drops the sign in OCP formats (CUDA ORs the sign in,
-// formats.md §1.2a: "−tiny → 0x80") or that produces the NaN 0x80 in FNUZ formats.
+// docs/formats.md §1.2.1: "−tiny → 0x80") or that produces the NaN 0x80 in FNUZ formats.
 TYPED_TEST(FpEncode, TinyNegativeUnderflowKeepsSignOcp) {
   using T = TypeParam;
   // 2^-149 (fp32 min subnormal) and 2^-140 are far below half of every target's min subnormal
@@ -274,8 +267,8 @@ TYPED_TEST(FpEncode, TiesEvenVsAwayVsTowardZero) {
 }
 
 // Guards against the top tie (max + half a step) handled like an ordinary tie that rounds into
-// a NaN/Inf pattern, or saturating when it should overflow: formats.md §1.2a (464 -> 448 for
-// e4m3fn; 61440 overflows for e5m2), §1.2b (fnuz [248, 256) overflows).
+// a NaN/Inf pattern, or saturating when it should overflow: docs/formats.md §1.2.1 (464 -> 448 for
+// e4m3fn; 61440 overflows for e5m2), §1.2.2 (fnuz [248, 256) overflows).
 TYPED_TEST(FpEncode, TopTieAndOverflowPerPolicy) {
   using T = TypeParam;
   const double max = T::kMax;
@@ -366,8 +359,8 @@ TYPED_TEST(FpEncode, CodeHelpers) {
 
 // Guards against a saturation threshold at 448 + anything (or "> 448"): exactly 464 is the tie
 // between 448 (S.1111.110, even) and the NaN pattern 480 and goes to 448 under RNE; one fp32
-// ulp above (0x1.d00002p+8) overflows: CUDA threshold "absx > 464" (formats.md §1.2a),
-// device_probe.txt probe.cu 0x1.d00002p+8 SAT 7e NOSAT 7f, 464 7e 7e.
+// ulp above (0x1.d00002p+8) overflows: CUDA threshold "absx > 464" (docs/formats.md §1.2.1),
+// docs/conventions.md §3.1 probe.cu 0x1.d00002p+8 SAT 7e NOSAT 7f, 464 7e 7e.
 TEST(E4m3fnHazard, TieAtSaturation464) {
   const Format f = Format::kE4M3FN;
   for (Overflow o : kOverflows) {
@@ -403,7 +396,7 @@ TEST(E4m3fnHazard, TieAtSaturation464) {
 
 // Guards against an E5M2 threshold at 57344 + ulp: 61440 = 1.875 * 2^15 is the tie between
 // 57344 (S.11110.11, odd) and 65536 (exponent 31 = Inf), so it overflows; the largest fp32 below
-// it, 0x1.dffffep+15 = 61439.996, is nearer 57344. formats.md §1.2a "absx >= 61440"; device:
+// it, 0x1.dffffep+15 = 61439.996, is nearer 57344. docs/formats.md §1.2.1 "absx >= 61440"; device:
 // 61440 -> 7b SAT / 7c NOSAT, 0x1.dffep+15 -> 7b 7b; torch 61439 -> 7b, 61440 -> 7c.
 TEST(E5m2Hazard, Overflow61440) {
   const Format f = Format::kE5M2;
@@ -422,7 +415,7 @@ TEST(E5m2Hazard, Overflow61440) {
 
 // Guards against an E4M3FNUZ threshold copied from E4M3FN: max 240 (0x7F), 248 = 240 + 8 is
 // the tie with 256 (240's mantissa 111 is odd) and overflows; 247 -> 240. PyTorch
-// fp8e4m3fnuz_from_fp32_value, device: 240 -> 7f, 247 -> 7f, 248 -> 80 (formats.md §1.2b).
+// fp8e4m3fnuz_from_fp32_value, device: 240 -> 7f, 247 -> 7f, 248 -> 80 (docs/formats.md §1.2.2).
 TEST(E4m3fnuzHazard, Overflow248) {
   const Format f = Format::kE4M3FNUZ;
   const EncodePolicy to_inf{Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kKeepSign};
@@ -463,11 +456,11 @@ TEST(E4m3fnHazard, SubnormalTies) {
 }
 
 // Guards against a cast that is not one rounding of the fp32 value: going through bf16 first
-// rounds twice and gives other bytes. device_probe.txt: torch e4m3fn f32-> "... 00 01 01 7e 7e
-// 7f" vs "e4m3fn cuda bf16-> ... 00 00 01 7e 7e 7e": 2^-10 * 1.0001 = 0x1.00068ep-10 is 01
+// rounds twice and gives other bytes. docs/conventions.md §3.2: torch e4m3fn f32-> "... 00 01 01 7e
+// 7e 7f" vs "e4m3fn cuda bf16-> ... 00 00 01 7e 7e 7e": 2^-10 * 1.0001 = 0x1.00068ep-10 is 01
 // directly but its bf16 (7 fraction bits: 0x1.00p-10 = 2^-10, remainder 0x68e/2^24 < half)
 // is the tie 2^-10 -> 00; 464.0001 = 0x1.d00006p+8 is 7f (past 464) directly but 464 in bf16
-// -> 7e. Policy: PyTorch's (RNE, to_inf, NaN keeps sign), formats.md §1.2b.
+// -> 7e. Policy: PyTorch's (RNE, to_inf, NaN keeps sign), docs/formats.md §1.2.2.
 TEST(DoubleRound, Bf16FirstDiffersFromDirect) {
   const EncodePolicy torch{Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kKeepSign};
   struct Case {

@@ -318,7 +318,8 @@ TEST(ExactGemm, ValidationNamesTheProblem) {
 // ---- Exact mode: the fast path is the general path
 // ------------------------------------------------
 
-// Every available kernel of the fast path must give the general path's bits (fp32, bf16, fp64).
+// Every available dot engine of the fast path must give the general path's bits (fp32, bf16,
+// fp64).
 void expect_fast_equals_general(const GemmProblem& p, const char* what, ExactStats* fast_stats) {
   SCOPED_TRACE(what);
   ExactStats general_stats;
@@ -327,13 +328,13 @@ void expect_fast_equals_general(const GemmProblem& p, const char* what, ExactSta
   EXPECT_EQ(general_stats.general_products, p.m * p.n * p.k);
   const GemmOutput g16 = exact_gemm(p, OutputFormat::kBf16, general);
   const std::vector<double> g64 = exact_gemm_fp64(p, general);
-  for (ExactKernel kernel :
-       {ExactKernel::kAuto, ExactKernel::kPortable, ExactKernel::kAvx2, ExactKernel::kAvx512}) {
-    if (!exact_kernel_available(kernel)) {
+  for (DotEngine engine :
+       {DotEngine::kAuto, DotEngine::kPortable, DotEngine::kAvx2, DotEngine::kAvx512}) {
+    if (!dot_engine_available(engine)) {
       continue;
     }
-    SCOPED_TRACE("kernel " + std::to_string(static_cast<int>(kernel)));
-    const ExactOptions fast{false, fast_stats, kernel};
+    SCOPED_TRACE("dot engine " + std::to_string(static_cast<int>(engine)));
+    const ExactOptions fast{false, fast_stats, engine};
     const BitExactVerdict v =
         compare_fp32(p.m, p.n, g32.fp32, exact_gemm(p, OutputFormat::kFp32, fast).fp32);
     EXPECT_TRUE(v.ok()) << v.summary();

@@ -182,7 +182,7 @@ inline void check_quantize(Backend& be, Kernel kernel, const MxPolicy& policy,
     std::vector<uint16_t> h(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
       h[i] = static_cast<uint16_t>(encode(Format::kBF16, x[i], kIeeeDefault));
-      x[i] = float_of(static_cast<uint32_t>(h[i]) << 16);
+      x[i] = float_of_bf16(h[i]);
     }
     args.in = be.make_buffer(sp(h), "x");
   } else {
@@ -219,7 +219,7 @@ TEST_F(BackendTest, QuantizeMxMatchesReferenceConventions) {
   const std::pair<const char*, QuantConvention> conventions[] = {
       {"ocp_mx", QuantConvention::kOcpMx}, {"torchao_rceil", QuantConvention::kTorchaoRceil}};
   for (const auto& [name, conv] : conventions) {
-    const MxPolicy policy = *mx_policy(*find_convention(name));
+    const MxPolicy policy = require_mx_policy(require_convention(name));
     for (InputDtype dtype : {InputDtype::kFp32, InputDtype::kBf16}) {
       check_quantize(be(), Kernel::kQuantizeMx, policy, conv, dtype, 37, 100, kSeed);
       check_quantize(be(), Kernel::kQuantizeMx, policy, conv, dtype, 3, 576, kSeed + 1);
@@ -232,7 +232,7 @@ TEST_F(BackendTest, QuantizeMxMatchesReferenceConventions) {
 // satfinite convention: RNE, overflow and Inf -> +-448, NaN -> 0x7F; scales as torchao RCEIL.
 TEST_F(BackendTest, QuantizeMxHwMatchesSatfiniteConvention) {
   if (!be().supports(Kernel::kQuantizeMxHw)) GTEST_SKIP() << "no cvt.rn.satfinite on this device";
-  MxPolicy policy = *mx_policy(*find_convention("torchao_rceil"));
+  MxPolicy policy = require_mx_policy(require_convention("torchao_rceil"));
   policy.element = {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kCanonical};
   check_quantize(be(), Kernel::kQuantizeMxHw, policy, QuantConvention::kTorchaoRceil,
                  InputDtype::kFp32, 37, 100, kSeed);
@@ -411,7 +411,7 @@ TEST_F(BackendTest, DotScaledWithKNotMultipleOf128IsRejectedAndCaught) {
 }
 
 // Guards against handing the bpreshuffle GEMM row-major As (bug class (a)): the contract names
-// the clause, and the numbers are wrong for M > 1 (M = 1 is byte-identical, layouts.md §2).
+// the clause, and the numbers are wrong for M > 1 (M = 1 is byte-identical, docs/layouts.md §2.2).
 TEST_F(BackendTest, BpreshuffleWithRowMajorActivationScalesIsRejectedAndWrong) {
   const auto clause = check_contract(
       Kernel::kGemmBlockscaleBpreshuffle, {8, 256, 512},

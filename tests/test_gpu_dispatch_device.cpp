@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/blocks.h"
 #include "dispatch/layer.h"
 #include "dispatch/registry.h"
 #include "gpu/backend.h"
@@ -56,40 +57,12 @@ class DeviceDispatch : public testing::Test {
   std::unique_ptr<gpu::Backend> be_;
 };
 
-// Integers in [-8, 8]: exact in MXFP8 and bf16, every fp32 sum of their products exact.
-std::vector<float> small_ints(std::size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<float> v(count);
-  for (float& x : v) x = static_cast<float>(static_cast<int>(rng() % 17) - 8);
-  return v;
-}
-
-// General values for block FP8 (scales amax/448 are not powers of two).
-std::vector<float> general_values(std::size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> d(-3.0f, 3.0f);
-  std::vector<float> v(count);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
 using test_support::config;
+using test_support::general_values;
+using test_support::problem;
+using test_support::Problem;
 using test_support::reference;
 using test_support::same;
-
-struct Problem {
-  std::vector<float> weight;
-  Activation x;
-};
-
-Problem problem(const LinearConfig& c, std::size_t m, uint64_t seed) {
-  const bool block = c.scheme == Scheme::kFp8Block;
-  Problem p{block ? general_values(c.n * c.k, seed) : small_ints(c.n * c.k, seed), {}};
-  const std::vector<float> xs =
-      block ? general_values(m * c.k, seed + 1) : small_ints(m * c.k, seed + 1);
-  p.x = make_activation(xs, m, c.k);
-  return p;
-}
 
 // A plan that lies about the device run hides the path that actually runs on the GPU.
 TEST_F(DeviceDispatch, PlanMatchesWhatLoadAndApplyDo) {
@@ -108,7 +81,7 @@ TEST_F(DeviceDispatch, PlanMatchesWhatLoadAndApplyDo) {
         const Plan want = plan(c);
         Problem p = problem(c, 2, 7);
         LinearLayer layer(be(), c);
-        EXPECT_EQ(layer.kernel().name(), want.kernel);
+        EXPECT_EQ(layer.linear_kernel().name(), want.linear_kernel);
         const QuantizedWeight w = layer.load_float_weights(p.weight);
         layer.process_weights_after_loading();
         EXPECT_EQ(layer.state().load_actions, want.load);
@@ -121,10 +94,10 @@ TEST_F(DeviceDispatch, PlanMatchesWhatLoadAndApplyDo) {
 }
 
 // I1 (Z1): an unaligned fp8 MXFP8 weight must never reach the unmasked dot_scaled kernel on the
-// device, whether or not load processing ran (production shapes of origin.md §1).
+// device, whether or not load processing ran (production shapes of docs/architecture.md §1.1).
 TEST_F(DeviceDispatch, UnalignedFp8WeightNeverReachesDotScaled) {
   const DotScaledMxfp8 kernel;
-  for (auto [n, k] : {std::pair<std::size_t, std::size_t>{5120, 576}, {5120, 288}, {256, 2048}}) {
+  for (auto [n, k] : test_support::dot_scaled_shapes()) {
     for (bool processed : {false, true}) {
       SCOPED_TRACE("N=" + std::to_string(n) + " K=" + std::to_string(k) +
                    (processed ? " processed" : " unprocessed"));
@@ -196,14 +169,7 @@ enum class Step { kModelPreshuffle, kProcess, kApply };
 // I5 (Z6): after load processing the device hot path launches no dequantize, upcast or
 // preshuffle and allocates only activation-sized buffers; skipped processing is counted.
 TEST_F(DeviceDispatch, NoRematerializationAfterLoadProcessing) {
-  const std::vector<LinearConfig> configs = {
-      config(Platform::kGfx950, Scheme::kMxfp8, 256, 288),
-      config(Platform::kGfx950, Scheme::kMxfp8, 256, 256),
-      config(Platform::kGfx950, Scheme::kFp8Block, 256, 256, WeightScaleDtype::kE8m0),
-      config(Platform::kSm90, Scheme::kFp8Block, 256, 256, WeightScaleDtype::kE8m0),
-      config(Platform::kSm90, Scheme::kMxfp8, 256, 288),
-  };
-  for (const LinearConfig& c : configs) {
+  for (const LinearConfig& c : test_support::hot_path_configs()) {
     SCOPED_TRACE(describe(c));
     Problem p = problem(c, 1, 3);
     LinearLayer layer(be(), c);
@@ -216,12 +182,7 @@ TEST_F(DeviceDispatch, NoRematerializationAfterLoadProcessing) {
     layer.process_weights_after_loading();
     for (int step = 0; step < 3; ++step) {
       layer.apply(p.x);
-      const gpu::Counters& d = layer.last_apply().delta;
-      for (Kernel k : {Kernel::kDequantMxToBf16, Kernel::kUpcastE8m0, Kernel::kPreshuffleWeight,
-                       Kernel::kGemmMxDequant}) {
-        EXPECT_EQ(d.launches_of(k), 0u) << gpu::kernel_name(k);
-      }
-      EXPECT_LT(d.bytes_allocated, c.k * 2 + c.k + c.k * 4 + c.n * 4 + 64);
+      test_support::expect_no_rematerialization(layer.last_apply().delta, c);
     }
   }
 }
@@ -234,7 +195,7 @@ std::vector<uint8_t> quantize_on(gpu::Backend& be, const std::vector<float>& x, 
   gpu::QuantizeArgs q;
   q.in = be.make_buffer(std::span<const float>(x), "x");
   q.codes = be.allocate(rows * cols, "codes");
-  q.scales = be.allocate(rows * ((cols + 31) / 32), "scales");
+  q.scales = be.allocate(rows * ceil_div(cols, kMxBlock), "scales");
   q.p = {rows, cols, gpu::InputDtype::kFp32, conv};
   q.p.faults = faults;
   be.run({Kernel::kQuantizeMx, q});

@@ -5,12 +5,12 @@
 // torchao_rceil, transformer_engine, aiter_hip, aiter_triton, vllm_mxfp8_exp2), run as one
 // value-parameterized test per (block, convention). Around it: the scale rules without a named
 // convention (torchao CEIL / EVEN, vLLM gen-3 log2f RCEIL, vLLM ROCm Triton 1e-30 seed), element
-// overflow per convention (formats.md §1.3), AITER's subnormal ceil (§6.9), E4M3FNUZ (§6.4), a
-// short last block and its padding, the payload requantized with the final scale (BUG Z14),
-// the scale chosen from the fp32 amax (Z15), the log2f ceil hazard (Z8), a (rows x 3 blocks)
+// overflow per convention (docs/formats.md §1.3), AITER's subnormal ceil (§6 item 9), E4M3FNUZ (§6
+// item 4), a short last block and its padding, the payload requantized with the final scale (BUG
+// Z14), the scale chosen from the fp32 amax (Z15), the log2f ceil hazard (Z8), a (rows x 3 blocks)
 // scale-index fingerprint, and shape validation.
-// Expected bytes come from research/formats.md (§1, §2.1, §3, table §3.7, §6) and
-// research/device_probe.txt, derived by hand in the comments, never from the code under test.
+// Expected bytes come from docs/formats.md (§1, §2.1, §3, table §3.7, §6) and
+// docs/conventions.md §3, derived by hand in the comments, never from the code under test.
 // Does not cover: dequantization (test_dequant.cpp), the exhaustive scale-rule sweeps
 // (exhaustive_scale_rules.cpp), scale layouts, microxcaling's round-half-away elements, or E5M2
 // edge blocks (only E5M2's emax is checked).
@@ -44,7 +44,7 @@ constexpr float kFltMax = std::numeric_limits<float>::max();
 constexpr uint16_t kAnyNan = 0x100;  // 0x7F or 0xFF: the sign of x * NaN is not specified
 constexpr uint16_t kUnspecified = 0x200;
 
-// The conventions that model an MX 1x32 quantizer (formats.md §3.7 columns).
+// The conventions that model an MX 1x32 quantizer (docs/formats.md §3.7 columns).
 const std::vector<std::string_view> kMxConventions = {
     "ocp_mx",    "torchao_floor", "torchao_rceil",  "transformer_engine",
     "aiter_hip", "aiter_triton",  "vllm_mxfp8_exp2"};
@@ -67,7 +67,7 @@ struct EdgeBlock {
 // 1.0 = 0x38, 0.5 = 0x30, 0x7F / 0xFF = NaN, 0x80 = -0. Byte b means scale 2^(b - 127); the
 // element cast sees x * 2^(127 - b). fl32(1/448) = 2^-9 * (8/7 + (3/7) * 2^-23) (8/7 = 1.001001..b
 // rounds up), so amax = 1.75 * 2^k gives amax * fl32(1/448) = 2^(k-8) * (1 + (3/8) * 2^-23),
-// which rounds to exactly 2^(k-8): RCEIL does not bump at 1.75 * 2^k (formats.md §3.6).
+// which rounds to exactly 2^(k-8): RCEIL does not bump at 1.75 * 2^k (docs/formats.md §3.6).
 const std::vector<EdgeBlock>& edge_blocks() {
   static const std::vector<EdgeBlock> table = {
       // §3.7 row "0". FLOOR: amax 0 clamps to byte 0 (§3.3); RCEIL: ceil(0) = byte 0 (§2.1);
@@ -108,7 +108,7 @@ const std::vector<EdgeBlock>& edge_blocks() {
          {0x78, 0x70, 0x28, 0x34},
          0x00},
         {{"vllm_mxfp8_exp2"}, 127, {0x38, 0x30, 0x00, 0x02}, 0x00}}},
-      // amax 1.75 * 2^0 (§6.11: AITER Triton bumps at significand >= 1.75). FLOOR and RCEIL
+      // amax 1.75 * 2^0 (§6 item 11: AITER Triton bumps at significand >= 1.75). FLOOR and RCEIL
       // (see above): 119, x * 2^8: 448 = 0x7E, 256 = 0x78. AITER Triton: 0x3FE00000 + 0x200000
       // = 0x40000000 -> 2^1 -> 1 - 8 = -7 -> 120, x * 2^7: 224 = 0x76, 128 = 0x70 (device: "RCEIL
       // -> element 448, AITER-Triton -> element 224"). vLLM gen-2: 127, 1.75 = 0x3E, 1.0 = 0x38.
@@ -146,7 +146,7 @@ const std::vector<EdgeBlock>& edge_blocks() {
          0x00},
         {{"aiter_triton"}, 128, {0x76, 0x30}, 0x00},
         {{"vllm_mxfp8_exp2"}, 135, {0x3E, 0x02}, 0x00}}},
-      // Saturation edge 464 = 1.8125 * 2^8, the midpoint of 448 and 480 (formats.md §1.2a:
+      // Saturation edge 464 = 1.8125 * 2^8, the midpoint of 448 and 480 (docs/formats.md §1.2.1:
       // "Exactly 464 takes the RNE path -> 448"). FLOOR: 127, 464 ties to even m=6 -> 0x7E.
       // RCEIL: 464 * fl32(1/448) = 1.036 -> 2^1 -> 128; AITER Triton: 1.8125 >= 1.75 bumps ->
       // 128; x / 2: 232 is the midpoint of 224 (m=6) and 240 (m=7) -> even -> 0x76; 0.5 = 0x30.
@@ -211,7 +211,7 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // element is NaN. TE: saturating e8m0 -> 0xFE; x * 2^-127: Inf saturates to 448 = 0x7E
       // (§3.4 "Inf element -> +448"), 1.0 -> 0x00, -2.0 -> -2^-126 -> -0 = 0x80. AITER Triton:
       // +Inf + 0x200000 masked = +Inf -> 254; Inf element -> NaN under Triton-AMD's mode bit
-      // (§1.2d) = 0x7F. vLLM gen-2: clamp(0, 254) -> 254; Inf -> torch cast NaN 0x7F (device
+      // (§1.2.4) = 0x7F. vLLM gen-2: clamp(0, 254) -> 254; Inf -> torch cast NaN 0x7F (device
       // "inf -> 7f").
       {"inf_in_block",
        {kInf, 1.0f, -2.0f},
@@ -221,10 +221,11 @@ const std::vector<EdgeBlock>& edge_blocks() {
          kAnyNan},
         {{"transformer_engine"}, 0xFE, {0x7E, 0x00, 0x80}, 0x00},
         {{"aiter_triton", "vllm_mxfp8_exp2"}, 254, {0x7F, 0x00, 0x80}, 0x00}}},
-      // §3.7 row "NaN present". torchao / OCP: amax propagates NaN -> 0xFF, whole block NaN
-      // (§3.3, §6.13). TE and AITER HIP: fmaxf ignores NaN, amax 448 -> 127; NaN element -> 0x7F
-      // (§6.13 "TE stores it as 0x7F"), 448 = 0x7E, -1.0 = 0xB8. AITER Triton (convention takes
-      // tl.max as propagating, §3.7 "254 or ignored"): NaN bits + 0x200000 masked = +Inf -> 254
+      // §3.7 row "NaN in the block". torchao / OCP: amax propagates NaN -> 0xFF, whole block
+      // NaN (§3.3, §6 item 13). TE and AITER HIP: fmaxf ignores NaN, amax 448 -> 127; NaN
+      // element -> 0x7F (§6 item 13 "TE stores it as 0x7F"), 448 = 0x7E, -1.0 = 0xB8. AITER
+      // Triton (convention takes tl.max as propagating, §3.7 "254 or ignored"): NaN bits +
+      // 0x200000 masked = +Inf -> 254
       // (§3.6), NaN -> 0x7F, 448 * 2^-127 -> 0x00, -1 -> 0x80. vLLM gen-2: no byte in the source
       // (§3.7 "—", NaN cast to uint8): unspecified.
       {"nan_in_block",
@@ -271,11 +272,7 @@ std::string hex(unsigned v) {
 }
 
 MxPolicy policy_of(std::string_view convention) {
-  const Convention* c = find_convention(convention);
-  if (c == nullptr) throw std::invalid_argument("no convention " + std::string(convention));
-  const std::optional<MxPolicy> p = mx_policy(*c);
-  if (!p) throw std::invalid_argument("no MX policy for " + std::string(convention));
-  return *p;
+  return require_mx_policy(require_convention(convention));
 }
 
 MxQuantized quantize_one_block(const std::vector<float>& probe, const MxPolicy& policy,
@@ -331,7 +328,7 @@ TEST(MxEdgeTable, EveryRowNamesEveryMxConventionOnce) {
   }
 }
 
-// Guards against a wrong emax_elem (the "- 8" of FLOOR): formats.md §1.1 max finite 448 =
+// Guards against a wrong emax_elem (the "- 8" of FLOOR): docs/formats.md §1.1 max finite 448 =
 // 1.75 * 2^8, 57344 = 1.75 * 2^15, fnuz 240 = 1.875 * 2^7, 57344.
 TEST(MxScale, ElementEmaxFromMaxFinite) {
   EXPECT_EQ(element_emax(Format::kE4M3FN), 8);
@@ -375,7 +372,7 @@ TEST(MxScale, UnnamedRulesOnTheCanonicalAmaxColumn) {
     EXPECT_EQ(mx_scale_byte(a, Format::kE4M3FN, ceil), 0xFF) << a;
     EXPECT_EQ(mx_scale_byte(a, Format::kE4M3FN, even), 0xFF) << a;
   }
-  // vLLM ROCm Triton (§3.5 gen 3, §6.14): amax = max(amax, 1e-30), floor(log2) + 127 with no
+  // vLLM ROCm Triton (§3.5 gen 3, §6 item 14): amax = max(amax, 1e-30), floor(log2) + 127 with no
   // emax offset: log2(1e-30) = -99.66 -> -100 -> byte 27 for a zero block.
   MxPolicy rocm;
   rocm.rule = MxScaleRule::kNoOffset;
@@ -384,8 +381,8 @@ TEST(MxScale, UnnamedRulesOnTheCanonicalAmaxColumn) {
   EXPECT_EQ(q.scales[0], 27);
 }
 
-// Guards against the wrong finite-overflow policy per convention (formats.md §6.1, table §1.3):
-// a FLOOR block with amax 480 keeps scale 2^0, so 480 / 470 / -480 reach the element cast
+// Guards against the wrong finite-overflow policy per convention (docs/formats.md §6 item 1, table
+// §1.3): a FLOOR block with amax 480 keeps scale 2^0, so 480 / 470 / -480 reach the element cast
 // unscaled. Saturating casts (CUDA SATFINITE, Triton, TE, AITER, DeepGEMM, torchao's clamp,
 // vLLM's clamp) give 0x7E / 0xFE; PyTorch <= 2.11, ml_dtypes, CUDA NOSAT give NaN 0x7F / 0xFF
 // (device: "470 -> 7f", "-470 -> fe ff" SAT / NOSAT). 464 is the RNE midpoint -> 448 everywhere.
@@ -418,8 +415,8 @@ TEST(MxElementOverflow, PerConventionOnAFloorScaledBlock) {
   }
 }
 
-// Guards against AITER's subnormal ceil being replaced by the TE / torchao one (§6.9): with the
-// 1e-10 seed removed, amax 2^-119 gives y = amax * fl32(1/448) = (4/7) * 2^-127 (1 + tiny), an
+// Guards against AITER's subnormal ceil being replaced by the TE / torchao one (§6 item 9): with
+// the 1e-10 seed removed, amax 2^-119 gives y = amax * fl32(1/448) = (4/7) * 2^-127 (1 + tiny), an
 // fp32 subnormal with mantissa ~0x249249 <= 0x400000. TE / torchao: fits 2^-127 -> byte 0;
 // AITER "if (exponent < 0xFF && mantissa) exponent += 1" -> byte 1. Above 2^-127 both give 1.
 TEST(MxScale, AiterSubnormalCeilDiffersFromTe) {
@@ -438,7 +435,7 @@ TEST(MxScale, AiterSubnormalCeilDiffersFromTe) {
   EXPECT_EQ(mx_scale_byte(1e-10f, Format::kE4M3FN, policy_of("aiter_hip")), 85);
 }
 
-// Guards against E4M3FNUZ MX blocks using the OCP max 448 / emax 8 (§6.4; AITER picks
+// Guards against E4M3FNUZ MX blocks using the OCP max 448 / emax 8 (§6 item 4; AITER picks
 // FP8_E4M3_FNUZ with 240 / pow2 7 on gfx942, §3.6). RCEIL with max 240: 240 * fl32(1/240) =
 // 1 + (7/16) ulp -> 1.0 -> byte 127, element 240 = fnuz 0x7F; 448 * fl32(1/240) = 1.87 -> 2^1
 // -> 128, 224 = 1.75 * 2^7 -> fnuz (bias 8) e=15, m=6 = 0x7E. FLOOR: floor(log2 240) - 7 = 0.

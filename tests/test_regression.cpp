@@ -1,8 +1,10 @@
 // Covers regression files (properties/regression.h) and the verbs that use them: strict parsing
 // with errors naming file and line, a canonical round trip, atomic saving, replay in both
 // directions (clean pass, each `detects` fault caught), `mxgate repro` exit codes, and
-// `mxgate property --save`. Also Case (properties/case.h) text parsing. Does not cover: the
-// checked-in corpus (ctest label `regression` replays it), the property suites themselves.
+// `mxgate property --save`, and what the checked-in zoo cases say about themselves (their header
+// names their minimal case and they are that small). Also Case (properties/case.h) text parsing.
+// Does not cover: replaying the checked-in corpus (ctest label `regression` does), the property
+// suites themselves.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -12,6 +14,7 @@
 
 #include "gpu/host/host_backend.h"
 #include "properties/regression.h"
+#include "properties/zoo.h"
 #include "tests/shell.h"
 #include "tests/temp_dir.h"
 
@@ -36,6 +39,22 @@ CliResult mxgate(const std::string& args) {
 
 void write(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
+}
+
+// Guards against a checked-in zoo case whose header claims a minimal case it is not (z09 once
+// said "K=block+32" above a k=32 case): the header is the zoo's words for its fault, and the
+// case satisfies the zoo's minimality predicate.
+TEST(RegressionCorpus, ZooHeadersNameTheMinimalCaseTheyMeet) {
+  const std::vector<std::string> files = list_regressions(default_regression_dir());
+  ASSERT_GE(files.size(), dispatch::all_faults().size());
+  for (const std::string& path : files) {
+    const Regression r = load_regression(path);
+    ASSERT_EQ(r.detects.size(), 1u) << path;
+    const dispatch::Fault f = r.detects[0];
+    const std::string first_line = r.comment.substr(0, r.comment.find('\n'));
+    EXPECT_EQ(first_line, zoo_regression_comment(f)) << path;
+    EXPECT_TRUE(zoo_class(f).is_minimal(r.c)) << path << ": " << r.c.describe();
+  }
 }
 
 // A regression file whose fields are silently misread replays a different case than the one

@@ -1,9 +1,9 @@
 // Covers reference/scale_layout: the five scale layouts checked against an independent
 // "pad + view + permute + contiguous" formulation written the way the source libraries write
-// it (layouts.md §1, §3, §4), bijection/inverse/padding properties, pack/unpack round trips,
-// CLI names, and the row/column-major and TMA-alignment coincidences (layouts.md §2, §8).
-// Does not cover: the e8m0/fp32 values themselves, GEMM consumers, or DeepGEMM's packed-int32
-// UE8M0 layout (not a layout of this module).
+// it (docs/layouts.md §1.4, §3.1, §4), bijection/inverse/padding properties, pack/unpack round
+// trips, CLI names, and the row/column-major and TMA-alignment coincidences (docs/layouts.md §2.2,
+// §2.3). Does not cover: the e8m0/fp32 values themselves, GEMM consumers, or DeepGEMM's
+// packed-int32 UE8M0 layout (not a layout of this module).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -62,13 +62,14 @@ Labels composed_col_major(std::size_t r, std::size_t c) {
 }
 
 Labels composed_tma_col_major(std::size_t r, std::size_t c) {
-  // empty_strided((M, G), (1, align(M, 4))): a column-major buffer with align4(M) rows (§3).
+  // empty_strided((M, G), (1, align(M, 4))): a column-major buffer with align4(M) rows
+  // (docs/layouts.md §3.1).
   const std::size_t rp = up(r, 4);
   return permute_contiguous(pad2d(iota_labels(r, c), r, c, rp, c), {rp, c}, {1, 0});
 }
 
 Labels composed_torchao_to_blocked(std::size_t r, std::size_t c) {
-  // view(nrb,128,ncb,4).permute(0,2,1,3).reshape(-1,4,32,4).transpose(1,2) (§4).
+  // view(nrb,128,ncb,4).permute(0,2,1,3).reshape(-1,4,32,4).transpose(1,2) (docs/layouts.md §4).
   const std::size_t rp = up(r, 128), cp = up(c, 4);
   Labels x = pad2d(iota_labels(r, c), r, c, rp, cp);
   x = permute_contiguous(x, {rp / 128, 128, cp / 4, 4}, {0, 2, 1, 3});
@@ -76,14 +77,15 @@ Labels composed_torchao_to_blocked(std::size_t r, std::size_t c) {
 }
 
 Labels composed_vllm_swizzle_mxfp8(std::size_t r, std::size_t c) {
-  // view(nmt,4,32,nkt,4).transpose(1,3) (§4).
+  // view(nmt,4,32,nkt,4).transpose(1,3) (docs/layouts.md §4).
   const std::size_t rp = up(r, 128), cp = up(c, 4);
   return permute_contiguous(pad2d(iota_labels(r, c), r, c, rp, cp), {rp / 128, 4, 32, cp / 4, 4},
                             {0, 3, 2, 1, 4});
 }
 
 Labels composed_aiter_shuffle_scale(std::size_t r, std::size_t c) {
-  // view(sm//32, 2, 16, sn//8, 2, 4).permute(0,3,5,2,4,1) after padding to (256, 8) (§1).
+  // view(sm//32, 2, 16, sn//8, 2, 4).permute(0,3,5,2,4,1) after padding to (256, 8)
+  // (docs/layouts.md §1.4).
   const std::size_t sm = up(r, 256), sn = up(c, 8);
   return permute_contiguous(pad2d(iota_labels(r, c), r, c, sm, sn), {sm / 32, 2, 16, sn / 8, 2, 4},
                             {0, 3, 5, 2, 4, 1});
@@ -123,8 +125,8 @@ TEST(ScaleLayout, StorageSizesIncludeTilePadding) {
   EXPECT_EQ(scale_storage_size(ScaleLayout::kNvSwizzle128x4, 0, 13), 0u);
 }
 
-// Guards against swapped digits in the closed forms; values worked by hand from layouts.md §4
-// (NV: (r%32)*16 + ((r%128)/32)*4 + c%4, 512 per tile) and §1 (AITER e8m0 shuffle).
+// Guards against swapped digits in the closed forms; values worked by hand from docs/layouts.md §4
+// (NV: (r%32)*16 + ((r%128)/32)*4 + c%4, 512 per tile) and §1.4 (AITER e8m0 shuffle).
 TEST(ScaleLayout, HandWorkedOffsets) {
   const auto nv = [](std::size_t r, std::size_t c) {
     return scale_offset(ScaleLayout::kNvSwizzle128x4, 300, 13, r, c);
@@ -220,8 +222,8 @@ TEST(ScaleLayout, PackUnpackRoundTripsAndFillsPadding) {
   }
 }
 
-// Guards the premise of bug (a) (layouts.md §2, §8): row- and column-major scales must differ
-// whenever R > 1 and C > 1, or the gate could not tell them apart.
+// Guards the premise of bug class Z2 (docs/layouts.md §2.2): row- and column-major scales must
+// differ whenever R > 1 and C > 1, or the gate could not tell them apart.
 TEST(ScaleLayout, RowAndColumnMajorDifferForRowsAndColsAboveOne) {
   for (std::size_t r : kRows) {
     for (std::size_t c : kCols) {
@@ -235,8 +237,8 @@ TEST(ScaleLayout, RowAndColumnMajorDifferForRowsAndColsAboveOne) {
   }
 }
 
-// Guards the other half of layouts.md §2: "only M=1 makes row- and column-major byte-identical"
-// (likewise C=1), which is why such shapes cannot detect a layout mix-up.
+// Guards the other half of docs/layouts.md §2.2: "only M=1 makes row- and column-major
+// byte-identical" (likewise C=1), which is why such shapes cannot detect a layout mix-up.
 TEST(ScaleLayout, RowAndColumnMajorAreIdenticalForOneRowOrOneColumn) {
   for (std::size_t n : kRows) {
     EXPECT_EQ(packed_labels(ScaleLayout::kRowMajor, 1, n),
@@ -246,7 +248,7 @@ TEST(ScaleLayout, RowAndColumnMajorAreIdenticalForOneRowOrOneColumn) {
   }
 }
 
-// Guards the TMA-aligned trap (layouts.md §2, §8): a consumer assuming ld = M reads a
+// Guards the TMA-aligned trap (docs/layouts.md §2.3): a consumer assuming ld = M reads a
 // (1, align4(M)) buffer correctly only when M % 4 == 0.
 TEST(ScaleLayout, TmaColumnMajorEqualsColumnMajorExactlyWhenRowsDivisibleByFour) {
   for (std::size_t r : kRows) {

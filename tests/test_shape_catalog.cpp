@@ -25,10 +25,10 @@ std::string error_of(const std::string& text) {
 }
 
 // Guards against the shipped catalog losing coverage: at least 10 models, TP 1-16, every
-// parallel kind, MXFP8 and block-128 shapes (issue: production catalog).
+// parallel kind, MXFP8 and block-128 shapes (docs/architecture.md §2.8).
 TEST(ShapeCatalog, ShippedCatalogCoversTheProductionSpace) {
   const auto all = load_shape_catalog(default_shape_catalog_path());
-  ASSERT_EQ(all.size(), 602u);  // rows of research data/production_shapes.json
+  ASSERT_EQ(all.size(), 602u);  // the rows scripts/make_shape_catalog.py wrote
   std::set<std::string> models, parallel;
   std::set<uint32_t> tps;
   bool mx = false, block = false, merged = false, bmm = false;
@@ -47,7 +47,7 @@ TEST(ShapeCatalog, ShippedCatalogCoversTheProductionSpace) {
   EXPECT_TRUE(mx && block && merged && bmm);
 }
 
-// Guards the shapes the project grew from (research/origin.md §1): DeepSeek-V4.1-Flash's
+// Guards the shapes the project grew from (docs/architecture.md §1.1): DeepSeek-V4.1-Flash's
 // shared-expert down_proj is row-parallel, K = 2304 / TP, unaligned at TP4 (576) and TP8 (288).
 TEST(ShapeCatalog, OriginShapesArePresentAndFlagged) {
   const auto all = load_shape_catalog(default_shape_catalog_path());

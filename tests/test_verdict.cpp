@@ -1,5 +1,6 @@
 // Covers reference/verdict: bit-exact verdicts for fp32 and bf16 (located first and worst
-// mismatch, bits, ULP distance and its policies across zero, for NaN and at Inf), the bound
+// mismatch, bits, ULP distance and its policies across zero, for NaN and at Inf; the same distance
+// for stored FP8 and E8M0 codes), the bound
 // verdict (inside/outside rules for finite, NaN, Inf and unbounded elements) and mismatch maps.
 // Does not cover: how bounds are computed (test_gemm_oracle.cpp) or report formatting beyond the
 // one-line summaries.
@@ -86,6 +87,28 @@ TEST(UlpDistance, Fp32OrderedIntegerDistance) {
   EXPECT_EQ(ulp_distance_fp32(0x7FC00000, 0xFF800001), 0u);  // NaN vs NaN
   EXPECT_EQ(ulp_distance_fp32(0x7FC00000, 0x3F800000), kNanUlpDistance);
   EXPECT_EQ(ulp_distance_fp32(0x3F800000, 0x3F800000), 0u);
+}
+
+// Guards against a code distance taken as the byte difference (wrong across the sign bit, for
+// NaN codes and for FNUZ's missing -0) or an E8M0 distance taken as sign-magnitude.
+TEST(UlpDistance, CodesInTheirFormat) {
+  // E4M3FN: 0x01 (2^-9) and 0x81 (-2^-9) are images 1 and -1: two codes apart, not 128.
+  EXPECT_EQ(ulp_distance_code(Format::kE4M3FN, 0x01, 0x81), 2u);
+  EXPECT_EQ(ulp_distance_code(Format::kE4M3FN, 0x00, 0x80), 0u);               // +0 vs -0
+  EXPECT_EQ(ulp_distance_code(Format::kE4M3FN, 0x38, 0x3A), 2u);               // 1.0 vs 1.25
+  EXPECT_EQ(ulp_distance_code(Format::kE4M3FN, 0x7E, 0x7F), kNanUlpDistance);  // 448 vs NaN
+  EXPECT_EQ(ulp_distance_code(Format::kE4M3FN, 0x7F, 0xFF), 0u);               // NaN vs NaN
+  // E5M2: max finite 0x7B vs +Inf 0x7C are adjacent, as in fp32.
+  EXPECT_EQ(ulp_distance_code(Format::kE5M2, 0x7B, 0x7C), 1u);
+  // E4M3FNUZ: 0x80 is NaN, 0x81 is -2^-10: one code below +0.
+  EXPECT_EQ(ulp_distance_code(Format::kE4M3FNUZ, 0x00, 0x81), 1u);
+  EXPECT_EQ(ulp_distance_code(Format::kE4M3FNUZ, 0x00, 0x80), kNanUlpDistance);
+  // E8M0 is unsigned: 0xB2 vs 0xB1 is one power of two; 0x00 vs 0xFE is 254; 0xFF is NaN.
+  EXPECT_EQ(ulp_distance_code(Format::kE8M0, 0xB2, 0xB1), 1u);
+  EXPECT_EQ(ulp_distance_code(Format::kE8M0, 0x00, 0xFE), 254u);
+  EXPECT_EQ(ulp_distance_code(Format::kE8M0, 0x7F, 0xFF), kNanUlpDistance);
+  // Wider formats agree with the fp32 / bf16 rule.
+  EXPECT_EQ(ulp_distance_code(Format::kBF16, 0x3F80, 0xBF80), ulp_distance_bf16(0x3F80, 0xBF80));
 }
 
 // Guards against the bf16 variant using fp32 widths (sign bit 15, NaN above 0x7F80).

@@ -1,8 +1,8 @@
 // Covers reference/weight_shuffle: AITER shuffle_weight(x, (16,16)) for fp8 and bf16 checked
-// against the source's own view/permute composition (layouts.md §1), bijection and round trips,
-// the double-shuffle properties behind bug (b) (layouts.md §1 "Applying twice", §8), and K
-// padding. Does not cover: the gfx1250, MoE GUGU/GGUU, int4 or fp4 shuffle variants (§1 "Arch /
-// variant notes"), nor any kernel that consumes the shuffled weight.
+// against the source's own view/permute composition (docs/layouts.md §1), bijection and round
+// trips, the double-shuffle properties behind bug class Z3 (docs/layouts.md §1.2), and K padding.
+// Does not cover: the gfx1250, MoE GUGU/GGUU, int4 or fp4 shuffle variants (docs/layouts.md §1.3),
+// nor any kernel that consumes the shuffled weight.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -30,7 +30,7 @@ Perm permute_contiguous(const std::vector<std::size_t>& shape,
 }
 
 // AITER: BK = IK*2, KP = 16 // element_size, BN = IN;
-// x.view(-1, N//BN, BN, K//BK, BK//KP, KP).permute(0,1,3,4,2,5).contiguous()   (layouts.md §1)
+// x.view(-1, N//BN, BN, K//BK, BK//KP, KP).permute(0,1,3,4,2,5).contiguous()   (docs/layouts.md §1)
 Perm composed_shuffle(std::size_t n, std::size_t k, std::size_t e) {
   const std::size_t bn = 16, bk = 32, kp = 16 / e;
   return permute_contiguous({1, n / bn, bn, k / bk, bk / kp, kp}, {0, 1, 3, 4, 2, 5});
@@ -109,8 +109,8 @@ std::vector<Shape> sweep_shapes() {
   return shapes;
 }
 
-// Guards against swapped digits in the closed form; values worked by hand from layouts.md §1:
-// fp8 off = 16*K*n0 + 256*(k/16) + 16*n1 + k%16, bf16 off = 16*K*n0 + 128*(k/8) + 8*n1 + k%8.
+// Guards against swapped digits in the closed form; values worked by hand from docs/layouts.md
+// §1.1: fp8 off = 16*K*n0 + 256*(k/16) + 16*n1 + k%16, bf16 off = 16*K*n0 + 128*(k/8) + 8*n1 + k%8.
 TEST(WeightShuffle, HandWorkedOffsets) {
   EXPECT_EQ(shuffle_weight_offset(32, 64, 1, 1, 0), 16u);
   EXPECT_EQ(shuffle_weight_offset(32, 64, 1, 0, 16), 256u);
@@ -172,8 +172,8 @@ TEST(WeightShuffle, ShuffleUnshuffleRoundTrip) {
   }
 }
 
-// Guards bug (b) detection (layouts.md §8): the shuffle must move random data, a double shuffle
-// must differ from a single one, and (rows not of 256 bytes) must not restore the original.
+// Guards bug class Z3 detection (docs/layouts.md §1.2): the shuffle must move random data, a double
+// shuffle must differ from a single one, and (rows not of 256 bytes) must not restore the original.
 TEST(WeightShuffle, DoubleShuffleDiffersFromSingleForRandomData) {
   const std::uint32_t seed = announce_seed(kSeed + 2);
   for (const Shape& s : sweep_shapes()) {
@@ -189,8 +189,8 @@ TEST(WeightShuffle, DoubleShuffleDiffersFromSingleForRandomData) {
   }
 }
 
-// Guards against the involution trap (layouts.md §1): with rows of exactly 256 bytes (fp8 K=256,
-// bf16 K=128) a double shuffle IS the identity, so "unshuffle and compare" cannot detect it.
+// Guards against the involution trap (docs/layouts.md §1.2): with rows of exactly 256 bytes (fp8
+// K=256, bf16 K=128) a double shuffle IS the identity, so "unshuffle and compare" cannot detect it.
 TEST(WeightShuffle, RowsOf256BytesMakeDoubleShuffleTheIdentity) {
   const std::uint32_t seed = announce_seed(kSeed + 3);
   for (Shape s : {Shape{16, 256, 1}, Shape{48, 256, 1}, Shape{16, 128, 2}, Shape{48, 128, 2}}) {
@@ -203,7 +203,8 @@ TEST(WeightShuffle, RowsOf256BytesMakeDoubleShuffleTheIdentity) {
   }
 }
 
-// Guards the cycle structure claimed in layouts.md §1: the example orders for fp8, by iterating.
+// Guards the cycle structure claimed in docs/layouts.md §1.2: the example orders for fp8, by
+// iterating.
 TEST(WeightShuffle, PermutationOrderMatchesLayoutsExamples) {
   const std::vector<std::pair<std::size_t, std::size_t>> fp8_k_to_order = {
       {256, 2}, {512, 9}, {576, 55}, {1024, 5}, {2048, 11}, {4096, 3}};
@@ -216,7 +217,7 @@ TEST(WeightShuffle, PermutationOrderMatchesLayoutsExamples) {
   EXPECT_EQ(order_of_16_mod(18432 - 1), 987u);
 }
 
-// Guards the general law ord(shuffle) = ord_{K*e-1}(16) (layouts.md §1) across fp8 and bf16.
+// Guards the general law ord(shuffle) = ord_{K*e-1}(16) (docs/layouts.md §1.2) across fp8 and bf16.
 TEST(WeightShuffle, PermutationOrderIsOrderOf16ModuloRowBytesMinusOne) {
   for (std::size_t e : {1, 2}) {
     for (std::size_t k = 32; k <= 1024; k += 32) {
@@ -225,7 +226,8 @@ TEST(WeightShuffle, PermutationOrderIsOrderOf16ModuloRowBytesMinusOne) {
   }
 }
 
-// Guards the reason the double-shuffle tests use random data (layouts.md §1): fixed points exist.
+// Guards the reason the double-shuffle tests use random data (docs/layouts.md §1.2): fixed points
+// exist.
 TEST(WeightShuffle, FixedPointCountsMatchLayouts) {
   const auto fixed_points = [](std::size_t n, std::size_t k) {
     const Perm dst_of = offset_perm(n, k, 1);
@@ -257,7 +259,7 @@ TEST(WeightShuffle, RejectsBadInput) {
 }
 
 // Guards against K padding that misplaces rows, writes the wrong pad bytes, or cannot be undone;
-// K=288 -> 384 is the MXFP8 K % 128 case of layouts.md §5.
+// K=288 -> 384 is the MXFP8 K % 128 case of docs/layouts.md §5.
 TEST(WeightShuffle, PadKThenStripKRoundTrips) {
   const std::uint32_t seed = announce_seed(kSeed + 4);
   const Bytes pad_bf16_one = {0x80, 0x3F};  // bf16 1.0 (0x3F80), little-endian bytes

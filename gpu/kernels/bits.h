@@ -1,17 +1,13 @@
 // Bit-level number conversions shared by the host models (g++) and the device kernels (hipcc,
 // nvcc): E4M3FN encode/decode, E8M0 decode and the two MX scale rules, BF16 rounding, and fp32
-// arithmetic that is never fused. Written from research/formats.md §1.1, §1.2, §2, §3.1, §3.3;
+// arithmetic that is never fused. Written from docs/formats.md §1.1, §1.2, §2, §3.1, §3.3;
 // no vendored fp8 header (HIP 5.2 has none) and no code from reference/.
 #pragma once
 
 #include <math.h>
 #include <stdint.h>
 
-#if defined(__CUDACC__) || defined(__HIP__)
-#define MXGATE_HD __host__ __device__
-#else
-#define MXGATE_HD
-#endif
+#include "common/host_device.h"
 
 // The declared accumulation orders round every product and sum separately; clang (hipcc) would
 // otherwise contract a*b+c into an FMA in device code.
@@ -71,7 +67,7 @@ MXGATE_HD inline float max_num(float a, float b) {
 
 inline constexpr uint32_t kQuietNan = 0x7FC00000u;
 
-// E4M3FN: bias 7, 3 mantissa bits, S.1111.111 = NaN, no Inf (formats.md §1.1). Exact.
+// E4M3FN: bias 7, 3 mantissa bits, S.1111.111 = NaN, no Inf (docs/formats.md §1.1). Exact.
 MXGATE_HD inline float decode_e4m3fn(uint8_t c) {
   const uint32_t sign = static_cast<uint32_t>(c >> 7) << 31;
   const uint32_t exp = (c >> 3) & 0xFu;
@@ -122,7 +118,7 @@ MXGATE_HD inline uint8_t encode_e4m3fn(float x, bool inf_to_nan, bool nan_keep_s
 }
 
 // E8M0 -> fp32. Correct (OCP): 0x00 = 2^-127, 0xFF = NaN. Shift: byte << 23 (0x00 = +0,
-// 0xFF = +Inf), the vLLM _upcast_e8m0_to_fp32 rule (formats.md §2.2).
+// 0xFF = +Inf), the vLLM _upcast_e8m0_to_fp32 rule (docs/formats.md §2.2).
 MXGATE_HD inline float decode_e8m0(uint8_t b, bool shift) {
   if (shift) return f32_from(static_cast<uint32_t>(b) << 23);
   if (b == 0xFFu) return f32_from(kQuietNan);
@@ -137,7 +133,7 @@ MXGATE_HD inline float e8m0_reciprocal(uint8_t b) {
   return e == 0 ? f32_from(0x00400000u) : f32_from(e << 23);
 }
 
-// FLOOR (OCP MX §6.3, formats.md §3.1/§3.3): floor(log2 amax) - 8 clamped to [-127, 127];
+// FLOOR (OCP MX §6.3, docs/formats.md §3.1/§3.3): floor(log2 amax) - 8 clamped to [-127, 127];
 // non-finite amax -> 0xFF; zero -> 0x00.
 MXGATE_HD inline uint8_t mx_scale_floor(float amax) {
   const uint32_t a = f32_bits(amax) & 0x7FFFFFFFu;
@@ -156,7 +152,7 @@ MXGATE_HD inline uint8_t mx_scale_floor(float amax) {
   return static_cast<uint8_t>(s + 127);
 }
 
-// RCEIL without saturation (torchao _f32_to_e8m0_rceil, formats.md §2.1, §3.3): bit ceil of
+// RCEIL without saturation (torchao _f32_to_e8m0_rceil, docs/formats.md §2.1, §3.3): bit ceil of
 // fl32(amax * fl32(1/448)); NaN, Inf and exponent overflow -> 0xFF; a subnormal above 2^-127
 // needs 2^-126.
 MXGATE_HD inline uint8_t mx_scale_rceil(float amax) {
@@ -169,8 +165,8 @@ MXGATE_HD inline uint8_t mx_scale_rceil(float amax) {
   return static_cast<uint8_t>(e > 0xFFu ? 0xFFu : e);
 }
 
-// Planted bug Z8 (BUG_CLASSES.md): the RCEIL byte through exp2(ceil(log2(y))), as vLLM's CUDA /
-// Triton group quant computes it. fp32 log2f of a y just above a power of two rounds onto the
+// Planted bug Z8 (docs/bug_classes.md): the RCEIL byte through exp2(ceil(log2(y))), as vLLM's CUDA
+// / Triton group quant computes it. fp32 log2f of a y just above a power of two rounds onto the
 // integer below, so the ceil misses by one binade (y = 0x1.000002p-126 gives 2^-126, not
 // 2^-125). Zero, NaN and Inf as mx_scale_rceil.
 MXGATE_HD inline uint8_t mx_scale_rceil_log2(float amax) {

@@ -5,6 +5,7 @@
 // (bits::mul / bits::add, no FMA); acc and every partial start at +0.0.
 #pragma once
 
+#include "common/blocks.h"
 #include "gpu/kernels/bits.h"
 #include "gpu/kernels/params.h"
 #include "gpu/kernels/preshuffle.h"
@@ -20,11 +21,11 @@ MXGATE_HD inline void store_output(const GemmParams& p, void* out, uint64_t i, f
 }
 
 // Where an MX GEMM finds scale (row r, 32-block c) of A or B: row-major (r * ceil(K/32) + c), or
-// the NVIDIA 128x4 swizzle (layouts.md §4): 512-byte tiles of 128 rows x 4 columns, tiles
+// the NVIDIA 128x4 swizzle (docs/layouts.md §4): 512-byte tiles of 128 rows x 4 columns, tiles
 // row-major over the padded grid; inside a tile row r sits in lane r % 32 (16 bytes apart) and
 // sub-block r / 32 (4 bytes apart). Z13 (planted) reads a swizzled buffer as row-major.
 MXGATE_HD inline uint64_t mx_scale_index(const GemmParams& p, uint64_t r, uint64_t c) {
-  const uint64_t cols = (p.k + 31) / 32;
+  const uint64_t cols = ceil_div(p.k, kMxBlock);
   if (!p.mx_scales_swizzled || (p.faults & kernel_fault::kSwizzleReadLinear)) return r * cols + c;
   const uint64_t tiles_per_row = (cols + 3) / 4;
   const uint64_t tile = (r / 128) * tiles_per_row + c / 4;
@@ -33,7 +34,7 @@ MXGATE_HD inline uint64_t mx_scale_index(const GemmParams& p, uint64_t r, uint64
   return tile * 512 + lane * 16 + sub * 4 + c % 4;
 }
 
-// gemm_mx_dot_scaled (tl.dot_scaled-style MXFP8 x MXFP8, formats.md §4): A, B E4M3FN codes
+// gemm_mx_dot_scaled (tl.dot_scaled-style MXFP8 x MXFP8, docs/formats.md §4): A, B E4M3FN codes
 // row-major; scales E8M0 row-major (m x K/32), (n x K/32), decoded correctly. K is walked in
 // UNMASKED tiles of 128 (the Triton BLOCK_K), so K % 128 != 0 reads past K exactly as the
 // original does. Order: for each 32-block kb of each tile, in order:
@@ -43,10 +44,10 @@ MXGATE_HD inline float gemm_mx_dot_scaled_element(const GemmParams& p, const uin
                                                   const uint8_t* sa, const uint8_t* b,
                                                   const uint8_t* sb, uint64_t m, uint64_t n) {
   float acc = 0.0f;
-  for (uint64_t k0 = 0; k0 < p.k; k0 += 128) {
-    for (uint64_t kb = k0 / 32; kb < k0 / 32 + 4; ++kb) {
+  for (uint64_t k0 = 0; k0 < p.k; k0 += kBlockK) {
+    for (uint64_t kb = k0 / kMxBlock; kb < (k0 + kBlockK) / kMxBlock; ++kb) {
       float part = 0.0f;
-      for (uint64_t k = kb * 32; k < kb * 32 + 32; ++k) {
+      for (uint64_t k = kb * kMxBlock; k < (kb + 1) * kMxBlock; ++k) {
         part = bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
                                          bits::decode_e4m3fn(b[n * p.k + k])));
       }
@@ -65,7 +66,7 @@ MXGATE_HD inline float gemm_mx_dot_scaled_element(const GemmParams& p, const uin
 MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_t* a,
                                                const uint8_t* sa, const uint8_t* b,
                                                const uint8_t* sb, uint64_t m, uint64_t n) {
-  const uint64_t scale_cols = (p.k + 31) / 32;
+  const uint64_t scale_cols = ceil_div(p.k, kMxBlock);
   // Z10 (planted): with swizzled scales, K is walked to the padded scale width (4 columns) with
   // masked (zero) data but unmasked scales, so a padded scale byte reaches the sum (0 * NaN).
   const bool pad = p.mx_scales_swizzled && (p.faults & kernel_fault::kReadScalePadding);
@@ -74,8 +75,8 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
   for (uint64_t kb = 0; kb < kb_end; ++kb) {
     const float s_a = bits::decode_e8m0(sa[mx_scale_index(p, m, kb)], false);
     const float s_b = bits::decode_e8m0(sb[mx_scale_index(p, n, kb)], false);
-    const uint64_t k0 = kb * 32;
-    const uint64_t k1 = pad || k0 + 32 < p.k ? k0 + 32 : p.k;
+    const uint64_t k0 = kb * kMxBlock;
+    const uint64_t k1 = pad || k0 + kMxBlock < p.k ? k0 + kMxBlock : p.k;
     float part = 0.0f;
     for (uint64_t k = k0; k < k1; ++k) {
       const float ab = k < p.k ? bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
@@ -88,7 +89,7 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
   return acc;
 }
 
-// The two DeepSeek-style block-scale GEMMs (research/layouts.md §2): A E4M3FN (m x K) row-major,
+// The two DeepSeek-style block-scale GEMMs (docs/layouts.md §2.1): A E4M3FN (m x K) row-major,
 // Bs fp32 (ceil(n/128) x Kb) row-major, Kb = ceil(K/128), K masked. They differ only in where
 // As[m, kb] and B[n, k] live:
 //   gemm_blockscale:             As row-major (m*Kb + kb), B plain row-major (n*K + k)
@@ -100,21 +101,21 @@ template <bool kPreshuffled>
 MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_t* a,
                                                const float* as, const uint8_t* b, const float* bs,
                                                uint64_t m, uint64_t n) {
-  const uint64_t kb_count = (p.k + 127) / 128;
+  const uint64_t kb_count = ceil_div(p.k, kBlockK);
   // Z9 (planted): the loop runs over floor(K/128) blocks and drops the partial last one.
-  const uint64_t kb_end = (p.faults & kernel_fault::kDropTailBlock) ? p.k / 128 : kb_count;
+  const uint64_t kb_end = (p.faults & kernel_fault::kDropTailBlock) ? p.k / kBlockK : kb_count;
   // Z12 (planted): a TMA-aligned column-major As (leading dimension as_ld) read with stride M.
   const uint64_t as_ld = p.as_ld == 0 || (p.faults & kernel_fault::kIgnoreAsStride) ? p.m : p.as_ld;
   // Row of bs: the global 128-row block of this shard's row n, relative to the shard's first
   // block. Z16 (planted): n / 128, the block index as if the shard started on a block boundary.
   const uint64_t b_row = (p.faults & kernel_fault::kShardBlockIndex)
-                             ? n / 128
-                             : (p.n_offset + n) / 128 - p.n_offset / 128;
+                             ? n / kBlockK
+                             : (p.n_offset + n) / kBlockK - p.n_offset / kBlockK;
   float acc = 0.0f;
   for (uint64_t kb = 0; kb < kb_end; ++kb) {
-    const uint64_t k1 = kb * 128 + 128 < p.k ? kb * 128 + 128 : p.k;
+    const uint64_t k1 = (kb + 1) * kBlockK < p.k ? (kb + 1) * kBlockK : p.k;
     float part = 0.0f;
-    for (uint64_t k = kb * 128; k < k1; ++k) {
+    for (uint64_t k = kb * kBlockK; k < k1; ++k) {
       const uint8_t bc = kPreshuffled ? b[preshuffled_offset(p.k, n, k)] : b[n * p.k + k];
       part =
           bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(bc)));

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 
+#include "common/blocks.h"
 #include "gpu/compat/hip_compat.h"
 
 namespace mxgate::gpu::device {
@@ -10,7 +11,7 @@ namespace mxgate::gpu::device {
 inline constexpr unsigned kThreads = 256;
 
 inline dim3 grid_for(uint64_t items) {
-  return dim3(static_cast<unsigned>((items + kThreads - 1) / kThreads));
+  return dim3(static_cast<unsigned>(ceil_div(items, kThreads)));
 }
 
 __device__ inline uint64_t thread_index() {

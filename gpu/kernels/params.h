@@ -17,8 +17,9 @@ enum class QuantConvention : uint8_t { kOcpMx, kTorchaoRceil };
 // E8M0 -> fp32: correct (0x00 = 2^-127, 0xFF = NaN) or the shift (byte << 23).
 enum class E8m0Upcast : uint8_t { kCorrect, kShift };
 
-// Planted kernel bugs of the zoo (BUG_CLASSES.md Z8-Z16; dispatch/faults.h names them and maps
-// each dispatch Fault to one bit here). 0 = the kernel as written; each bit re-creates one class.
+// Planted kernel bugs of the zoo (docs/bug_classes.md §2, Z8-Z16; dispatch/faults.h names them
+// and maps each dispatch Fault to one bit here). 0 = the kernel as written; each bit re-creates
+// one class.
 namespace kernel_fault {
 inline constexpr uint32_t kLog2Ceil = 1u << 0;           // Z8: RCEIL exponent via ceilf(log2f(y))
 inline constexpr uint32_t kDropTailBlock = 1u << 1;      // Z9: K loop over floor(K/128) blocks
@@ -61,9 +62,9 @@ struct PreshuffleParams {
 // C (m x n) = A (m x k) * B (n x k)^T; operand layouts are the kernel's contract (contract.h).
 // Optional operand layouts (all default to the plain layouts of each kernel's contract):
 //   mx_scales_swizzled  MX GEMMs: sa and sb in the NVIDIA 128x4 swizzle (rows padded to 128,
-//                       scale columns to 4; research/layouts.md §4) instead of row-major
+//                       scale columns to 4; docs/layouts.md §4) instead of row-major
 //   as_ld               gemm_blockscale_bpreshuffle: leading dimension of the column-major As
-//                       (0 = M; align4(M) for DeepGEMM's TMA-aligned As, layouts.md §3)
+//                       (0 = M; align4(M) for DeepGEMM's TMA-aligned As, docs/layouts.md §3.2)
 //   n_offset            blockscale GEMMs on a TP shard: global row of local row 0; bs then holds
 //                       the 128-row weight blocks from n_offset/128 on
 struct GemmParams {

@@ -1,5 +1,5 @@
 // AITER shuffle_weight(x, layout=(16,16)) for 1-byte elements, written from the closed form of
-// research/layouts.md §1: within each stripe of 16 rows the 16 x (K/16) matrix of 16-byte
+// docs/layouts.md §1.1: within each stripe of 16 rows the 16 x (K/16) matrix of 16-byte
 // chunks is stored chunk-major:  off(n, k) = 16*K*(n/16) + 256*(k/16) + 16*(n%16) + k%16.
 #pragma once
 

@@ -1,7 +1,8 @@
 // MX quantization of one (row, 32-block): the body every backend runs (host model loop, one
-// device thread per block). Conventions: params.h; semantics research/formats.md §3.1, §3.3.
+// device thread per block). Conventions: params.h; semantics docs/formats.md §3.1, §3.3.
 #pragma once
 
+#include "common/blocks.h"
 #include "gpu/kernels/bits.h"
 #include "gpu/kernels/params.h"
 
@@ -28,9 +29,9 @@ template <class Encode>
 MXGATE_HD inline void quantize_mx_block(const QuantizeParams& p, const void* in, uint8_t* codes,
                                         uint8_t* scales, uint64_t row, uint64_t blk,
                                         Encode encode) {
-  const uint64_t scale_cols = (p.cols + 31) / 32;
-  const uint64_t k0 = blk * 32;
-  const uint64_t k1 = k0 + 32 < p.cols ? k0 + 32 : p.cols;
+  const uint64_t scale_cols = ceil_div(p.cols, kMxBlock);
+  const uint64_t k0 = blk * kMxBlock;
+  const uint64_t k1 = k0 + kMxBlock < p.cols ? k0 + kMxBlock : p.cols;
   float amax = 0.0f;
   bool nan = false;
   for (uint64_t k = k0; k < k1; ++k) {

@@ -7,14 +7,14 @@ namespace mxgate::gpu::device {
 
 __global__ void quantize_mx_kernel(QuantizeParams p, const void* in, uint8_t* codes,
                                    uint8_t* scales) {
-  const uint64_t blocks = (p.cols + 31) / 32;
+  const uint64_t blocks = ceil_div(p.cols, kMxBlock);
   const uint64_t i = thread_index();
   if (i >= p.rows * blocks) return;
   quantize_mx_block(p, in, codes, scales, i / blocks, i % blocks, SoftwareE4m3{p.convention});
 }
 
 int launch_quantize_mx(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales) {
-  const uint64_t items = p.rows * ((p.cols + 31) / 32);
+  const uint64_t items = p.rows * ceil_div(p.cols, kMxBlock);
   if (items == 0) return 0;
   hipLaunchKernelGGL(quantize_mx_kernel, grid_for(items), dim3(kThreads), 0, 0, p, in, codes,
                      scales);

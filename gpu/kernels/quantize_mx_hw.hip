@@ -1,5 +1,5 @@
 // quantize_mx_hw: as quantize_mx (torchao RCEIL scales), but every element is cast by the
-// hardware `cvt.rn.satfinite.e4m3x2.f32` (NVIDIA sm_89+, formats.md §1.2a), to compare the
+// hardware `cvt.rn.satfinite.e4m3x2.f32` (NVIDIA sm_89+, docs/formats.md §1.2.1), to compare the
 // hardware conversion with the software one. Not built for AMD.
 #include "gpu/kernels/grid.h"
 #include "gpu/kernels/launch.h"
@@ -24,7 +24,7 @@ struct HardwareE4m3 {
 
 __global__ void quantize_mx_hw_kernel(QuantizeParams p, const void* in, uint8_t* codes,
                                       uint8_t* scales) {
-  const uint64_t blocks = (p.cols + 31) / 32;
+  const uint64_t blocks = ceil_div(p.cols, kMxBlock);
   const uint64_t i = thread_index();
   if (i >= p.rows * blocks) return;
   quantize_mx_block(p, in, codes, scales, i / blocks, i % blocks, HardwareE4m3{});
@@ -34,7 +34,7 @@ bool quantize_mx_hw_compiled() { return true; }
 
 int launch_quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* codes,
                           uint8_t* scales) {
-  const uint64_t items = p.rows * ((p.cols + 31) / 32);
+  const uint64_t items = p.rows * ceil_div(p.cols, kMxBlock);
   if (items == 0) return 0;
   hipLaunchKernelGGL(quantize_mx_hw_kernel, grid_for(items), dim3(kThreads), 0, 0, p, in, codes,
                      scales);

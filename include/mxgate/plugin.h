@@ -126,16 +126,16 @@ typedef enum mxgate_layout {
 typedef struct mxgate_contract {
   uint32_t struct_size; /* sizeof(mxgate_contract) */
   uint32_t reserved0;
-  uint64_t m_align, n_align, k_align; /* each dimension a multiple of this (0 or 1: any) */
-  uint64_t m_min, n_min, k_min;       /* 0: 1 */
-  uint64_t m_max, n_max, k_max;       /* 0: unbounded */
-  uint64_t a_dtypes;                  /* MXGATE_DTYPE_BIT mask: accepted A (input) element types */
-  uint64_t b_dtypes;                  /* the same for B (GEMMs) */
-  uint64_t out_dtypes;                /* outputs it can write (cast: target formats) */
-  uint32_t a_scale_layouts;           /* MXGATE_LAYOUT_BIT mask for a_scale / out_scale */
-  uint32_t b_scale_layouts;           /* for b_scale */
-  uint32_t b_layouts;                 /* for B (weights): ROW_MAJOR and / or AITER_SHUFFLE_16X16 */
-  uint32_t scale_dtype;               /* MXGATE_DTYPE_E8M0 or MXGATE_DTYPE_F32; NONE if unscaled */
+  uint64_t m_align, n_align, k_align;  /* each dimension a multiple of this (0 or 1: any) */
+  uint64_t m_min, n_min, k_min;        /* 0: 1 */
+  uint64_t m_max, n_max, k_max;        /* 0: unbounded */
+  uint64_t a_dtypes;                   /* MXGATE_DTYPE_BIT mask: accepted A (input) element types */
+  uint64_t b_dtypes;                   /* the same for B (GEMMs) */
+  uint64_t out_dtypes;                 /* outputs it can write (cast: target formats) */
+  uint32_t a_scale_layouts;            /* MXGATE_LAYOUT_BIT mask for a_scale / out_scale */
+  uint32_t b_scale_layouts;            /* for b_scale */
+  uint32_t b_layouts;                  /* for B (weights): ROW_MAJOR and / or AITER_SHUFFLE_16X16 */
+  uint32_t scale_dtype;                /* MXGATE_DTYPE_E8M0 or MXGATE_DTYPE_F32; NONE if unscaled */
   uint32_t a_block_rows, a_block_cols; /* scale block of A (0 = whole dimension) */
   uint32_t b_block_rows, b_block_cols; /* scale block of B (0 = whole dimension) */
   /* The convention it claims (`mxgate conventions`), e.g. "cuda_satfinite"; NULL: none. */
@@ -178,9 +178,9 @@ typedef mxgate_status (*mxgate_run_fn)(void* state, const mxgate_call* call, cha
                                        size_t message_size);
 
 typedef struct mxgate_op {
-  const char* name;         /* unique inside its implementation, [a-z0-9_.]+ */
-  uint32_t family;          /* mxgate_op_family */
-  uint32_t memory;          /* mxgate_memory */
+  const char* name; /* unique inside its implementation, [a-z0-9_.]+ */
+  uint32_t family;  /* mxgate_op_family */
+  uint32_t memory;  /* mxgate_memory */
   mxgate_contract contract;
   mxgate_run_fn run;
   void* state;

@@ -37,7 +37,7 @@ void fail(CheckResult& r, const std::string& detail, const std::string& repro) {
 CheckResult measured_bytes(const GateOptions&) {
   CheckResult r;
   for (const MeasuredEncode& m : measured_encodes()) {
-    const Convention& c = *find_convention(m.convention);
+    const Convention& c = require_convention(m.convention);
     for (size_t i = 0; i < m.inputs.size(); ++i) {
       ++r.cases;
       const uint32_t got = encode_with(c, m.format, m.inputs[i]);
@@ -63,7 +63,7 @@ CheckResult measured_bytes(const GateOptions&) {
     }
   }
   for (const MeasuredE8m0Decode& m : measured_e8m0_decodes()) {
-    const Convention& c = *find_convention(m.convention);
+    const Convention& c = require_convention(m.convention);
     for (size_t i = 0; i < m.bytes.size(); ++i) {
       ++r.cases;
       const float got = decode_with(c, Format::kE8M0, m.bytes[i]);

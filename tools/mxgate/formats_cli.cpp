@@ -1,9 +1,11 @@
-// Verbs on single values: encode, decode, conventions.
+// Verbs on single values: encode, decode, conventions. The options of encode and decode (and
+// their error texts) are api/value_ops.h, shared with the C API.
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "api/value_ops.h"
 #include "reference/convention.h"
 #include "reference/format.h"
 #include "tools/mxgate/args.h"
@@ -12,53 +14,38 @@
 namespace mxgate::cli {
 namespace {
 
-const char* kFormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0 bf16 fp16";
-
-Format require_format(const Args& a) {
-  const std::string name = a.require("format");
-  auto f = parse_format(name);
-  if (!f || *f == Format::kFP32) {
-    throw UsageError("unknown format '" + name + "' (formats: " + kFormatList + ")");
-  }
-  return *f;
-}
-
-const Convention& require_convention(const Args& a) {
-  const std::string name = a.require("convention");
-  const Convention* c = find_convention(name);
-  if (!c) {
-    throw UsageError("unknown convention '" + name + "' (conventions: " + convention_names() + ")");
-  }
-  return *c;
-}
-
-int hex_digits(Format f) { return info(f).bits / 4; }
+// Code width in hex digits: 4-bit E2M1 and 6-bit E2M3 / E3M2 print as one / two digits.
+int hex_digits(Format f) { return (info(f).bits + 3) / 4; }
 
 }  // namespace
 
 int cmd_encode(const Argv& argv) {
-  const Args a(argv, {"format", "convention"});
-  const Format f = require_format(a);
-  const Convention& c = require_convention(a);
+  const Args a(argv, api::codec_options());
+  const api::CodecSpec spec = api::codec_spec(a);
+  const Format f = spec.format;
+  const Convention& c = *spec.convention;
   if (a.positionals().empty()) throw UsageError("no VALUE given");
   std::vector<float> values;  // parse everything first: no partial output on bad input
   values.reserve(a.positionals().size());
   for (const std::string& v : a.positionals()) values.push_back(parse_value(v));
   std::vector<uint32_t> codes;
+  codes.reserve(values.size());
   for (float v : values) codes.push_back(encode_with(c, f, v));
   for (uint32_t code : codes) std::printf("0x%0*x\n", hex_digits(f), code);
   return 0;
 }
 
 int cmd_decode(const Argv& argv) {
-  const Args a(argv, {"format", "convention"});
-  const Format f = require_format(a);
-  const Convention& c = require_convention(a);
+  const Args a(argv, api::codec_options());
+  const api::CodecSpec spec = api::codec_spec(a);
+  const Format f = spec.format;
+  const Convention& c = *spec.convention;
   if (a.positionals().empty()) throw UsageError("no code given");
   std::vector<uint32_t> codes;
   codes.reserve(a.positionals().size());
   for (const std::string& v : a.positionals()) codes.push_back(parse_code(v, info(f).bits));
   std::vector<float> values;
+  values.reserve(codes.size());
   for (uint32_t code : codes) values.push_back(decode_with(c, f, code));
   for (float v : values) {
     std::printf("%a %.9g\n", static_cast<double>(v), static_cast<double>(v));
@@ -98,14 +85,14 @@ void print_edge_table(const char* title, Format f, const std::vector<EdgeColumn>
     }
     cells.push_back(row);
   }
-  std::printf("  %-20s", "convention");
+  std::printf("  %-26s", "convention");
   for (size_t i = 0; i < cols.size(); ++i) {
     std::printf(" %*s%s", 9, cols[i].label, disagree[i] ? "*" : " ");
   }
   std::printf("\n");
   size_t r = 0;
   for (const Convention& c : all_conventions()) {
-    std::printf("  %-20.*s", static_cast<int>(c.name.size()), c.name.data());
+    std::printf("  %-26.*s", static_cast<int>(c.name.size()), c.name.data());
     for (const std::string& cell : cells[r]) std::printf(" %9s ", cell.c_str());
     std::printf("\n");
     ++r;
@@ -117,8 +104,8 @@ void print_edge_table(const char* title, Format f, const std::vector<EdgeColumn>
 int cmd_conventions(const Argv& argv) {
   const Args a(argv, {});
   if (!a.positionals().empty()) throw UsageError("conventions takes no arguments");
-  std::printf("Convention matrix (policies; sources in research/formats.md)\n\n");
-  std::printf("  %-20s %-13s %-27s %-15s %-18s %-15s %s\n", "convention", "rounding", "overflow",
+  std::printf("Convention matrix (policies; sources: docs/conventions.md §2, docs/fp4.md §3)\n\n");
+  std::printf("  %-26s %-13s %-27s %-15s %-18s %-15s %s\n", "convention", "rounding", "overflow",
               "nan", "e8m0 encode", "e8m0 decode", "fp8 formats");
   for (const Convention& c : all_conventions()) {
     std::string formats;
@@ -128,7 +115,7 @@ int cmd_conventions(const Argv& argv) {
       }
     }
     const std::string e8 = c.e8m0 ? std::string(name(*c.e8m0)) : std::string("(none)");
-    std::printf("  %-20.*s %-13.*s %-27.*s %-15.*s %-18s %-15.*s %s\n",
+    std::printf("  %-26.*s %-13.*s %-27.*s %-15.*s %-18s %-15.*s %s\n",
                 static_cast<int>(c.name.size()), c.name.data(),
                 static_cast<int>(name(c.element.rounding).size()), name(c.element.rounding).data(),
                 static_cast<int>(name(c.element.overflow).size()), name(c.element.overflow).data(),
@@ -136,17 +123,36 @@ int cmd_conventions(const Argv& argv) {
                 e8.c_str(), static_cast<int>(name(c.e8m0_decode).size()),
                 name(c.e8m0_decode).data(), formats.c_str());
   }
+  std::printf(
+      "\nFP4 / FP6 element casts (docs/fp4.md §3): conventions that define e2m1 / e2m3 / e3m2\n");
+  std::printf("  %-26s %-13s %-16s %-25s %-16s %s\n", "convention", "rounding", "overflow", "nan",
+              "-0.0 input", "formats");
+  for (const Convention& c : all_conventions()) {
+    std::string formats;
+    for (Format f : {Format::kE2M1, Format::kE2M3, Format::kE3M2}) {
+      if (defines(c, f)) formats += (formats.empty() ? "" : ",") + std::string(info(f).name);
+    }
+    if (formats.empty()) continue;
+    const EncodePolicy& p = c.sub_byte;
+    std::printf("  %-26.*s %-13.*s %-16.*s %-25.*s %-16.*s %s%s\n", static_cast<int>(c.name.size()),
+                c.name.data(), static_cast<int>(name(p.rounding).size()), name(p.rounding).data(),
+                static_cast<int>(name(p.overflow).size()), name(p.overflow).data(),
+                static_cast<int>(name(p.nan).size()), name(p.nan).data(),
+                static_cast<int>(name(p.neg_zero).size()), name(p.neg_zero).data(), formats.c_str(),
+                c.truncate_below_one_to_2m23 ? " (truncates |x| < 1 to 2^-23 first)" : "");
+  }
   std::printf("\nSources:\n");
   for (const Convention& c : all_conventions()) {
-    std::printf("  %-20.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+    std::printf("  %-26.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
                 static_cast<int>(c.source.size()), c.source.data());
   }
   const float inf = INFINITY;
   const float nan = NAN;
   std::printf(
-      "\nEdge inputs (formats.md §6) -> code per convention; -- = not defined, "
+      "\nEdge inputs (docs/formats.md §6) -> code per convention; -- = not defined (or left "
+      "undefined by the source), "
       "* = conventions disagree\n");
-  print_edge_table("e4m3fn (§6.1: overflow, Inf, NaN)", Format::kE4M3FN,
+  print_edge_table("e4m3fn (§6 item 1: overflow, Inf, NaN)", Format::kE4M3FN,
                    {{"448", 448.0f},
                     {"464", 464.0f},
                     {"464+ulp", 0x1.d00002p+8f},
@@ -157,14 +163,14 @@ int cmd_conventions(const Argv& argv) {
                     {"nan", nan},
                     {"-nan", -nan},
                     {"-0", -0.0f}});
-  print_edge_table("e5m2 (§6.2)", Format::kE5M2,
+  print_edge_table("e5m2 (§6 item 2)", Format::kE5M2,
                    {{"57344", 57344.0f},
                     {"61439", 61439.0f},
                     {"61440", 61440.0f},
                     {"inf", inf},
                     {"-inf", -inf},
                     {"nan", nan}});
-  print_edge_table("e4m3fnuz (§6.4, §6.5)", Format::kE4M3FNUZ,
+  print_edge_table("e4m3fnuz (§6 items 4, 5)", Format::kE4M3FNUZ,
                    {{"240", 240.0f},
                     {"247", 247.0f},
                     {"248", 248.0f},
@@ -172,7 +178,7 @@ int cmd_conventions(const Argv& argv) {
                     {"inf", inf},
                     {"nan", nan},
                     {"-0", -0.0f}});
-  print_edge_table("e8m0 encode (§6.6-9, §6.15)", Format::kE8M0,
+  print_edge_table("e8m0 encode (§6 items 6-9, 15)", Format::kE8M0,
                    {{"0", 0.0f},
                     {"-1", -1.0f},
                     {"1.5", 1.5f},
@@ -184,10 +190,31 @@ int cmd_conventions(const Argv& argv) {
                     {"1.5*2^127", 0x1.8p+127f},
                     {"inf", inf},
                     {"nan", nan}});
-  std::printf("\ne8m0 decode (§6.10): byte -> value per convention\n");
-  std::printf("  %-20s %-16s %-16s %-16s\n", "convention", "0x00", "0x7f", "0xff");
+  print_edge_table("e2m1 (docs/fp4.md §3: ties, saturation, Inf, NaN, -0)", Format::kE2M1,
+                   {{"0.25", 0.25f},
+                    {"1.25", 1.25f},
+                    {"5", 5.0f},
+                    {"7", 7.0f},
+                    {".25+ulp", 0x1.000002p-2f},
+                    {"inf", inf},
+                    {"-inf", -inf},
+                    {"nan", nan},
+                    {"-nan", -nan},
+                    {"-0", -0.0f}});
+  print_edge_table("e2m3 (docs/fp4.md §3)", Format::kE2M3,
+                   {{"0.0625", 0.0625f},
+                    {"1.0625", 1.0625f},
+                    {"7.75", 7.75f},
+                    {"inf", inf},
+                    {"nan", nan},
+                    {"-nan", -nan}});
+  print_edge_table(
+      "e3m2 (docs/fp4.md §3)", Format::kE3M2,
+      {{"0.03125", 0.03125f}, {"30", 30.0f}, {"inf", inf}, {"nan", nan}, {"-nan", -nan}});
+  std::printf("\ne8m0 decode (docs/formats.md §6 item 10): byte -> value per convention\n");
+  std::printf("  %-26s %-16s %-16s %-16s\n", "convention", "0x00", "0x7f", "0xff");
   for (const Convention& c : all_conventions()) {
-    std::printf("  %-20.*s", static_cast<int>(c.name.size()), c.name.data());
+    std::printf("  %-26.*s", static_cast<int>(c.name.size()), c.name.data());
     for (uint32_t b : {0x00u, 0x7fu, 0xffu}) {
       std::printf(" %-16a", static_cast<double>(decode_with(c, Format::kE8M0, b)));
     }

@@ -55,7 +55,7 @@ constexpr Verb kVerbs[] = {
      mxgate::cli::cmd_decode},
     {"conventions", "conventions",
      "Print the convention matrix (each convention's policies and source) and a table of the\n"
-     "edge inputs of research/formats.md §6 against every convention.",
+     "edge inputs of docs/formats.md §6 against every convention.",
      mxgate::cli::cmd_conventions},
     {"shapes", "shapes [--model M] [--tp T] [--flagged] [--catalog FILE]",
      "List the production GEMM shape catalog (corpus/shapes/production_shapes.tsv): per-rank\n"
@@ -63,42 +63,67 @@ constexpr Verb kVerbs[] = {
      "a substring of the model name; --flagged keeps shapes with a K%128, N%128 or part hazard.",
      mxgate::cli::cmd_shapes},
     {"quantize",
-     "quantize --scheme {mx,act1x128,w128x128} --format F --convention C --in X.npy --out PREFIX "
-     "[--scale-layout L] [--ue8m0]",
+     "quantize --scheme {mx,mxfp4,mxfp6,nvfp4,act1x128,w128x128} --format F --convention C "
+     "--in X.npy --out PREFIX [--scale-layout L] [--ue8m0] [--global-amax V] [--tile 1x16|16x16] "
+     "[--pow2-scales]",
      "Quantize X, a (M, K) array, with convention C's reference quantizer. X is float32 or\n"
      "float64 (float64 is first rounded to the nearest fp32); other dtypes are rejected.\n"
-     "  mx        blocks of 32 along K, e8m0 scales (mx_policy of C)\n"
+     "  mx        blocks of 32 along K, e8m0 scales (mx_policy of C); F any MX element format:\n"
+     "            e4m3fn e5m2 e4m3fnuz e5m2fnuz e2m3 e3m2 e2m1\n"
+     "  mxfp4     mx with e2m1 elements (--format optional); mxfp6: mx with --format e2m3|e3m2\n"
+     "  nvfp4     e2m1 in blocks of 16, E4M3 block scales, fp32 global scale: C is te_nvfp4_ref,\n"
+     "            torchao_nvfp4 or flashinfer_nvfp4 (docs/fp4.md §6); --global-amax V\n"
+     "            (default the amax of X), --tile 16x16 and --pow2-scales (te_nvfp4_ref only)\n"
      "  act1x128  1x128 groups along K, fp32 scales (block_policy of C)\n"
      "  w128x128  128x128 blocks, fp32 scales (block_policy of C)\n"
      "A convention without that quantizer is rejected with the list of those that have one.\n"
      "--ue8m0 (act1x128 / w128x128 only) rounds the fp32 scales to powers of two as C does.\n"
-     "Writes PREFIX.data.npy, uint8 codes of format F, shape (M, K), and PREFIX.scales.npy:\n"
-     "  mx: uint8 e8m0 bytes (M, ceil(K/32)); act1x128: float32 (M, ceil(K/128));\n"
+     "Writes PREFIX.data.npy, uint8 codes of format F, shape (M, K) (e2m1: packed two per byte,\n"
+     "element 2i in the low nibble, (M, ceil(K/2))), and PREFIX.scales.npy:\n"
+     "  mx: uint8 e8m0 bytes (M, ceil(K/32)); nvfp4: uint8 E4M3 bytes (M, ceil(K/16)) (E8M0 with\n"
+     "  --pow2-scales) plus PREFIX.global.npy, float32 (1,), the global decode scale;\n"
+     "  act1x128: float32 (M, ceil(K/128));\n"
      "  w128x128: float32 (ceil(M/128), ceil(K/128)); logical row-major.\n"
      "--scale-layout L (row_major col_major tma_col_major nv_swizzle_128x4 aiter_shuffle) writes\n"
      "the scales in that physical layout instead: a 1-D array of the layout's storage size,\n"
-     "padding slots filled with 0. Files are written only after everything is computed.",
+     "padding slots filled with 0. Files are written only after everything is computed. A NaN the\n"
+     "convention's FP4 cast leaves undefined (aiter_gfx950, flashinfer_nvfp4) is an input error\n"
+     "(exit 2); ocp_mx writes the elements of a NaN block as 0 (its scale carries the NaN).",
      mxgate::cli::cmd_quantize},
     {"dequantize",
-     "dequantize --scheme {mx,act1x128,w128x128} --format F --convention C --data D.npy "
-     "--scales S.npy --out Y.npy [--dtype float32|bf16]",
+     "dequantize --scheme {mx,mxfp4,mxfp6,nvfp4,act1x128,w128x128} --format F --convention C "
+     "--data D.npy --scales S.npy --out Y.npy [--dtype float32|bf16] [--k K] [--global G.npy] "
+     "[--pow2-scales]",
      "Inverse of quantize: D is uint8 codes of format F, (M, K); S holds the scales in the\n"
      "LOGICAL ROW-MAJOR shapes quantize writes without --scale-layout (physical layouts are not\n"
      "accepted). Each value is decode(code) * scale as one fp32 multiply; mx scales decode with\n"
      "C's e8m0 decode rule (e.g. vllm_e8m0_shift: byte 0 is 0.0), block scales are used as\n"
      "stored (C must still name a convention that defines F). --dtype float32 (default) writes\n"
      "float32 (M, K); --dtype bf16 rounds that fp32 product once (RNE) and writes the bf16 bit\n"
-     "patterns as a uint16 (M, K) array (view it with .view(torch.bfloat16) or ml_dtypes).",
+     "patterns as a uint16 (M, K) array (view it with .view(torch.bfloat16) or ml_dtypes).\n"
+     "e2m1 data is packed (M, ceil(K/2)), low nibble first; --k K (default twice the columns)\n"
+     "says how many codes a row holds. nvfp4: S is uint8 E4M3 (M, ceil(K/16)) (E8M0 with\n"
+     "--pow2-scales), --global G.npy the float32 (1,) global decode scale; each value is\n"
+     "code * scale * global rounded once.",
      mxgate::cli::cmd_dequantize},
     {"gemm",
-     "gemm --scheme {mx,block,bf16} --a A.npy --a-scales AS.npy --b B.npy --b-scales BS.npy "
-     "--out C.npy [--dtype float32|bf16] [--format F] [--convention C]",
+     "gemm --scheme {mx,mxfp4,mxfp6,nvfp4,block,bf16} --a A.npy [--a-scales AS.npy] --b B.npy "
+     "[--b-scales BS.npy] --out C.npy [--dtype float32|bf16] [--format F] [--a-format F] "
+     "[--b-format F] [--k K] [--a-global G.npy --b-global G.npy] [--convention C]",
      "C = A * B^T computed exactly and rounded ONCE (RNE) to --dtype: float32 (default) writes a\n"
      "float32 (M, N) array, bf16 a uint16 (M, N) array of bf16 bits. Every correct kernel whose\n"
      "accumulation is exact equals it bit for bit.\n"
      "  mx     A uint8 (M, K) codes of --format (default e4m3fn), AS uint8 e8m0 (M, ceil(K/32));\n"
      "         B uint8 (N, K), BS uint8 (N, ceil(K/32)). Scale bytes decode with --convention's\n"
      "         e8m0 rule (default ocp_mx: 0x00 = 2^-127; vllm_e8m0_shift: byte << 23, 0x00 = 0).\n"
+     "         --a-format / --b-format give each operand its MX format (mixed MXFP8 x MXFP4,\n"
+     "         MXFP6 x MXFP8); e2m1 operands are packed (rows, ceil(K/2)), low nibble first, with\n"
+     "         --k K when no operand is unpacked (else --k must equal the unpacked one's K).\n"
+     "         mxfp4 / mxfp6: mx with e2m1 / e2m3|e3m2.\n"
+     "  nvfp4  A, B packed e2m1; AS, BS uint8 E4M3 (rows, ceil(K/16)); --a-global / --b-global\n"
+     "         float32 (1,) global decode scales: C = fl32(alpha * acc) with\n"
+     "         alpha = fl32(ga * gb), acc the exact sum rounded to fp32 (the epilogue of\n"
+     "         docs/fp4.md §8), then --dtype.\n"
      "  block  A uint8 (M, K) codes, AS float32 (M, ceil(K/128)) (1x128 groups); B uint8 (N, K),\n"
      "         BS float32 (ceil(N/128), ceil(K/128)) (128x128 blocks). No --convention.\n"
      "  bf16   A uint16 (M, K) and B uint16 (N, K) bf16 bits; no scale, format or convention\n"
@@ -106,9 +131,11 @@ constexpr Verb kVerbs[] = {
      "Scales are logical row-major. Options a scheme does not use are rejected.",
      mxgate::cli::cmd_gemm},
     {"check-gemm",
-     "check-gemm --scheme {mx,block,bf16} --a A.npy [--a-scales AS.npy] --b B.npy "
-     "[--b-scales BS.npy] --c C.npy [--mode exact|bound] [--accumulator NAME[:PARAM=V,...]] "
-     "[--acc-bits 24] [--block-k 128] [--format F] [--convention C]",
+     "check-gemm --scheme {mx,mxfp4,mxfp6,nvfp4,block,bf16} --a A.npy [--a-scales AS.npy] "
+     "--b B.npy [--b-scales BS.npy] --c C.npy [--mode exact|bound] "
+     "[--accumulator NAME[:PARAM=V,...] | --acc-bits 24 --block-k 128] [--format F] "
+     "[--a-format F] [--b-format F] [--k K] [--a-global G.npy --b-global G.npy] [--convention C] "
+     "[--heatmap FILE.svg|FILE.png]",
      "Check C, a kernel's (M, N) output of A * B^T (same inputs as `mxgate gemm`), against the\n"
      "oracle. C is float32, or uint16 holding bf16 bits; the output dtype is taken from it.\n"
      "  --mode exact (default): C must equal the correctly rounded result bit for bit (any NaN\n"
@@ -120,12 +147,13 @@ constexpr Verb kVerbs[] = {
      "      most --block-k consecutive k in any order (0: one partial over K), each product\n"
      "      rounded once and each partial scaled with two roundings (gemm_oracle.h AccumModel).\n"
      "      Prints the count outside and the worst excess with (row,col).\n"
-     "  --accumulator NAME: in bound mode, the bound of a named accumulator model instead of the\n"
-     "      --acc-bits / --block-k one (`mxgate accumulators` lists them; NAME:param=value,...\n"
-     "      overrides parameters), e.g. sm90_fp8_mma for Hopper FP8 tensor cores. An unknown\n"
-     "      name exits 2 listing the names. In exact mode it adds one line: whether the operands\n"
-     "      are exact in that accumulator (if not, a correct kernel may differ from the correctly\n"
-     "      rounded C; checked up to M*N*K = 2^28).\n"
+     "  --accumulator NAME[:PARAM=V,...]: in bound mode, the bound of a named accumulator model\n"
+     "      instead of the --acc-bits / --block-k one (`mxgate accumulators` lists the models and\n"
+     "      their parameters; fp32_rn is the default manual form, sm90_fp8_mma Hopper FP8\n"
+     "      tensor cores); an unknown NAME lists every model. In exact mode it adds one line:\n"
+     "      whether the operands are exact in that accumulator (if not, a correct kernel may\n"
+     "      differ from the correctly rounded C; checked up to M*N*K = 2^28).\n"
+     "  --heatmap FILE draws where C differs (SVG or PNG by the extension), even when it passes.\n"
      "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
      mxgate::cli::cmd_check_gemm},
     {"accumulators", "accumulators [--json]",
@@ -152,19 +180,24 @@ constexpr Verb kVerbs[] = {
      "Exit 0 after a measurement, 2 on bad input.",
      mxgate::cli::cmd_probe_accumulator},
     {"plan",
-     "plan --platform P --scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
-     "[--weight-scale e8m0|fp32] [--disable KERNEL,...] [--json]",
+     "plan --platform P (--scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
+     "[--weight-scale e8m0|fp32] | --model NAME --tp T [--catalog FILE]) "
+     "[--disable LINEAR_KERNEL,...] [--json]",
      "The linear kernel the dispatch registry picks for one layer of weight N x K, the load-time\n"
      "actions of its process_weights_after_loading and the path apply then takes.\n"
      "  --platform gfx950 gfx942 sm90 host; --scheme mxfp8 fp8_block bf16\n"
      "  --weight-scale: default e8m0 for mxfp8 (the only one), fp32 for fp8_block\n"
      "  --flags is_bmm / skip_weight_relayout: the layer's weight is read directly (no relayout)\n"
-     "  --disable: kernels skipped by name, like VLLM_DISABLED_KERNELS\n"
-     "--json prints {\"kernel\": K, \"load\": [ACTION...], \"apply\": PATH}. Actions:\n"
+     "  --model NAME --tp T: every catalogued layer of the models whose name contains NAME at TP\n"
+     "      T (--catalog FILE, default corpus/shapes/production_shapes.tsv); BMM layers are\n"
+     "      is_bmm, MLA kv_b_proj is skip_weight_relayout, unmodelled formats are listed\n"
+     "  --disable: linear kernels skipped by name, like VLLM_DISABLED_KERNELS\n"
+     "--json prints {\"linear_kernel\": K, \"load\": [ACTION...], \"apply\": PATH} (with\n"
+     "--model: a list of them with model, layer, n, k). Actions:\n"
      "dequantize_weight_to_bf16 upcast_weight_scale_e8m0_to_fp32 preshuffle_weight; paths:\n"
      "mxfp8_dot_scaled mxfp8_dequant_per_step bf16_gemm fp8_blockscale "
      "fp8_blockscale_bpreshuffle.\n"
-     "Exit 2 when the input is bad or no kernel can run the layer (the message says why).",
+     "Exit 2 when the input is bad or no linear kernel can run the layer (the message says why).",
      mxgate::cli::cmd_plan},
     {"property",
      "property NAME...|all [--backend auto|host|hip|cuda] [--seed S] [--cases N] [--faults LIST] "
@@ -179,12 +212,13 @@ constexpr Verb kVerbs[] = {
     {"zoo",
      "zoo [--json] [--fault LIST] [--seeds N] [--cases N] [--seed S] [--backend B] "
      "[--expected-only] [--save-regressions DIR] [--heatmap-dir DIR]",
-     "Proof on the bug zoo (BUG_CLASSES.md Z1-Z16): for each fault, run every property with the\n"
-     "fault planted (--expected-only: just the property BUG_CLASSES names), count the cases until\n"
-     "the first failure over --seeds seeds (default 20) starting at --seed, capped at --cases\n"
-     "(default 100), and shrink the counterexample. Prints per fault: detected, the property that\n"
-     "caught it fastest, its median cases to detection, whether the shrunk case is the minimal\n"
-     "case of BUG_CLASSES.md or smaller, and the case; --json prints the same as JSON.\n"
+     "Proof on the bug zoo (docs/bug_classes.md §2, Z1-Z16): for each fault, run every property\n"
+     "with the fault planted (--expected-only: just the property docs/bug_classes.md names),\n"
+     "count the cases until the first failure over --seeds seeds (default 20) starting at\n"
+     "--seed, capped at --cases (default 100), and shrink the counterexample. Prints per fault:\n"
+     "detected, the property that caught it fastest, its median cases to detection, whether the\n"
+     "shrunk case is the minimal case of docs/bug_classes.md or smaller, and the case; --json\n"
+     "prints the same as JSON.\n"
      "--save-regressions writes each shrunk case as DIR/zNN_PROPERTY.case; --heatmap-dir draws\n"
      "the mismatch map of a GEMM fault (SVG + PNG) on a scaled-up copy of its case.\n"
      "Exit 0 when every fault is detected with a minimal case, 1 otherwise.",
@@ -198,13 +232,13 @@ constexpr Verb kVerbs[] = {
 
 void usage(FILE* out) {
   std::fprintf(out,
-               "mxgate: a correctness gate for MXFP8 / e8m0 quantization and block-scaled FP8 "
+               "mxgate: a correctness gate for MXFP8 / MXFP4 / NVFP4 quantization and block-scaled "
                "GEMM kernels\n\nusage: mxgate VERB [options]\n\nverbs:\n");
   for (const Verb& v : kVerbs) {
     std::fprintf(out, "  %.*s\n", static_cast<int>(v.synopsis.size()), v.synopsis.data());
   }
   std::fprintf(out,
-               "\nformats: e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0 bf16 fp16\n"
+               "\nformats: e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0 bf16 fp16 e2m1 e2m3 e3m2\n"
                "`mxgate conventions` lists the conventions. `mxgate VERB --help` for details.\n"
                "Exit codes: 0 pass, 1 a check failed, 2 usage or input error, 3 environment error\n"
                "(no GPU when one was demanded, a driver failure).\n");

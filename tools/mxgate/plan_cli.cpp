@@ -1,5 +1,5 @@
-// `mxgate plan`: the kernel the dispatch registry picks for one linear layer, the load-time
-// actions its process_weights_after_loading runs and the path apply then takes.
+// `mxgate plan`: the linear kernel the dispatch registry picks for one linear layer, the
+// load-time actions its process_weights_after_loading runs and the path apply then takes.
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -18,6 +18,18 @@ namespace mxgate::cli {
 namespace {
 
 using namespace mxgate::dispatch;
+
+// "a,b,,c" -> {a, b, c}.
+std::set<std::string> comma_set(const std::string& list) {
+  std::set<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    if (end > start) out.insert(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
 
 std::string json_escape(const std::string& s) {
   std::string out;
@@ -39,7 +51,7 @@ std::optional<std::pair<Scheme, WeightScaleDtype>> scheme_of(const std::string& 
 
 // `plan --model NAME --tp T`: every catalogued layer of the model at that TP size. BMM layers
 // (bmm_batch) are is_bmm; MLA's kv_b_proj is read directly to build W_UK / W_UV
-// (research/origin.md §3), so it is skip_weight_relayout.
+// (docs/architecture.md §1.1, item 3), so it is skip_weight_relayout.
 int plan_model(const Args& a, Platform platform, const std::set<std::string>& disabled) {
   const std::string model = a.require("model");
   const long long tp = a.integer("tp", 0, 1, 1024);
@@ -97,7 +109,8 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
         throw UsageError(e->layer + ": " + err.what());
       }
       if (json) {
-        const std::string body = plan_json(pl);  // {"kernel": ..., "load": [...], "apply": ...}
+        // {"linear_kernel": ..., "load": [...], "apply": ...}
+        const std::string body = plan_json(pl);
         line = "{\"model\": \"" + json_escape(e->model) + "\", \"layer\": \"" +
                json_escape(e->layer) + "\", \"n\": " + std::to_string(e->n) +
                ", \"k\": " + std::to_string(e->k) + ", " + body.substr(1);
@@ -106,8 +119,9 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
         for (LoadAction l : pl.load) load += (load.empty() ? "" : ",") + std::string(to_string(l));
         std::printf("%-28.28s %-40.40s %6llu x %-6llu %-17s %-26s load=[%s] apply=%s\n",
                     e->model.c_str(), e->layer.c_str(), static_cast<unsigned long long>(e->n),
-                    static_cast<unsigned long long>(e->k), e->quant.c_str(), pl.kernel.c_str(),
-                    load.c_str(), std::string(to_string(pl.apply)).c_str());
+                    static_cast<unsigned long long>(e->k), e->quant.c_str(),
+                    pl.linear_kernel.c_str(), load.c_str(),
+                    std::string(to_string(pl.apply)).c_str());
       }
     }
     if (json) {
@@ -134,20 +148,13 @@ int cmd_plan(const Argv& argv) {
   const auto p = parse_platform(platform);
   if (!p) throw UsageError("--platform '" + platform + "' is not one of gfx950 gfx942 sm90 host");
   c.platform = *p;
-  if (a.get("model")) {
-    std::set<std::string> disabled_kernels;
-    std::size_t start = 0;
-    const std::string list = a.get("disable").value_or("");
-    while (start <= list.size()) {
-      const std::size_t end = std::min(list.find(',', start), list.size());
-      if (end > start) disabled_kernels.insert(list.substr(start, end - start));
-      start = end + 1;
+  const std::set<std::string> disabled = comma_set(a.get("disable").value_or(""));
+  for (const std::string& d : disabled) {
+    if (find_linear_kernel(d) == nullptr) {
+      throw UsageError("--disable: unknown linear kernel '" + d + "'");
     }
-    for (const std::string& d : disabled_kernels) {
-      if (find_kernel(d) == nullptr) throw UsageError("--disable: unknown kernel '" + d + "'");
-    }
-    return plan_model(a, *p, disabled_kernels);
   }
+  if (a.get("model")) return plan_model(a, *p, disabled);
   if (a.get("tp") || a.get("catalog")) throw UsageError("--tp and --catalog go with --model");
   const std::string scheme = a.require("scheme");
   const auto s = parse_scheme(scheme);
@@ -166,17 +173,7 @@ int cmd_plan(const Argv& argv) {
     c.weight_scale =
         c.scheme == Scheme::kFp8Block ? WeightScaleDtype::kFp32 : WeightScaleDtype::kE8m0;
   }
-  auto split = [](const std::string& list) {
-    std::set<std::string> out;
-    std::size_t start = 0;
-    while (start <= list.size()) {
-      const std::size_t end = std::min(list.find(',', start), list.size());
-      if (end > start) out.insert(list.substr(start, end - start));
-      start = end + 1;
-    }
-    return out;
-  };
-  for (const std::string& f : split(a.get("flags").value_or(""))) {
+  for (const std::string& f : comma_set(a.get("flags").value_or(""))) {
     if (f == "is_bmm") {
       c.is_bmm = true;
     } else if (f == "skip_weight_relayout") {
@@ -184,10 +181,6 @@ int cmd_plan(const Argv& argv) {
     } else {
       throw UsageError("--flags: unknown flag '" + f + "' (is_bmm, skip_weight_relayout)");
     }
-  }
-  const std::set<std::string> disabled = split(a.get("disable").value_or(""));
-  for (const std::string& d : disabled) {
-    if (find_kernel(d) == nullptr) throw UsageError("--disable: unknown kernel '" + d + "'");
   }
   Plan pl;
   try {
@@ -199,10 +192,11 @@ int cmd_plan(const Argv& argv) {
     std::printf("%s\n", plan_json(pl).c_str());
     return 0;
   }
-  std::printf("layer:  %s\nkernel: %s\nload:  ", describe(c).c_str(), pl.kernel.c_str());
+  std::printf("layer:         %s\nlinear kernel: %s\nload:         ", describe(c).c_str(),
+              pl.linear_kernel.c_str());
   if (pl.load.empty()) std::printf(" (none)");
   for (LoadAction l : pl.load) std::printf(" %s", std::string(to_string(l)).c_str());
-  std::printf("\napply:  %s\n", std::string(to_string(pl.apply)).c_str());
+  std::printf("\napply:         %s\n", std::string(to_string(pl.apply)).c_str());
   return 0;
 }
 

@@ -210,9 +210,8 @@ int cmd_zoo(const Argv& argv) {
     }
     if (save_dir && r.counterexample) {
       properties::Regression reg;
-      reg.comment = "zoo " + std::string(dispatch::to_string(f)) + ": minimal case of " +
-                    std::string(properties::zoo_class(f).minimal) + "\n" +
-                    (r.failure ? r.failure->what : "");
+      reg.comment =
+          properties::zoo_regression_comment(f) + "\n" + (r.failure ? r.failure->what : "");
       reg.seed = opts.seed;
       reg.c = *r.counterexample;
       reg.detects = {f};

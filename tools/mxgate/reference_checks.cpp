@@ -1,4 +1,4 @@
-// Reference self-checks of `mxgate gate`: the MX scale-rule table of research/formats.md §3.7,
+// Reference self-checks of `mxgate gate`: the MX scale-rule table of docs/formats.md §3.7,
 // agreement of the GEMM oracle's exact, ordered and bound modes, and layout round trips.
 #include <cstdio>
 #include <iterator>
@@ -16,7 +16,8 @@
 namespace mxgate::cli {
 namespace {
 
-// formats.md §3.7, "Canonical MXFP8 (E4M3) scale bytes for one 32-block" (byte = exponent + 127).
+// docs/formats.md §3.7, "Canonical MXFP8 (E4M3) scale bytes of one 32-block" (byte = exponent
+// + 127).
 struct ScaleRow {
   const char* convention;
   float amax;
@@ -61,14 +62,15 @@ CheckResult mx_scale_table(const GateOptions&) {
   CheckResult r;
   for (const ScaleRow& row : kScaleTable) {
     ++r.cases;
-    const Convention& c = *find_convention(row.convention);
+    const Convention& c = require_convention(row.convention);
     std::vector<float> block(32, 0.0f);
     block[5] = row.amax;
-    const MxQuantized q = quantize_mx(block, 1, 32, Format::kE4M3FN, *mx_policy(c));
+    const MxQuantized q = quantize_mx(block, 1, 32, Format::kE4M3FN, require_mx_policy(c));
     if (q.scales[0] != row.byte && r.passed) {
       r.passed = false;
       char buf[200];
-      std::snprintf(buf, sizeof buf, "%s, block amax %g: scale byte %u, formats.md §3.7 says %u",
+      std::snprintf(buf, sizeof buf,
+                    "%s, block amax %g: scale byte %u, docs/formats.md §3.7 says %u",
                     row.convention, static_cast<double>(row.amax), q.scales[0], row.byte);
       r.detail = buf;
     }

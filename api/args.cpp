@@ -1,11 +1,11 @@
-#include "tools/mxgate/args.h"
+#include "api/args.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 
-namespace mxgate::cli {
+namespace mxgate::api {
 
 Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& options,
            const std::set<std::string>& flags) {
@@ -16,25 +16,33 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& op
       continue;
     }
     std::string name = a.substr(2);
-    std::optional<std::string> inline_value;
+    std::optional<std::string> value;
     if (auto eq = name.find('='); eq != std::string::npos) {
-      inline_value = name.substr(eq + 1);
+      value = name.substr(eq + 1);
       name = name.substr(0, eq);
+    } else if (options.count(name) && !values_.count(name) && i + 1 < argv.size()) {
+      value = argv[++i];  // `--name value`
     }
-    if (flags.count(name)) {
-      if (inline_value) throw UsageError("--" + name + " takes no value");
-      flags_.insert(name);
-    } else if (options.count(name)) {
-      if (values_.count(name)) throw UsageError("--" + name + " given twice");
-      if (inline_value) {
-        values_[name] = *inline_value;
-      } else {
-        if (i + 1 >= argv.size()) throw UsageError("--" + name + " needs a value");
-        values_[name] = argv[++i];
-      }
-    } else {
-      throw UsageError("unknown option --" + name);
-    }
+    add(name, value, options, flags);
+  }
+}
+
+Args::Args(const std::vector<Named>& named, const std::set<std::string>& options,
+           const std::set<std::string>& flags) {
+  for (const Named& n : named) add(n.first, n.second, options, flags);
+}
+
+void Args::add(const std::string& name, const std::optional<std::string>& value,
+               const std::set<std::string>& options, const std::set<std::string>& flags) {
+  if (flags.count(name)) {
+    if (value) throw UsageError("--" + name + " takes no value");
+    flags_.insert(name);
+  } else if (options.count(name)) {
+    if (values_.count(name)) throw UsageError("--" + name + " given twice");
+    if (!value) throw UsageError("--" + name + " needs a value");
+    values_[name] = *value;
+  } else {
+    throw UsageError("unknown option --" + name);
   }
 }
 
@@ -101,10 +109,14 @@ uint32_t parse_code(const std::string& text, int bits) {
   if (*end != '\0' || errno == ERANGE || !std::isxdigit(static_cast<unsigned char>(text[2]))) {
     throw UsageError("'" + text + "' is not a hex code (expected 0xHH)");
   }
-  if (bits < 64 && (v >> bits) != 0) {
-    throw UsageError("code " + text + " does not fit a " + std::to_string(bits) + "-bit format");
-  }
+  check_code_fits(v, bits, text);
   return static_cast<uint32_t>(v);
 }
 
-}  // namespace mxgate::cli
+void check_code_fits(uint64_t code, int bits, const std::string& shown) {
+  if (bits < 64 && (code >> bits) != 0) {
+    throw UsageError("code " + shown + " does not fit a " + std::to_string(bits) + "-bit format");
+  }
+}
+
+}  // namespace mxgate::api

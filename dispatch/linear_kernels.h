@@ -1,5 +1,5 @@
 // The linear kernels of the dispatch framework and the layer state they act on, modelled on
-// vLLM's ScaledMM / MXFP8 linear kernels (research/origin.md §1-§3, layouts.md §2-§3):
+// vLLM's ScaledMM / MXFP8 linear kernels (docs/architecture.md §1.1, docs/layouts.md §2, §3.3):
 //   DotScaledMxfp8             gfx950; dequantizes an unaligned-K weight once at load; apply
 //                              dispatches on the weight's element size, with the per-step
 //                              dequantize fallback for an fp8 weight of unaligned K
@@ -31,7 +31,7 @@ namespace mxgate::dispatch {
 // The one alignment rule of tl.dot_scaled (BLOCK_K = 128, unmasked K tiles), shared by load
 // processing (dequantize when K % kDotScaledKAlign != 0) and apply (dot_scaled only when the
 // activation's K % kDotScaledKAlign == 0). Two constants that drift apart are bug Z1.
-inline constexpr std::size_t kDotScaledKAlign = 128;
+inline constexpr std::size_t kDotScaledKAlign = kBlockK;
 
 // Thrown when a layer or activation is not usable as asked (never a silent wrong answer).
 class DispatchError : public std::runtime_error {
@@ -39,7 +39,7 @@ class DispatchError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// What a kernel sees of a layer: its config and the device buffers of its parameters.
+// What a linear kernel sees of a layer: its config and the device buffers of its parameters.
 struct LayerState {
   LinearConfig config;
   gpu::BufferId weight = gpu::kNoBuffer;  // N x K: fp8 codes (1 byte) or bf16 bits (2 bytes)
@@ -82,18 +82,17 @@ class LinearKernel {
   virtual ~LinearKernel() = default;
   virtual std::string_view name() const = 0;
   virtual bool supported(Platform p) const = 0;
-  // nullopt when the kernel can run this layer; otherwise the reason it cannot.
+  // nullopt when this linear kernel can run the layer; otherwise the reason it cannot.
   virtual std::optional<std::string> can_implement(const LinearConfig& c) const = 0;
-  // Capability flags (vLLM #56433).
+  // Capability flag (vLLM #56433); the activation-scale order is act_scale_order below.
   virtual bool preshuffles_weight() const { return false; }
-  virtual bool wants_transposed_act_scale() const { return false; }
 
   // What process_weights_after_loading will do for a freshly loaded layer of config `c`, and
   // the path apply then takes (the plan `mxgate plan` prints).
   virtual std::vector<LoadAction> planned_load(const LinearConfig& c) const = 0;
   virtual ApplyPath planned_apply(const LinearConfig& c) const = 0;
   // The activation-scale order apply will want for this layer in its current state (kNone:
-  // the kernel consumes no fp32 1x128 activation scales).
+  // the linear kernel consumes no fp32 1x128 activation scales).
   virtual gpu::ActScaleOrder act_scale_order(const LayerState&) const {
     return gpu::ActScaleOrder::kNone;
   }
@@ -150,7 +149,6 @@ class PreshuffledBlockScaledFp8 final : public LinearKernel {
   bool supported(Platform p) const override;
   std::optional<std::string> can_implement(const LinearConfig& c) const override;
   bool preshuffles_weight() const override { return true; }
-  bool wants_transposed_act_scale() const override { return true; }
   std::vector<LoadAction> planned_load(const LinearConfig& c) const override;
   ApplyPath planned_apply(const LinearConfig& c) const override;
   // Column-major once the weight is preshuffled; row-major for a weight kept plain.
@@ -178,7 +176,7 @@ inline bool weight_already_preshuffled(const LayerState& layer) {
   return layer.weight_layout == gpu::WeightLayout::kAiterPreshuffled;
 }
 
-// The block-FP8 activation quantizer the kernels use when no pre-quantized form is given
+// The block-FP8 activation quantizer the linear kernels use when no pre-quantized form is given
 // (1x128 groups, fp32 scales, convention vllm_group_quant on E4M3FN), with its scales in the
 // logical row-major order.
 QuantizedActivation quantize_activation_1x128(const Activation& x);

@@ -1,4 +1,4 @@
-#include "dispatch/kernels.h"
+#include "dispatch/linear_kernels.h"
 
 #include <cstring>
 #include <span>
@@ -22,10 +22,9 @@ using gpu::kNoBuffer;
 using gpu::ScaleDtype;
 using gpu::WeightLayout;
 
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-
-void check_apply_input(const LayerState& layer, const Activation& x, std::string_view kernel) {
-  const std::string who(kernel);
+void check_apply_input(const LayerState& layer, const Activation& x,
+                       std::string_view linear_kernel) {
+  const std::string who(linear_kernel);
   if (!layer.weights_loaded) throw DispatchError(who + ": apply before the weights were loaded");
   if (x.m == 0) throw DispatchError(who + ": activation has M = 0");
   if (x.k != layer.config.k) {
@@ -59,16 +58,22 @@ void replace_weight(LayerState& layer, Backend& be, BufferId id) {
   layer.weight = id;
 }
 
-// Dequantizes the fp8 MX weight to bf16 on the device; drops the fp8 weight and its scales.
-void dequantize_weight_to_bf16(LayerState& layer, Backend& be) {
-  const LinearConfig& c = layer.config;
+// One dequant_mx_to_bf16 launch of the layer's fp8 MX weight into `out` (N x K bf16).
+void launch_weight_dequant(const LayerState& layer, Backend& be, BufferId out) {
   gpu::DequantArgs d;
   d.codes = layer.weight;
   d.scales = layer.weight_scale;
-  d.out = be.allocate(c.n * c.k * 2, "weight_bf16");
-  d.p = {c.n, c.k, gpu::E8m0Upcast::kCorrect};
+  d.out = out;
+  d.p = {layer.config.n, layer.config.k, gpu::E8m0Upcast::kCorrect};
   be.run({Kernel::kDequantMxToBf16, d});
-  replace_weight(layer, be, d.out);
+}
+
+// Dequantizes the fp8 MX weight to bf16 on the device; drops the fp8 weight and its scales.
+void dequantize_weight_to_bf16(LayerState& layer, Backend& be) {
+  const LinearConfig& c = layer.config;
+  const BufferId out = be.allocate(c.n * c.k * 2, "weight_bf16");
+  launch_weight_dequant(layer, be, out);
+  replace_weight(layer, be, out);
   be.release(layer.weight_scale);
   layer.weight_scale = kNoBuffer;
   layer.weight_scale_dtype = ScaleDtype::kNone;
@@ -125,15 +130,11 @@ ApplyResult mx_gemm(LayerState& layer, const Activation& x, Backend& be, Kernel 
 ApplyResult rematerialize_bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
   const LinearConfig& c = layer.config;
   gpu::ScopedBuffers t(be);  // buffers that live for one apply
-  gpu::DequantArgs d;
-  d.codes = layer.weight;
-  d.scales = layer.weight_scale;
-  d.out = t.allocate(c.n * c.k * 2, "weight_bf16_step");
-  d.p = {c.n, c.k, gpu::E8m0Upcast::kCorrect};
-  be.run({Kernel::kDequantMxToBf16, d});
+  const BufferId weight_bf16 = t.allocate(c.n * c.k * 2, "weight_bf16_step");
+  launch_weight_dequant(layer, be, weight_bf16);
   gpu::GemmArgs g;
   g.a = t.make(x.bf16, "x_bf16");
-  g.b = d.out;
+  g.b = weight_bf16;
   return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, c.n, x.k, layer.faults),
           ApplyPath::kMxfp8DequantPerStep};
 }
@@ -147,15 +148,15 @@ ApplyResult bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
           ApplyPath::kBf16Gemm};
 }
 
-void check_mx_weight(const LayerState& layer, std::string_view kernel) {
+void check_mx_weight(const LayerState& layer, std::string_view linear_kernel) {
   if (layer.weight_elem_size == 1 && layer.weight_scale_dtype != ScaleDtype::kE8m0) {
-    throw DispatchError(std::string(kernel) + ": an fp8 MXFP8 weight needs e8m0 scales");
+    throw DispatchError(std::string(linear_kernel) + ": an fp8 MXFP8 weight needs e8m0 scales");
   }
 }
 
-std::optional<std::string> mx_can_implement(const LinearConfig& c, std::string_view kernel) {
+std::optional<std::string> mx_can_implement(const LinearConfig& c, std::string_view linear_kernel) {
   if (c.scheme != Scheme::kMxfp8) {
-    return std::string(kernel) + " implements mxfp8 only (scheme " +
+    return std::string(linear_kernel) + " implements mxfp8 only (scheme " +
            std::string(to_string(c.scheme)) + ")";
   }
   if (c.n == 0 || c.k == 0) return std::string("N and K must be > 0");
@@ -168,9 +169,10 @@ std::optional<std::string> mx_can_implement(const LinearConfig& c, std::string_v
   return std::nullopt;
 }
 
-std::optional<std::string> block_can_implement(const LinearConfig& c, std::string_view kernel) {
+std::optional<std::string> block_can_implement(const LinearConfig& c,
+                                               std::string_view linear_kernel) {
   if (c.scheme != Scheme::kFp8Block) {
-    return std::string(kernel) + " implements fp8_block only (scheme " +
+    return std::string(linear_kernel) + " implements fp8_block only (scheme " +
            std::string(to_string(c.scheme)) + ")";
   }
   if (c.n == 0 || c.k == 0) return std::string("N and K must be > 0");
@@ -181,15 +183,15 @@ std::optional<std::string> block_can_implement(const LinearConfig& c, std::strin
 // column-major As; plain -> blockscale with row-major As. Weight scales still e8m0 (load
 // processing skipped) are upcast for this step only: correct, but counted (I5).
 ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
-                        std::string_view kernel) {
-  check_apply_input(layer, x, kernel);
+                        std::string_view linear_kernel) {
+  check_apply_input(layer, x, linear_kernel);
   const bool shuffled = layer.weight_layout == WeightLayout::kAiterPreshuffled;
   const ActScaleOrder want = shuffled ? ActScaleOrder::kColMajor : ActScaleOrder::kRowMajor;
   gpu::ScopedBuffers t(be);  // buffers that live for one apply
   QuantizedActivation q;
   if (x.pre_quantized) {
     if (x.pre_quantized->order != want && !layer.faults.has(Fault::kZ2IgnoreActScaleOrder)) {
-      throw DispatchError(std::string(kernel) + ": pre-quantized activation scales are " +
+      throw DispatchError(std::string(linear_kernel) + ": pre-quantized activation scales are " +
                           std::string(gpu::to_string(x.pre_quantized->order)) +
                           ", this GEMM reads " + std::string(gpu::to_string(want)) +
                           " (negotiate the order or take the unfused path)");
@@ -200,7 +202,8 @@ ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
   }
   const std::size_t kb = ceil_div(x.k, kBlockK);
   if (q.codes.size() != x.m * x.k || q.scales.size() != x.m * kb) {
-    throw DispatchError(std::string(kernel) + ": pre-quantized activation has the wrong size");
+    throw DispatchError(std::string(linear_kernel) +
+                        ": pre-quantized activation has the wrong size");
   }
   gpu::GemmArgs g;
   g.a = t.make(q.codes, "x_codes");
@@ -254,7 +257,8 @@ void DotScaledMxfp8::process_weights_after_loading(LayerState& layer, Backend& b
 
 ApplyResult DotScaledMxfp8::apply(LayerState& layer, const Activation& x, Backend& be) const {
   check_apply_input(layer, x, name());
-  // Dispatch on what the weight IS, not on whether load processing ran (origin.md §1).
+  // Dispatch on what the weight IS, not on whether load processing ran (vLLM PR #56560,
+  // docs/architecture.md §1.1).
   if (layer.weight_elem_size >= 2) return bf16_gemm(layer, x, be);
   check_mx_weight(layer, name());
   if (x.k % kDotScaledKAlign == 0 || layer.faults.has(Fault::kZ1NoPerStepFallback)) {
@@ -421,10 +425,10 @@ void preshuffle_layer_weight(LayerState& layer, Backend& be) {
 QuantizedActivation quantize_activation_1x128(const Activation& x) {
   std::vector<float> values(x.bf16.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
-    values[i] = float_of(static_cast<uint32_t>(x.bf16[i]) << 16);
+    values[i] = float_of_bf16(x.bf16[i]);
   }
   static const BlockPolicy policy =
-      *block_policy(*find_convention("vllm_group_quant"), Format::kE4M3FN, false);
+      require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, false);
   const BlockQuantized q = quantize_block(values, x.m, x.k, 1, kBlockK, Format::kE4M3FN, policy);
   return {q.data, q.scales, ActScaleOrder::kRowMajor};
 }

@@ -1,0 +1,356 @@
+// libmxgate.so: the C ABI of include/mxgate/api.h over the API layer (api/). Each verb builds the
+// CLI's Args from the option pairs and the names of the input arrays, runs the same api/
+// function the CLI verb runs, and keeps the outputs in a result the caller frees. Nothing may
+// escape an extern "C" function: every exception becomes a status and this thread's message.
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/accumulator_ops.h"
+#include "api/args.h"
+#include "api/tensor_ops.h"
+#include "api/value_ops.h"
+#include "mxgate/api.h"
+#include "reference/convention.h"
+#include "reference/npy.h"
+
+struct mxgate_api_result {
+  struct Output {
+    std::string name;
+    std::string descr;
+    std::vector<uint64_t> shape;
+    mxgate::NpyArray array;
+  };
+  std::vector<Output> arrays;
+  std::string text;
+  std::optional<mxgate_api_verdict> verdict;
+};
+
+namespace mxgate::capi {
+namespace {
+
+using api::Args;
+using api::UsageError;
+
+thread_local std::string last_error;
+
+constexpr uint32_t kMaxRank = 32;  // NumPy's limit is 64; no verb takes more than 2
+
+// The verb's inputs as the C caller passed them; converted to NpyArray when the verb reads one.
+class Inputs {
+ public:
+  Inputs(std::size_t count, const mxgate_api_array* arrays) {
+    if (count > 0 && !arrays)
+      throw UsageError("array_count is " + std::to_string(count) + " but arrays is NULL");
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!arrays[i].name) throw UsageError("array " + std::to_string(i) + " has no name");
+      const std::string name = arrays[i].name;
+      if (!by_name_.emplace(name, &arrays[i]).second) {
+        throw UsageError("--" + name + " given twice");
+      }
+    }
+  }
+
+  // Each input array stands for the option of its name, present as far as Args is concerned.
+  void add_options(std::vector<Args::Named>& named) const {
+    for (const auto& [name, array] : by_name_) named.emplace_back(name, name);
+  }
+
+  api::ArrayReader reader(const Args& a) const {
+    return [this, &a](const std::string& option) { return read(a, option); };
+  }
+
+ private:
+  NpyArray read(const Args& a, const std::string& option) const {
+    a.require(option);
+    const auto it = by_name_.find(option);
+    if (it == by_name_.end())
+      throw UsageError("--" + option + ": expected an array, got an option");
+    try {
+      return convert(*it->second);
+    } catch (const NpyError& e) {
+      throw UsageError("--" + option + ": " + e.what());
+    }
+  }
+
+  // Validates the description before touching the data: dtype, rank, shape against nbytes.
+  static NpyArray convert(const mxgate_api_array& in) {
+    const NpyDtype dtype = npy_dtype_from_descr(in.descr ? in.descr : "(null)");
+    if (in.rank > kMaxRank) {
+      throw NpyError("rank " + std::to_string(in.rank) + " is larger than " +
+                     std::to_string(kMaxRank));
+    }
+    if (in.rank > 0 && !in.shape) throw NpyError("rank " + std::to_string(in.rank) + ", no shape");
+    std::vector<size_t> shape(in.shape, in.shape + in.rank);
+    const size_t count = npy_element_count(shape);  // throws on overflow
+    const size_t itemsize = npy_dtype_size(dtype);
+    if (count > SIZE_MAX / itemsize || in.nbytes != count * itemsize) {
+      throw NpyError("shape " + npy_shape_string(shape) + " of " +
+                     std::string(npy_dtype_name(dtype)) + " needs " +
+                     std::to_string(count * itemsize) + " bytes, nbytes is " +
+                     std::to_string(in.nbytes));
+    }
+    if (in.nbytes > 0 && !in.data) throw NpyError("data is NULL");
+    const auto* bytes = static_cast<const uint8_t*>(in.data);
+    return NpyArray::from_bytes(dtype, std::move(shape),
+                                std::vector<uint8_t>(bytes, bytes + in.nbytes));
+  }
+
+  std::map<std::string, const mxgate_api_array*> by_name_;
+};
+
+void add_output(mxgate_api_result& r, std::string name, NpyArray array) {
+  mxgate_api_result::Output o;
+  o.name = std::move(name);
+  o.descr = std::string(npy_dtype_descr(array.dtype));
+  o.shape.assign(array.shape.begin(), array.shape.end());
+  o.array = std::move(array);
+  r.arrays.push_back(std::move(o));
+}
+
+mxgate_api_element element(const api::LocatedElement& e) {
+  mxgate_api_element out{};
+  out.row = e.row;
+  out.col = e.col;
+  out.expected_bits = e.expected_bits;
+  out.actual_bits = e.actual_bits;
+  out.ulp = e.ulp;
+  out.expected = e.expected;
+  out.actual = e.actual;
+  out.exact = e.exact;
+  out.bound = e.bound;
+  out.excess = e.excess;
+  return out;
+}
+
+mxgate_api_verdict verdict(const api::CheckGemmResult& r) {
+  mxgate_api_verdict v{};
+  v.struct_size = sizeof v;
+  v.ok = r.ok() ? 1 : 0;
+  v.mode = r.mode == api::CheckMode::kExact ? 0 : 1;
+  v.output = r.output == OutputFormat::kFp32 ? 0 : 1;
+  v.rows = r.rows;
+  v.cols = r.cols;
+  v.mismatches = r.mismatches;
+  v.has_first = r.first ? 1 : 0;
+  v.has_worst = r.worst ? 1 : 0;
+  if (r.first) v.first = element(*r.first);
+  if (r.worst) v.worst = element(*r.worst);
+  return v;
+}
+
+std::set<std::string> plus(std::set<std::string> options, const std::string& extra) {
+  options.insert(extra);
+  return options;
+}
+
+// One verb: its options (the CLI's, without outputs), its flags, and what it does.
+struct Verb {
+  std::string_view name;
+  std::function<std::set<std::string>()> options;
+  std::function<std::set<std::string>()> flags;
+  std::function<void(const Args&, const Inputs&, mxgate_api_result&)> run;
+};
+
+std::set<std::string> none() { return {}; }
+
+const std::vector<Verb>& verbs() {
+  static const std::vector<Verb> table = {
+      {"encode", [] { return plus(api::codec_options(), "values"); }, none,
+       [](const Args& a, const Inputs& in, mxgate_api_result& r) {
+         const api::CodecSpec spec = api::codec_spec(a);
+         add_output(r, "codes", api::encode_array(spec, in.reader(a)("values")));
+       }},
+      {"decode", [] { return plus(api::codec_options(), "codes"); }, none,
+       [](const Args& a, const Inputs& in, mxgate_api_result& r) {
+         const api::CodecSpec spec = api::codec_spec(a);
+         add_output(r, "values", api::decode_array(spec, in.reader(a)("codes")));
+       }},
+      {"quantize", api::quantize_options, api::quantize_flags,
+       [](const Args& a, const Inputs& in, mxgate_api_result& r) {
+         const api::QuantizeSpec spec = api::quantize_spec(a);
+         api::QuantizeResult q = api::quantize(spec, in.reader(a));
+         add_output(r, "data", std::move(q.data));
+         add_output(r, "scales", std::move(q.scales));
+         if (q.global) add_output(r, "global", std::move(*q.global));  // nvfp4
+       }},
+      {"dequantize", api::dequantize_options, api::dequantize_flags,
+       [](const Args& a, const Inputs& in, mxgate_api_result& r) {
+         const api::DequantizeSpec spec = api::dequantize_spec(a);
+         add_output(r, "out", api::dequantize(spec, in.reader(a)));
+       }},
+      {"gemm", api::gemm_options, none,
+       [](const Args& a, const Inputs& in, mxgate_api_result& r) {
+         const OutputFormat dtype = api::output_dtype(a);
+         const api::GemmSpec spec = api::gemm_spec(a);
+         const api::LoadedGemm loaded = api::load_gemm(spec, in.reader(a));
+         add_output(r, "out", api::exact_gemm_array(loaded.problem, dtype));
+       }},
+      {"check-gemm", api::check_gemm_options, none,
+       [](const Args& a, const Inputs& in, mxgate_api_result& r) {
+         const api::CheckGemmSpec spec = api::check_gemm_spec(a);
+         const api::CheckGemmResult c = api::check_gemm(spec, in.reader(a));
+         r.text = c.text;
+         r.verdict = verdict(c);
+       }},
+      {"formats", none, none,
+       [](const Args&, const Inputs&, mxgate_api_result& r) {
+         for (Format f : api::codec_formats()) r.text += std::string(info(f).name) + "\n";
+       }},
+      {"conventions", none, none,
+       [](const Args&, const Inputs&, mxgate_api_result& r) {
+         for (const Convention& c : all_conventions()) r.text += std::string(c.name) + "\n";
+       }},
+      // One name per line, as the other listings; with the flag json, `mxgate accumulators
+      // --json`: every model with its parameters, description and sources.
+      {"accumulators", none, api::accumulators_flags,
+       [](const Args& a, const Inputs&, mxgate_api_result& r) {
+         if (a.flag("json")) {
+           r.text = api::accumulators_text(a);
+           return;
+         }
+         for (const AccumulatorModel& m : all_accumulators()) r.text += m.name + "\n";
+       }},
+  };
+  return table;
+}
+
+std::string verb_names() {
+  std::string out;
+  for (const Verb& v : verbs()) out += (out.empty() ? "" : " ") + std::string(v.name);
+  return out;
+}
+
+mxgate_api_result* run(const char* verb_name, std::size_t option_count, const char* const* names,
+                       const char* const* values, std::size_t array_count,
+                       const mxgate_api_array* arrays) {
+  if (!verb_name) throw UsageError("no verb given (verbs: " + verb_names() + ")");
+  const std::string_view name = verb_name;
+  const auto verb =
+      std::find_if(verbs().begin(), verbs().end(), [&](const Verb& v) { return v.name == name; });
+  if (verb == verbs().end()) {
+    throw UsageError("unknown verb '" + std::string(name) + "' (verbs: " + verb_names() + ")");
+  }
+  if (option_count > 0 && (!names || !values)) {
+    throw UsageError("option_count is " + std::to_string(option_count) +
+                     " but names or values is NULL");
+  }
+  std::vector<Args::Named> named;
+  for (std::size_t i = 0; i < option_count; ++i) {
+    if (!names[i]) throw UsageError("option " + std::to_string(i) + " has no name");
+    named.emplace_back(names[i], values[i] ? std::optional<std::string>(values[i]) : std::nullopt);
+  }
+  const Inputs inputs(array_count, arrays);
+  inputs.add_options(named);
+  const Args a(named, verb->options(), verb->flags());
+  auto result = std::make_unique<mxgate_api_result>();
+  verb->run(a, inputs, *result);
+  return result.release();
+}
+
+// Calls f; any exception becomes a status and this thread's message.
+template <class F>
+int guarded(F&& f) {
+  try {
+    f();
+    last_error.clear();
+    return MXGATE_API_OK;
+  } catch (const UsageError& e) {
+    last_error = e.what();
+    return MXGATE_API_ERROR_INPUT;
+  } catch (const NpyError& e) {
+    last_error = e.what();
+    return MXGATE_API_ERROR_INPUT;
+  } catch (const std::logic_error& e) {  // invalid_argument, out_of_range, length_error
+    last_error = e.what();
+    return MXGATE_API_ERROR_INPUT;
+  } catch (const std::bad_alloc&) {
+    last_error = "out of memory";
+    return MXGATE_API_ERROR_MEMORY;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return MXGATE_API_ERROR_RUNTIME;
+  } catch (...) {
+    last_error = "unknown exception (a bug in mxgate)";
+    return MXGATE_API_ERROR_INTERNAL;
+  }
+}
+
+}  // namespace
+}  // namespace mxgate::capi
+
+using mxgate::capi::guarded;
+using mxgate::capi::last_error;
+
+extern "C" {
+
+uint32_t mxgate_api_version(void) { return MXGATE_API_VERSION; }
+
+int mxgate_api_run(const char* verb, size_t option_count, const char* const* names,
+                   const char* const* values, size_t array_count, const mxgate_api_array* arrays,
+                   mxgate_api_result** result) {
+  if (!result) {
+    last_error = "result is NULL";
+    return MXGATE_API_ERROR_INPUT;
+  }
+  *result = nullptr;
+  return guarded(
+      [&] { *result = mxgate::capi::run(verb, option_count, names, values, array_count, arrays); });
+}
+
+const char* mxgate_api_last_error(void) { return last_error.c_str(); }
+
+size_t mxgate_api_result_array_count(const mxgate_api_result* result) {
+  return result ? result->arrays.size() : 0;
+}
+
+int mxgate_api_result_array(const mxgate_api_result* result, size_t index, mxgate_api_array* out) {
+  return guarded([&] {
+    if (!result || !out) throw mxgate::api::UsageError("result or out is NULL");
+    if (index >= result->arrays.size()) {
+      throw mxgate::api::UsageError("output " + std::to_string(index) + " of " +
+                                    std::to_string(result->arrays.size()));
+    }
+    const mxgate_api_result::Output& o = result->arrays[index];
+    out->name = o.name.c_str();
+    out->descr = o.descr.c_str();
+    out->rank = static_cast<uint32_t>(o.shape.size());
+    out->reserved = 0;
+    out->shape = o.shape.data();
+    out->data = o.array.bytes.data();
+    out->nbytes = o.array.bytes.size();
+  });
+}
+
+const char* mxgate_api_result_text(const mxgate_api_result* result) {
+  return result ? result->text.c_str() : "";
+}
+
+int mxgate_api_result_verdict(const mxgate_api_result* result, mxgate_api_verdict* out) {
+  return guarded([&] {
+    if (!result || !out) throw mxgate::api::UsageError("result or out is NULL");
+    if (!result->verdict) throw mxgate::api::UsageError("this result has no verdict (check-gemm)");
+    if (out->struct_size < 8) {
+      throw mxgate::api::UsageError("struct_size " + std::to_string(out->struct_size) +
+                                    " is too small");
+    }
+    const uint32_t size = out->struct_size;
+    std::memcpy(out, &*result->verdict, std::min<size_t>(size, sizeof(mxgate_api_verdict)));
+    out->struct_size = size;
+  });
+}
+
+void mxgate_api_result_free(mxgate_api_result* result) { delete result; }
+
+}  // extern "C"

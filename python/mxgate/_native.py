@@ -1,0 +1,200 @@
+"""The C ABI of libmxgate.so (include/mxgate/api.h) through ctypes.
+
+The library is loaded once, at import. It is looked for, in this order:
+  1. the file named by the environment variable MXGATE_LIBRARY;
+  2. the copy an installed package carries (mxgate/_lib/libmxgate.so);
+  3. a checkout's default build: <repo>/build/default/capi/libmxgate.so (built by `./mxgate`).
+"""
+
+import ctypes
+import os
+from pathlib import Path
+
+import numpy as np
+
+API_VERSION = 1
+LIBRARY_NAME = "libmxgate.so"
+
+# mxgate_api_status
+OK = 0
+ERROR_INPUT = 2
+ERROR_MEMORY = 4
+ERROR_RUNTIME = 5
+ERROR_INTERNAL = 6
+
+
+class Array(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("descr", ctypes.c_char_p),
+        ("rank", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
+        ("shape", ctypes.POINTER(ctypes.c_uint64)),
+        ("data", ctypes.c_void_p),
+        ("nbytes", ctypes.c_uint64),
+    ]
+
+
+class Element(ctypes.Structure):
+    _fields_ = [
+        ("row", ctypes.c_uint64),
+        ("col", ctypes.c_uint64),
+        ("expected_bits", ctypes.c_uint32),
+        ("actual_bits", ctypes.c_uint32),
+        ("ulp", ctypes.c_uint64),
+        ("expected", ctypes.c_double),
+        ("actual", ctypes.c_double),
+        ("exact", ctypes.c_double),
+        ("bound", ctypes.c_double),
+        ("excess", ctypes.c_double),
+    ]
+
+
+class VerdictStruct(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("ok", ctypes.c_uint32),
+        ("mode", ctypes.c_uint32),
+        ("output", ctypes.c_uint32),
+        ("rows", ctypes.c_uint64),
+        ("cols", ctypes.c_uint64),
+        ("mismatches", ctypes.c_uint64),
+        ("has_first", ctypes.c_uint32),
+        ("has_worst", ctypes.c_uint32),
+        ("first", Element),
+        ("worst", Element),
+    ]
+
+
+def candidate_paths():
+    """Where the library is looked for, in order (see the module docstring)."""
+    paths = []
+    env = os.environ.get("MXGATE_LIBRARY")
+    if env:
+        paths.append(Path(env))
+    here = Path(__file__).resolve().parent
+    paths.append(here / "_lib" / LIBRARY_NAME)
+    paths.append(here.parent.parent / "build" / "default" / "capi" / LIBRARY_NAME)
+    return paths
+
+
+def _load():
+    tried = []
+    for path in candidate_paths():
+        if path.is_file():
+            try:
+                lib = ctypes.CDLL(str(path))
+            except OSError as e:
+                raise ImportError(f"mxgate: cannot load {path}: {e}") from e
+            return lib, path
+        tried.append(str(path))
+        if os.environ.get("MXGATE_LIBRARY"):
+            break  # an explicit choice is not second-guessed
+    raise ImportError(
+        "mxgate: libmxgate.so not found (looked at: " + ", ".join(tried) + "). In a checkout, "
+        "run ./mxgate --help once (it builds the library); or pip install the package; or set "
+        "MXGATE_LIBRARY to the library's path."
+    )
+
+
+_lib, library_path = _load()
+
+_lib.mxgate_api_version.argtypes = []
+_lib.mxgate_api_version.restype = ctypes.c_uint32
+_lib.mxgate_api_run.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_size_t,
+    ctypes.POINTER(ctypes.c_char_p),
+    ctypes.POINTER(ctypes.c_char_p),
+    ctypes.c_size_t,
+    ctypes.POINTER(Array),
+    ctypes.POINTER(ctypes.c_void_p),
+]
+_lib.mxgate_api_run.restype = ctypes.c_int
+_lib.mxgate_api_last_error.argtypes = []
+_lib.mxgate_api_last_error.restype = ctypes.c_char_p
+_lib.mxgate_api_result_array_count.argtypes = [ctypes.c_void_p]
+_lib.mxgate_api_result_array_count.restype = ctypes.c_size_t
+_lib.mxgate_api_result_array.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(Array)]
+_lib.mxgate_api_result_array.restype = ctypes.c_int
+_lib.mxgate_api_result_text.argtypes = [ctypes.c_void_p]
+_lib.mxgate_api_result_text.restype = ctypes.c_char_p
+_lib.mxgate_api_result_verdict.argtypes = [ctypes.c_void_p, ctypes.POINTER(VerdictStruct)]
+_lib.mxgate_api_result_verdict.restype = ctypes.c_int
+_lib.mxgate_api_result_free.argtypes = [ctypes.c_void_p]
+_lib.mxgate_api_result_free.restype = None
+
+if _lib.mxgate_api_version() != API_VERSION:
+    raise ImportError(
+        f"mxgate: {library_path} implements C API version {_lib.mxgate_api_version()}, this "
+        f"package needs {API_VERSION}: rebuild the library (./mxgate --help) or reinstall"
+    )
+
+
+def _error(status):
+    message = (_lib.mxgate_api_last_error() or b"").decode("utf-8", "replace")
+    if status == ERROR_INPUT:
+        return ValueError(message)
+    if status == ERROR_MEMORY:
+        return MemoryError(message)
+    return RuntimeError(message)
+
+
+def _check(status):
+    if status != OK:
+        raise _error(status)
+
+
+def run(verb, options=(), arrays=(), want_verdict=False):
+    """Runs a verb of the C API.
+
+    options: (name, value) pairs, value a str or None (a flag); arrays: (name, ndarray) pairs,
+    each C-contiguous and little-endian. Returns (outputs, text, verdict): outputs a dict of role
+    -> ndarray (copies), text what the CLI prints, verdict a VerdictStruct when asked for.
+    Raises ValueError with the CLI's message on bad input.
+    """
+    names = [n.encode() for n, _ in options]
+    values = [None if v is None else v.encode() for _, v in options]
+    c_names = (ctypes.c_char_p * len(names))(*names)
+    c_values = (ctypes.c_char_p * len(values))(*values)
+    shapes = [(ctypes.c_uint64 * a.ndim)(*a.shape) for _, a in arrays]  # alive until the call ends
+    c_arrays = (Array * len(arrays))(*(
+        Array(name.encode(), a.dtype.str.encode(), a.ndim, 0, shape,
+              a.ctypes.data if a.nbytes else None, a.nbytes)
+        for (name, a), shape in zip(arrays, shapes)
+    ))
+    result = ctypes.c_void_p()
+    _check(
+        _lib.mxgate_api_run(
+            verb.encode(), len(names), c_names, c_values, len(arrays), c_arrays,
+            ctypes.byref(result),
+        )
+    )
+    try:
+        outputs = {}
+        out = Array()
+        for i in range(_lib.mxgate_api_result_array_count(result)):
+            _check(_lib.mxgate_api_result_array(result, i, ctypes.byref(out)))
+            dtype = np.dtype(out.descr.decode())
+            shape = tuple(out.shape[d] for d in range(out.rank))
+            if out.nbytes:
+                raw = (ctypes.c_char * out.nbytes).from_address(out.data)
+                array = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+            else:
+                array = np.empty(shape, dtype=dtype)
+            outputs[out.name.decode()] = array
+        text = _lib.mxgate_api_result_text(result).decode()
+        verdict = None
+        if want_verdict:
+            verdict = VerdictStruct()
+            verdict.struct_size = ctypes.sizeof(VerdictStruct)
+            _check(_lib.mxgate_api_result_verdict(result, ctypes.byref(verdict)))
+        return outputs, text, verdict
+    finally:
+        _lib.mxgate_api_result_free(result)
+
+
+def names(verb):
+    """The lines of a listing verb (formats, conventions) as a tuple."""
+    _, text, _ = run(verb)
+    return tuple(line for line in text.splitlines() if line)

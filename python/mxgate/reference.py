@@ -1,0 +1,269 @@
+"""The bit-exact reference as functions on arrays: what the CLI verbs do to .npy files
+(`mxgate encode`, `decode`, `quantize`, `dequantize`, `gemm`, `check-gemm`), done in memory by
+the same library code, with the same option names and the same error texts (ValueError).
+
+Arguments that name a CLI option keep its name with "_" for "-": a bad `a_scales` is reported
+as "--a-scales: ...", the message `mxgate gemm` prints for the same file (dequantize's
+`global_scale` is the CLI's --global, a Python keyword). docs/python.md §3.
+
+FP4 / FP6 (docs/fp4.md): encode / decode take e2m1, e2m3 and e3m2 (one code per byte); the
+schemes mxfp4, mxfp6 and nvfp4 hold E2M1 data packed two codes per byte, element 2i in the low
+nibble, (rows, ceil(K/2)) uint8, with `k` giving K where no unpacked operand does.
+"""
+
+import os
+
+import numpy as np
+
+from . import _native
+from ._arrays import host_array
+from .accumulator import Accumulator
+from .verdict import Verdict
+
+_SIXTEEN_BIT = ("bf16", "fp16")
+_MX_SCALES = ("mx", "mxfp4", "mxfp6")
+
+
+def _opt(options, name, value):
+    """Adds --name value unless value is None (the option is then absent, as on the CLI)."""
+    if value is not None:
+        options.append((name, value if isinstance(value, str) else str(value)))
+
+
+def _flag(options, name, on):
+    if on:
+        options.append((name, None))
+
+
+def _value_text(v):
+    """A number as the CLI's VALUE text, exactly: a hex float, so that the library rounds the
+    Python float to fp32 once, as np.float32(v) does (str() would be a second decimal rounding)."""
+    if v is None or isinstance(v, str):
+        return v
+    v = float(v)
+    if np.isnan(v):
+        return "-nan" if np.signbit(v) else "nan"
+    return v.hex()  # "inf", "-inf", or "0x1.8p+2"
+
+
+def formats():
+    """The format names encode / decode accept: e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0 bf16 fp16
+    e2m1 e2m3 e3m2."""
+    return _native.names("formats")
+
+
+def conventions():
+    """The named conventions (`mxgate conventions` shows each one's policies and source)."""
+    return _native.names("conventions")
+
+
+def accumulators():
+    """The named accumulator models (`mxgate accumulators`), in registry order: a tuple of
+    Accumulator (name, kind, parameters, description, source). check_gemm(accumulator=NAME) takes
+    a name, or NAME:param=value,... to override parameters (docs/accumulators.md §1)."""
+    _, text, _ = _native.run("accumulators", [("json", None)])
+    return Accumulator.list_from_json(text)
+
+
+def encode(x, fmt, convention):
+    """Values to codes under `convention`: uint8 for 8-bit formats and for e2m1 / e2m3 / e3m2
+    (one code per byte, not packed), uint16 for bf16 and fp16, same shape. x is float32 or
+    float64 (rounded once to fp32, as the CLI rounds decimal text); float16 / bfloat16 / float8
+    arrays are widened exactly. A NaN the convention leaves undefined for FP4 (ocp_mx) raises
+    ValueError for the whole array, as `mxgate encode` exits 2."""
+    options = []
+    _opt(options, "format", fmt)
+    _opt(options, "convention", convention)
+    values = host_array(x, "values", "values", plain=np.float64)
+    out, _, _ = _native.run("encode", options, [("values", values)])
+    return out["codes"]
+
+
+def decode(codes, fmt, convention):
+    """Codes (uint8 or uint16, any shape) to float32 values; e8m0 uses the convention's decode
+    rule, every other format decodes exactly."""
+    options = []
+    _opt(options, "format", fmt)
+    _opt(options, "convention", convention)
+    plain = np.uint16 if fmt in _SIXTEEN_BIT else np.uint8
+    a = host_array(codes, "codes", "bits", fmt=fmt, plain=plain)
+    out, _, _ = _native.run("decode", options, [("codes", a)])
+    return out["values"]
+
+
+def quantize(x, scheme, fmt, convention, *, scale_layout=None, ue8m0=False, global_amax=None,
+             tile=None, pow2_scales=False):
+    """`mxgate quantize`: x (M, K) float32 / float64 -> (codes uint8 (M, K), scales); e2m1 codes
+    packed (M, ceil(K/2)). scheme mx (fmt any MX element format, FP8 / FP6 / FP4), mxfp4 (e2m1,
+    fmt may be None), mxfp6 (fmt e2m3 or e3m2): scales uint8 e8m0 (M, ceil(K/32)); act1x128:
+    float32 (M, ceil(K/128)); w128x128: float32 (ceil(M/128), ceil(K/128)). scheme nvfp4
+    (convention te_nvfp4_ref, torchao_nvfp4 or flashinfer_nvfp4) returns three arrays: (codes,
+    uint8 E4M3 scales (M, ceil(K/16)), float32 (1,) global decode scale), with global_amax (a
+    number: the calibrated amax; default the amax of x), tile ("1x16" / "16x16") and
+    pow2_scales (E8M0 scales). scale_layout returns the scales in that physical layout as 1-D
+    storage (padding 0); ue8m0: power-of-two block scales."""
+    options = []
+    _opt(options, "scheme", scheme)
+    _opt(options, "format", fmt)
+    _opt(options, "convention", convention)
+    _opt(options, "scale-layout", scale_layout)
+    _opt(options, "global-amax", _value_text(global_amax))
+    _opt(options, "tile", tile)
+    _flag(options, "ue8m0", ue8m0)
+    _flag(options, "pow2-scales", pow2_scales)
+    a = host_array(x, "in", "values", plain=np.float64)
+    out, _, _ = _native.run("quantize", options, [("in", a)])
+    if "global" in out:
+        return out["data"], out["scales"], out["global"]
+    return out["data"], out["scales"]
+
+
+def quantize_mx(x, fmt, convention, *, scale_layout=None):
+    """MX quantization, blocks of 32 along K: (codes, e8m0 scale bytes). fmt may be an FP6 / FP4
+    element format (e2m3, e3m2, e2m1: packed codes)."""
+    return quantize(x, "mx", fmt, convention, scale_layout=scale_layout)
+
+
+def quantize_mxfp4(x, convention, *, scale_layout=None):
+    """MXFP4: e2m1 codes packed (M, ceil(K/2)) and e8m0 scale bytes (M, ceil(K/32))."""
+    return quantize(x, "mxfp4", None, convention, scale_layout=scale_layout)
+
+
+def quantize_nvfp4(x, convention, *, global_amax=None, tile=None, pow2_scales=False,
+                   scale_layout=None):
+    """NVFP4 (docs/fp4.md §6): (e2m1 codes packed (M, ceil(K/2)), uint8 E4M3 block scales
+    (M, ceil(K/16)), float32 (1,) global decode scale) with the recipe of `convention`
+    (te_nvfp4_ref, torchao_nvfp4, flashinfer_nvfp4)."""
+    return quantize(x, "nvfp4", None, convention, scale_layout=scale_layout,
+                    global_amax=global_amax, tile=tile, pow2_scales=pow2_scales)
+
+
+def quantize_block(x, fmt, convention, *, scheme="act1x128", ue8m0=False, scale_layout=None):
+    """Block FP8 (DeepSeek-style): scheme act1x128 (activations, 1x128 groups) or w128x128
+    (weights, 128x128 blocks); (codes, float32 scales)."""
+    return quantize(x, scheme, fmt, convention, scale_layout=scale_layout, ue8m0=ue8m0)
+
+
+def dequantize(data, scales, fmt, convention, *, scheme="mx", dtype="float32", k=None,
+               global_scale=None, pow2_scales=False):
+    """`mxgate dequantize`: codes times logical row-major scales (mx bytes decoded by the
+    convention's e8m0 rule) -> float32 (M, K), or dtype="bf16": uint16 bf16 bits. Packed e2m1
+    data (schemes mx with fmt e2m1, mxfp4, nvfp4) holds k codes a row (default twice the
+    columns). scheme nvfp4: scales uint8 E4M3 (E8M0 with pow2_scales), global_scale the float32
+    (1,) global decode scale quantize returned (the CLI's --global; a number is taken as (1,))."""
+    options = []
+    _opt(options, "scheme", scheme)
+    _opt(options, "format", fmt)
+    _opt(options, "convention", convention)
+    _opt(options, "dtype", dtype)
+    _opt(options, "k", k)
+    _flag(options, "pow2-scales", pow2_scales)
+    arrays = [
+        ("data", host_array(data, "data", "bits", fmt=fmt, plain=np.uint8)),
+        ("scales", _scales(scales, "scales", scheme, pow2_scales)),
+    ]
+    if global_scale is not None:
+        arrays.append(("global", _global(global_scale, "global")))
+    out, _, _ = _native.run("dequantize", options, arrays)
+    return out["out"]
+
+
+def _scales(s, role, scheme, pow2_scales=False):
+    if scheme in _MX_SCALES:
+        return host_array(s, role, "bits", fmt="e8m0", plain=np.uint8)
+    if scheme == "nvfp4":
+        return host_array(s, role, "bits", fmt="e8m0" if pow2_scales else "e4m3fn",
+                          plain=np.uint8)
+    return host_array(s, role, "bits", plain=np.float32)
+
+
+def _global(g, role):
+    """An NVFP4 global scale: float32 (1,); a Python number or 0-d array becomes shape (1,)."""
+    a = host_array(g, role, "bits", plain=np.float32)
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _code_format(scheme, fmt, operand_fmt):
+    """The format an operand's codes are in, for refusing a float8 array of another format."""
+    if scheme == "bf16":
+        return "bf16"
+    if scheme in ("mxfp4", "nvfp4"):
+        return "e2m1"
+    return operand_fmt or fmt or (None if scheme == "mxfp6" else "e4m3fn")
+
+
+def _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format=None,
+                 b_format=None, k=None, a_global=None, b_global=None):
+    options = []
+    _opt(options, "scheme", scheme)
+    _opt(options, "format", fmt)
+    _opt(options, "a-format", a_format)
+    _opt(options, "b-format", b_format)
+    _opt(options, "convention", convention)
+    _opt(options, "k", k)
+    plain = np.uint16 if scheme == "bf16" else np.uint8
+    arrays = [
+        ("a", host_array(a, "a", "bits", fmt=_code_format(scheme, fmt, a_format), plain=plain)),
+        ("b", host_array(b, "b", "bits", fmt=_code_format(scheme, fmt, b_format), plain=plain)),
+    ]
+    # A scale given to bf16 (a global scale to mx) is passed on, so the library rejects it with
+    # the CLI's message.
+    if a_scales is not None:
+        arrays.append(("a-scales", _scales(a_scales, "a-scales", scheme)))
+    if b_scales is not None:
+        arrays.append(("b-scales", _scales(b_scales, "b-scales", scheme)))
+    if a_global is not None:
+        arrays.append(("a-global", _global(a_global, "a-global")))
+    if b_global is not None:
+        arrays.append(("b-global", _global(b_global, "b-global")))
+    return options, arrays
+
+
+def gemm(a, a_scales, b, b_scales, *, scheme="mx", fmt=None, convention=None, dtype="float32",
+         a_format=None, b_format=None, k=None, a_global=None, b_global=None):
+    """The exact oracle C = A * B^T rounded once (`mxgate gemm`).
+
+    scheme mx: a (M, K), b (N, K) uint8 codes of fmt (default e4m3fn; a_format / b_format give
+    each operand its own MX format, e.g. MXFP8 x MXFP4), a_scales (M, ceil(K/32)) and b_scales
+    (N, ceil(K/32)) uint8 e8m0 decoded per convention (default ocp_mx); e2m1 operands are packed
+    (rows, ceil(K/2)), k giving K when both are. mxfp4 / mxfp6: mx with e2m1 / e2m3|e3m2
+    operands. nvfp4: packed e2m1 a, b, uint8 E4M3 scales (rows, ceil(K/16)), a_global /
+    b_global the float32 (1,) global decode scales: C = fl32(fl32(a_global * b_global) * acc)
+    (docs/fp4.md §8). block: float32 scales a_scales (M, ceil(K/128)), b_scales (ceil(N/128),
+    ceil(K/128)). bf16: a, b uint16 bf16 bits, a_scales = b_scales = None. Returns float32
+    (M, N), or dtype="bf16": uint16 bf16 bits."""
+    options, arrays = _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format,
+                                   b_format, k, a_global, b_global)
+    _opt(options, "dtype", dtype)
+    out, _, _ = _native.run("gemm", options, arrays)
+    return out["out"]
+
+
+def check_gemm(
+    a, a_scales, b, b_scales, c, *, scheme="mx", fmt=None, convention=None, mode="exact",
+    accumulator=None, acc_bits=None, block_k=None, dtype=None, heatmap=None, a_format=None,
+    b_format=None, k=None, a_global=None, b_global=None,
+):
+    """Checks a kernel's C (float32 (M, N), or uint16 bf16 bits) against the oracle
+    (`mxgate check-gemm`); gemm's inputs, the FP4 schemes and their options included.
+    mode="exact": C must equal the correctly rounded result bit for bit (any NaN equals any
+    NaN); with accumulator=NAME, the text adds whether the operands are exact in that
+    accumulator (if not, a correct kernel with it may differ from the correctly rounded C).
+    mode="bound": C must lie within the rigorous bound of an accumulator model:
+    accumulator=NAME[:param=value,...] (accumulators(), e.g. "sm90_fp8_mma" for Hopper FP8
+    tensor cores) or the manual form acc_bits / block_k (default 24 / 128: fp32_rn).
+    heatmap: an .svg or .png file to draw the mismatches into.
+    Returns a Verdict; raises ValueError on bad input, never on a failing C."""
+    options, arrays = _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format,
+                                   b_format, k, a_global, b_global)
+    arrays.append(("c", host_array(c, "c", "bits", fmt=None, plain=np.float32)))
+    _opt(options, "mode", mode)
+    _opt(options, "accumulator", accumulator)
+    _opt(options, "acc-bits", acc_bits)
+    _opt(options, "block-k", block_k)
+    _opt(options, "dtype", dtype)
+    if heatmap is not None:
+        heatmap = os.fspath(heatmap)
+        _opt(options, "heatmap", heatmap)
+    _, text, v = _native.run("check-gemm", options, arrays, want_verdict=True)
+    return Verdict.from_struct(v, text, heatmap)
