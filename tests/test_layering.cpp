@@ -1,11 +1,11 @@
 // Covers the layering of docs/architecture.md §3.1 as the sources state it: every `#include "..."`
 // of a layer names only the layers below it (reference/ and common/ nothing but themselves;
 // gpu/kernels/ no reference/, except the host side of the device cast sweep, whose .hip still
-// includes none; api/ only reference/, report/ and common/; capi/ only api/ and reference/;
-// model/ (the decision model) only common/, and nothing below properties/ includes model/;
-// plugins/ and include/ nothing of mxgate but the C ABI headers; no layer includes one above
-// it), and the reference library links nothing but the standard library's threads (no Eigen: only
-// bench/ uses it).
+// includes none; probe/ only reference/ and common/; api/ only reference/, probe/, report/ and
+// common/; capi/ only api/ and reference/; model/ (the decision model) only common/, and nothing
+// below properties/ includes model/; plugins/ and include/ nothing of mxgate but the C ABI
+// headers; no layer includes one above it), and the reference library links nothing but the
+// standard library's threads (no Eigen: only bench/ uses it).
 // Does not cover: what the code does with what it includes, folders the table does not name
 // (tests/, bench/, python/).
 #include <gtest/gtest.h>
@@ -36,8 +36,10 @@ std::string read_file(const fs::path& p) {
 // Folder (recursive) -> the include roots it must not use. A root is the first path part of an
 // include ("reference/x.h" -> "reference"); gpu/kernels is named apart from gpu.
 const std::map<std::string, std::set<std::string>>& forbidden() {
-  // The top layers, which nothing of the library includes (api/ only tools/ and capi/ may).
-  static const std::set<std::string> kTop = {"api", "capi", "tools", "fuzz", "tests", "bench"};
+  // The top layers, which nothing of the library includes (api/ only tools/ and capi/ may, the
+  // accumulator probe only api/ and tools/).
+  static const std::set<std::string> kTop = {"api",   "capi",  "tools", "fuzz",
+                                             "tests", "bench", "probe"};
   auto with_above = [](std::set<std::string> roots) {
     roots.insert(kTop.begin(), kTop.end());
     return roots;
@@ -60,12 +62,17 @@ const std::map<std::string, std::set<std::string>>& forbidden() {
       {"model", with_above({"reference", "gpu", "dispatch", "properties", "report", "plugins"})},
       {"properties", with_above({"report", "plugins"})},
       {"report", with_above({"gpu", "dispatch", "model", "properties", "plugins"})},
+      // The accumulator probe (docs/accumulators.md §7) measures through a callable: the
+      // reference's models and formats only.
+      {"probe",
+       {"gpu", "dispatch", "model", "properties", "report", "plugins", "api", "capi", "tools",
+        "fuzz", "tests", "bench"}},
       {"api",
        {"gpu", "dispatch", "model", "properties", "plugins", "capi", "tools", "fuzz", "tests",
         "bench"}},
       {"capi",
-       {"gpu", "dispatch", "model", "properties", "report", "plugins", "tools", "fuzz", "tests",
-        "bench"}},
+       {"gpu", "dispatch", "model", "properties", "report", "plugins", "probe", "tools", "fuzz",
+        "tests", "bench"}},
       {"tools", {"capi", "plugins", "fuzz", "tests", "bench"}},
       // Implementations under test and the public C headers share no code with mxgate: a plugin
       // sees only include/mxgate/plugin.h ("mxgate/plugin.h"), the headers nothing.
