@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "api/accumulators.h"
+#include "api/accumulator_ops.h"
 #include "common/blocks.h"
+#include "reference/accumulator_bounds.h"
+#include "reference/accumulator_exact.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
 #include "reference/fp4_pack.h"
@@ -305,6 +307,31 @@ LocatedElement located_bound(const BoundViolation& v, const GemmOutput& rounded,
                            : ulp_distance_bf16(static_cast<uint16_t>(e), static_cast<uint16_t>(a));
   return {v.row,   v.col,   e,       a, ulp, value_of(e, actual.format), value_of(a, actual.format),
           v.exact, v.bound, v.excess};
+}
+
+// Exact mode with --accumulator: whether a correct kernel with that accumulator is bound to equal
+// the correctly rounded result on these operands (docs/accumulators.md §6). The verdict itself
+// stays the bit comparison; this line says whether a mismatch can be the accumulator's doing.
+std::string exactness_line(const GemmProblem& problem, const AccumulatorModel& model) {
+  // The condition is checked term by term on one core: O(M N K).
+  constexpr double kMaxTerms = 0x1p28;
+  const double terms = static_cast<double>(problem.m) * static_cast<double>(problem.n) *
+                       static_cast<double>(problem.k);
+  std::string answer, why;
+  if (terms > kMaxTerms) {
+    answer = "not checked (M*N*K above 2^28 terms)";
+  } else {
+    try {
+      answer = is_exact_mode(problem, model, &why)
+                   ? "yes (every summation order it allows is exact)"
+                   : "no (" + why +
+                         "): a correct kernel may differ from the correctly rounded result; use "
+                         "--mode bound";
+    } catch (const std::invalid_argument& e) {
+      answer = std::string("not modelled (") + e.what() + ")";
+    }
+  }
+  return "operands exact in accumulator " + model.name + ": " + answer + "\n";
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -656,22 +683,12 @@ CheckGemmSpec check_gemm_spec(const Args& a) {
   }
   spec.mode = mode == "exact" ? CheckMode::kExact : CheckMode::kBound;
   if (spec.mode == CheckMode::kExact) {
-    reject_options(a, {"accumulator", "acc-bits", "block-k"}, "applies to --mode bound only");
+    reject_options(a, {"acc-bits", "block-k"}, "applies to --mode bound only");
   }
-  if (const std::optional<std::string> name = a.get("accumulator")) {
-    if (a.get("acc-bits") || a.get("block-k")) {
-      throw UsageError("--accumulator " + *name +
-                       " names the whole model: give it or the manual form --acc-bits / --block-k, "
-                       "not both");
-    }
-    const NamedAccumulator* acc = find_accumulator(*name);
-    if (!acc) {
-      throw UsageError("--accumulator: unknown accumulator '" + *name +
-                       "' (accumulators: " + accumulator_names() + ")");
-    }
-    spec.accumulator = acc->name;
-    spec.acc_bits = acc->acc_bits;
-    spec.block_k = acc->block_k;
+  if (const std::optional<std::string> text = a.get("accumulator")) {
+    reject_options(a, {"acc-bits", "block-k"},
+                   "and --accumulator both choose the accumulator model: give one");
+    spec.accumulator = accumulator_spec("accumulator", *text);
   } else {
     spec.acc_bits = static_cast<int>(a.integer("acc-bits", 24, 8, 24));
     spec.block_k = static_cast<std::size_t>(a.integer("block-k", 128, 0, 1LL << 40));
@@ -725,8 +742,7 @@ CheckGemmResult check_gemm(const CheckGemmSpec& spec, const ArrayReader& read) {
   }
 
   const char* format_name = format == OutputFormat::kFp32 ? "fp32" : "bf16";
-  char header[256];
-  std::string summary;
+  std::string header, summary, exactness;
   report::HeatmapGrid grid;
   if (spec.mode == CheckMode::kExact) {
     const GemmOutput expected = exact_gemm(problem, format);
@@ -737,18 +753,26 @@ CheckGemmResult check_gemm(const CheckGemmSpec& spec, const ArrayReader& read) {
     if (v.first) r.first = located_bits(*v.first, format);
     if (v.worst) r.worst = located_bits(*v.worst, format);
     summary = v.summary();
-    std::snprintf(header, sizeof header, "check-gemm %s, %s output, exact mode (correctly rounded)",
-                  loaded.what.c_str(), format_name);
+    header = "check-gemm " + loaded.what + ", " + format_name +
+             " output, exact mode (correctly rounded)";
+    if (spec.accumulator) exactness = exactness_line(problem, *spec.accumulator);
     if (spec.heatmap) {
       grid = format == OutputFormat::kFp32
                  ? report::heatmap_from_fp32(problem.m, problem.n, expected.fp32, actual.fp32)
                  : report::heatmap_from_bf16(problem.m, problem.n, expected.bf16, actual.bf16);
     }
   } else {
-    const NamedAccumulator* named = find_accumulator(spec.accumulator);
-    const AccumModel model =
-        named ? accum_model(*named, format) : accum_model(spec.acc_bits, spec.block_k, format);
-    const BoundVerdict v = check_bound(compute_bounds(problem, model), actual);
+    // The manual form is a float model of --acc-bits bits: 2^-126 * u near underflow, half the
+    // fp32 subnormal spacing for u = 2^-24 (RN), the whole spacing for u = 2^-23 (directed).
+    const AccumulatorModel model = spec.accumulator
+                                       ? *spec.accumulator
+                                       : manual_float_accumulator(spec.acc_bits, spec.block_k);
+    BoundVerdict v;
+    try {
+      v = check_bound(compute_bounds(problem, model, format), actual);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());  // e.g. a chunk of the model crossing the operands' scale blocks
+    }
     r.mismatches = v.outside;
     if (!v.ok()) {
       const GemmOutput rounded = exact_gemm(problem, format);
@@ -756,14 +780,15 @@ CheckGemmResult check_gemm(const CheckGemmSpec& spec, const ArrayReader& read) {
       r.worst = located_bound(*v.worst, rounded, actual);
     }
     summary = v.summary();
-    const std::string model_text =
-        (spec.accumulator.empty() ? "" : "accumulator " + spec.accumulator + ": ") + "acc-bits " +
-        std::to_string(spec.acc_bits) + ", block-k " + std::to_string(spec.block_k);
-    std::snprintf(header, sizeof header, "check-gemm %s, %s output, bound mode (%s)",
-                  loaded.what.c_str(), format_name, model_text.c_str());
+    const std::string model_text = spec.accumulator
+                                       ? "accumulator " + spec.accumulator->name
+                                       : "acc-bits " + std::to_string(spec.acc_bits) +
+                                             ", block-k " + std::to_string(spec.block_k);
+    header = "check-gemm " + loaded.what + ", " + format_name + " output, bound mode (" +
+             model_text + ")";
     if (spec.heatmap) grid = report::heatmap_from_bound(v);
   }
-  r.text = std::string(header) + "\n" + summary + "\n" + (r.ok() ? "PASS" : "FAIL") + "\n";
+  r.text = header + "\n" + exactness + summary + "\n" + (r.ok() ? "PASS" : "FAIL") + "\n";
   if (spec.heatmap) {
     report::HeatmapOptions options;
     options.title = header;

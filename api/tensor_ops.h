@@ -16,6 +16,7 @@
 #include <string>
 
 #include "api/args.h"
+#include "reference/accumulator.h"
 #include "reference/block_quant.h"
 #include "reference/convention.h"
 #include "reference/format.h"
@@ -130,8 +131,10 @@ enum class CheckMode { kExact, kBound };
 struct CheckGemmSpec {
   GemmSpec gemm;
   CheckMode mode = CheckMode::kExact;
-  std::string accumulator;  // bound: the named model, empty for the manual form
-  int acc_bits = 24;        // bound: the model's parameters
+  // --accumulator NAME[:PARAM=V,...], a model of reference/accumulator.h. Bound mode: the model
+  // of the bound; exact mode: the model whose exactness on the operands is reported.
+  std::optional<AccumulatorModel> accumulator;
+  int acc_bits = 24;  // bound mode without --accumulator: the manual float model
   std::size_t block_k = 128;
   std::optional<std::string> heatmap;  // .svg or .png file to draw the mismatches into
   std::optional<std::string> dtype;    // --dtype as given: must name C's dtype
@@ -162,7 +165,9 @@ struct CheckGemmResult {
   std::size_t mismatches = 0;  // exact: bit mismatches; bound: elements outside their bound
   std::optional<LocatedElement> first;  // row-major first
   std::optional<LocatedElement> worst;  // exact: largest ULP distance; bound: largest excess
-  std::string text;  // what the CLI prints: the header line, the summary, PASS or FAIL
+  // What the CLI prints: the header line, (exact mode with --accumulator) whether the operands
+  // are exact in that accumulator, the summary, PASS or FAIL.
+  std::string text;
   bool ok() const { return mismatches == 0; }
 };
 // Reads gemm's inputs, then "c"; writes the heatmap when asked.

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/accumulators.h"
+#include "api/accumulator_ops.h"
 #include "api/args.h"
 #include "api/tensor_ops.h"
 #include "api/value_ops.h"
@@ -212,11 +212,15 @@ const std::vector<Verb>& verbs() {
        [](const Args&, const Inputs&, mxgate_api_result& r) {
          for (const Convention& c : all_conventions()) r.text += std::string(c.name) + "\n";
        }},
-      {"accumulators", none, none,
-       [](const Args&, const Inputs&, mxgate_api_result& r) {
-         for (const api::NamedAccumulator& acc : api::named_accumulators()) {
-           r.text += std::string(acc.name) + "\n";
+      // One name per line, as the other listings; with the flag json, `mxgate accumulators
+      // --json`: every model with its parameters, description and sources.
+      {"accumulators", none, api::accumulators_flags,
+       [](const Args& a, const Inputs&, mxgate_api_result& r) {
+         if (a.flag("json")) {
+           r.text = api::accumulators_text(a);
+           return;
          }
+         for (const AccumulatorModel& m : all_accumulators()) r.text += m.name + "\n";
        }},
   };
   return table;

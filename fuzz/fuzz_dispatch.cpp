@@ -6,19 +6,29 @@
 //       and accepted when it is that order;
 //   I4  every apply equals the reference bit for bit (properties/dispatch_reference.h);
 //   I5  after load processing, apply re-materializes nothing (no dequantize / upcast /
-//       preshuffle / per-step dequantize GEMM launch; activation-sized allocations only).
+//       preshuffle / per-step dequantize GEMM launch; activation-sized allocations only);
+//   model  every decision equals the decision model's (docs/dispatch_model.md, through
+//       properties/decision_glue.h): the static decisions of every linear kernel and the
+//       registry on every platform, the pick, and each step's load actions, shuffles, declared
+//       order, negotiation and apply path, observed through launch counters and layer state.
 // DispatchError is allowed only where the lifecycle asks for it (a step before load, a second
-// load, a layer no linear kernel can run, a fused order the layer does not read). MXGATE_FAULTS is
-// honoured: the layer reads it when created.
+// load, a layer no linear kernel can run, a fused order the layer does not read). MXGATE_FAULTS
+// is honoured: the layer reads it when created.
 //
 // Input (FuzzedDataProvider: each field is ONE byte, taken from the END of the input backwards;
 // value = min + byte % (max - min + 1); missing bytes read as 0):
-//   platform 0..3 (gfx950 gfx942 sm90 host), scheme 0..2 (mxfp8 fp8_block bf16), N 1..32,
-//   K/32 1..8, flags 0..3 (bit 0 is_bmm, bit 1 skip_weight_relayout), weight-scale 0..1 (e8m0
-//   fp32), linear kernel 0..6 (registry, DotScaledMxfp8, EmulationMxfp8 at load, EmulationMxfp8 per
-//   step, BlockScaledFp8, PreshuffledBlockScaledFp8, Bf16), M 1..3, data seed 0..255,
-//   steps 1..8, then one byte per step 0..6 (load, model_preshuffle, process, apply,
-//   apply fused in the negotiated order, apply fused row-major, apply fused col-major).
+//   platform 0..3 (gfx950 gfx942 sm90 host), scheme 0..2 (mxfp8 fp8_block bf16), N 0..34
+//   (1..32, then 48, 128, 144: past the preshuffle tiles, one weight block, a shard past it;
+//   N > 32 runs M = 1 and K <= 128), K/32 1..8, flags 0..3 (bit 0 is_bmm, bit 1
+//   skip_weight_relayout), weight-scale 0..1 (e8m0 fp32), linear kernel 0..6 (registry,
+//   DotScaledMxfp8, EmulationMxfp8 at load, EmulationMxfp8 per step, BlockScaledFp8,
+//   PreshuffledBlockScaledFp8, Bf16), M 1..3, data seed 0..255, steps 1..8, then one byte per
+//   step 0..6 (load, model_preshuffle, process, apply, apply fused in the order negotiated with
+//   the other consumers, apply fused row-major, apply fused col-major), then the linear kernels
+//   disabled in a registry pick (bit i: DotScaledMxfp8, EmulationMxfp8,
+//   PreshuffledBlockScaledFp8, BlockScaledFp8, Bf16) and the orders the activation's other
+//   consumers declare (two bits each for two of them: 0 absent, 1 none, 2 row-major,
+//   3 column-major).
 // The reference of an apply is computed at the first apply that returns and memoized by its
 // exact inputs (ReferenceCache); the harness's own code carries no coverage.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -30,6 +40,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -39,10 +50,12 @@
 #include "dispatch/negotiation.h"
 #include "dispatch/registry.h"
 #include "gpu/host/host_backend.h"
+#include "properties/decision_glue.h"
 #include "properties/dispatch_reference.h"
 
 using namespace mxgate;
 using namespace mxgate::dispatch;
+namespace decision = mxgate::properties::decision;
 using gpu::ActScaleOrder;
 using gpu::Kernel;
 
@@ -52,6 +65,9 @@ namespace {
 // host models run every multiply-add in software). These still reach every K % 128 residue below
 // and above one 128-block, two preshuffle tiles and the N % 16 boundaries, M = 1 and M > 1.
 constexpr std::size_t kMaxN = 32, kMaxK = 256, kMaxM = 3;
+// N past kMaxN (tiled from the seed's values): M = 1 and K <= kWideMaxK keep them cheap.
+constexpr std::size_t kWideN[] = {48, 128, 144};
+constexpr std::size_t kWideMaxK = 128;
 constexpr unsigned kMaxSteps = 8;
 
 enum class Step : uint8_t {
@@ -215,40 +231,69 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c = LinearConfig{};
   c.platform = static_cast<Platform>(in.ConsumeIntegralInRange<uint8_t>(0, 3));
   c.scheme = static_cast<Scheme>(in.ConsumeIntegralInRange<uint8_t>(0, 2));
-  c.n = in.ConsumeIntegralInRange<uint8_t>(1, kMaxN);
+  const unsigned n_choice = in.ConsumeIntegralInRange<uint8_t>(0, kMaxN + 2);
+  c.n = n_choice < kMaxN ? n_choice + 1 : kWideN[n_choice - kMaxN];
   c.k = 32u * in.ConsumeIntegralInRange<uint8_t>(1, kMaxK / 32);
+  if (c.n > kMaxN) c.k = std::min(c.k, kWideMaxK);
   const unsigned flags = in.ConsumeIntegralInRange<uint8_t>(0, 3);
   c.is_bmm = (flags & 1u) != 0;
   c.skip_weight_relayout = (flags & 2u) != 0;
   c.weight_scale = static_cast<WeightScaleDtype>(in.ConsumeIntegralInRange<uint8_t>(0, 1));
   const unsigned linear_kernel_choice = g_case.linear_kernel_choice =
       in.ConsumeIntegralInRange<uint8_t>(0, 6);
-  const std::size_t m = g_case.m = in.ConsumeIntegralInRange<uint8_t>(1, kMaxM);
+  const std::size_t m = g_case.m = c.n > kMaxN ? (in.ConsumeIntegral<uint8_t>(), 1)
+                                               : in.ConsumeIntegralInRange<uint8_t>(1, kMaxM);
   const unsigned seed = g_case.seed = in.ConsumeIntegral<uint8_t>();
   const unsigned steps = in.ConsumeIntegralInRange<uint8_t>(1, kMaxSteps);
   g_case.steps = 0;
+  uint8_t step_codes[kMaxSteps];
+  for (unsigned s = 0; s < steps; ++s) step_codes[s] = in.ConsumeIntegralInRange<uint8_t>(0, 6);
+  const unsigned disabled_bits = in.ConsumeIntegral<uint8_t>();
+  const unsigned other_consumers = in.ConsumeIntegral<uint8_t>();
+  std::set<std::string> disabled;
+  if (linear_kernel_choice == 0) {
+    static const char* const kNames[] = {"DotScaledMxfp8", "EmulationMxfp8",
+                                         "PreshuffledBlockScaledFp8", "BlockScaledFp8", "Bf16"};
+    for (unsigned i = 0; i < 5; ++i) {
+      if ((disabled_bits >> i) & 1u) disabled.insert(kNames[i]);
+    }
+  }
+  // The registry on the input's platform (the other platforms are other inputs).
+  if (auto v = decision::check_static(c, disabled, {}, false)) violation("model", *v);
 
   gpu::HostBackend be;
   std::unique_ptr<LinearLayer> layer;
   try {
     layer = linear_kernel_choice == 0
-                ? std::make_unique<LinearLayer>(be, c)
+                ? std::make_unique<LinearLayer>(be, c, disabled)
                 : std::make_unique<LinearLayer>(be, c, *named_linear_kernel(linear_kernel_choice));
   } catch (const DispatchError&) {
-    return 0;  // no linear kernel can run this config: a loud, named refusal
+    // No linear kernel can run this config: a loud, named refusal, right if the model refuses.
+    const std::string_view asked =
+        linear_kernel_choice == 0 ? "registry" : named_linear_kernel(linear_kernel_choice)->name();
+    if (auto v = decision::check_refusal(c, asked, disabled, {})) violation("model", *v);
+    return 0;
   }
+  decision::LayerCheck mc(c, layer->linear_kernel(), linear_kernel_choice == 0, disabled,
+                          linear_kernel_choice != 3, {});
+  if (mc.construction()) violation("model", *mc.construction());
   const bool block = c.scheme == Scheme::kFp8Block;
   const bool per_step_linear_kernel = layer->linear_kernel().name() == "EmulationMxfp8" &&
                                       layer->linear_kernel().planned_load(c).empty();
   const std::vector<float>& data_values = seed_values(seed, block);
-  const std::span<const float> weight(data_values.data(), c.n * c.k);
+  std::span<const float> weight(data_values.data(), std::min(c.n, kMaxN) * c.k);
+  if (c.n > kMaxN) {  // wide N: the seed's rows, repeated (allocated once)
+    static std::vector<float> wide(kWideN[std::size(kWideN) - 1] * kWideMaxK);
+    for (std::size_t i = 0; i < c.n * c.k; ++i) wide[i] = weight[i % weight.size()];
+    weight = std::span<const float>(wide.data(), c.n * c.k);
+  }
   Activation x = make_activation(std::span(data_values).subspan(kMaxN * kMaxK, m * c.k), m, c.k);
   static ReferenceCache reference_cache;
   std::optional<QuantizedWeight> w;
   std::optional<GemmOutput> want;  // the reference of w and x, once an apply needs it
 
   for (unsigned s = 0; s < steps; ++s) {
-    const auto step = static_cast<Step>(in.ConsumeIntegralInRange<uint8_t>(0, 6));
+    const auto step = static_cast<Step>(step_codes[s]);
     g_case.step[g_case.steps++] = static_cast<uint8_t>(step);
     try {
       switch (step) {
@@ -256,20 +301,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           try {
             w = layer->load_float_weights(weight);
             want.reset();  // computed at the first apply that returns
+            if (auto v = mc.loaded(layer->state())) violation("model", *v);
           } catch (const DispatchError&) {
             if (!w) violation("load", "the first load of a valid weight threw");
           }
           break;
         case Step::kModelPreshuffle:
           try {
-            layer->model_preshuffle();
+            const gpu::Counters before = be.counters();
+            const bool shuffled = layer->model_preshuffle();
+            if (!w) violation("load", "model_preshuffle succeeded before the weights were loaded");
+            if (auto v = mc.model_preshuffled(shuffled, before, be.counters(), layer->state())) {
+              violation("model", *v);
+            }
           } catch (const DispatchError&) {
             if (w) violation("load", "model_preshuffle threw on a loaded layer");
           }
           break;
         case Step::kProcess:
           try {
+            const gpu::Counters before = be.counters();
             layer->process_weights_after_loading();
+            if (!w) violation("load", "load processing succeeded before the weights were loaded");
+            if (auto v = mc.processed(before, be.counters(), layer->state()))
+              violation("model", *v);
           } catch (const DispatchError&) {
             if (w) violation("load", "process_weights_after_loading threw on a loaded layer");
           }
@@ -279,10 +334,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         case Step::kApplyRowMajor:
         case Step::kApplyColMajor: {
           const ActScaleOrder declared = layer->act_scale_order();
+          model::ScaleOrder model_declared = model::ScaleOrder::kNone;
+          if (w) {
+            if (auto v = mc.declared(declared, &model_declared)) violation("model", *v);
+          }
           ActScaleOrder order = ActScaleOrder::kNone;  // unfused
           if (step == Step::kApplyNegotiated) {
-            const ActScaleOrder consumers[] = {declared};
-            order = negotiate_act_scale_order(consumers);
+            // The layer and the activation's other consumers (their orders from the input).
+            ActScaleOrder consumers[3] = {declared};
+            model::ScaleOrder model_consumers[3] = {model_declared};
+            std::size_t count = 1;
+            for (unsigned i = 0; i < 2; ++i) {
+              const unsigned code = (other_consumers >> (2 * i)) & 3u;
+              if (code == 0) continue;
+              consumers[count] = code == 1   ? ActScaleOrder::kNone
+                                 : code == 2 ? ActScaleOrder::kRowMajor
+                                             : ActScaleOrder::kColMajor;
+              model_consumers[count] = decision::to_model(consumers[count]);
+              ++count;
+            }
+            order = negotiate_act_scale_order(std::span(consumers, count));
+            if (w) {
+              if (auto v = decision::check_negotiation(std::span(model_consumers, count), order,
+                                                       nullptr, {})) {
+                violation("model", *v);
+              }
+            }
           } else if (step == Step::kApplyRowMajor) {
             order = ActScaleOrder::kRowMajor;
           } else if (step == Step::kApplyColMajor) {
@@ -299,6 +376,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             x.pre_quantized.reset();
           } catch (const DispatchError& e) {
             x.pre_quantized.reset();
+            if (w) {
+              if (auto v = mc.applied(decision::to_model(order), true, {}, {}, layer->state())) {
+                violation("model", *v);
+              }
+            }
             if (w && !mismatch) violation("I4", std::string("apply threw: ") + e.what());
             break;
           }
@@ -333,6 +415,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               violation("I5", std::to_string(d.bytes_allocated) +
                                   " bytes allocated in one apply after load processing");
             }
+          }
+          if (auto v = mc.applied(decision::to_model(order), false, r.path, d, layer->state())) {
+            violation("model", *v);
           }
           break;
         }

@@ -17,6 +17,7 @@
 #include "impl/accumulator.h"
 #include "impl/builtin.h"
 #include "impl/harness.h"
+#include "model/branches.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
 
@@ -65,6 +66,8 @@ std::span<const std::string_view> required_coverage() {
     for (const gpu::KernelDef& k : gpu::all_kernels()) {
       if (k.family && k.device_available == nullptr) t.push_back("op:" + std::string(k.name));
     }
+    // Every branch of the decision model (docs/dispatch_model.md §8), as the glue tags it.
+    for (model::Branch b : model::all_branches()) t.push_back("model:" + std::string(name(b)));
     return t;
   }();
   static const std::vector<std::string_view> views(tags.begin(), tags.end());

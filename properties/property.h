@@ -32,7 +32,8 @@ class Gen;
 
 namespace mxgate::properties {
 
-// Input classes exercised, by tag ("e8m0:0x00", "k%128=32", "kernel:gemm_blockscale", ...).
+// Input classes exercised, by tag ("e8m0:0x00", "k%128=32", "op:gemm_blockscale", "model:...",
+// ...).
 class Coverage {
  public:
   void add(const std::string& tag, uint64_t count = 1) { counts_[tag] += count; }

@@ -1,7 +1,11 @@
-// The dispatch property: random linear-layer configs, kernels, weights and lifecycles (which
-// preparation and load steps run, in which order, how many applies, fused activations in which
-// scale order) on the backend under test; after every step invariants I1-I5 of docs/invariants.md
-// §2 hold and every apply equals the reference (properties/dispatch_reference.h) bit for bit.
+// The dispatch property: random linear-layer configs, linear kernels, weights and lifecycles
+// (which preparation and load steps run, in which order, how many applies, fused activations in
+// which scale order) on the backend under test; after every step invariants I1-I5 of
+// docs/invariants.md §2 hold, every apply equals the reference (properties/dispatch_reference.h)
+// bit for bit, and every decision (the registry's pick, load actions, apply paths, declared
+// orders, negotiation among the activation's consumers) equals the decision model's, as planned
+// and as observed through launch counters and layer state (properties/dispatch_decision.h,
+// docs/dispatch_model.md §7).
 #include <rapidcheck.h>
 
 #include <memory>
@@ -10,6 +14,8 @@
 
 #include "dispatch/layer.h"
 #include "dispatch/negotiation.h"
+#include "properties/decision_glue.h"
+#include "properties/dispatch_decision.h"
 #include "properties/dispatch_reference.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
@@ -55,41 +61,52 @@ constexpr std::string_view kSteps[] = {"process",     "model_preshuffle", "apply
 rc::Gen<Case> gen_dispatch(const Context&, const Ops&) {
   return rc::gen::apply(
       [](const std::string& kernel, const std::string& platform, const std::string& scheme,
-         std::size_t n, std::size_t k, const std::string& ws, int flags, std::size_t m,
-         const std::string& weights, const std::vector<std::string>& steps, uint64_t seed) {
+         std::pair<std::size_t, std::size_t> nk, const std::string& ws, int flags, std::size_t m,
+         const std::string& weights, const std::vector<std::string>& steps, uint64_t seed,
+         const std::string& disabled, const std::string& consumers) {
+        const auto [n, k] = nk;
         Case c("dispatch.end_to_end");
         c.set("kernel", kernel);
-        // A named kernel runs on the host platform (every kernel exists there) with its scheme;
+        // A named linear kernel runs on the host platform (every one exists there) with its scheme;
         // the registry picks per platform.
         c.set("platform", kernel == "registry" ? platform : "host");
         const d::Scheme s = kernel == "registry" ? *d::parse_scheme(scheme) : scheme_of(kernel);
         c.set("scheme", d::to_string(s));
         c.set("n", n).set("k", k).set("weight_scale", ws);
-        c.set("flags", flags == 1 ? "is_bmm" : flags == 2 ? "skip_weight_relayout" : "none");
+        c.set("flags", flags == 1   ? "is_bmm"
+                       : flags == 2 ? "skip_weight_relayout"
+                       : flags == 3 ? "both"
+                                    : "none");
+        // Other consumers share the activation (M): a few rows keep them cheap.
+        m = std::min(m, consumers == "none" ? dispatch_m_cap(n, k)
+                                            : std::min<std::size_t>(8, dispatch_m_cap(n, k)));
         c.set("m", m);
         c.set("weights", s == d::Scheme::kFp8Block ? weights : "float");
         std::string lifecycle;
         for (const std::string& st : steps) lifecycle += st + ",";
-        c.set("steps", lifecycle + "apply");
+        c.set("steps", lifecycle + (consumers == "none" ? "apply" : "apply_fused"));
         c.set("seed", seed);
+        c.set("disabled", disabled);
+        c.set("consumers", consumers);
         return c;
       },
-      // Kernels that preshuffle, upcast or dequantize at load (where the zoo's dispatch bugs live)
-      // come up more often; shrinking moves toward the plain block kernel.
+      // Linear kernels that preshuffle, upcast or dequantize at load (where the zoo's dispatch bugs
+      // live) come up more often; shrinking moves toward the plain block linear kernel.
       pick<std::string>({"BlockScaledFp8", "DotScaledMxfp8", "PreshuffledBlockScaledFp8",
                          "registry", "EmulationMxfp8", "EmulationMxfp8PerStep", "Bf16",
                          "DotScaledMxfp8", "PreshuffledBlockScaledFp8", "BlockScaledFp8",
-                         "PreshuffledBlockScaledFp8", "DotScaledMxfp8", "registry"}),
+                         "PreshuffledBlockScaledFp8", "DotScaledMxfp8", "registry", "registry",
+                         "registry", "PreshuffledBlockScaledFp8", "DotScaledMxfp8",
+                         "DotScaledMxfp8"}),
       pick<std::string>({"gfx950", "gfx942", "sm90", "host"}),
-      pick<std::string>({"mxfp8", "fp8_block", "bf16"}),
-      // N = 1 first (the shrink target), the preshuffle alignment (16) and its multiples often.
-      pick<std::size_t>({1, 2, 16, 3, 32, 48, 16, 32, 4, 16}), gen_k({.align = kMxBlock}, 2),
-      pick<std::string>({"e8m0", "fp32", "e8m0"}), pick<int>({0, 1, 2, 0}), gen_m(),
+      pick<std::string>({"mxfp8", "fp8_block", "bf16"}), gen_dispatch_nk(),
+      pick<std::string>({"e8m0", "fp32", "e8m0"}), pick<int>({0, 1, 2, 0, 3, 0, 0}), gen_m(),
       pick<std::string>({"float", "codes", "codes"}),
-      rc::gen::resize(6, rc::gen::container<std::vector<std::string>>(pick<std::string>(
-                             {"process", "model_preshuffle", "apply", "apply_fused", "apply_row",
-                              "apply_col", "process", "model_preshuffle", "process", "process"}))),
-      gen_seed());
+      rc::gen::resize(
+          6, rc::gen::container<std::vector<std::string>>(pick<std::string>(
+                 {"process", "model_preshuffle", "apply", "apply_fused", "apply_row", "apply_col",
+                  "process", "model_preshuffle", "process", "process", "apply_fused"}))),
+      gen_seed(), gen_disabled(), gen_consumers());
 }
 
 std::vector<std::string> split_steps(const std::string& s) {
@@ -145,11 +162,11 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
   cfg.weight_scale =
       enum_field<d::WeightScaleDtype>(c, "weight_scale", d::parse_weight_scale_dtype);
   const std::string& flags = c.text("flags");
-  if (flags != "none" && flags != "is_bmm" && flags != "skip_weight_relayout") {
-    throw CaseError("case field 'flags' must be none, is_bmm or skip_weight_relayout");
+  if (flags != "none" && flags != "is_bmm" && flags != "skip_weight_relayout" && flags != "both") {
+    throw CaseError("case field 'flags' must be none, is_bmm, skip_weight_relayout or both");
   }
-  cfg.is_bmm = flags == "is_bmm";
-  cfg.skip_weight_relayout = flags == "skip_weight_relayout";
+  cfg.is_bmm = flags == "is_bmm" || flags == "both";
+  cfg.skip_weight_relayout = flags == "skip_weight_relayout" || flags == "both";
   const std::size_t m = c.num("m");
   if (cfg.n == 0 || cfg.k == 0 || m == 0) throw CaseError("N, K and M must be positive");
   const std::string& kernel_name = c.text("kernel");
@@ -159,16 +176,28 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
   }
   const std::vector<std::string> steps = split_steps(c.text("steps"));
   const bool codes = c.text("weights") == "codes";
+  const std::set<std::string> disabled = disabled_field(c);
+  const decision::Tagger tag = tagger(ctx);
+  if (auto v = check_static_decisions(cfg, disabled, tag)) return violation("model", *v);
 
   gpu::Backend& be = *ctx.be;
   std::unique_ptr<d::LinearLayer> layer;
   try {
     layer = named ? std::make_unique<d::LinearLayer>(be, cfg, *named)
-                  : std::make_unique<d::LinearLayer>(be, cfg);
+                  : std::make_unique<d::LinearLayer>(be, cfg, disabled);
   } catch (const d::DispatchError&) {
-    return std::nullopt;  // no linear kernel can run this config: a loud, named refusal is right
+    // A loud, named refusal is right when no linear kernel can run the config.
+    if (auto v = decision::check_refusal(cfg, named ? named->name() : "registry", disabled, tag)) {
+      return violation("model", *v);
+    }
+    return std::nullopt;
   }
   layer->set_faults(ctx.faults);
+  decision::LayerCheck mc(cfg, layer->linear_kernel(), named == nullptr, disabled,
+                          kernel_name != "EmulationMxfp8PerStep", tag);
+  if (mc.construction()) return violation("model", *mc.construction());
+  ctx.tag("platform:" + std::string(d::to_string(cfg.platform)));
+  ctx.tag("flags:" + flags);
   ctx.tag("dispatch:" + std::string(layer->linear_kernel().name()));
   ctx.tag(m == 1 ? "m=1" : "m>1");
   std::mt19937_64 rng(c.num("seed"));
@@ -180,24 +209,37 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
   } else {
     w = layer->load_float_weights(ints(cfg.n * cfg.k, rng));
   }
+  if (auto v = mc.loaded(layer->state())) return violation("model", *v);
   d::Activation x = d::make_activation(ints(m * cfg.k, rng), m, cfg.k);
+  Consumers others(be, c.has("consumers") ? c.text("consumers") : "none", cfg,
+                   layer->linear_kernel(), kernel_name != "EmulationMxfp8PerStep", c.num("seed"),
+                   ctx);
+  if (others.failure()) return others.failure();
   const GemmOutput want = d::test_support::reference(cfg, w, x);
   const bool per_step_kernel = layer->linear_kernel().name() == "EmulationMxfp8" &&
                                layer->linear_kernel().planned_load(cfg).empty();
   bool processed_seen = false, skipped_processing = true;
   for (const std::string& step : steps) {
+    if (auto f = others.mirror(step)) return f;  // `same` consumers take the layer's steps
+    const gpu::Counters before = be.counters();
+    std::optional<std::string> model_violation;  // reported after the invariants below
     if (step == "process") {
       layer->process_weights_after_loading();
       skipped_processing = false;
+      model_violation = mc.processed(before, be.counters(), layer->state());
+      if (auto f = check_upcast_scales(be, cfg, layer->state(), w)) return f;
     } else if (step == "model_preshuffle") {
-      layer->model_preshuffle();
+      const bool shuffled = layer->model_preshuffle();
       ctx.tag("lifecycle:model_preshuffle");
+      model_violation = mc.model_preshuffled(shuffled, before, be.counters(), layer->state());
     } else {
       const ActScaleOrder declared = layer->act_scale_order();
+      model::ScaleOrder model_declared = model::ScaleOrder::kNone;
+      if (auto v = mc.declared(declared, &model_declared)) return violation("model", *v);
       ActScaleOrder order = ActScaleOrder::kNone;
       if (step == "apply_fused") {
-        const ActScaleOrder consumers[] = {declared};
-        order = d::negotiate_act_scale_order(consumers);
+        // The layer and the activation's other consumers negotiate its order (I3).
+        if (auto f = others.negotiate_and_apply(declared, model_declared, x, &order)) return f;
       } else if (step == "apply_row") {
         order = ActScaleOrder::kRowMajor;
       } else if (step == "apply_col") {
@@ -212,6 +254,9 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
       try {
         r = layer->apply(in);
       } catch (const d::DispatchError& e) {
+        if (auto v = mc.applied(decision::to_model(order), true, {}, {}, layer->state())) {
+          return violation("model", *v);
+        }
         if (mismatch) continue;  // the fused form in the wrong order is refused: I3 holds
         return violation("I4", std::string("apply threw: ") + e.what());
       }
@@ -221,6 +266,7 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
                                    std::string(gpu::to_string(declared)));
       }
       const gpu::Counters& dl = layer->last_apply().delta;
+      model_violation = mc.applied(decision::to_model(order), false, r.path, dl, layer->state());
       if (cfg.k % d::kDotScaledKAlign != 0 &&
           dl.launches_of(gpu::kernel("gemm_mx_dot_scaled")) != 0) {
         return violation("I1", "gemm_mx_dot_scaled launched with K = " + std::to_string(cfg.k) +
@@ -257,6 +303,7 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
     if (cfg.reads_weight_directly() && st.weight_relayouts != 0) {
       return violation("I2", "a weight read directly (" + flags + ") was preshuffled");
     }
+    if (model_violation) return violation("model", *model_violation);
   }
   if (skipped_processing) ctx.tag("lifecycle:skipped_processing");
   if (processed_seen) ctx.tag("lifecycle:processed_apply");

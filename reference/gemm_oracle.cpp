@@ -11,6 +11,7 @@
 #include <string>
 
 #include "reference/exact_sum.h"
+#include "reference/parallel.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -240,33 +241,73 @@ class ExactEngine {
   ExactEngine(const GemmProblem& p, const ExactOptions& options, Sink& sink)
       : p_(p), options_(options), sink_(sink), dot_(pick_dot_engine(options.dot_engine)) {}
 
+  // Work is split into items of (panel group, block of A chunks); each output tile belongs to one
+  // item and is computed the same way whichever worker runs it (parallel.h), so the result does
+  // not depend on the thread count.
   void run() {
     const bool a_scaled = !p_.a_scale.empty(), b_scaled = !p_.b_scale.empty();
     fold_a_ = std::all_of(p_.a_scale.begin(), p_.a_scale.end(), is_pow2_or_zero);
     fold_b_ = std::all_of(p_.b_scale.begin(), p_.b_scale.end(), is_pow2_or_zero);
     has_post_ = (a_scaled && !fold_a_) || (b_scaled && !fold_b_);
     make_atoms(a_scaled, b_scaled);
-    prepare_a();
+    const unsigned threads = thread_count(options_.threads);
+    prepare_a(threads);
     panels_ = (p_.n + kNR - 1) / kNR;
-    bp_.assign(kPanelGroup * p_.k * kNR, 0.0);
-    panel_stats_.resize(kPanelGroup * atoms_);
-    for (size_t pg = 0; pg < panels_; pg += kPanelGroup) {
-      const size_t count = std::min(kPanelGroup, panels_ - pg);
-      for (size_t g = 0; g < count; ++g) {
-        pack_panel(pg + g, g);
+    const size_t groups = (panels_ + kPanelGroup - 1) / kPanelGroup;
+    const size_t blocks = (chunks_ + kChunkBlock - 1) / kChunkBlock;
+    std::vector<std::unique_ptr<Worker>> workers(worker_count(groups * blocks, threads));
+    parallel_for(groups * blocks, threads, [&](size_t item, unsigned w) {
+      if (!workers[w]) {
+        workers[w] = std::make_unique<Worker>(p_.k, atoms_);
       }
-      for (size_t c = 0; c < chunks_; ++c) {
-        for (size_t g = 0; g < count; ++g) {
-          tile(c, pg + g, g);
+      run_item(*workers[w], item / blocks, item % blocks);
+    });
+    if (options_.stats != nullptr) {
+      ExactStats total;
+      for (const auto& w : workers) {
+        if (w) {
+          total.direct_elements += w->stats.direct_elements;
+          total.range_sums += w->stats.range_sums;
+          total.general_products += w->stats.general_products;
         }
       }
-    }
-    if (options_.stats != nullptr) {
-      *options_.stats = stats_;
+      *options_.stats = total;
     }
   }
 
  private:
+  static constexpr size_t kChunkBlock = 16;  // A chunks per work item (128 rows)
+  static constexpr size_t kNoGroup = ~size_t{0};
+
+  // The per-worker state: the packed panel group it works on and the tile accumulators.
+  struct Worker {
+    Worker(size_t k, size_t atoms)
+        : bp(kPanelGroup * k * kNR, 0.0), panel_stats(kPanelGroup * atoms) {}
+    std::vector<double> bp;               // folded B, kPanelGroup panels of K x kNR
+    std::vector<GroupStats> panel_stats;  // kPanelGroup x atoms
+    size_t packed_group = kNoGroup;       // panel group held in bp
+    ExactSum acc[kMR * kNR];
+    double out[kMR * kNR] = {};
+    ExactStats stats;
+  };
+
+  void run_item(Worker& w, size_t group, size_t block) {
+    const size_t pg = group * kPanelGroup;
+    const size_t count = std::min(kPanelGroup, panels_ - pg);
+    if (w.packed_group != group) {
+      for (size_t g = 0; g < count; ++g) {
+        pack_panel(w, pg + g, g);
+      }
+      w.packed_group = group;
+    }
+    const size_t c_end = std::min(chunks_, (block + 1) * kChunkBlock);
+    for (size_t c = block * kChunkBlock; c < c_end; ++c) {
+      for (size_t g = 0; g < count; ++g) {
+        tile(w, c, pg + g, g);
+      }
+    }
+  }
+
   void make_atoms(bool a_scaled, bool b_scaled) {
     begin_.assign(1, 0);
     for (size_t pos = 0; pos < p_.k;) {
@@ -320,23 +361,26 @@ class ExactEngine {
     }
   }
 
-  void prepare_a() {
+  // Packs A chunk by chunk (each chunk's rows and stats belong to one item of the split).
+  void prepare_a(unsigned threads) {
     chunks_ = (p_.m + kMR - 1) / kMR;
     ap_.assign(chunks_ * kMR * p_.k, 0.0);
     chunk_stats_.assign(chunks_ * atoms_, GroupStats{});
-    for (size_t i = 0; i < p_.m; ++i) {
-      double* dst = &ap_[(i / kMR) * kMR * p_.k + i % kMR];
-      for (size_t t = 0; t < atoms_; ++t) {
-        load_atom(&p_.a[i * p_.k], p_.scale_a(i, begin_[t]), fold_a_, t, dst, kMR,
-                  chunk_stats_[(i / kMR) * atoms_ + t]);
+    parallel_for(chunks_, threads, [&](size_t c, unsigned) {
+      for (size_t i = c * kMR; i < std::min(p_.m, (c + 1) * kMR); ++i) {
+        double* dst = &ap_[c * kMR * p_.k + i % kMR];
+        for (size_t t = 0; t < atoms_; ++t) {
+          load_atom(&p_.a[i * p_.k], p_.scale_a(i, begin_[t]), fold_a_, t, dst, kMR,
+                    chunk_stats_[c * atoms_ + t]);
+        }
       }
-    }
+    });
   }
 
-  void pack_panel(size_t pn, size_t g) {
-    GroupStats* stats = &panel_stats_[g * atoms_];
+  void pack_panel(Worker& w, size_t pn, size_t g) const {
+    GroupStats* stats = &w.panel_stats[g * atoms_];
     std::fill(stats, stats + atoms_, GroupStats{});
-    double* panel = &bp_[g * p_.k * kNR];
+    double* panel = &w.bp[g * p_.k * kNR];
     for (size_t j = 0; j < kNR; ++j) {
       const size_t col = pn * kNR + j;
       if (col >= p_.n) {
@@ -353,34 +397,34 @@ class ExactEngine {
   }
 
   // Adds atom t product by product, from the original floats.
-  void general_atom(size_t c, size_t pn, size_t t) {
+  void general_atom(Worker& w, size_t c, size_t pn, size_t t) const {
     for (size_t i = c * kMR; i < std::min(p_.m, (c + 1) * kMR); ++i) {
       for (size_t col = pn * kNR; col < std::min(p_.n, (pn + 1) * kNR); ++col) {
-        ExactSum& acc = acc_[(i % kMR) * kNR + col % kNR];
+        ExactSum& acc = w.acc[(i % kMR) * kNR + col % kNR];
         for (size_t kk = begin_[t]; kk < begin_[t + 1]; ++kk) {
           acc.add_product(p_.a[i * p_.k + kk], p_.b[col * p_.k + kk], p_.scale_a(i, kk),
                           p_.scale_b(col, kk));
         }
-        stats_.general_products += begin_[t + 1] - begin_[t];
+        w.stats.general_products += begin_[t + 1] - begin_[t];
       }
     }
   }
 
-  void tile(size_t c, size_t pn, size_t g) {
+  void tile(Worker& w, size_t c, size_t pn, size_t g) const {
     const size_t i0 = c * kMR, j0 = pn * kNR;
     const size_t rows = std::min(kMR, p_.m - i0), cols = std::min(kNR, p_.n - j0);
-    for (ExactSum& s : acc_) {
+    for (ExactSum& s : w.acc) {
       s.clear();
     }
     bool direct = false;
     const GroupStats* as = &chunk_stats_[c * atoms_];
-    const GroupStats* bs = &panel_stats_[g * atoms_];
+    const GroupStats* bs = &w.panel_stats[g * atoms_];
     const double* a = &ap_[c * kMR * p_.k];
-    const double* b = &bp_[g * p_.k * kNR];
+    const double* b = &w.bp[g * p_.k * kNR];
     for (size_t t = 0; t < atoms_;) {
       if (options_.force_general_path || as[t].special || bs[t].special ||
           !fits(as[t].lo, as[t].hi, bs[t].lo, bs[t].hi, begin_[t + 1] - begin_[t])) {
-        general_atom(c, pn, t++);
+        general_atom(w, c, pn, t++);
         continue;
       }
       // Extend the range while the double sum stays provably exact.
@@ -394,7 +438,7 @@ class ExactEngine {
         }
         lo_a = la, hi_a = ha, lo_b = lb, hi_b = hb;
       }
-      dot_(a + begin_[t] * kMR, b + begin_[t] * kNR, begin_[u] - begin_[t], out_);
+      dot_(a + begin_[t] * kMR, b + begin_[t] * kNR, begin_[u] - begin_[t], w.out);
       if (t == 0 && u == atoms_ && !has_post_) {
         direct = true;  // the whole K in one exact double sum
       } else {
@@ -407,27 +451,27 @@ class ExactEngine {
         }
         for (size_t i = 0; i < rows; ++i) {
           for (size_t j = 0; j < cols; ++j) {
-            const double d = out_[i * kNR + j];
+            const double d = w.out[i * kNR + j];
             if (d != 0) {
-              acc_[i * kNR + j].add_scaled(d, pa[i], pb[j]);
+              w.acc[i * kNR + j].add_scaled(d, pa[i], pb[j]);
             }
           }
         }
-        stats_.range_sums += rows * cols;
+        w.stats.range_sums += rows * cols;
       }
       t = u;
     }
     for (size_t i = 0; i < rows; ++i) {
       for (size_t j = 0; j < cols; ++j) {
         if (direct) {
-          sink_.direct(i0 + i, j0 + j, out_[i * kNR + j]);
+          sink_.direct(i0 + i, j0 + j, w.out[i * kNR + j]);
         } else {
-          sink_.sum(i0 + i, j0 + j, acc_[i * kNR + j]);
+          sink_.sum(i0 + i, j0 + j, w.acc[i * kNR + j]);
         }
       }
     }
     if (direct) {
-      stats_.direct_elements += rows * cols;
+      w.stats.direct_elements += rows * cols;
     }
   }
 
@@ -441,11 +485,6 @@ class ExactEngine {
   size_t atoms_ = 0, chunks_ = 0, panels_ = 0;
   std::vector<double> ap_;               // folded A, per chunk K x kMR (k-major)
   std::vector<GroupStats> chunk_stats_;  // chunks x atoms
-  std::vector<double> bp_;               // folded B, kPanelGroup panels of K x kNR
-  std::vector<GroupStats> panel_stats_;  // kPanelGroup x atoms
-  ExactSum acc_[kMR * kNR];
-  double out_[kMR * kNR] = {};
-  ExactStats stats_;
 };
 
 struct Fp32Sink {
@@ -483,7 +522,7 @@ struct Fp64Sink {
 
 template <class Sink>
 void run_exact(const GemmProblem& p, const ExactOptions& options, Sink& sink) {
-  // The engine holds 128 accumulators; keep it off the stack.
+  // Workers hold 128 accumulators each; keep them off the stack.
   auto engine = std::make_unique<ExactEngine<Sink>>(p, options, sink);
   engine->run();
 }

@@ -1,6 +1,7 @@
 // The property suites on the host backend (the contract-faithful CPU models of every kernel):
 // ctest label `property`, one ctest entry per property (tests/property_suite.h), plus the
-// coverage of the input space: one run of every property must exercise every required class.
+// coverage of the input space: one run of every property must exercise every required class,
+// every branch of the decision model included.
 // Does not cover: device backends (test_gpu_device), the zoo (property_zoo.cpp).
 #include <algorithm>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "gpu/contract.h"
 #include "gpu/host/host_backend.h"
+#include "model/branches.h"
 #include "properties/props.h"
 #include "tests/property_suite.h"
 
@@ -37,6 +39,16 @@ TEST(PropertyCoverage, EveryRequiredClassIsExercised) {
   std::string holes;
   for (const std::string& t : missing(coverage)) holes += t + " ";
   EXPECT_TRUE(holes.empty()) << "never exercised: " << holes;
+}
+
+// A decision-model branch missing from the required classes could go unreached without the
+// coverage check noticing (docs/dispatch_model.md §8).
+TEST(PropertyCoverage, EveryDecisionModelBranchIsRequired) {
+  const auto required = required_coverage();
+  for (model::Branch b : model::all_branches()) {
+    const std::string tag = "model:" + std::string(model::name(b));
+    EXPECT_EQ(std::count(required.begin(), required.end(), tag), 1) << tag;
+  }
 }
 
 // K residues come from the contracts: a residue a kernel's alignment forbids would make every

@@ -1,11 +1,14 @@
 // Covers the layering of docs/architecture.md §3.1 as the sources state it: every `#include "..."`
 // of a layer names only the layers below it (reference/ and common/ nothing but themselves;
 // gpu/kernels/ no reference/, except the host side of the device cast sweep, whose .hip still
-// includes none; impl/ (the implementation model) nothing above gpu/ and reference/; api/ only
-// reference/, report/ and common/; capi/ only api/ and reference/; plugins/ and include/ nothing
-// of mxgate but the C ABI headers; no layer includes one above it), and the reference library links
-// nothing but the standard library's threads (no Eigen: only bench/ uses it). Does not cover: what
-// the code does with what it includes, folders the table does not name (tests/, bench/, python/).
+// includes none; impl/ (the implementation model) nothing above gpu/ and reference/; probe/ only
+// reference/ and common/; api/ only reference/, probe/, report/ and common/; capi/ only api/ and
+// reference/; model/ (the decision model) only common/, and nothing below properties/ includes
+// model/; plugins/ and include/ nothing of mxgate but the C ABI headers; no layer includes one
+// above it), and the reference library links nothing but the standard library's threads (no
+// Eigen: only bench/ uses it).
+// Does not cover: what the code does with what it includes, folders the table does not name
+// (tests/, bench/, python/).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -34,42 +37,55 @@ std::string read_file(const fs::path& p) {
 // Folder (recursive) -> the include roots it must not use. A root is the first path part of an
 // include ("reference/x.h" -> "reference"); gpu/kernels is named apart from gpu.
 const std::map<std::string, std::set<std::string>>& forbidden() {
-  // The top layers, which nothing of the library includes (api/ only tools/ and capi/ may).
-  static const std::set<std::string> kTop = {"api", "capi", "tools", "fuzz", "tests", "bench"};
+  // The top layers, which nothing of the library includes (api/ only tools/ and capi/ may, the
+  // accumulator probe only api/ and tools/).
+  static const std::set<std::string> kTop = {"api",   "capi",  "tools", "fuzz",
+                                             "tests", "bench", "probe"};
   auto with_above = [](std::set<std::string> roots) {
     roots.insert(kTop.begin(), kTop.end());
     return roots;
   };
   static const std::map<std::string, std::set<std::string>> rules = {
-      {"common",
-       with_above({"reference", "gpu", "impl", "dispatch", "properties", "report", "plugins"})},
-      {"reference", with_above({"gpu", "impl", "dispatch", "properties", "report", "plugins"})},
+      {"common", with_above({"reference", "gpu", "impl", "dispatch", "model", "properties",
+                             "report", "plugins"})},
+      {"reference",
+       with_above({"gpu", "impl", "dispatch", "model", "properties", "report", "plugins"})},
       {"gpu/kernels",
-       with_above({"reference", "impl", "dispatch", "properties", "report", "plugins"})},
+       with_above({"reference", "impl", "dispatch", "model", "properties", "report", "plugins"})},
       // The device cast sweep checks a plugin's op against the reference's run tables: its host
       // side (expected_runs.cpp) builds them from reference/; its .hip includes none of it
       // (kDeviceSourceRoots).
-      {"gpu/kernels/cast_sweep", with_above({"dispatch", "properties", "report", "plugins"})},
+      {"gpu/kernels/cast_sweep",
+       with_above({"dispatch", "model", "properties", "report", "plugins"})},
       // gpu/ (the kernel table) uses impl/contract.h, the contracts as data; the rest of impl/
       // sits above gpu/: the built-in implementation, the harness, plugin loading.
-      {"gpu", with_above({"dispatch", "properties", "report", "plugins"})},
-      {"impl", with_above({"dispatch", "properties", "report", "plugins"})},
-      {"dispatch", with_above({"properties", "report", "plugins"})},
+      {"gpu", with_above({"dispatch", "model", "properties", "report", "plugins"})},
+      {"impl", with_above({"dispatch", "model", "properties", "report", "plugins"})},
+      // dispatch/ and the decision model it is checked against never see each other
+      // (docs/dispatch_model.md §1): only properties/ (the glue), fuzz/ and tests/ hold both.
+      {"dispatch", with_above({"model", "properties", "report", "plugins"})},
+      {"model",
+       with_above({"reference", "gpu", "impl", "dispatch", "properties", "report", "plugins"})},
       {"properties", with_above({"report", "plugins"})},
-      {"report", with_above({"gpu", "impl", "dispatch", "properties", "plugins"})},
+      {"report", with_above({"gpu", "impl", "dispatch", "model", "properties", "plugins"})},
+      // The accumulator probe (docs/accumulators.md §7) measures through a callable: the
+      // reference's models and formats only.
+      {"probe",
+       {"gpu", "impl", "dispatch", "model", "properties", "report", "plugins", "api", "capi",
+        "tools", "fuzz", "tests", "bench"}},
       {"api",
-       {"gpu", "impl", "dispatch", "properties", "plugins", "capi", "tools", "fuzz", "tests",
-        "bench"}},
+       {"gpu", "impl", "dispatch", "model", "properties", "plugins", "capi", "tools", "fuzz",
+        "tests", "bench"}},
       {"capi",
-       {"gpu", "impl", "dispatch", "properties", "report", "plugins", "tools", "fuzz", "tests",
-        "bench"}},
+       {"gpu", "impl", "dispatch", "model", "properties", "report", "plugins", "probe", "tools",
+        "fuzz", "tests", "bench"}},
       {"tools", {"capi", "plugins", "fuzz", "tests", "bench"}},
       // Implementations under test and the public C headers share no code with mxgate: a plugin
       // sees only include/mxgate/plugin.h ("mxgate/plugin.h"), the headers nothing.
-      {"plugins",
-       with_above({"common", "reference", "gpu", "impl", "dispatch", "properties", "report"})},
-      {"include", with_above({"common", "reference", "gpu", "impl", "dispatch", "properties",
-                              "report", "plugins"})},
+      {"plugins", with_above({"common", "reference", "gpu", "impl", "dispatch", "model",
+                              "properties", "report"})},
+      {"include", with_above({"common", "reference", "gpu", "impl", "dispatch", "model",
+                              "properties", "report", "plugins"})},
   };
   return rules;
 }
@@ -120,6 +136,39 @@ TEST(Layering, NoLayerIncludesALayerAboveIt) {
     }
   }
   EXPECT_GT(checked, 100u);
+}
+
+// Guards against the decision model losing its independence (docs/dispatch_model.md §1): a
+// model that included dispatch/ (or gpu/, reference/) could copy the logic it checks, and a
+// dispatch/ that included model/ could ask the oracle for its answers. The rules say so, and
+// every source of model/ is held to them.
+TEST(Layering, DecisionModelAndDispatchNeverIncludeEachOther) {
+  const std::set<std::string>* model_rule = rule_for("model/decision_model.cpp");
+  ASSERT_NE(model_rule, nullptr);
+  for (const char* root : {"dispatch", "gpu", "reference", "properties"}) {
+    EXPECT_EQ(model_rule->count(root), 1u) << "model/ may include " << root << "/";
+  }
+  EXPECT_EQ(model_rule->count("common"), 0u) << "model/ reads the block sizes of common/blocks.h";
+  for (const char* folder : {"dispatch/layer.cpp", "gpu/backend.h", "reference/format.h"}) {
+    const std::set<std::string>* rule = rule_for(folder);
+    ASSERT_NE(rule, nullptr) << folder;
+    EXPECT_EQ(rule->count("model"), 1u) << folder << " may include model/";
+  }
+  static const std::regex include(R"(^\s*#\s*include\s*"([^"/]+)/)");
+  std::size_t sources = 0;
+  for (const auto& e : fs::directory_iterator(kRoot / "model")) {
+    const std::string ext = e.path().extension().string();
+    if (ext != ".h" && ext != ".cpp") continue;
+    ++sources;
+    std::istringstream in(read_file(e.path()));
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      EXPECT_TRUE(m[1] == "model" || m[1] == "common")
+          << "model/" << e.path().filename().string() << " includes " << m[1] << "/";
+    }
+  }
+  EXPECT_GE(sources, 5u);
 }
 
 // Guards against the reference growing a dependency (its CMake file once claimed Eigen): the

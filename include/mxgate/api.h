@@ -18,7 +18,8 @@
  *   dequantize  data, scales (nvfp4: and global) -> out
  *   gemm        a, a-scales, b, b-scales (nvfp4: and a-global, b-global) -> out (the exact oracle)
  *   check-gemm  gemm's inputs and c -> a verdict (mxgate_api_result_verdict) and text
- *   formats, conventions, accumulators  (no inputs) -> text: one name per line
+ *   formats, conventions, accumulators  (no inputs) -> text: one name per line; accumulators
+ *               with the flag "json": `mxgate accumulators --json` (each model's parameters)
  *
  * Guarantees: every C++ exception is caught and turned into a status and a message; no input
  * (null pointers, sizes that disagree with shapes, unknown dtypes) crashes the caller. Arrays are

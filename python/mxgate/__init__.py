@@ -11,6 +11,7 @@ ctypes: any CPython 3, numpy 1.24 or 2.x), with the same options and error texts
 """
 
 from ._native import library_path
+from .accumulator import Accumulator
 from .reference import (
     accumulators,
     check_gemm,
@@ -32,6 +33,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "NAN_ULP",
+    "Accumulator",
     "Element",
     "Verdict",
     "accumulators",

@@ -195,6 +195,6 @@ def run(verb, options=(), arrays=(), want_verdict=False):
 
 
 def names(verb):
-    """The lines of a listing verb (formats, conventions, accumulators) as a tuple."""
+    """The lines of a listing verb (formats, conventions) as a tuple."""
     _, text, _ = run(verb)
     return tuple(line for line in text.splitlines() if line)

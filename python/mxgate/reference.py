@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _native
 from ._arrays import host_array
+from .accumulator import Accumulator
 from .verdict import Verdict
 
 _SIXTEEN_BIT = ("bf16", "fp16")
@@ -57,8 +58,11 @@ def conventions():
 
 
 def accumulators():
-    """The named accumulator models of check_gemm(mode="bound", accumulator=...)."""
-    return _native.names("accumulators")
+    """The named accumulator models (`mxgate accumulators`), in registry order: a tuple of
+    Accumulator (name, kind, parameters, description, source). check_gemm(accumulator=NAME) takes
+    a name, or NAME:param=value,... to override parameters (docs/accumulators.md §1)."""
+    _, text, _ = _native.run("accumulators", [("json", None)])
+    return Accumulator.list_from_json(text)
 
 
 def encode(x, fmt, convention):
@@ -243,8 +247,11 @@ def check_gemm(
     """Checks a kernel's C (float32 (M, N), or uint16 bf16 bits) against the oracle
     (`mxgate check-gemm`); gemm's inputs, the FP4 schemes and their options included.
     mode="exact": C must equal the correctly rounded result bit for bit (any NaN equals any
-    NaN). mode="bound": C must lie within the rigorous bound of an accumulator model:
-    accumulator=NAME (accumulators(); default fp32_rn) or the manual form acc_bits / block_k.
+    NaN); with accumulator=NAME, the text adds whether the operands are exact in that
+    accumulator (if not, a correct kernel with it may differ from the correctly rounded C).
+    mode="bound": C must lie within the rigorous bound of an accumulator model:
+    accumulator=NAME[:param=value,...] (accumulators(), e.g. "sm90_fp8_mma" for Hopper FP8
+    tensor cores) or the manual form acc_bits / block_k (default 24 / 128: fp32_rn).
     heatmap: an .svg or .png file to draw the mismatches into.
     Returns a Verdict; raises ValueError on bad input, never on a failing C."""
     options, arrays = _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format,

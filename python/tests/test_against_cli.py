@@ -235,8 +235,8 @@ def test_gemm_equals_cli(cli, files, scheme, dtype):
 
 
 # Guards against check_gemm's verdict differing from `mxgate check-gemm`: its text, its pass /
-# fail (exit 0 / 1), in exact and bound mode, with the named and the manual accumulator, and the
-# heatmap it draws on request (the same bytes).
+# fail (exit 0 / 1), in exact and bound mode, with the named (fp32_rn; sm90_fp8_mma for block
+# scales) and the manual accumulator, and the heatmap it draws on request (the same bytes).
 @pytest.mark.parametrize("scheme", ["mx", "block", "bf16"])
 def test_check_gemm_equals_cli(cli, files, scheme):
     a, sa, b, sb = gemm_operands(scheme, 9, 20, 160, SEED + 3)
@@ -248,7 +248,11 @@ def test_check_gemm_equals_cli(cli, files, scheme):
     wrong[4, 3] *= 2  # (not the last row or column: the mx scales 0x00 / 0xFF are there)
     for c, passes in ((exact, True), (wrong, False)):
         files.save("c.npy", c)
-        for mode, extra in (("exact", {}), ("bound", {}), ("bound", {"accumulator": "fp32_rn"}),
+        named = [("bound", {"accumulator": "fp32_rn"}), ("exact", {"accumulator": "fp32_rn"})]
+        if scheme == "block":  # sm90_fp8_mma's 128-wide chunks lie under one block scale
+            named += [("bound", {"accumulator": "sm90_fp8_mma"}),
+                      ("exact", {"accumulator": "sm90_fp8_mma"})]
+        for mode, extra in (("exact", {}), ("bound", {}), *named,
                             ("bound", {"acc_bits": 23, "block_k": 32})):
             opts = []
             for key, value in extra.items():
@@ -267,8 +271,8 @@ def test_check_gemm_equals_cli(cli, files, scheme):
             assert v.ok == passes, (mode, extra, str(v))
 
 
-# Guards against the listings drifting from the CLI's: every convention of `mxgate conventions`
-# and every format of `mxgate --help`.
+# Guards against the listings drifting from the CLI's: every convention of `mxgate conventions`,
+# every format of `mxgate --help` and every model of `mxgate accumulators`.
 def test_listings_match_cli(cli):
     out = cli.ok("conventions")
     table = out.split("\n\n")[1]
@@ -277,4 +281,6 @@ def test_listings_match_cli(cli):
     usage = cli.ok("--help")
     line = next(l for l in usage.splitlines() if l.startswith("formats: "))
     assert list(mxgate.formats()) == line.removeprefix("formats: ").split()
-    assert mxgate.accumulators()[0] == "fp32_rn"
+    names = [line.split(" (")[0] for line in cli.ok("accumulators").splitlines()
+             if line and not line.startswith(" ")]
+    assert [m.name for m in mxgate.accumulators()] == names

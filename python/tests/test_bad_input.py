@@ -1,7 +1,8 @@
 """Bad input through the Python API raises ValueError with the CLI's message: the same text
 `mxgate VERB` prints for the same arrays saved as .npy files (less "mxgate VERB: " and the file
 name, which an array in memory does not have). One named case per problem: wrong dtype, wrong
-shape, empty, a K mismatch, unknown scheme / format / convention / layout / mode / accumulator,
+shape, empty, a K mismatch, unknown scheme / format / convention / layout / mode / accumulator
+(and accumulator parameter), an accumulator whose chunks cross the scale blocks,
 options a scheme or mode does not use, out-of-range integers, a heatmap that cannot be written;
 for FP4 / FP6, a NaN a convention leaves undefined, a scheme / format mismatch, packed e2m1 of
 the wrong width or --k, NVFP4 global scales missing, misshapen or given to another scheme.
@@ -156,8 +157,8 @@ CASES = [
      ["--scheme", "mx", "--mode", "close"]),
     ("check-gemm acc-bits in exact mode", "check-gemm", with_(GOOD_MX, c=C_OK),
      check_call(acc_bits=23), ["--scheme", "mx", "--acc-bits", "23"]),
-    ("check-gemm accumulator in exact mode", "check-gemm", with_(GOOD_MX, c=C_OK),
-     check_call(accumulator="fp32_rn"), ["--scheme", "mx", "--accumulator", "fp32_rn"]),
+    ("check-gemm block-k in exact mode", "check-gemm", with_(GOOD_MX, c=C_OK),
+     check_call(block_k=64), ["--scheme", "mx", "--block-k", "64"]),
     ("check-gemm acc-bits out of range", "check-gemm", with_(GOOD_MX, c=C_OK),
      check_call(mode="bound", acc_bits=53), ["--scheme", "mx", "--mode", "bound", "--acc-bits",
                                              "53"]),
@@ -170,6 +171,15 @@ CASES = [
     ("check-gemm accumulator and acc-bits", "check-gemm", with_(GOOD_MX, c=C_OK),
      check_call(mode="bound", accumulator="fp32_rn", acc_bits=23),
      ["--scheme", "mx", "--mode", "bound", "--accumulator", "fp32_rn", "--acc-bits", "23"]),
+    ("check-gemm unknown accumulator parameter", "check-gemm", with_(GOOD_MX, c=C_OK),
+     check_call(mode="bound", accumulator="sm90_fp8_mma:bits=13"),
+     ["--scheme", "mx", "--mode", "bound", "--accumulator", "sm90_fp8_mma:bits=13"]),
+    ("check-gemm accumulator parameter out of range", "check-gemm", with_(GOOD_MX, c=C_OK),
+     check_call(accumulator="sm90_fp8_mma:precision_bits=30"),
+     ["--scheme", "mx", "--accumulator", "sm90_fp8_mma:precision_bits=30"]),
+    ("check-gemm sm90_fp8_mma chunk across MX scale blocks", "check-gemm",
+     with_(GOOD_MX, c=C_OK), check_call(mode="bound", accumulator="sm90_fp8_mma"),
+     ["--scheme", "mx", "--mode", "bound", "--accumulator", "sm90_fp8_mma"]),
     ("check-gemm dtype that is not C's", "check-gemm", with_(GOOD_MX, c=C_OK),
      check_call(dtype="bf16"), ["--scheme", "mx", "--dtype", "bf16"]),
     ("check-gemm heatmap extension", "check-gemm", with_(GOOD_MX, c=C_OK),

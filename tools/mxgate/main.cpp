@@ -142,9 +142,10 @@ constexpr Verb kVerbs[] = {
      mxgate::cli::cmd_gemm},
     {"check-gemm",
      "check-gemm --scheme {mx,mxfp4,mxfp6,nvfp4,block,bf16} --a A.npy [--a-scales AS.npy] "
-     "--b B.npy [--b-scales BS.npy] --c C.npy [--mode exact|bound] [--accumulator NAME | "
-     "--acc-bits 24 --block-k 128] [--format F] [--a-format F] [--b-format F] [--k K] "
-     "[--a-global G.npy --b-global G.npy] [--convention C] [--heatmap FILE.svg|FILE.png]",
+     "--b B.npy [--b-scales BS.npy] --c C.npy [--mode exact|bound] "
+     "[--accumulator NAME[:PARAM=V,...] | --acc-bits 24 --block-k 128] [--format F] "
+     "[--a-format F] [--b-format F] [--k K] [--a-global G.npy --b-global G.npy] [--convention C] "
+     "[--heatmap FILE.svg|FILE.png]",
      "Check C, a kernel's (M, N) output of A * B^T (same inputs as `mxgate gemm`), against the\n"
      "oracle. C is float32, or uint16 holding bf16 bits; the output dtype is taken from it.\n"
      "  --mode exact (default): C must equal the correctly rounded result bit for bit (any NaN\n"
@@ -156,11 +157,38 @@ constexpr Verb kVerbs[] = {
      "      most --block-k consecutive k in any order (0: one partial over K), each product\n"
      "      rounded once and each partial scaled with two roundings (gemm_oracle.h AccumModel).\n"
      "      Prints the count outside and the worst excess with (row,col).\n"
-     "      --accumulator NAME names the model instead (fp32_rn: acc-bits 24, block-k 128, the\n"
-     "      default); an unknown NAME lists every model.\n"
+     "  --accumulator NAME[:PARAM=V,...]: in bound mode, the bound of a named accumulator model\n"
+     "      instead of the --acc-bits / --block-k one (`mxgate accumulators` lists the models and\n"
+     "      their parameters; fp32_rn is the default manual form, sm90_fp8_mma Hopper FP8\n"
+     "      tensor cores); an unknown NAME lists every model. In exact mode it adds one line:\n"
+     "      whether the operands are exact in that accumulator (if not, a correct kernel may\n"
+     "      differ from the correctly rounded C; checked up to M*N*K = 2^28).\n"
      "  --heatmap FILE draws where C differs (SVG or PNG by the extension), even when it passes.\n"
      "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
      mxgate::cli::cmd_check_gemm},
+    {"accumulators", "accumulators [--json]",
+     "List the named accumulator models (docs/accumulators.md): name, kind, every parameter\n"
+     "with its value and meaning, a one-line description and the sources of its numbers.\n"
+     "--json prints [{\"name\", \"kind\", \"parameters\": {...}, \"description\",\n"
+     "\"source\"}].",
+     mxgate::cli::cmd_accumulators},
+    {"probe-accumulator",
+     "probe-accumulator --simulate MODEL[:PARAM=V,...] [--scaling per-tensor|block] [--m 16] "
+     "[--n 16] [--k 1024] [--format e4m3fn] [--json]",
+     "Measure an FP8 GEMM's accumulator with crafted inputs (the method of Fasi, Higham,\n"
+     "Mikaitis, Pranesh, PeerJ CS 7:e330, 2021; docs/accumulators.md §7): the precision kept\n"
+     "relative to the largest term, the rounding of the bits shifted out (truncate,\n"
+     "nearest_even, ...), whether a group sum is renormalised, the chunk of k after which\n"
+     "partials are promoted to fp32 and the number of products added at once; then the\n"
+     "model spec that matches, and the evidence of each conclusion. Every call is an M x N x K\n"
+     "GEMM (--m, --n: 16; --k: 1024, chunks and groups up to K are found) with one nonzero\n"
+     "row of A and of B; the result is C[0][0].\n"
+     "  --simulate  the implementation is the software simulation of that model\n"
+     "  --scaling   per-tensor (default: one fp32 scale each) or block (1x128 / 128x128)\n"
+     "  --format    FP8 element format of the codes (default e4m3fn; e5m2, e4m3fnuz, e5m2fnuz)\n"
+     "--json prints the parameters, the matching model (or null) and the evidence.\n"
+     "Exit 0 after a measurement, 2 on bad input.",
+     mxgate::cli::cmd_probe_accumulator},
     {"plan",
      "plan --platform P (--scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
      "[--weight-scale e8m0|fp32] | --model NAME --tp T [--catalog FILE]) "

@@ -1,0 +1,44 @@
+// The accumulator verbs (docs/accumulators.md) with the CLI's option checks and error texts:
+// `accumulators` lists the registry of reference/accumulator.h, `probe-accumulator` measures a
+// simulated model, and every --accumulator / --simulate spec (check-gemm's included) is parsed
+// here. tools/mxgate/accumulator_cli.cpp prints the text; capi/ returns the listing.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "api/args.h"
+#include "probe/accumulator_probe.h"
+#include "reference/accumulator.h"
+
+namespace mxgate::api {
+
+// NAME or NAME:param=value,... (parse_accumulator_spec); a bad spec is a UsageError
+// "--OPTION: " + the reference's message (unknown model with the names, unknown parameter with
+// the model's, a value out of range).
+AccumulatorModel accumulator_spec(const std::string& option, const std::string& spec);
+
+// ---- accumulators [--json] ----------------------------------------------------------------------
+
+const std::set<std::string>& accumulators_flags();  // json
+// Text: per model its name and kind, description, one line per parameter (name, value, meaning)
+// and its sources. JSON: [{"name", "kind", "parameters": {NAME: "VALUE", ...}, "description",
+// "source"}], the values as strings as in the text.
+std::string accumulators_text(const Args& a);
+
+// ---- probe-accumulator --------------------------------------------------------------------------
+
+const std::set<std::string>& probe_accumulator_options();  // simulate scaling m n k format
+const std::set<std::string>& probe_accumulator_flags();    // json
+
+struct ProbeAccumulatorSpec {
+  AccumulatorModel model;  // --simulate: the implementation is this model's simulation
+  ProbeOptions options;
+  std::string scaling;  // as given: per-tensor | block
+  bool json = false;
+};
+ProbeAccumulatorSpec probe_accumulator_spec(const Args& a);
+// Runs the probe; what the CLI prints (a model the probe cannot run on is a UsageError).
+std::string probe_accumulator_text(const ProbeAccumulatorSpec& spec);
+
+}  // namespace mxgate::api

@@ -1,0 +1,203 @@
+#include "reference/accumulator_simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "reference/exact_sum.h"
+#include "reference/parallel.h"
+
+// fl(a*b) must stay a separate rounding from the addition that follows (no FMA contraction);
+// fence() below makes that hold for every compiler.
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+namespace mxgate {
+namespace {
+
+using std::size_t;
+
+inline float fence(float x) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  __asm__("" : "+x"(x));
+  return x;
+#elif defined(__GNUC__) && defined(__aarch64__)
+  __asm__("" : "+w"(x));
+  return x;
+#else
+  volatile float v = x;
+  return v;
+#endif
+}
+
+constexpr int kFinestUnit = -149;  // the fp32 register holding a partial has no finer unit
+
+// x / 2^unit rounded to an integer by `r` (x / 2^unit is exact in double: a power-of-two
+// scaling well inside double's range). Round-to-nearest-even is spelled out so that the result
+// does not depend on the floating-point environment.
+int64_t to_units(double x, int unit, AlignRounding r) {
+  const double scaled = std::ldexp(x, -unit);
+  if (r == AlignRounding::kTruncate) {
+    return static_cast<int64_t>(std::trunc(scaled));
+  }
+  const double low = std::floor(scaled);
+  const double frac = scaled - low;  // exact
+  auto n = static_cast<int64_t>(low);
+  if (frac > 0.5 || (frac == 0.5 && (n & 1) != 0)) {
+    ++n;
+  }
+  return n;
+}
+
+// Exponent of the leading bit of a finite nonzero double (bit extraction, never log2).
+int leading_exponent(double x) { return std::ilogb(x); }
+
+struct ChunkRange {
+  size_t begin;
+  size_t end;
+};
+
+std::vector<ChunkRange> chunk_ranges(size_t k, size_t chunk_k) {
+  const size_t len = chunk_k == 0 ? k : chunk_k;
+  std::vector<ChunkRange> out;
+  for (size_t k0 = 0; k0 < k; k0 += len) {
+    out.push_back({k0, std::min(k, k0 + len)});
+  }
+  return out;
+}
+
+void require_constant_scales(const GemmProblem& p, const std::vector<ChunkRange>& chunks,
+                             const std::string& model) {
+  for (const ChunkRange& c : chunks) {
+    const size_t last = c.end - 1;
+    const bool a_ok = p.a_scale.empty() || c.begin / p.blocks.a_k == last / p.blocks.a_k;
+    const bool b_ok = p.b_scale.empty() || c.begin / p.blocks.b_k == last / p.blocks.b_k;
+    if (!a_ok || !b_ok) {
+      throw std::invalid_argument(
+          "accumulator " + model + ": chunk [" + std::to_string(c.begin) + ", " +
+          std::to_string(c.end) + ") crosses a" + (a_ok ? " B" : "n A") +
+          " scale block; the tensor core sums a chunk under one scale (docs/accumulators.md §3)");
+    }
+  }
+}
+
+GemmOutput simulate_float(const GemmProblem& p, const AccumulatorModel& m, OutputFormat output) {
+  if (m.fp.unit_roundoff != 0x1p-24) {
+    throw std::invalid_argument("accumulator " + m.name +
+                                ": only fp32 round-to-nearest float accumulators are simulated");
+  }
+  OrderModel order;
+  order.block_k = m.fp.block_k;
+  order.output = output;
+  if (m.fp.product_roundings == 1 && m.fp.partial_roundings == 2) {
+    order.scale_application = ScaleApplication::kPerPartial;
+  } else if (m.fp.product_roundings == 3 && m.fp.partial_roundings == 0) {
+    order.scale_application = ScaleApplication::kPerProduct;
+  } else {
+    throw std::invalid_argument("accumulator " + m.name +
+                                ": simulated float orders are product_roundings=1 "
+                                "partial_roundings=2 and product_roundings=3 partial_roundings=0");
+  }
+  return ordered_gemm(p, order);
+}
+
+}  // namespace
+
+float aligned_group_sum(float s, const double* terms, size_t count,
+                        const AlignedChunkParams& params) {
+  const int prec = params.precision_bits;
+  // Non-finite terms: IEEE semantics (Inf + finite = Inf, Inf - Inf = NaN).
+  bool finite = std::isfinite(s);
+  for (size_t i = 0; i < count && finite; ++i) {
+    finite = std::isfinite(terms[i]);
+  }
+  if (!finite) {
+    double sum = s;
+    for (size_t i = 0; i < count; ++i) {
+      sum += terms[i];
+    }
+    return static_cast<float>(sum);
+  }
+  int top = INT32_MIN;  // exponent of the largest nonzero term
+  if (s != 0) {
+    top = leading_exponent(s);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (terms[i] != 0) {
+      top = std::max(top, leading_exponent(terms[i]));
+    }
+  }
+  if (top == INT32_MIN) {
+    return s;  // every term is zero: the partial is unchanged
+  }
+  const int unit = std::max(top - prec + 1, kFinestUnit);
+  int64_t units = to_units(s, unit, params.rounding);
+  for (size_t i = 0; i < count; ++i) {
+    units += to_units(terms[i], unit, params.rounding);
+  }
+  double sum = std::ldexp(static_cast<double>(units), unit);  // exact: < 2^53 units
+  if (params.normalize_group_sum && sum != 0) {
+    const int u2 = std::max(leading_exponent(sum) - prec + 1, kFinestUnit);
+    sum = std::ldexp(static_cast<double>(to_units(sum, u2, params.rounding)), u2);
+  }
+  // validate_accumulator keeps every sum an fp32 value (or beyond fp32's range: Inf).
+  return static_cast<float>(sum);
+}
+
+GemmOutput simulate_gemm(const GemmProblem& problem, const AccumulatorModel& model,
+                         OutputFormat output, unsigned threads) {
+  validate_gemm_problem(problem);
+  validate_accumulator(model);
+  if (model.kind == AccumulatorKind::kFloat) {
+    return simulate_float(problem, model, output);
+  }
+  const GemmProblem& p = problem;
+  const AlignedChunkParams& params = model.chunks;
+  const std::vector<ChunkRange> chunks = chunk_ranges(p.k, params.chunk_k);
+  require_constant_scales(p, chunks, model.name);
+  std::vector<float> c(p.m * p.n);
+  parallel_for(p.m, thread_count(threads), [&](size_t i, unsigned) {
+    std::vector<double> terms(params.group_size);
+    const float* a = &p.a[i * p.k];
+    for (size_t j = 0; j < p.n; ++j) {
+      const float* b = &p.b[j * p.k];
+      float acc = 0.0f;
+      for (const ChunkRange& ch : chunks) {
+        float s = 0.0f;
+        for (size_t g0 = ch.begin; g0 < ch.end; g0 += params.group_size) {
+          const size_t g1 = std::min(ch.end, g0 + params.group_size);
+          for (size_t kk = g0; kk < g1; ++kk) {
+            terms[kk - g0] = static_cast<double>(a[kk]) * b[kk];  // exact in double
+          }
+          s = aligned_group_sum(s, terms.data(), g1 - g0, params);
+        }
+        const float sa = p.scale_a(i, ch.begin), sb = p.scale_b(j, ch.begin);
+        if (params.partial_roundings == 2) {
+          acc = fence(acc + fence(fence(s * sa) * sb));
+        } else {
+          acc = std::fma(s, fence(sa * sb), acc);
+        }
+      }
+      c[i * p.n + j] = p.alpha == 1.0f ? acc : fence(p.alpha * acc);  // the epilogue's alpha
+    }
+  });
+  GemmOutput out;
+  out.rows = p.m;
+  out.cols = p.n;
+  out.format = output;
+  if (output == OutputFormat::kFp32) {
+    out.fp32 = std::move(c);
+  } else {
+    out.bf16.resize(c.size());
+    for (size_t e = 0; e < c.size(); ++e) {
+      out.bf16[e] = round_to_bf16_bits(c[e]);
+    }
+  }
+  return out;
+}
+
+}  // namespace mxgate
