@@ -1,9 +1,10 @@
 // The bug zoo (docs/bug_classes.md §2): named switches that re-create, in the dispatch framework,
 // the silent bug classes that live there. Off by default; a layer carries its own set, chosen at
 // run time (tests, `mxgate zoo`, `MXGATE_FAULTS`). Each fault changes behaviour on its minimal case
-// (tests/test_dispatch_faults.cpp). Z1-Z7 live in the dispatch logic; Z8-Z16 live in the
-// quantizers and GEMM kernels under test (gpu/kernels, switched by the kernel_fault bits of
-// gpu/kernels/params.h: kernel_fault_bits maps a set to them), never in reference/.
+// (tests/test_dispatch_faults.cpp). Z1-Z7 and Z19 live in the dispatch logic; Z8-Z18 and Z20-Z30
+// live in the quantizers, dequantizers and GEMM kernels under test (gpu/kernels, switched by the
+// kernel_fault bits of gpu/kernels/params.h: kernel_fault_bits maps a set to them), never in
+// reference/.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +35,23 @@ enum class Fault : uint8_t {
   kZ14UnroundedScalePayload,  // payload quantized with amax/448, stored scale a power of two
   kZ15Bf16AmaxDoubleRound,    // amax rounded fp32 -> bf16 before the e8m0 scale is chosen
   kZ16ShardBlockIndex,        // TP shard with N % 128 != 0: weight block of local row n is n/128
+  // Detection work (docs/bug_classes.md §2): Z19 in dispatch, the others in gpu/kernels.
+  kZ17SplitKSlice0Scales,      // bpreshuffle split-K: every K slice applies slice 0's scales
+  kZ18WaveReappliesAScale,     // blockscale: M wave w > 0 applies wave w-1's A scale again
+  kZ19Fp32ScaleAsUe8m0,        // fp32 block weight scales upcast as if they were e8m0 bytes
+  kZ20TruncateScaleExponent,   // blockscale: each fp32 scale reduced to its exponent
+  kZ21MinClampAfterPow2,       // UE8M0 quantizer: min-scale clamp after pow2 rounding
+  kZ22Ue8m0PackLeak,           // UE8M0 GEMM: 4 exponents packed with mantissa bits leaking in
+  kZ23E8m0NanOnValue,          // e8m0 upcast: NaN tested on the decoded value (128.0 -> NaN)
+  kZ24FnuzNanAsNegZero,        // dequantize: FNUZ NaN 0x80 -> -0.0
+  kZ25E4m3NanAs480,            // dequantize: E4M3FN 0x7F / 0xFF -> +-480
+  kZ26E5m2InfAsFinite,         // dequantize: E5M2 +Inf -> 65536 (exponent 31 as normal)
+  kZ27DefaultScaleByteOne,     // dot_scaled: an absent scale becomes byte 1, not 127
+  kZ28KTailScaleUnmasked,      // MX dequant GEMM: K-tail tile's scale loads unmasked
+  kZ29Offset32Bit,             // dequantize: element offsets wrap at 2^31 (device only)
+  kZ30LaunchCounterOrder,      // gemm_bf16: summation order flips on every other launch
 };
-inline constexpr std::size_t kFaultCount = 16;
+inline constexpr std::size_t kFaultCount = 30;
 
 std::span<const Fault> all_faults();
 std::string_view to_string(Fault f);  // "z1_no_per_step_fallback", ...
@@ -61,13 +77,13 @@ class Faults {
   }
 
  private:
-  static uint32_t bit(Fault f) { return 1u << static_cast<uint32_t>(f); }
-  uint32_t bits_ = 0;
+  static uint64_t bit(Fault f) { return uint64_t{1} << static_cast<uint32_t>(f); }
+  uint64_t bits_ = 0;
 };
 
-// The gpu::kernel_fault bits (gpu/kernels/params.h) of the kernel faults Z8-Z16 in `faults`; the
-// dispatch apply path puts them into every QuantizeParams / GemmParams it launches, and a test
-// can launch a kernel with them directly.
+// The gpu::kernel_fault bits (gpu/kernels/params.h) of the kernel faults in `faults`; the
+// dispatch apply path puts them into every launch's params, and a test can launch a kernel with
+// them directly.
 uint32_t kernel_fault_bits(const Faults& faults);
 
 // "z1_no_per_step_fallback,z5_shift_e8m0_upcast" -> Faults; throws std::invalid_argument naming

@@ -50,7 +50,8 @@ enum class LoadAction : uint8_t {
 // What one apply runs.
 enum class ApplyPath : uint8_t {
   kMxfp8DotScaled,            // "mxfp8_dot_scaled": gemm_mx_dot_scaled (K % 128 == 0)
-  kMxfp8DequantPerStep,       // "mxfp8_dequant_per_step": gemm_mx_dequant, weight still fp8
+  kMxfp8DequantPerStep,       // "mxfp8_dequant_per_step": weight still fp8, dequantized for the
+                              // step, then gemm_bf16 on the plain activation
   kBf16Gemm,                  // "bf16_gemm": gemm_bf16 on a bf16 weight
   kFp8Blockscale,             // "fp8_blockscale": gemm_blockscale, row-major As, plain B
   kFp8BlockscaleBpreshuffle,  // "fp8_blockscale_bpreshuffle": column-major As, preshuffled B

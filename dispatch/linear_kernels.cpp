@@ -65,6 +65,7 @@ void launch_weight_dequant(const LayerState& layer, Backend& be, BufferId out) {
   d.scales = layer.weight_scale;
   d.out = out;
   d.p = {layer.config.n, layer.config.k, gpu::E8m0Upcast::kCorrect};
+  d.p.faults = kernel_fault_bits(layer.faults);
   be.run({gpu::kernel("dequant_mx_to_bf16"), d});
 }
 
@@ -94,11 +95,21 @@ void upcast_scales(const LayerState& layer, Backend& be, BufferId in, BufferId o
   u.out = out;
   u.p = {count, layer.faults.has(Fault::kZ5ShiftE8m0Upcast) ? gpu::E8m0Upcast::kShift
                                                             : gpu::E8m0Upcast::kCorrect};
+  u.p.faults = kernel_fault_bits(layer.faults);
   be.run({gpu::kernel("upcast_e8m0"), u});
 }
 
+// Whether the layer's weight scales take the e8m0 upcast. Z19 (planted): fp32 scales taken for
+// packed UE8M0 too, so their bytes are read as exponents (vLLM #53680: float32 scale factors
+// kept in the float layout and read by a kernel that reads packed UE8M0 only; DeepGEMM #419).
+bool scales_need_upcast(const LayerState& layer) {
+  return layer.weight_scale_dtype == ScaleDtype::kE8m0 ||
+         (layer.weight_scale_dtype == ScaleDtype::kFp32 &&
+          layer.faults.has(Fault::kZ19Fp32ScaleAsUe8m0));
+}
+
 void upcast_weight_scale_once(LayerState& layer, Backend& be) {
-  if (layer.weight_scale_dtype != ScaleDtype::kE8m0) return;
+  if (!scales_need_upcast(layer)) return;
   const std::size_t count = block_scale_count(layer.config);
   const BufferId out = be.allocate(count * sizeof(float), "weight_scale_fp32");
   upcast_scales(layer, be, layer.weight_scale, out, count);
@@ -126,8 +137,12 @@ ApplyResult mx_gemm(LayerState& layer, const Activation& x, Backend& be, Kernel 
   return {run_gemm(be, t, k, g, x.m, layer.config.n, x.k, layer.faults), path};
 }
 
-// Z6: the original per-forward path, a bf16 copy of the weight rebuilt on every apply.
-ApplyResult rematerialize_bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
+// The per-step fallback of an fp8 MXFP8 weight (vLLM #56560's third branch, EmulationMxfp8 per
+// step; docs/dispatch_model.md §5.1): the weight dequantized to bf16 for this step, then a bf16
+// linear on the plain activation, which gives the processed path's numbers (I4). It rebuilds a
+// constant on every apply: right only while load processing has not run (Z6 is that path after
+// processing).
+ApplyResult per_step_dequant_bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
   const LinearConfig& c = layer.config;
   gpu::ScopedBuffers t(be);  // buffers that live for one apply
   const BufferId weight_bf16 = t.allocate(c.n * c.k * 2, "weight_bf16_step");
@@ -210,8 +225,7 @@ ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
   g.a_scale = t.make(q.scales, "x_scales");
   g.b = layer.weight;
   g.b_scale = layer.weight_scale;
-  if (layer.weight_scale_dtype == ScaleDtype::kE8m0 &&
-      !layer.faults.has(Fault::kZ7EarlyReturnSkipsUpcast)) {
+  if (scales_need_upcast(layer) && !layer.faults.has(Fault::kZ7EarlyReturnSkipsUpcast)) {
     const std::size_t count = block_scale_count(layer.config);
     g.b_scale = t.allocate(count * sizeof(float), "weight_scale_fp32_step");
     upcast_scales(layer, be, layer.weight_scale, g.b_scale, count);
@@ -265,10 +279,8 @@ ApplyResult DotScaledMxfp8::apply(LayerState& layer, const Activation& x, Backen
   if (x.k % kDotScaledKAlign == 0 || layer.faults.has(Fault::kZ1NoPerStepFallback)) {
     return mx_gemm(layer, x, be, gpu::kernel("gemm_mx_dot_scaled"), ApplyPath::kMxfp8DotScaled);
   }
-  if (layer.faults.has(Fault::kZ6PerStepRematerialize))
-    return rematerialize_bf16_gemm(layer, x, be);
   // The restored third branch: an fp8 weight of unaligned K never reaches dot_scaled.
-  return mx_gemm(layer, x, be, gpu::kernel("gemm_mx_dequant"), ApplyPath::kMxfp8DequantPerStep);
+  return per_step_dequant_bf16_gemm(layer, x, be);
 }
 
 // ---- EmulationMxfp8 ------------------------------------------------------------------------
@@ -296,7 +308,7 @@ ApplyResult EmulationMxfp8::apply(LayerState& layer, const Activation& x, Backen
   check_apply_input(layer, x, name());
   if (layer.weight_elem_size >= 2) return bf16_gemm(layer, x, be);
   check_mx_weight(layer, name());
-  return mx_gemm(layer, x, be, gpu::kernel("gemm_mx_dequant"), ApplyPath::kMxfp8DequantPerStep);
+  return per_step_dequant_bf16_gemm(layer, x, be);
 }
 
 // ---- BlockScaledFp8 ------------------------------------------------------------------------

@@ -178,6 +178,10 @@ int Backend::call_entry(const KernelEntry& entry, const Launch& l) const {
                    null(fn);
                    return fn(a.p, f32(a.out));
                  },
+                 [&](QuantizeBlockEntry fn, const QuantizeBlockArgs& a) {
+                   null(fn);
+                   return fn(a.p, ptr(a.in), u8(a.codes), f32(a.scales));
+                 },
                  [](const auto&, const auto&) -> int {
                    throw GpuError("argument struct does not belong to this kernel");
                  }},

@@ -27,6 +27,7 @@ bool args_fit(const KernelEntry& entry, const KernelArgs& args) {
                                [](GemmBlockEntry, const GemmArgs&) { return true; },
                                [](GemmBf16Entry, const GemmArgs&) { return true; },
                                [](FaultEntry, const FaultArgs&) { return true; },
+                               [](QuantizeBlockEntry, const QuantizeBlockArgs&) { return true; },
                                [](const auto&, const auto&) { return false; }},
                     entry, args);
 }
@@ -82,6 +83,11 @@ std::vector<OutputSpec> launch_outputs(const Launch& l) {
                                },
                                [](const FaultArgs& a) -> std::vector<OutputSpec> {
                                  return {{a.out, a.p.count * 4, "out"}};
+                               },
+                               [](const QuantizeBlockArgs& a) -> std::vector<OutputSpec> {
+                                 return {{a.codes, a.p.rows * a.p.cols, "codes"},
+                                         {a.scales, a.p.rows * ((a.p.cols + 127) / 128) * 4,
+                                          "scales"}};
                                }},
                     l.args);
 }

@@ -49,9 +49,14 @@ struct FaultArgs {
   BufferId out = kNoBuffer;
   FaultParams p;
 };
+// quantize_act1x128_ue8m0: codes rows x cols, fp32 scales rows x ceil(cols/128).
+struct QuantizeBlockArgs {
+  BufferId in = kNoBuffer, codes = kNoBuffer, scales = kNoBuffer;
+  QuantizeBlockParams p;
+};
 
-using KernelArgs =
-    std::variant<QuantizeArgs, DequantArgs, UpcastArgs, PreshuffleArgs, GemmArgs, FaultArgs>;
+using KernelArgs = std::variant<QuantizeArgs, DequantArgs, UpcastArgs, PreshuffleArgs, GemmArgs,
+                                FaultArgs, QuantizeBlockArgs>;
 
 // Entry points, one signature per kind of kernel, shared by the host model (gpu/host) and the
 // device launcher (gpu/kernels/*.hip, gpu/kernels/launch.h). Pointers are the user regions of
@@ -69,8 +74,11 @@ using GemmBlockEntry = int (*)(const GemmParams&, const uint8_t* a, const float*
                                const uint8_t* b, const float* bs, void* out);
 using GemmBf16Entry = int (*)(const GemmParams&, const uint16_t* a, const uint16_t* b, void* out);
 using FaultEntry = int (*)(const FaultParams&, float* out);
-using KernelEntry = std::variant<QuantizeEntry, DequantEntry, UpcastEntry, PreshuffleEntry,
-                                 GemmMxEntry, GemmBlockEntry, GemmBf16Entry, FaultEntry>;
+using QuantizeBlockEntry = int (*)(const QuantizeBlockParams&, const void* in, uint8_t* codes,
+                                   float* scales);
+using KernelEntry =
+    std::variant<QuantizeEntry, DequantEntry, UpcastEntry, PreshuffleEntry, GemmMxEntry,
+                 GemmBlockEntry, GemmBf16Entry, FaultEntry, QuantizeBlockEntry>;
 
 // One row of the built-in kernel table.
 struct KernelDef {

@@ -31,9 +31,9 @@ constexpr impl::DtypeMask kF32 = dtype_bit(Dtype::kF32);
 constexpr impl::DtypeMask kBf16 = dtype_bit(Dtype::kBf16);
 constexpr impl::DtypeMask kE4m3 = dtype_bit(Dtype::kE4m3fn);
 constexpr impl::DtypeMask kE8m0 = dtype_bit(Dtype::kE8m0);
-constexpr impl::DtypeMask kBytes = dtype_bit(Dtype::kE4m3fn) | dtype_bit(Dtype::kE5m2) |
-                                   dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz) |
-                                   dtype_bit(Dtype::kE8m0);
+constexpr impl::DtypeMask kFp8 = dtype_bit(Dtype::kE4m3fn) | dtype_bit(Dtype::kE5m2) |
+                                 dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
+constexpr impl::DtypeMask kBytes = kFp8 | dtype_bit(Dtype::kE8m0);
 constexpr impl::LayoutMask kRow = layout_bit(Layout::kRowMajor);
 constexpr impl::LayoutMask kRowOrSwizzle = kRow | layout_bit(Layout::kNvSwizzle128x4);
 constexpr impl::LayoutMask kColOrTma =
@@ -45,6 +45,9 @@ constexpr DeclaredOrder kMxPerPartial32{32, true, 1, 2};
 constexpr DeclaredOrder kMxPerProduct32{32, false, 3, 0};
 constexpr DeclaredOrder kBlockPerPartial128{128, true, 1, 2};
 constexpr DeclaredOrder kWholeK{0, true, 1, 0};
+// Rows per M tile of the production kernels the GEMMs model (CUTLASS / CK block-scaled tiles,
+// tl.dot_scaled BLOCK_M): kernels/gemm.h kGemmWaveRows.
+constexpr uint32_t kMTile = 128;
 
 // One row; `host` and `device` must have the same signature (the kind of the kernel).
 template <class Entry>
@@ -84,14 +87,15 @@ const std::vector<KernelDef>& table() {
           &device::quantize_mx_hw_available),
       row("dequant_mx_to_bf16", Family::kDequantize, &host::dequant_mx_to_bf16,
           &device::launch_dequant_mx_to_bf16,
-          {.a_dtypes = kE4m3,
+          {.a_dtypes = kFp8,
            .out_dtypes = kBf16,
            .a_scale_layouts = kRow,
            .scale_dtype = Dtype::kE8m0,
            .a_block_rows = 1,
            .a_block_cols = 32,
            .conventions = {"ocp_mx"},
-           .notes = "fp32 product, one RNE to bf16 (docs/formats.md §3.5)"}),
+           .notes = "E4M3FN, E5M2, E4M3FNUZ or E5M2FNUZ codes (docs/formats.md §1.1); fp32 "
+                    "product, one RNE to bf16 (docs/formats.md §3.5)"}),
       row("upcast_e8m0", Family::kUpcastE8m0, &host::upcast_e8m0, &device::launch_upcast_e8m0,
           {.a_dtypes = kE8m0,
            .out_dtypes = kF32,
@@ -124,7 +128,8 @@ const std::vector<KernelDef>& table() {
            .conventions = {"ocp_mx"},
            .accumulator = "fp32_rn",
            .notes = "one E8M0 scale per 32 along K; K masked; A and B scales share a layout",
-           .order = kMxPerProduct32}),
+           .order = kMxPerProduct32,
+           .m_tile = kMTile}),
       row("gemm_blockscale", Family::kGemmBlock, &host::gemm_blockscale,
           &device::launch_gemm_blockscale,
           {.a_dtypes = kE4m3,
@@ -141,7 +146,8 @@ const std::vector<KernelDef>& table() {
            .accumulator = "fp32_rn",
            .notes = "AITER gemm_a8w8_blockscale (docs/layouts.md §2.1); K masked",
            .order = kBlockPerPartial128,
-           .n_offset = true}),
+           .n_offset = true,
+           .m_tile = kMTile}),
       row("gemm_blockscale_bpreshuffle", Family::kGemmBlock, &host::gemm_blockscale_bpreshuffle,
           &device::launch_gemm_blockscale_bpreshuffle,
           {.n = {.align = 16},
@@ -161,7 +167,8 @@ const std::vector<KernelDef>& table() {
            .notes = "AITER gemm_a8w8_blockscale_bpreshuffle: As column-major, ld = M or "
                     "align4(M) (TMA); B shuffle_weight (16,16) (docs/layouts.md §1.1, §2.1)",
            .order = kBlockPerPartial128,
-           .n_offset = true}),
+           .n_offset = true,
+           .m_tile = kMTile}),
       row("gemm_mx_dot_scaled", Family::kGemmMx, &host::gemm_mx_dot_scaled,
           &device::launch_gemm_mx_dot_scaled,
           {.k = {.align = 128},
@@ -180,8 +187,10 @@ const std::vector<KernelDef>& table() {
            .accumulator = "fp32_rn",
            .notes =
                "tl.dot_scaled with BLOCK_K = 128, unmasked K tiles (docs/formats.md §4); A and "
-               "B scales share a layout",
-           .order = kMxPerPartial32}),
+               "B scales share a layout; B scales may be absent (rhs_scale=None: unit scale)",
+           .order = kMxPerPartial32,
+           .m_tile = kMTile,
+           .b_scale_optional = true}),
       row("gemm_bf16", Family::kGemmBf16, &host::gemm_bf16, &device::launch_gemm_bf16,
           {.a_dtypes = kBf16,
            .b_dtypes = kBf16,
@@ -198,6 +207,39 @@ const std::vector<KernelDef>& table() {
       row("fault_skip_element", std::nullopt, &host::fault_skip_element,
           &device::launch_fault_skip_element,
           {.notes = "planted fault: leaves one output element unwritten (tests only)"}),
+      // Detection work (docs/bug_classes.md §2): the DeepGEMM UE8M0 recipe.
+      row("quantize_act1x128_ue8m0", Family::kQuantizeBlock, &host::quantize_act1x128_ue8m0,
+          &device::launch_quantize_act1x128_ue8m0,
+          {.a_dtypes = kF32 | kBf16,
+           .out_dtypes = kE4m3,
+           .a_scale_layouts = kRow,
+           .scale_dtype = Dtype::kF32,
+           .a_block_rows = 1,
+           .a_block_cols = 128,
+           .conventions = {"deepgemm"},
+           .notes = "DeepGEMM per_token_cast_to_fp8(use_ue8m0): amax clamped at 1e-4, "
+                    "ceil_to_ue8m0(amax / 448), x * (1 / sf), satfinite cast "
+                    "(docs/formats.md §5.2)",
+           .ue8m0_scales = true}),
+      row("gemm_blockscale_ue8m0", Family::kGemmBlock, &host::gemm_blockscale_ue8m0,
+          &device::launch_gemm_blockscale_ue8m0,
+          {.a_dtypes = kE4m3,
+           .b_dtypes = kE4m3,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRow,
+           .b_scale_layouts = kRow,
+           .b_layouts = kRow,
+           .scale_dtype = Dtype::kF32,
+           .a_block_rows = 1,
+           .a_block_cols = 128,
+           .b_block_rows = 128,
+           .b_block_cols = 128,
+           .accumulator = "fp32_rn",
+           .notes = "DeepGEMM's SM100 recipe: fp32 scales packed four to a word as UE8M0 (each "
+                    "the E8M0 value of its exponent byte; docs/formats.md §5.2); K masked",
+           .order = kBlockPerPartial128,
+           .m_tile = kMTile,
+           .ue8m0_scales = true}),
   };
   return kTable;
 }

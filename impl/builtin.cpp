@@ -15,6 +15,21 @@ std::optional<QuantConvention> quant_convention(const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<gpu::Fp8Format> fp8_format(Dtype d) {
+  switch (d) {
+    case Dtype::kE4m3fn:
+      return gpu::Fp8Format::kE4m3fn;
+    case Dtype::kE5m2:
+      return gpu::Fp8Format::kE5m2;
+    case Dtype::kE4m3fnuz:
+      return gpu::Fp8Format::kE4m3fnuz;
+    case Dtype::kE5m2fnuz:
+      return gpu::Fp8Format::kE5m2fnuz;
+    default:
+      return std::nullopt;
+  }
+}
+
 gpu::OutDtype out_dtype(Dtype d) {
   return d == Dtype::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32;
 }
@@ -41,11 +56,18 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       return a;
     }
     case Family::kDequantize: {
+      const auto element = fp8_format(call.a.dtype);
+      if (!element) {
+        why = "dequantize reads FP8 codes, not " + std::string(to_string(call.a.dtype));
+        return std::nullopt;
+      }
       gpu::DequantArgs a;
       a.codes = call.a.buffer;
       a.scales = call.a_scale.buffer;
       a.out = call.out.buffer;
       a.p = {call.m, call.k, gpu::E8m0Upcast::kCorrect};
+      a.p.element = *element;
+      a.p.faults = call.kernel_faults;
       return a;
     }
     case Family::kUpcastE8m0: {
@@ -53,6 +75,22 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       a.in = call.a.buffer;
       a.out = call.out.buffer;
       a.p = {call.m * call.k, gpu::E8m0Upcast::kCorrect};
+      a.p.faults = call.kernel_faults;
+      return a;
+    }
+    case Family::kQuantizeBlock: {
+      // One built-in block quantizer (quantize_act1x128_ue8m0): its one convention, 1x128.
+      if (!call.convention.empty() && call.convention != c.conventions.front()) {
+        why = "no quantize_block convention " + call.convention;
+        return std::nullopt;
+      }
+      gpu::QuantizeBlockArgs a;
+      a.in = call.a.buffer;
+      a.codes = call.out.buffer;
+      a.scales = call.out_scale.buffer;
+      a.p = {call.m, call.k,
+             call.a.dtype == Dtype::kBf16 ? gpu::InputDtype::kBf16 : gpu::InputDtype::kFp32};
+      a.p.faults = call.kernel_faults;
       return a;
     }
     case Family::kPreshuffle: {
@@ -76,7 +114,7 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       a.p.n_offset = call.n_offset;
       if (call.family == Family::kGemmMx) {
         // One flag lays out both scale grids: the kernels read A's and B's alike.
-        if (call.a_scale.layout != call.b_scale.layout) {
+        if (call.b_scale.present() && call.a_scale.layout != call.b_scale.layout) {
           why = "A and B scales must share a layout";
           return std::nullopt;
         }
@@ -91,7 +129,6 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       return a;
     }
     case Family::kCast:
-    case Family::kQuantizeBlock:
       break;
   }
   why = "family " + std::string(to_string(*k->family)) + " has no built-in launch";

@@ -246,6 +246,10 @@ std::optional<std::string> check_call(std::string_view op, const Contract& c, co
       return prefixed(op, "convention " + call.convention + " not in {" + list + "}");
     }
   }
+  const bool scaled_gemm = call.family == Family::kGemmMx || call.family == Family::kGemmBlock;
+  if (scaled_gemm && !call.b_scale.present() && !c.b_scale_optional) {
+    return prefixed(op, "b_scale is absent and the contract requires it");
+  }
   if (call.n_offset != 0 && !c.n_offset) {
     return prefixed(op, "n_offset " + std::to_string(call.n_offset) + " not supported");
   }

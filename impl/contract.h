@@ -125,6 +125,16 @@ struct Contract {
   std::string notes;
   std::optional<DeclaredOrder> order;
   bool n_offset = false;
+  // Built-in only, from the detection work (docs/bug_classes.md §2):
+  //   m_tile            GEMMs: rows per M tile (wave) of the kernel; generators draw M past it
+  //   b_scale_optional  gemm_mx: b_scale may be absent, B then unscaled (tl.dot_scaled
+  //                     rhs_scale=None: the unit scale, E8M0 127)
+  //   ue8m0_scales      quantize_block: the fp32 scales written are powers of two (UE8M0);
+  //                     gemm_block: the fp32 scales read are consumed as UE8M0, the E8M0 value of
+  //                     each one's exponent byte (DeepGEMM's packing, docs/formats.md §5.2)
+  uint32_t m_tile = 0;
+  bool b_scale_optional = false;
+  bool ue8m0_scales = false;
 };
 
 // Rows x cols of the scale grid of a rows x cols operand under blocks of block_rows x block_cols

@@ -63,8 +63,8 @@ std::string_view launch_of(model::LoadAction a) {
 
 // docs/dispatch_model.md §7: what one apply on `path` launches. The activation of a block GEMM
 // is quantized on the host (gpu/ has no 1x128 group-quant kernel); an MXFP8 activation by one
-// quantize_mx launch (either cast). `f3`: finding F3's form of the per-step fallback.
-Launches launches_of(const model::ApplyOutcome& o, bool f3) {
+// quantize_mx launch (either cast).
+Launches launches_of(const model::ApplyOutcome& o) {
   Launches l;
   switch (o.path) {
     case model::ApplyPath::kBf16Gemm:
@@ -75,14 +75,9 @@ Launches launches_of(const model::ApplyOutcome& o, bool f3) {
       l.add("gemm_mx_dot_scaled");
       break;
     case model::ApplyPath::kMxfp8DequantPerStep:
-      if (f3) {
-        l.add("quantize_mx");
-        l.add("gemm_mx_dequant");
-      } else {
-        // §5.1: dequant_mxfp8_to_bf16 of the weight, then a plain linear on the activation.
-        l.add("dequant_mx_to_bf16");
-        l.add("gemm_bf16");
-      }
+      // §5.1: dequant_mxfp8_to_bf16 of the weight, then a plain linear on the activation.
+      l.add("dequant_mx_to_bf16");
+      l.add("gemm_bf16");
       break;
     case model::ApplyPath::kFp8Blockscale:
       l.add("gemm_blockscale");
@@ -270,7 +265,7 @@ model::Environment environment(const std::set<std::string>& disabled,
 // ---- findings --------------------------------------------------------------------------------
 
 std::string_view name(Finding f) {
-  static constexpr std::array<std::string_view, kFindingCount> kNames = {"F1", "F2", "F3"};
+  static constexpr std::array<std::string_view, kFindingCount> kNames = {"F1", "F2"};
   return kNames[static_cast<std::size_t>(f)];
 }
 
@@ -278,9 +273,7 @@ std::string_view summary(Finding f) {
   static constexpr std::array<std::string_view, kFindingCount> kSummaries = {
       "PreshuffledBlockScaledFp8::can_implement has no N % 128 == 0 gate (vLLM #51692)",
       "PreshuffledBlockScaledFp8::can_implement reads the layer flags: it waives the shuffle "
-      "tile (K % 32) for a directly-read layer; selection sees (N, K) only",
-      "the per-step MXFP8 fallback MX-quantizes the activation (quantize_mx + gemm_mx_dequant) "
-      "where vLLM dequantizes the weight and runs a bf16 linear on the plain activation"};
+      "tile (K % 32) for a directly-read layer; selection sees (N, K) only"};
   return kSummaries[static_cast<std::size_t>(f)];
 }
 
@@ -576,15 +569,10 @@ std::optional<std::string> LayerCheck::applied(model::ScaleOrder fused, bool thr
     // What the apply launched first (observed), then what dispatch says it did.
     gpu::Counters zero;
     const Launches got = fold_quantizers(delta(zero, d));
-    if (got != launches_of(o, false)) {
-      const bool f3 =
-          o.path == model::ApplyPath::kMxfp8DequantPerStep && got == launches_of(o, true);
-      if (!f3) {
-        return "apply on " + input() + " launched " + describe(got) + "; the model's path " +
-               str(model::name(o.path)) + (o.per_step_upcast ? " with a per-step upcast" : "") +
-               " launches " + describe(launches_of(o, false)) + " (§5, §7)";
-      }
-      if (tag_.on()) tag_("finding:F3");
+    if (got != launches_of(o)) {
+      return "apply on " + input() + " launched " + describe(got) + "; the model's path " +
+             str(model::name(o.path)) + (o.per_step_upcast ? " with a per-step upcast" : "") +
+             " launches " + describe(launches_of(o)) + " (§5, §7)";
     }
     if (dispatch::to_string(reported) != model::name(o.path)) {
       return "apply reports path " + str(dispatch::to_string(reported)) +

@@ -38,12 +38,12 @@ model::Environment environment(const std::set<std::string>& disabled,
 
 // ---- findings (docs/dispatch_model.md §9) ----------------------------------------------------
 
+// F3 (the per-step MXFP8 fallback quantized the activation) was fixed in dispatch/: §9.3.
 enum class Finding : uint8_t {
-  kF1PreshuffleNoN128Gate,       // dispatch accepts N % 128 != 0 for the preshuffled one
-  kF2PreshuffleSelectionFlags,   // dispatch waives the shuffle tile for directly-read layers
-  kF3PerStepFallbackQuantizesX,  // per-step fallback: quantize_mx + gemm_mx_dequant
+  kF1PreshuffleNoN128Gate,      // dispatch accepts N % 128 != 0 for the preshuffled one
+  kF2PreshuffleSelectionFlags,  // dispatch waives the shuffle tile for directly-read layers
 };
-inline constexpr std::size_t kFindingCount = 3;
+inline constexpr std::size_t kFindingCount = 2;
 std::string_view name(Finding f);  // "F1", ...
 std::string_view summary(Finding f);
 

@@ -197,7 +197,7 @@ Consumers::Consumers(gpu::Backend& be, const std::string& field, const d::Linear
     } catch (const d::DispatchError&) {
       // This K is not for this kind (the preshuffle tile): right only if the model agrees.
       if (auto v = decision::check_refusal(one->cfg, k->name(), {}, tagger(ctx))) {
-        failure_ = violation("model", "consumer " + kind + ": " + *v);
+        failure_ = violation("I7", "consumer " + kind + ": " + *v);
         return;
       }
       continue;
@@ -208,7 +208,7 @@ Consumers::Consumers(gpu::Backend& be, const std::string& field, const d::Linear
     const auto fail = [&](const std::string& what) {
       std::string text = "consumer " + kind;
       text += ": " + what;
-      failure_ = violation("model", text);
+      failure_ = violation("I7", text);
     };
     if (one->check->construction()) {
       fail(*one->check->construction());
@@ -250,7 +250,7 @@ std::optional<Failure> Consumers::step(One& one, const std::string& step) {
   const d::LayerState& st = one.layer->state();
   if (!v && st.weight_relayouts > 1)
     v = "weight preshuffled " + std::to_string(st.weight_relayouts) + " times (I2)";
-  if (v) return violation("model", "consumer " + one.kind + ", " + step + ": " + *v);
+  if (v) return violation("I7", "consumer " + one.kind + ", " + step + ": " + *v);
   return std::nullopt;
 }
 

@@ -12,6 +12,7 @@
 #include "impl/harness.h"
 #include "properties/scale_io.h"
 #include "reference/dequant.h"
+#include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
 #include "reference/scale_layout.h"
@@ -220,8 +221,19 @@ Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t
 
 Operands exact_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
                         uint64_t seed, bool fingerprint_scales) {
-  return exact_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed,
-                        fingerprint_scales);
+  Operands o = exact_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed,
+                              fingerprint_scales);
+  apply_scale_rule(op, o);
+  return o;
+}
+
+void apply_scale_rule(const impl::Op& op, Operands& o) {
+  if (op.family != impl::Family::kGemmBlock || !op.contract.ue8m0_scales) return;
+  const auto ue8m0 = [](float s) {
+    return decode_e8m0(static_cast<uint8_t>((bits_of(s) >> 23) & 0xFFu), E8m0Decode::kOcp);
+  };
+  for (float& s : o.problem.a_scale) s = ue8m0(s);
+  for (float& s : o.problem.b_scale) s = ue8m0(s);
 }
 
 Operands general_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
@@ -263,7 +275,9 @@ Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size
 
 Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
                           uint64_t seed) {
-  return general_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed);
+  Operands o = general_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed);
+  apply_scale_rule(op, o);
+  return o;
 }
 
 namespace {
@@ -367,12 +381,13 @@ GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Opera
   const Layout bl = b_scale_layout(op, layout.scales);
   if (kind == GemmKind::kMx) {
     const std::size_t kb = (o.k + 31) / 32;
-    const auto sa = store_scales<uint8_t>(layout.scales, o.m, kb, o.a_e8m0, c.a_scale_ld_align,
-                                          layout.e8m0_pad);
-    const auto sb =
-        store_scales<uint8_t>(bl, o.n, kb, o.b_e8m0, c.b_scale_ld_align, layout.e8m0_pad);
+    auto sa = store_scales<uint8_t>(layout.scales, o.m, kb, o.a_e8m0, c.a_scale_ld_align,
+                                    layout.e8m0_pad);
+    auto sb = store_scales<uint8_t>(bl, o.n, kb, o.b_e8m0, c.b_scale_ld_align, layout.e8m0_pad);
+    sa.values.insert(sa.values.end(), layout.slack, layout.e8m0_pad);
+    sb.values.insert(sb.values.end(), layout.slack, layout.e8m0_pad);
     inv.input(&Call::a_scale, sa.values, o.m, kb, sa.ld, Dtype::kE8m0, layout.scales);
-    inv.input(&Call::b_scale, sb.values, o.n, kb, sb.ld, Dtype::kE8m0, bl);
+    if (!layout.omit_b_scale) inv.input(&Call::b_scale, sb.values, o.n, kb, sb.ld, Dtype::kE8m0, bl);
   } else if (kind == GemmKind::kBlock) {
     // Grid columns from the block shape along K; rows from the scales given (a TP shard of a
     // kernel that takes n_offset holds every 128-row block its rows touch).
@@ -380,10 +395,11 @@ GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Opera
     const std::size_t a_cols = (o.k + blocks.a_k - 1) / blocks.a_k;
     const std::size_t b_cols = (o.k + blocks.b_k - 1) / blocks.b_k;
     const std::size_t a_rows = o.a_f32.size() / a_cols, b_rows = o.b_f32.size() / b_cols;
-    const auto sa = store_scales<float>(layout.scales, a_rows, a_cols, o.a_f32, c.a_scale_ld_align,
-                                        layout.f32_pad);
-    const auto sb =
-        store_scales<float>(bl, b_rows, b_cols, o.b_f32, c.b_scale_ld_align, layout.f32_pad);
+    auto sa = store_scales<float>(layout.scales, a_rows, a_cols, o.a_f32, c.a_scale_ld_align,
+                                  layout.f32_pad);
+    auto sb = store_scales<float>(bl, b_rows, b_cols, o.b_f32, c.b_scale_ld_align, layout.f32_pad);
+    sa.values.insert(sa.values.end(), (layout.slack + 3) / 4, layout.f32_pad);
+    sb.values.insert(sb.values.end(), (layout.slack + 3) / 4, layout.f32_pad);
     inv.input(&Call::a_scale, as_bytes(sa.values), a_rows, a_cols, sa.ld, Dtype::kF32,
               layout.scales);
     inv.input(&Call::b_scale, as_bytes(sb.values), b_rows, b_cols, sb.ld, Dtype::kF32, bl);

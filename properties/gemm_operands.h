@@ -57,6 +57,11 @@ bool is_gemm(gpu::Kernel k);
 // dimension).
 BlockSizes op_blocks(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k);
 
+// A block GEMM that declares ue8m0_scales consumes each fp32 scale as the E8M0 value of its
+// exponent byte (docs/formats.md §5.2): the reference sees the scales so reduced. No-op for
+// other ops (and for power-of-two scales).
+void apply_scale_rule(const impl::Op& op, Operands& o);
+
 // E4M3FN code of a small integer (exact) or any float (RNE, saturating).
 uint8_t e4m3_code(float v);
 
@@ -115,6 +120,10 @@ struct OpLayout {
   float f32_pad = 0.0f;
   uint32_t kernel_faults = 0;  // built-in ops: the zoo faults
   uint64_t n_offset = 0;       // built-in block ops: Call::n_offset
+  // Bytes of allocator slack appended to each scale buffer (its Tensor::bytes grows; the logical
+  // tensor does not), filled with e8m0_pad / f32_pad: what an unmasked load past the end reads.
+  std::size_t slack = 0;
+  bool omit_b_scale = false;  // B's scales absent (ops whose contract has b_scale_optional)
 };
 
 // The layout B's scales get when A's are in `a_layout`.

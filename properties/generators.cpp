@@ -45,13 +45,23 @@ std::size_t fit_dim(std::size_t v, const impl::Dim& d) {
   return v;
 }
 
-rc::Gen<std::size_t> gen_m(const impl::Dim& d) {
+rc::Gen<std::size_t> gen_m(const impl::Dim& d, uint32_t tile) {
   std::vector<std::size_t> v = {1, 2, 3, 4, 5, 6, 7, 2, 3};
   for (std::size_t u : layout_row_units()) {
     for (std::size_t m : {u - 1, u, u + 1}) v.push_back(m);
   }
   for (std::size_t& m : v) m = fit_dim(m, d);
-  return pick(std::move(v));
+  std::vector<std::size_t> large;
+  if (tile > 1) {
+    for (std::size_t m : {tile + 1u, 2u * tile + 1u, tile - 1u, tile + 0u}) large.push_back(m);
+  }
+  for (std::size_t m : {257, 300}) large.push_back(m);
+  for (std::size_t& m : large) m = fit_dim(m, d);
+  // 1 case in 8 takes a large M; the choice shrinks toward the small ones.
+  return rc::gen::mapcat(range(0, 8), [small = pick(std::move(v)),
+                                       big = pick(std::move(large))](std::size_t i) {
+    return i < 7 ? small : big;
+  });
 }
 
 rc::Gen<std::size_t> gen_n(const impl::Dim& d) {
@@ -100,6 +110,8 @@ rc::Gen<uint64_t> gen_seed() {
 
 void tag_shape(const Context& ctx, std::size_t m, std::size_t n, std::size_t k) {
   ctx.tag(m == 1 ? "m=1" : "m>1");
+  if (m > 128) ctx.tag("m>128");
+  if (m > 256) ctx.tag("m>256");
   if (k % 32 != 0) ctx.tag("k%32!=0");
   if (k % 32 == 0) ctx.tag("k%128=" + std::to_string(k % 128));
   if (n != 0 && n % 128 != 0) ctx.tag("tile:partial_n");

@@ -59,6 +59,22 @@ std::span<const std::string_view> required_coverage() {
         "layout:nv_swizzle_128x4",
         "layout:aiter_preshuffle",
         "tp:shard",
+        // Detection work (docs/bug_classes.md §2): the block maximum at every position, amax/448
+        // an exact power of two, M past the kernels' 128-row tile and past 256, the FP8 element
+        // formats of the dequantizer, an absent scale operand, the UE8M0 block scales.
+        "max_at:first",
+        "max_at:last",
+        "max_at:middle",
+        "values:pow2_ratio",
+        "m>128",
+        "m>256",
+        "format:e4m3fn",
+        "format:e5m2",
+        "format:e4m3fnuz",
+        "format:e5m2fnuz",
+        "scale:absent",
+        "scale:ue8m0",
+        "determinism:run_twice",
     };
     // Every built-in op every backend runs (a kernel with its own hardware check, the
     // satfinite quantize_mx_hw, is exercised where the hardware has it): a new row of the
@@ -89,6 +105,7 @@ std::span<const Property> all_properties() {
     add_quant_properties(v);
     add_gemm_properties(v);
     add_dispatch_properties(v);
+    add_detect_properties(v);
     return v;
   }();
   return props;
@@ -252,7 +269,7 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
   };
   rc::detail::TestParams params;
   params.seed = opts.seed;
-  params.maxSuccess = opts.cases;
+  params.maxSuccess = p.max_cases > 0 ? std::min(opts.cases, p.max_cases) : opts.cases;
   params.maxSize = opts.max_size;
   params.disableShrinking = !opts.shrink;
   rc::detail::TestMetadata meta;
@@ -262,7 +279,8 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
   const rc::detail::TestResult result =
       rc::detail::checkProperty(rc::detail::toProperty(body), meta, params, listener);
   if (result.is<rc::detail::SuccessResult>()) {
-    out.cases = result.get<rc::detail::SuccessResult>().numSuccess;
+    // A case the implementation could not take is no checked case (RapidCheck counts it).
+    out.cases = std::max(0, result.get<rc::detail::SuccessResult>().numSuccess - out.unsupported);
     return out;
   }
   out.passed = false;

@@ -90,6 +90,9 @@ struct Property {
   // property of ops).
   rc::Gen<Case> (*gen)(const Context&, const Ops& ops);
   std::optional<Failure> (*check)(const Context&, const Case&);
+  // The most cases one run needs (0: as many as asked): a property of one large fixed shape
+  // (dequantize.large_offsets) runs it once.
+  int max_cases = 0;
 };
 
 std::span<const Property> all_properties();

@@ -16,6 +16,9 @@ void add_cast_properties(std::vector<Property>& out);      // props_cast.cpp
 void add_quant_properties(std::vector<Property>& out);     // props_quant.cpp
 void add_gemm_properties(std::vector<Property>& out);      // props_gemm.cpp
 void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp
+// props_detect.cpp: quantize_block.bit_exact, gemm.default_scale, determinism.run_twice,
+// dequantize.large_offsets (docs/bug_classes.md §2, detection work).
+void add_detect_properties(std::vector<Property>& out);
 
 // Size-independent choices: RapidCheck scales inRange and container sizes with a size that grows
 // over the run (case i of 100 has size i), which would make the first cases all minimal. These
@@ -32,8 +35,10 @@ rc::Gen<std::size_t> range(std::size_t lo, std::size_t hi_exclusive);
 // from fixed candidates and moves each onto the clause (fit_dim); with the default clause (any
 // value) they are the candidates themselves.
 // M: small values first (shrinks toward 1), sometimes at and around the row-padding units of the
-// scale layouts kernels read (TMA align4, swizzle 128-row tiles; from scale_storage_size).
-rc::Gen<std::size_t> gen_m(const impl::Dim& d = {});
+// scale layouts kernels read (TMA align4, swizzle 128-row tiles; from scale_storage_size); one
+// case in 8 past the contract's M tile (`tile`, impl::Contract::m_tile: tile + 1 first, the shrink
+// target, then 2 tile + 1, tile - 1, tile) and past 256 (257, 300).
+rc::Gen<std::size_t> gen_m(const impl::Dim& d = {}, uint32_t tile = 0);
 // N: a multiple of the alignment: align x [1, 6], or around one and two 128-row weight blocks.
 rc::Gen<std::size_t> gen_n(const impl::Dim& d);
 // K = 128 x kb + r, r from k_residues(align): the residues a contract's K alignment allows.

@@ -119,18 +119,26 @@ rc::Gen<ValueClass> gen_value_class() {
                   V::kTies,       V::kSaturation, V::kZero,       V::kNanInf,    V::kLog2Hazard,
                   V::kBf16Carry,  V::kTiny,       V::kSubnormal,  V::kTies,      V::kSaturation,
                   V::kLog2Hazard, V::kBf16Carry,  V::kLog2Hazard, V::kBf16Carry, V::kTiny,
-                  V::kNormal,     V::kInts});
+                  V::kNormal,     V::kInts,       V::kPow2Ratio,  V::kPow2Ratio});
 }
+
+// Where each block's maximum goes (first shrinks toward the plain layout of the classes).
+rc::Gen<std::string> gen_max_at() { return pick<std::string>({"first", "last", "middle"}); }
 
 struct QuantInput {
   std::vector<float> x;        // what the reference quantizes (bf16-rounded for bf16 input)
   std::vector<uint16_t> bf16;  // the bf16 bits uploaded for bf16 input
 };
 
-QuantInput quant_input(const Case& c, std::size_t rows, std::size_t cols, bool bf16) {
+QuantInput quant_input(const Case& c, std::size_t rows, std::size_t cols, bool bf16,
+                       std::size_t block = 32) {
   QuantInput in;
-  in.x = make_values(enum_field<ValueClass>(c, "values", parse_value_class), rows, cols,
-                     c.num("seed"));
+  const ValueClass vc = enum_field<ValueClass>(c, "values", parse_value_class);
+  // Cases written before `max_at` existed keep the classes' own placement.
+  in.x = c.has("max_at")
+             ? make_values(vc, rows, cols, c.num("seed"),
+                           enum_field<MaxAt>(c, "max_at", parse_max_at), block)
+             : make_values(vc, rows, cols, c.num("seed"));
   if (bf16) {
     in.bf16.resize(in.x.size());
     for (std::size_t i = 0; i < in.x.size(); ++i) {
@@ -210,6 +218,12 @@ void tag_quantized(const Context& ctx, const std::vector<float>& x, const MxQuan
   }
 }
 
+// The value class and the block maximum's position (required coverage: properties/property.cpp).
+void tag_values(const Context& ctx, const Case& c) {
+  ctx.tag("values:" + c.text("values"));
+  if (c.has("max_at")) ctx.tag("max_at:" + c.text("max_at"));
+}
+
 // The input dtypes a case picks from: fp32 three times as often as bf16 (where both exist).
 rc::Gen<std::string> gen_input(const Op& op) {
   const bool f32 = (op.contract.a_dtypes & impl::dtype_bit(Dtype::kF32)) != 0;
@@ -239,18 +253,19 @@ rc::Gen<Case> gen_quantize(const Context&, const Ops& ops) {
     const impl::Contract& ct = op->contract;
     return rc::gen::apply(
         [op](const std::string& conv, const std::string& format, const std::string& input,
-             std::size_t rows, std::size_t cols, ValueClass vc, uint64_t seed) {
+             std::size_t rows, std::size_t cols, ValueClass vc, const std::string& max_at,
+             uint64_t seed) {
           Case c("quantize.bit_exact");
           c.set("op", op->name);
           c.set("conv", conv);
           if (!format.empty()) c.set("format", format);
           c.set("input", input);
           c.set("rows", fit_dim(rows, op->contract.m)).set("cols", cols);
-          c.set("values", to_string(vc)).set("seed", seed);
+          c.set("values", to_string(vc)).set("max_at", max_at).set("seed", seed);
           return c;
         },
         pick(ct.conventions), gen_format(ct.out_dtypes), gen_input(*op), range(1, 4),
-        gen_k(ct.k, 2), gen_value_class(), gen_seed());
+        gen_k(ct.k, 2), gen_value_class(), gen_max_at(), gen_seed());
   });
 }
 
@@ -267,6 +282,7 @@ std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
   const MxQuantized want =
       quantize_mx(in.x, rows, cols, *element_format(element), reference_policy(op, conv));
   tag_quantized(ctx, in.x, want);
+  tag_values(ctx, c);
   ctx.tag("op:" + op.name);
   tag_shape(ctx, rows, 0, cols);
   const MxQuantized got = run_quantize(ctx, op, conv, bf16, element, in, rows, cols);
@@ -357,6 +373,7 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
   for (std::size_t i = 0; i < rows * cols; ++i) q.data.push_back(static_cast<uint8_t>(rng()));
   q.scales = scale_bytes(cls, rows * q.scale_cols(), rng);
   ctx.tag("op:" + op.name);
+  ctx.tag("format:" + std::string(impl::to_string(element)));
   tag_e8m0(ctx, q.scales);
   tag_shape(ctx, rows, 0, cols);
   impl::Invocation inv(op, *ctx.be);
@@ -370,6 +387,7 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
   impl::Call call;
   call.m = rows;
   call.k = cols;
+  call.kernel_faults = ctx.kernel_faults();
   inv.run(call);
   const std::vector<uint8_t> raw = inv.read(&impl::Call::out);
   GemmOutput got{rows, cols, bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32, {}, {}};
@@ -420,6 +438,7 @@ std::optional<Failure> check_upcast(const Context& ctx, const Case& c) {
   impl::Call call;
   call.m = 1;
   call.k = count;
+  call.kernel_faults = ctx.kernel_faults();
   inv.run(call);
   const std::vector<uint8_t> raw = inv.read(&impl::Call::out);
   GemmOutput got{1, count, OutputFormat::kFp32, std::vector<float>(count), {}};
@@ -438,19 +457,20 @@ rc::Gen<Case> gen_shift(const Context&, const Ops& ops) {
     const impl::Dim k32{std::max<uint64_t>(32, ct.k.align), ct.k.min, ct.k.max};
     return rc::gen::apply(
         [op](const std::string& conv, std::size_t rows, std::size_t cols, ValueClass vc,
-             uint64_t seed, std::size_t row, std::size_t block, int shift) {
+             const std::string& max_at, uint64_t seed, std::size_t row, std::size_t block,
+             int shift) {
           Case c("metamorphic.block_scale_shift");
           rows = fit_dim(rows, op->contract.m);
           c.set("op", op->name).set("conv", conv).set("rows", rows).set("cols", cols);
-          c.set("values", to_string(vc)).set("seed", seed);
+          c.set("values", to_string(vc)).set("max_at", max_at).set("seed", seed);
           c.set("row", row % rows).set("block", block % ((cols + 31) / 32));
           c.set("shift", std::to_string(shift));
           return c;
         },
         pick(ct.conventions), range(1, 4), gen_k(k32, 2),
         pick<V>({V::kInts, V::kNormal, V::kNarrow, V::kTies, V::kSaturation, V::kLog2Hazard,
-                 V::kBf16Carry}),
-        gen_seed(), range(0, 4), range(0, 8), pick<int>({1, -1, 2, -3, 5, -7}));
+                 V::kBf16Carry, V::kPow2Ratio}),
+        gen_max_at(), gen_seed(), range(0, 4), range(0, 8), pick<int>({1, -1, 2, -3, 5, -7}));
   });
 }
 
@@ -482,6 +502,18 @@ std::optional<Failure> check_shift(const Context& ctx, const Case& c) {
   }
   const MxQuantized q0 = run_quantize(ctx, op, conv, false, element, in, rows, cols);
   const MxQuantized q1 = run_quantize(ctx, op, conv, false, element, shifted, rows, cols);
+  // The unshifted run against the reference first: two runs that agree with each other (an
+  // unwritten output, the same poison twice) prove nothing on their own.
+  const MxQuantized ref =
+      quantize_mx(in.x, rows, cols, *element_format(element), reference_policy(op, conv));
+  if (auto f = compare_codes("unshifted e8m0 scale bytes vs reference", Format::kE8M0, rows, kb,
+                             ref.scales, q0.scales)) {
+    return f;
+  }
+  if (auto f = compare_codes("unshifted codes vs reference", *element_format(element), rows, cols,
+                             ref.data, q0.data)) {
+    return f;
+  }
   const int s0 = q0.scales[r * kb + b];
   if (s0 + j < 1 || s0 + j > 254 || s0 == 0 || s0 == 0xFF) return std::nullopt;  // clamped
   ctx.tag("meta:block_scale_shift");

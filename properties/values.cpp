@@ -13,7 +13,8 @@ namespace {
 
 constexpr std::array<std::string_view, kValueClassCount> kNames = {
     "ints",       "normal", "narrow",  "wide",        "subnormal",  "ties",
-    "saturation", "zero",   "nan_inf", "log2_hazard", "bf16_carry", "tiny"};
+    "saturation", "zero",   "nan_inf", "log2_hazard", "bf16_carry", "tiny", "pow2_ratio"};
+constexpr std::array<std::string_view, 3> kMaxAtNames = {"first", "last", "middle"};
 
 uint64_t below(std::mt19937_64& rng, uint64_t n) { return rng() % n; }
 float sign(std::mt19937_64& rng) { return (rng() & 1) ? -1.0f : 1.0f; }
@@ -43,6 +44,15 @@ std::span<const ValueClass> all_value_classes() {
 }
 
 std::string_view to_string(ValueClass c) { return kNames[static_cast<std::size_t>(c)]; }
+
+std::string_view to_string(MaxAt m) { return kMaxAtNames[static_cast<std::size_t>(m)]; }
+
+std::optional<MaxAt> parse_max_at(std::string_view s) {
+  for (std::size_t i = 0; i < kMaxAtNames.size(); ++i) {
+    if (kMaxAtNames[i] == s) return static_cast<MaxAt>(i);
+  }
+  return std::nullopt;
+}
 
 std::optional<ValueClass> parse_value_class(std::string_view s) {
   for (ValueClass c : all_value_classes()) {
@@ -154,7 +164,62 @@ void fill_block(ValueClass c, std::mt19937_64& rng, std::span<float> out) {
       fill_below(rng, amax, out);
       return;
     }
+    case ValueClass::kPow2Ratio: {
+      // 448 x 2^e: amax / 448 is exactly 2^e, and so is amax x fl32(1/448), the RCEIL form
+      // (fl32(448 x fl32(1/448)) = 1).
+      fill_below(rng, std::ldexp(448.0f, in_range(rng, -40, 40)), out);
+      return;
+    }
   }
+}
+
+namespace {
+
+// Moves the largest finite |x| of `blk` to `where` (swap). The middle index comes from a hash of
+// (seed, row, block), so it consumes no random numbers: the values stay those of the seed.
+void place_max(std::span<float> blk, MaxAt where, uint64_t seed, std::size_t row,
+               std::size_t block) {
+  if (blk.size() < 2) return;
+  std::size_t at = blk.size();
+  for (std::size_t i = 0; i < blk.size(); ++i) {
+    if (!std::isfinite(blk[i])) continue;
+    if (at == blk.size() || std::fabs(blk[i]) > std::fabs(blk[at])) at = i;
+  }
+  if (at == blk.size() || blk[at] == 0.0f) return;
+  std::size_t to = 0;
+  if (where == MaxAt::kLast) {
+    to = blk.size() - 1;
+  } else if (where == MaxAt::kMiddle) {
+    uint64_t h = seed * 0x9E3779B97F4A7C15ull + row * 0xBF58476D1CE4E5B9ull + block + 1;
+    h ^= h >> 31;
+    to = blk.size() <= 2 ? 1 : 1 + static_cast<std::size_t>(h % (blk.size() - 2));
+  }
+  std::swap(blk[at], blk[to]);
+}
+
+}  // namespace
+
+std::vector<float> make_values(ValueClass primary, std::size_t rows, std::size_t cols,
+                               uint64_t seed, MaxAt max_at, std::size_t block) {
+  std::vector<float> v = block == 32 ? make_values(primary, rows, cols, seed) : std::vector<float>{};
+  if (block != 32) {
+    // Classes per `block` columns: the MX fill with the block as its unit.
+    std::mt19937_64 rng(seed);
+    v.resize(rows * cols);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t b = 0; b * block < cols; ++b) {
+        const std::size_t len = std::min(block, cols - b * block);
+        fill_block(primary, rng, std::span<float>(v.data() + r * cols + b * block, len));
+      }
+    }
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t b = 0; b * block < cols; ++b) {
+      const std::size_t len = std::min(block, cols - b * block);
+      place_max(std::span<float>(v.data() + r * cols + b * block, len), max_at, seed, r, b);
+    }
+  }
+  return v;
 }
 
 std::vector<float> make_values(ValueClass primary, std::size_t rows, std::size_t cols,

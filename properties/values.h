@@ -28,8 +28,17 @@ enum class ValueClass : uint8_t {
   kLog2Hazard,  // "log2_hazard": amax * fl(1/448) is a value whose log2f rounds onto the floor
   kBf16Carry,   // "bf16_carry": amax within half a bf16 ulp of a scale-changing boundary
   kTiny,        // "tiny": amax near 2^-127 (scale bytes 0x00 / 0x01)
+  kPow2Ratio,   // "pow2_ratio": amax = 448 x 2^e exactly (amax/448 a power of two: FLOOR and
+                // RCEIL agree, a ceil that bumps an exact power is one binade off)
 };
-inline constexpr std::size_t kValueClassCount = 12;
+inline constexpr std::size_t kValueClassCount = 13;
+
+// Where the block maximum sits: "first", "last" or "middle" (an index inside the block derived
+// from the seed, row and block). A kernel that finds amax by looking at the first element, or
+// stops one short, is only caught when the maximum is elsewhere.
+enum class MaxAt : uint8_t { kFirst, kLast, kMiddle };
+std::string_view to_string(MaxAt m);
+std::optional<MaxAt> parse_max_at(std::string_view s);
 
 std::span<const ValueClass> all_value_classes();
 std::string_view to_string(ValueClass c);
@@ -44,6 +53,11 @@ void fill_block(ValueClass c, std::mt19937_64& rng, std::span<float> out);
 // is larger).
 std::vector<float> make_values(ValueClass primary, std::size_t rows, std::size_t cols,
                                uint64_t seed);
+// The same with the largest finite |value| of every block of `block` columns moved to `max_at`
+// (a swap; blocks of one element, or of +-0 only, stay as they are), and the classes filled per
+// block of `block` columns (32: MX blocks; 128: the 1x128 groups of block quantizers).
+std::vector<float> make_values(ValueClass primary, std::size_t rows, std::size_t cols,
+                               uint64_t seed, MaxAt max_at, std::size_t block = 32);
 
 // Every fp32 y in the normal range whose correctly rounded log2f lands on an integer although y
 // is not a power of two (e8m0.h log2f_rounds_to_floor), paired with an amax such that

@@ -24,6 +24,8 @@ std::size_t count_steps(const Case& c, std::string_view step) {
 
 bool one_block(const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 32; }
 
+bool op_is(const Case& c, std::string_view name) { return c.has("op") && c.text("op") == name; }
+
 // The rows of docs/bug_classes.md §2, minimal counterexamples as predicates over the shrunk case;
 // each `minimal` text is the table's "minimal case" cell (tests/test_docs_match_code.cpp).
 const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
@@ -89,6 +91,69 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
      [](const Case& c) {
        return c.num("m") == 1 && (c.num("n") / c.num("tp")) % 128 != 0 && c.num("k") <= 128;
      }},
+    // Detection work (docs/bug_classes.md §2, Z17-Z30).
+    {Fault::kZ17SplitKSlice0Scales, "gemm.exact",
+     "bpreshuffle, two K blocks (128 < K <= 256), M = 1, N = 16",
+     [](const Case& c) {
+       return op_is(c, "gemm_blockscale_bpreshuffle") && c.num("k") > 128 && c.num("k") <= 256 &&
+              c.num("m") == 1 && c.num("n") == 16;
+     }},
+    {Fault::kZ18WaveReappliesAScale, "gemm.exact",
+     "M = 129 (one row into the second 128-row wave), N = 1, K <= 128",
+     [](const Case& c) { return c.num("m") == 129 && c.num("n") == 1 && c.num("k") <= 128; }},
+    // fp32 weight scales come from the checkpoint or from the e8m0 upcast at load (the layer's
+    // or a consumer's): the predicate does not ask which.
+    {Fault::kZ19Fp32ScaleAsUe8m0, "dispatch.end_to_end",
+     "fp8_block, fp32 weight scales (checkpoint or upcast), one weight block (N, K <= 128), M = 1",
+     [](const Case& c) {
+       return c.text("scheme") == "fp8_block" && c.num("n") <= 128 && c.num("k") <= 128 &&
+              c.num("m") == 1;
+     }},
+    {Fault::kZ20TruncateScaleExponent, "gemm.ordered_bound",
+     "one scale block (K <= 128) with a mantissa, M = N = 1",
+     [](const Case& c) { return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 128; }},
+    {Fault::kZ21MinClampAfterPow2, "quantize_block.bit_exact",
+     "one 1x128 group (K <= 128) whose amax is below 1e-4, one row",
+     [](const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 128; }},
+    {Fault::kZ22Ue8m0PackLeak, "gemm.ordered_bound",
+     "two scales in one UE8M0 word (128 < K <= 256), M = N = 1",
+     [](const Case& c) {
+       return c.num("m") == 1 && c.num("n") == 1 && c.num("k") > 128 && c.num("k") <= 256;
+     }},
+    {Fault::kZ23E8m0NanOnValue, "upcast_e8m0.bit_exact",
+     "at most 4 scale bytes, one of them 0x86 (2^7) or 0xFF",
+     [](const Case& c) { return c.num("count") <= 4; }},
+    {Fault::kZ24FnuzNanAsNegZero, "dequantize.bit_exact",
+     "FNUZ codes holding 0x80, one row, K <= 64",
+     [](const Case& c) {
+       return c.text("format").find("fnuz") != std::string::npos && c.num("rows") == 1 &&
+              c.num("cols") <= 64;
+     }},
+    {Fault::kZ25E4m3NanAs480, "dequantize.bit_exact",
+     "E4M3FN codes holding 0x7F or 0xFF, one row, K <= 64",
+     [](const Case& c) {
+       return (!c.has("format") || c.text("format") == "e4m3fn") && c.num("rows") == 1 &&
+              c.num("cols") <= 64;
+     }},
+    {Fault::kZ26E5m2InfAsFinite, "dequantize.bit_exact",
+     "E5M2 codes holding an Inf or NaN code, one row, K <= 64",
+     [](const Case& c) {
+       return c.text("format") == "e5m2" && c.num("rows") == 1 && c.num("cols") <= 64;
+     }},
+    {Fault::kZ27DefaultScaleByteOne, "gemm.default_scale", "B scales absent, M = N = 1, K = 128",
+     [](const Case& c) { return c.num("m") == 1 && c.num("n") == 1 && c.num("k") == 128; }},
+    {Fault::kZ28KTailScaleUnmasked, "metamorphic.padding_poison",
+     "K % 128 != 0 and K <= 96 (a K-tail tile), M = 1, N <= 16",
+     [](const Case& c) {
+       return c.num("k") % 128 != 0 && c.num("k") <= 96 && c.num("m") == 1 && c.num("n") <= 16;
+     }},
+    {Fault::kZ29Offset32Bit, "dequantize.large_offsets",
+     "2^31 + 32768 elements (65537 x 32768), on a device backend",
+     [](const Case& c) { return c.num("rows") * c.num("cols") > (uint64_t{1} << 31); }, true},
+    {Fault::kZ30LaunchCounterOrder, "determinism.run_twice", "gemm_bf16, M = N = 1, K <= 32",
+     [](const Case& c) {
+       return op_is(c, "gemm_bf16") && c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 32;
+     }},
 }};
 
 }  // namespace
@@ -137,6 +202,14 @@ ZooResult run_zoo(Fault f, gpu::Backend& be, const ZooOptions& opts) {
   const ZooClass& zc = zoo_class(f);
   ZooResult out;
   out.fault = f;
+  if (zc.device_only && be.memory() == impl::Memory::kHost) {
+    out.not_applicable = true;
+    out.not_applicable_reason = "device only: " + std::string(zc.property) +
+                                " runs on a device backend (not applicable on " +
+                                std::string(be.name()) + ")";
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  }
   Context ctx{&be, {f}, nullptr};
   RunOptions ro;
   ro.cases = opts.cases;

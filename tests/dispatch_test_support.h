@@ -76,8 +76,8 @@ inline std::vector<LinearConfig> hot_path_configs() {
 }
 
 // I5 on one apply of an M = 1 activation after load processing: no dequantize, upcast,
-// preshuffle or dequantizing GEMM launch, and only activation-sized buffers (x in bf16, its codes
-// and scales, the output).
+// preshuffle or MX dequantizing GEMM launch, and only activation-sized buffers (x in bf16, its
+// codes and scales, the output).
 inline void expect_no_rematerialization(const gpu::Counters& d, const LinearConfig& c) {
   for (gpu::Kernel k : {gpu::kernel("dequant_mx_to_bf16"), gpu::kernel("upcast_e8m0"),
                         gpu::kernel("preshuffle_weight"), gpu::kernel("gemm_mx_dequant")}) {

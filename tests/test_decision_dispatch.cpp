@@ -290,14 +290,16 @@ const dispatch::BlockScaledFp8 kBlock;
 const dispatch::PreshuffledBlockScaledFp8 kPre;
 
 // The glue passes dispatch where it follows the rules, on every linear kernel's lifecycle out of
-// order, and F3 (dispatch's per-step fallback) must still be what dispatch does.
-TEST(DecisionVsDispatchLifecycle, CleanDispatchPassesAndF3StillHolds) {
+// order; the per-step MXFP8 fallback launches what the rules' fallback does (§5.1, finding F3
+// fixed: no finding is needed for it).
+TEST(DecisionVsDispatchLifecycle, CleanDispatchPasses) {
   TagCount tags;
   const auto host = Platform::kHost;
   EXPECT_EQ(run_lifecycle(config(host, Scheme::kMxfp8, 1, 160, WeightScaleDtype::kE8m0), &kDot,
                           {"apply", "process", "apply", "process", "apply"}, {}, tags),
             std::nullopt);
-  EXPECT_GT(tags.count("finding:F3"), 0u) << "dispatch's per-step fallback is no longer F3's form";
+  EXPECT_GT(tags.count("model:apply.per_step_fallback"), 0u);
+  EXPECT_EQ(tags.count("finding:F3"), 0u);
   EXPECT_EQ(run_lifecycle(config(host, Scheme::kFp8Block, 128, 256, WeightScaleDtype::kE8m0), &kPre,
                           {"apply_row", "apply_col", "model_preshuffle", "process", "apply_col",
                            "apply_row", "process", "model_preshuffle", "apply"},
@@ -371,11 +373,11 @@ TEST(DecisionVsDispatchLifecycle, PlantedWrongDecisionsAreCaught) {
 
 // Finding F3 (docs/dispatch_model.md §9.3) in numbers: an unaligned-K MXFP8 layer must give the
 // same output whether or not load processing ran (I4; vLLM's fallback dequantizes the weight
-// and multiplies the plain activation, like the processed path). dispatch's fallback MX-quantizes
-// the activation instead: x = 1.0625 (bf16) becomes 1.0 (E4M3 with a 2^-8 scale: 272 is a tie
-// between 256 and 288, to even 256). Integer data (the property's) hides it. Disabled until
-// dispatch/ decides; run with --gtest_also_run_disabled_tests to see it fail.
-TEST(DecisionFindings, DISABLED_F3PerStepFallbackEqualsTheProcessedPath) {
+// and multiplies the plain activation, like the processed path). A fallback that MX-quantizes
+// the activation (dispatch's until F3 was fixed) turns x = 1.0625 (bf16) into 1.0 (E4M3 with a
+// 2^-8 scale: 272 is a tie between 256 and 288, to even 256); integer data (the property's)
+// cannot see it.
+TEST(DecisionFindings, F3PerStepFallbackEqualsTheProcessedPath) {
   const LinearConfig c = config(Platform::kHost, Scheme::kMxfp8, 1, 160, WeightScaleDtype::kE8m0);
   std::vector<float> w(160, 0.0f), xv(160, 0.0f);
   w[0] = 1.0f;

@@ -299,7 +299,8 @@ TEST(DispatchHotPath, NoRematerializationAfterLoadProcessing) {
 }
 
 // The accounting must see a re-materialization when it happens (else the test above is blind):
-// skipped load processing leaves a per-step upcast or dequantize GEMM on every apply.
+// skipped load processing leaves a per-step upcast, or a per-step weight dequantize before the
+// bf16 GEMM (docs/dispatch_model.md §5.1), on every apply.
 TEST(DispatchHotPath, SkippedLoadProcessingIsCounted) {
   gpu::HostBackend be;
   {
@@ -317,7 +318,9 @@ TEST(DispatchHotPath, SkippedLoadProcessingIsCounted) {
     LinearLayer layer(be, c);
     layer.load_float_weights(p.weight);
     layer.apply(p.x);
-    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("gemm_mx_dequant")), 1u);
+    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("dequant_mx_to_bf16")), 1u);
+    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("gemm_bf16")), 1u);
+    EXPECT_EQ(layer.last_apply().path, ApplyPath::kMxfp8DequantPerStep);
   }
 }
 

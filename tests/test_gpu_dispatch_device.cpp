@@ -178,7 +178,7 @@ TEST_F(DeviceDispatch, NoRematerializationAfterLoadProcessing) {
     layer.apply(p.x);  // before load processing: the per-step work is visible to the counters
     const gpu::Counters& first = layer.last_apply().delta;
     EXPECT_GE(first.launches_of(gpu::kernel("upcast_e8m0")) +
-                  first.launches_of(gpu::kernel("gemm_mx_dequant")) +
+                  first.launches_of(gpu::kernel("dequant_mx_to_bf16")) +
                   first.launches_of(gpu::kernel("gemm_mx_dot_scaled")),
               1u);
     layer.process_weights_after_loading();

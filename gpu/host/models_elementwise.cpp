@@ -2,6 +2,7 @@
 #include "gpu/host/models.h"
 #include "gpu/kernels/dequant_mx.h"
 #include "gpu/kernels/preshuffle.h"
+#include "gpu/kernels/quantize_block.h"
 #include "gpu/kernels/quantize_mx.h"
 
 namespace mxgate::gpu::host {
@@ -56,6 +57,15 @@ int fault_write_past_end(const FaultParams& p, float* out) {
 int fault_skip_element(const FaultParams& p, float* out) {
   for (uint64_t i = 0; i < p.count; ++i) {
     if (i != p.skip) out[i] = 1.0f;
+  }
+  return 0;
+}
+
+int quantize_act1x128_ue8m0(const QuantizeBlockParams& p, const void* in, uint8_t* codes,
+                            float* scales) {
+  const uint64_t groups = (p.cols + 127) / 128;
+  for (uint64_t r = 0; r < p.rows; ++r) {
+    for (uint64_t g = 0; g < groups; ++g) quantize_block_group(p, in, codes, scales, r, g);
   }
   return 0;
 }

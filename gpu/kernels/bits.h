@@ -68,17 +68,49 @@ MXGATE_HD inline float max_num(float a, float b) {
 inline constexpr uint32_t kQuietNan = 0x7FC00000u;
 
 // E4M3FN: bias 7, 3 mantissa bits, S.1111.111 = NaN, no Inf (docs/formats.md §1.1). Exact.
-MXGATE_HD inline float decode_e4m3fn(uint8_t c) {
+// `nan_as_480`: planted Z25, S.1111.111 decoded as a normal number (+-480), the shift-and-scale
+// decode of MLX #4164.
+MXGATE_HD inline float decode_e4m3fn(uint8_t c, bool nan_as_480 = false) {
   const uint32_t sign = static_cast<uint32_t>(c >> 7) << 31;
   const uint32_t exp = (c >> 3) & 0xFu;
   const uint32_t man = c & 0x7u;
-  if (exp == 0xFu && man == 0x7u) return f32_from(sign | kQuietNan);
+  if (exp == 0xFu && man == 0x7u && !nan_as_480) return f32_from(sign | kQuietNan);
   if (exp == 0) {
     // man * 2^-9, exact in fp32.
     const float v = static_cast<float>(man) * 0.001953125f;
     return f32_from(sign | f32_bits(v));
   }
   return f32_from(sign | ((exp - 7u + 127u) << 23) | (man << 20));
+}
+
+// E5M2: bias 15, 2 mantissa bits, S.11111.00 = Inf, S.11111.xx (xx != 0) = NaN (IEEE-like,
+// docs/formats.md §1.1). Exact. `exp31_normal`: planted Z26, exponent 31 decoded as a normal
+// binade (+Inf -> 65536, NaN codes -> finite), the widening of Triton #11784.
+MXGATE_HD inline float decode_e5m2(uint8_t c, bool exp31_normal = false) {
+  const uint32_t sign = static_cast<uint32_t>(c >> 7) << 31;
+  const uint32_t exp = (c >> 2) & 0x1Fu;
+  const uint32_t man = c & 0x3u;
+  if (exp == 0x1Fu && !exp31_normal) return f32_from(sign | (man == 0 ? 0x7F800000u : kQuietNan));
+  if (exp == 0) return f32_from(sign | f32_bits(static_cast<float>(man) * 0x1p-16f));
+  return f32_from(sign | ((exp - 15u + 127u) << 23) | (man << 21));
+}
+
+// The FNUZ formats (AMD CDNA3): no Inf, no -0; the single NaN is 0x80 (docs/formats.md §1.1).
+// E4M3FNUZ bias 8, E5M2FNUZ bias 16. Exact. `nan_as_neg_zero`: planted Z24, 0x80 decoded as the
+// sign applied to zero (-0.0), the software upcast of Triton #10745.
+MXGATE_HD inline float decode_fnuz(uint8_t c, bool e5m2, bool nan_as_neg_zero = false) {
+  const uint32_t sign = static_cast<uint32_t>(c >> 7) << 31;
+  if (c == 0x80u && !nan_as_neg_zero) return f32_from(kQuietNan);
+  const uint32_t mbits = e5m2 ? 2u : 3u;
+  const uint32_t bias = e5m2 ? 16u : 8u;
+  const uint32_t exp = (c & 0x7Fu) >> mbits;
+  const uint32_t man = c & ((1u << mbits) - 1u);
+  if (exp == 0) {
+    // man * 2^(1 - bias - mbits): E4M3FNUZ 2^-10, E5M2FNUZ 2^-17; exact in fp32.
+    const float v = static_cast<float>(man) * (e5m2 ? 0x1p-17f : 0x1p-10f);
+    return f32_from(sign | f32_bits(v));
+  }
+  return f32_from(sign | ((exp - bias + 127u) << 23) | (man << (23u - mbits)));
 }
 
 // fp32 -> E4M3FN, RNE on the bits. Finite overflow always saturates to +-448 (every convention

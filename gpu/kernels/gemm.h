@@ -34,6 +34,12 @@ MXGATE_HD inline uint64_t mx_scale_index(const GemmParams& p, uint64_t r, uint64
   return tile * 512 + lane * 16 + sub * 4 + c % 4;
 }
 
+// The E8M0 byte of an absent scale operand (tl.dot_scaled with rhs_scale=None): 127 = 2^0, the
+// unit scale. Z27 (planted): byte 1 (2^-126), the default triton-ascend #2280 wrote.
+MXGATE_HD inline uint8_t default_mx_scale_byte(const GemmParams& p) {
+  return (p.faults & kernel_fault::kDefaultScaleByteOne) ? 1u : 127u;
+}
+
 // gemm_mx_dot_scaled (tl.dot_scaled-style MXFP8 x MXFP8, docs/formats.md §4): A, B E4M3FN codes
 // row-major; scales E8M0 row-major (m x K/32), (n x K/32), decoded correctly. K is walked in
 // UNMASKED tiles of 128 (the Triton BLOCK_K), so K % 128 != 0 reads past K exactly as the
@@ -52,7 +58,9 @@ MXGATE_HD inline float gemm_mx_dot_scaled_element(const GemmParams& p, const uin
                                          bits::decode_e4m3fn(b[n * p.k + k])));
       }
       const float s_a = bits::decode_e8m0(sa[mx_scale_index(p, m, kb)], false);
-      const float s_b = bits::decode_e8m0(sb[mx_scale_index(p, n, kb)], false);
+      const float s_b = bits::decode_e8m0(sb != nullptr ? sb[mx_scale_index(p, n, kb)]
+                                                        : default_mx_scale_byte(p),
+                                          false);
       acc = bits::add(acc, bits::mul(bits::mul(part, s_a), s_b));
     }
   }
@@ -69,7 +77,11 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
   const uint64_t scale_cols = ceil_div(p.k, kMxBlock);
   // Z10 (planted): with swizzled scales, K is walked to the padded scale width (4 columns) with
   // masked (zero) data but unmasked scales, so a padded scale byte reaches the sum (0 * NaN).
-  const bool pad = p.mx_scales_swizzled && (p.faults & kernel_fault::kReadScalePadding);
+  // Z28 (planted): the same walk in K tiles of 128 (4 scale columns) in every layout: the K-tail
+  // tile's scale loads are unmasked and read past the row (the next row, or whatever the
+  // allocator left after the tensor: Triton #10772, vLLM #47323).
+  const bool pad = (p.mx_scales_swizzled && (p.faults & kernel_fault::kReadScalePadding)) ||
+                   (p.faults & kernel_fault::kKTailScaleUnmasked);
   const uint64_t kb_end = pad ? (scale_cols + 3) / 4 * 4 : scale_cols;
   float acc = 0.0f;
   for (uint64_t kb = 0; kb < kb_end; ++kb) {
@@ -89,15 +101,36 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
   return acc;
 }
 
-// The two DeepSeek-style block-scale GEMMs (docs/layouts.md §2.1): A E4M3FN (m x K) row-major,
+// The DeepSeek-style block-scale GEMMs (docs/layouts.md §2.1): A E4M3FN (m x K) row-major,
 // Bs fp32 (ceil(n/128) x Kb) row-major, Kb = ceil(K/128), K masked. They differ only in where
 // As[m, kb] and B[n, k] live:
 //   gemm_blockscale:             As row-major (m*Kb + kb), B plain row-major (n*K + k)
 //   gemm_blockscale_bpreshuffle: As column-major (kb*M + m), B AITER (16,16) preshuffled
+//   gemm_blockscale_ue8m0:       as gemm_blockscale, scales through ue8m0_scale above
 // Order: for each 128-block kb in order:
 //   part = sum_{k increasing} fl(a*b);  acc = fl(acc + fl(fl(part*As)*Bs))
 // == ordered_gemm OrderModel{128, kPerPartial} (fp8 products are exact in fp32).
-template <bool kPreshuffled>
+// gemm_blockscale_ue8m0 (DeepGEMM's SM100 recipe, docs/formats.md §5.2): as gemm_blockscale,
+// but its fp32 scales are consumed as UE8M0, four to a 32-bit word along K: each scale is the
+// E8M0 value of its exponent byte ((bits >> 23) & 0xFF; sign and mantissa dropped, 0xFF NaN).
+// Z22 (planted): the word packed by shift-and-OR without masking (DeepGEMM #337), so the mantissa
+// bits of scale j + 1.. leak into byte j.
+MXGATE_HD inline float ue8m0_scale(const float* row, uint64_t count, uint64_t kb, bool leak) {
+  if (!leak) {
+    return bits::decode_e8m0(static_cast<uint8_t>((bits::f32_bits(row[kb]) >> 23) & 0xFFu), false);
+  }
+  const uint64_t w0 = kb / 4 * 4;
+  uint32_t v[4];
+  for (uint64_t j = 0; j < 4; ++j) v[j] = w0 + j < count ? bits::f32_bits(row[w0 + j]) : 0u;
+  const uint32_t packed = (v[0] >> 23) | (v[1] >> 15) | (v[2] >> 7) | (v[3] << 1);
+  return bits::decode_e8m0(static_cast<uint8_t>((packed >> (8 * (kb % 4))) & 0xFFu), false);
+}
+
+// Rows per M wave of the block GEMMs (their contracts' m_tile): CUTLASS / CK process M in 128-row
+// tiles, one wave after another.
+inline constexpr uint64_t kGemmWaveRows = 128;
+
+template <bool kPreshuffled, bool kUe8m0 = false>
 MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_t* a,
                                                const float* as, const uint8_t* b, const float* bs,
                                                uint64_t m, uint64_t n) {
@@ -120,8 +153,31 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
       part =
           bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(bc)));
     }
-    const float s_a = kPreshuffled ? as[kb * as_ld + m] : as[m * kb_count + kb];
-    const float s_b = bs[b_row * kb_count + kb];
+    // Z17 (planted, bpreshuffle): split-K in slices of one 128-block whose scale lookup uses the
+    // slice-local block index, so every slice applies slice 0's scales (CUTLASS #3537, #3615).
+    const uint64_t ks = kPreshuffled && (p.faults & kernel_fault::kSplitKSlice0Scales) ? 0 : kb;
+    const bool leak = (p.faults & kernel_fault::kUe8m0PackLeak) != 0;
+    // A's scale of row r for this block, as this kernel reads it.
+    const auto a_scale = [&](uint64_t r) {
+      if (kUe8m0) return ue8m0_scale(as + r * kb_count, kb_count, kb, leak);
+      return kPreshuffled ? as[ks * as_ld + r] : as[r * kb_count + ks];
+    };
+    float s_a = a_scale(m);
+    float s_b =
+        kUe8m0 ? ue8m0_scale(bs + b_row * kb_count, kb_count, kb, leak) : bs[b_row * kb_count + ks];
+    // Z20 (planted, gemm_blockscale): a kernel that takes arbitrary fp32 scales keeps only each
+    // one's exponent (the UE8M0 transform without its power-of-two precondition: SGLang #39193,
+    // vLLM #49784).
+    if (!kPreshuffled && !kUe8m0 && (p.faults & kernel_fault::kTruncateScaleExponent)) {
+      s_a = bits::f32_from(bits::f32_bits(s_a) & 0x7F800000u);
+      s_b = bits::f32_from(bits::f32_bits(s_b) & 0x7F800000u);
+    }
+    // Z18 (planted, every block GEMM): the B-scale register is multiplied in place by the A scale
+    // of each M wave, so a row of wave w > 0 gets the previous wave's A scale once more (CUTLASS
+    // #3596).
+    if ((p.faults & kernel_fault::kWaveReappliesAScale) && m >= kGemmWaveRows) {
+      s_b = bits::mul(s_b, a_scale(m - kGemmWaveRows));
+    }
     acc = bits::add(acc, bits::mul(bits::mul(part, s_a), s_b));
   }
   return acc;
@@ -130,10 +186,14 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
 // gemm_bf16: A, B bf16 bits row-major. Order: one partial over all K, increasing k,
 //   part = sum fl(a*b) (bf16 products are exact in fp32);  acc = fl(+0 + part)
 // == ordered_gemm OrderModel{0, kPerPartial} without scales.
+// Z30 (planted): every other launch walks K downwards, so the same inputs give other bits on the
+// next run (a schedule-dependent reduction order: DeepGEMM #365, #430; AITER #3261).
 MXGATE_HD inline float gemm_bf16_element(const GemmParams& p, const uint16_t* a, const uint16_t* b,
                                          uint64_t m, uint64_t n) {
+  const bool down = (p.faults & kernel_fault::kLaunchCounterOrder) && (p.launch_index & 1u);
   float part = 0.0f;
-  for (uint64_t k = 0; k < p.k; ++k) {
+  for (uint64_t i = 0; i < p.k; ++i) {
+    const uint64_t k = down ? p.k - 1 - i : i;
     part = bits::add(
         part, bits::mul(bits::bf16_to_f32(a[m * p.k + k]), bits::bf16_to_f32(b[n * p.k + k])));
   }

@@ -48,5 +48,11 @@ MXGATE_DEVICE_ENTRY int launch_gemm_bf16(const GemmParams& p, const uint16_t* a,
                                          void* out);
 MXGATE_DEVICE_ENTRY int launch_fault_write_past_end(const FaultParams& p, float* out);
 MXGATE_DEVICE_ENTRY int launch_fault_skip_element(const FaultParams& p, float* out);
+// Detection work (docs/bug_classes.md §2: Z21, Z22).
+MXGATE_DEVICE_ENTRY int launch_quantize_act1x128_ue8m0(const QuantizeBlockParams& p, const void* in,
+                                                       uint8_t* codes, float* scales);
+MXGATE_DEVICE_ENTRY int launch_gemm_blockscale_ue8m0(const GemmParams& p, const uint8_t* a,
+                                                     const float* as, const uint8_t* b,
+                                                     const float* bs, void* out);
 
 }  // namespace mxgate::gpu::device

@@ -30,7 +30,24 @@ inline constexpr uint32_t kSwizzleReadLinear = 1u << 5;  // Z13: swizzled scales
 inline constexpr uint32_t kUnroundedScalePayload = 1u << 6;  // Z14: payload x * 448/amax
 inline constexpr uint32_t kBf16Amax = 1u << 7;               // Z15: amax rounded to bf16 first
 inline constexpr uint32_t kShardBlockIndex = 1u << 8;  // Z16: weight block of local row n is n/128
+// Z17-Z30 (docs/bug_classes.md §2, detection work).
+inline constexpr uint32_t kSplitKSlice0Scales = 1u << 9;    // Z17: every K slice uses slice 0's scales
+inline constexpr uint32_t kWaveReappliesAScale = 1u << 10;  // Z18: M wave w > 0 reapplies wave w-1's As
+inline constexpr uint32_t kTruncateScaleExponent = 1u << 11;  // Z20: fp32 scale -> its exponent
+inline constexpr uint32_t kMinClampAfterPow2 = 1u << 12;  // Z21: min-scale clamp after pow2 rounding
+inline constexpr uint32_t kUe8m0PackLeak = 1u << 13;      // Z22: 4 exponents OR-ed unmasked
+inline constexpr uint32_t kE8m0NanOnValue = 1u << 14;     // Z23: NaN test on 2^(b-127) == 128
+inline constexpr uint32_t kFnuzNanAsNegZero = 1u << 15;   // Z24: FNUZ 0x80 -> -0.0
+inline constexpr uint32_t kE4m3NanAs480 = 1u << 16;       // Z25: E4M3FN 0x7F / 0xFF -> +-480
+inline constexpr uint32_t kE5m2InfAsFinite = 1u << 17;    // Z26: E5M2 exponent 31 read as normal
+inline constexpr uint32_t kDefaultScaleByteOne = 1u << 18;  // Z27: absent scale = byte 1, not 127
+inline constexpr uint32_t kKTailScaleUnmasked = 1u << 19;   // Z28: K-tail tile's scales unmasked
+inline constexpr uint32_t kOffset32Bit = 1u << 20;          // Z29: element offsets wrap at 2^31
+inline constexpr uint32_t kLaunchCounterOrder = 1u << 21;   // Z30: K order flips every launch
 }  // namespace kernel_fault
+
+// The FP8 element formats a kernel reads (dequant_mx_to_bf16; docs/formats.md §1).
+enum class Fp8Format : uint8_t { kE4m3fn, kE5m2, kE4m3fnuz, kE5m2fnuz };
 
 // (rows x cols) row-major input; codes rows x cols, scales rows x ceil(cols/32) row-major.
 struct QuantizeParams {
@@ -38,7 +55,17 @@ struct QuantizeParams {
   uint64_t cols = 0;
   InputDtype input = InputDtype::kFp32;
   QuantConvention convention = QuantConvention::kOcpMx;
-  uint32_t faults = 0;  // kernel_fault bits (Z8, Z11, Z14, Z15)
+  uint32_t faults = 0;  // kernel_fault bits (Z8, Z11, Z14, Z15, Z21)
+};
+
+// quantize_act1x128_ue8m0 (DeepGEMM per_token_cast_to_fp8 with UE8M0 scales, docs/formats.md
+// §5.2): (rows x cols) fp32 or bf16 -> E4M3FN codes rows x cols and fp32 power-of-two scales
+// rows x ceil(cols/128) row-major.
+struct QuantizeBlockParams {
+  uint64_t rows = 0;
+  uint64_t cols = 0;
+  InputDtype input = InputDtype::kFp32;
+  uint32_t faults = 0;  // kernel_fault bits (Z21)
 };
 
 // codes rows x cols + scales rows x ceil(cols/32) -> bf16 rows x cols.
@@ -46,11 +73,14 @@ struct DequantParams {
   uint64_t rows = 0;
   uint64_t cols = 0;
   E8m0Upcast upcast = E8m0Upcast::kCorrect;
+  Fp8Format element = Fp8Format::kE4m3fn;  // the format of the codes
+  uint32_t faults = 0;                     // kernel_fault bits (Z24, Z25, Z26, Z29)
 };
 
 struct UpcastParams {
   uint64_t count = 0;
   E8m0Upcast upcast = E8m0Upcast::kCorrect;
+  uint32_t faults = 0;  // kernel_fault bits (Z23)
 };
 
 // Row-major n x k bytes -> AITER shuffle_weight(layout=(16,16)) bytes.
@@ -67,15 +97,20 @@ struct PreshuffleParams {
 //                       (0 = M; align4(M) for DeepGEMM's TMA-aligned As, docs/layouts.md §3.2)
 //   n_offset            blockscale GEMMs on a TP shard: global row of local row 0; bs then holds
 //                       the 128-row weight blocks from n_offset/128 on
+//   launch_index        set by the launcher (host model, device launcher): how many launches of
+//                       this kernel came before; only the planted Z30 reads it
+// gemm_mx_dot_scaled takes sb == nullptr (tl.dot_scaled rhs_scale=None): B unscaled, unit scale.
 struct GemmParams {
   uint64_t m = 0;
   uint64_t n = 0;
   uint64_t k = 0;
   OutDtype out = OutDtype::kFp32;
-  uint32_t faults = 0;  // kernel_fault bits (Z9, Z10, Z12, Z13, Z16)
+  uint32_t faults = 0;  // kernel_fault bits (Z9, Z10, Z12, Z13, Z16, Z17, Z18, Z20, Z22, Z27,
+                        // Z28, Z30)
   bool mx_scales_swizzled = false;
   uint64_t as_ld = 0;
   uint64_t n_offset = 0;
+  uint64_t launch_index = 0;
 };
 
 // Planted faults for testing the harness: fp32 output of `count` elements.

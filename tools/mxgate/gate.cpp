@@ -311,7 +311,7 @@ std::string report_option(const Args& a, const std::string& name) {
 int cmd_gate(const Argv& argv) {
   const Args a(argv,
                {"only", "seed", "cases", "backend", "time-budget", "report", "junit",
-                "check-timeout", "impl"},
+                "check-timeout", "impl", "skip", "fuzz-seconds"},
                {"exhaustive"});
   if (!a.positionals().empty()) {
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
@@ -338,6 +338,21 @@ int cmd_gate(const Argv& argv) {
   }
   s.source_dir = MXGATE_SOURCE_DIR;
   s.exhaustive = a.flag("exhaustive");
+  s.fuzz_seconds = static_cast<double>(a.integer("fuzz-seconds", 8, 0, 3600));
+  if (const auto skip = a.get("skip")) {
+    for (std::size_t at = 0; at <= skip->size();) {
+      const std::size_t comma = std::min(skip->find(',', at), skip->size());
+      const std::string stage = skip->substr(at, comma - at);
+      at = comma + 1;
+      const auto names = gate_stage_names();
+      if (std::find(names.begin(), names.end(), stage) == names.end()) {
+        std::string list;
+        for (std::string_view n : names) list += (list.empty() ? "" : ", ") + std::string(n);
+        throw UsageError("--skip: unknown stage '" + stage + "' (stages: " + list + ")");
+      }
+      s.skip.insert(stage);
+    }
+  }
 
   const auto wall_start = std::chrono::system_clock::now();
   const auto start = Clock::now();
@@ -372,7 +387,16 @@ int cmd_gate(const Argv& argv) {
   add_impl_checks(all, s);
   add_coverage_check(all, s, tally);
   add_regression_checks(all, s);
+  add_decision_checks(all, s);
   add_fuzz_checks(all, s);
+  // Only the user skips a stage, and every check of it is listed as skipped (never dropped).
+  for (GateCheck& c : all) {
+    const std::string stage(gate_stage_of(c.name));
+    if (!stage.empty() && s.skip.count(stage) != 0) {
+      c.where = GateCheck::Where::kSkipped;
+      c.skip_reason = "--skip " + stage;
+    }
+  }
   std::vector<const GateCheck*> selected;
   for (const GateCheck& c : all) {
     // A plugin that did not load is reported whatever --only says: nothing asked for is lost.

@@ -13,7 +13,9 @@
 #include "impl/builtin.h"
 #include "impl/plugin.h"
 #include "impl/registry.h"
+#include "model/decision_tables.h"
 #include "properties/cast_sweep.h"
+#include "properties/decision_tables_dispatch.h"
 #include "properties/regression.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/property_runs.h"
@@ -323,9 +325,71 @@ void add_coverage_check(std::vector<GateCheck>& checks, const GateSettings& s,
   checks.push_back(std::move(g));
 }
 
+std::span<const std::string_view> gate_stage_names() {
+  static constexpr std::string_view kNames[] = {"formats",     "reference", "properties", "coverage",
+                                                "regressions", "decisions", "fuzz"};
+  return kNames;
+}
+
+std::string_view gate_stage_of(const std::string& name) {
+  const std::string head = name.substr(0, name.find_first_of(".["));
+  if (head == "property" || head == "impl" || head == "cast") return "properties";
+  if (name == "properties.coverage") return "coverage";
+  if (head == "regression") return "regressions";
+  for (std::string_view s : gate_stage_names()) {
+    if (s == head) return s;
+  }
+  return "";
+}
+
+namespace {
+
+// The model's rows and dispatch on the same rows (I7).
+CheckRun decision_tables_check() {
+  CheckRun run;
+  std::size_t model_rows = 0, dispatch_rows = 0;
+  std::vector<std::string> bad = model::tables::replay_model(&model_rows);
+  for (std::string& v : bad) v = "model: " + v;
+  for (std::string& v : properties::replay_decision_tables_on_dispatch(&dispatch_rows)) {
+    bad.push_back("dispatch: " + v);
+  }
+  run.report.cases = model_rows + dispatch_rows;
+  if (bad.empty()) {
+    run.report.detail = std::to_string(model_rows) + " rows on the model, " +
+                        std::to_string(dispatch_rows) + " on dispatch";
+    return run;
+  }
+  run.report.result = CheckOutcome::kFail;
+  for (const std::string& v : bad) run.report.detail += (run.report.detail.empty() ? "" : "\n") + v;
+  run.report.repro = "mxgate gate --only decisions.tables";
+  return run;
+}
+
+}  // namespace
+
+void add_decision_checks(std::vector<GateCheck>& checks, const GateSettings&) {
+  GateCheck g;
+  g.name = "decisions.tables";
+  g.backend = "host";
+  g.run = [] { return decision_tables_check(); };
+  checks.push_back(std::move(g));
+}
+
 void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
   const std::vector<std::string> files =
       properties::list_regressions(properties::default_regression_dir());
+  if (files.empty()) {
+    // A missing corpus is a stage that cannot run: an error, not a silent pass.
+    GateCheck g;
+    g.name = "regression.corpus";
+    g.backend = joined(s.backends);
+    g.where = GateCheck::Where::kParent;
+    g.run = [] {
+      return error_run("no regression file in " + properties::default_regression_dir());
+    };
+    checks.push_back(std::move(g));
+    return;
+  }
   for (const std::string& backend : s.backends) {
     for (const std::string& path : files) {
       GateCheck g;

@@ -1,12 +1,16 @@
 // The stages of `mxgate gate`, in the order they run: format checks and reference self-checks
 // (host), property suites per backend, the coverage of those suites, regression replay per
-// backend, and the fuzz smoke. Each stage adds GateChecks; gate.cpp runs them (most in a watchdog
-// child), prints them and writes the reports.
+// backend, the decision-model tables, and the fuzz targets. Each stage adds GateChecks; gate.cpp
+// runs them (most in a watchdog child), prints them and writes the reports. A stage that cannot
+// run adds an error check; only --skip STAGE (gate_stage_names()) turns a stage into skips.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "impl/contract.h"
@@ -34,7 +38,16 @@ struct GateSettings {
   bool exhaustive = false;            // --exhaustive: the 2^32 sweeps of host cast ops
   std::string heatmap_dir;            // where failing GEMM checks draw their map; "": nowhere
   std::string source_dir;             // MXGATE_SOURCE_DIR
+  std::set<std::string> skip;         // --skip: stages reported as skipped
+  double fuzz_seconds = 8;            // --fuzz-seconds: the random run of each fuzz target
 };
+
+// The stages --skip names: formats, reference, properties, coverage, regressions, decisions,
+// fuzz.
+std::span<const std::string_view> gate_stage_names();
+// The stage of a check, from its name ("fuzz.fuzz_npy" -> "fuzz", "property.X[impl]" ->
+// "properties", "impl.load[...]" -> "properties").
+std::string_view gate_stage_of(const std::string& check_name);
 
 struct GateCheck {
   std::string impl;  // the implementation a property / regression check runs on; "" otherwise
@@ -70,7 +83,10 @@ void add_impl_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 void add_coverage_check(std::vector<GateCheck>& checks, const GateSettings& s,
                         const CoverageTally& tally);
 void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s);
-// gate_fuzz.cpp: replay + a short fuzz per target of the fuzz build, or one skipped check.
+// decisions.tables: the decision model's tables of named cases (model/decision_tables.h)
+// replayed against the model and against dispatch/ (properties/decision_tables_dispatch.h).
+void add_decision_checks(std::vector<GateCheck>& checks, const GateSettings& s);
+// gate_fuzz.cpp: replay + a time-boxed mutation run per fuzz target linked into the CLI.
 void add_fuzz_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 
 // A check that could not produce a result (an exception in the child, an environment error).

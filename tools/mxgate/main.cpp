@@ -18,13 +18,15 @@ using mxgate::cli::Verb;
 constexpr Verb kVerbs[] = {
     {"gate",
      "gate [--only PATTERN] [--seed S] [--cases N] [--backend auto|host|hip|cuda] "
-     "[--impl SPEC,...] [--exhaustive] [--time-budget SECONDS] [--check-timeout SECONDS] "
-     "[--report FILE.json] [--junit FILE.xml]",
+     "[--impl SPEC,...] [--exhaustive] [--skip STAGE,...] [--fuzz-seconds S] "
+     "[--time-budget SECONDS] [--check-timeout SECONDS] [--report FILE.json] [--junit FILE.xml]",
      "The check to run before a merge. Stages, in order: format checks, reference self-checks,\n"
      "every property suite on every selected backend (property.NAME), properties.coverage (fails\n"
      "when a required input class was never generated; lists every tag with its count), replay\n"
-     "of corpus/regressions/*.case (regression.STEM), and a fuzz smoke when build/fuzz exists\n"
-     "(fuzz.TARGET: replay corpus/fuzz/TARGET, fuzz 2 s; else one skipped fuzz.smoke).\n"
+     "of corpus/regressions/*.case (regression.STEM), the decision model's tables of named cases\n"
+     "on the model and on dispatch (decisions.tables), and every fuzz target of fuzz/, linked\n"
+     "into this CLI (fuzz.TARGET: replay corpus/fuzz/TARGET, then mutate it for --fuzz-seconds).\n"
+     "A stage that cannot run (no corpus, a target not linked) is an error check, never a skip.\n"
      "A progress line per check, then a summary table (check, backend, cases, result, time). A\n"
      "failure prints the shrunk counterexample, the located element (coordinates, expected and\n"
      "actual bits, ULP distance) and one command that reproduces it.\n"
@@ -43,6 +45,9 @@ constexpr Verb kVerbs[] = {
      "               its own contract is a failure (contract_mismatch)\n"
      "  --exhaustive add cast.exhaustive[IMPL]: every host cast op of --impl on all 2^32 fp32\n"
      "               inputs per target format (mxgate sweep-cast; tens of seconds per format)\n"
+     "  --skip       stages reported as skipped: formats, reference, properties, coverage,\n"
+     "               regressions, decisions, fuzz\n"
+     "  --fuzz-seconds  the mutation run of each fuzz target (default 8; 0: replay only)\n"
      "  --time-budget  checks not started within SECONDS are reported as skipped (time budget)\n"
      "  --check-timeout  watchdog (default 600): each check runs in a child process; one with no\n"
      "               result after SECONDS is killed and reported as an error naming the last\n"
@@ -271,6 +276,15 @@ constexpr Verb kVerbs[] = {
      "the default gate (`mxgate gate --exhaustive` adds it). Exit 0 all equal, 1 a mismatch, 2\n"
      "usage error or no host cast op.",
      mxgate::cli::cmd_sweep_cast},
+    {"fuzz", "fuzz TARGET [PATH...] [--seconds S] [--seed S]",
+     "Run one fuzz target of fuzz/ (fuzz_npy fuzz_shape_catalog fuzz_codecs fuzz_negotiation\n"
+     "fuzz_dispatch fuzz_regression), linked into this CLI without libFuzzer: replay its seeds\n"
+     "corpus/fuzz/TARGET (or the files / folders PATH, e.g. the input `mxgate gate` saved), then\n"
+     "mutate them for --seconds (default 10; 0 when PATH is given) from --seed (default 1).\n"
+     "Each input runs in a worker process; the one that fails is saved and named.\n"
+     "Exit 0 no failure, 1 an input failed (a target's check trapped or it hung), 2 usage error,\n"
+     "3 the target is not linked into this build.",
+     mxgate::cli::cmd_fuzz},
 };
 
 void usage(FILE* out) {

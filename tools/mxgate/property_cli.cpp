@@ -357,7 +357,9 @@ int cmd_zoo(const Argv& argv) {
       std::snprintf(name, sizeof name, "z%02d_", static_cast<int>(f) + 1);
       properties::save_regression(reg, *save_dir + "/" + name + r.shrunk_by + ".case");
     }
-    if (!json) {
+    if (!json && r.not_applicable) {
+      std::printf("n/a (%s)\n", r.not_applicable_reason.c_str());
+    } else if (!json) {
       std::printf("%s (%.1f s)\n", r.detected ? "detected" : "MISSED", r.seconds);
       if (r.detected) {
         std::printf("    caught by %s, median %s cases over %d seeds; minimal: %s\n",
@@ -378,7 +380,8 @@ int cmd_zoo(const Argv& argv) {
     heatmaps.push_back(heat);
   }
   bool all_ok = true;
-  for (const auto& r : results) all_ok = all_ok && r.detected && r.minimal;
+  // A device-only class on the host is reported not applicable: neither a pass nor a miss.
+  for (const auto& r : results) all_ok = all_ok && (r.not_applicable || (r.detected && r.minimal));
   if (json) {
     report::JsonWriter w(std::cout);
     w.begin_object().field("schema", "mxgate-zoo/1").field("seed", opts.seed);
@@ -388,6 +391,9 @@ int cmd_zoo(const Argv& argv) {
       const auto& r = results[i];
       const properties::ZooClass& zc = properties::zoo_class(r.fault);
       w.begin_object().field("fault", dispatch::to_string(r.fault)).field("detected", r.detected);
+      w.field("not_applicable", r.not_applicable);
+      w.field("not_applicable_reason",
+              r.not_applicable ? std::optional(r.not_applicable_reason) : std::nullopt);
       w.field("caught_by", r.caught_by);
       // Non-finite doubles are written as null: a missed fault has no median.
       w.field("median_cases", r.detected ? r.median : std::numeric_limits<double>::infinity());
@@ -411,6 +417,13 @@ int cmd_zoo(const Argv& argv) {
     std::printf("\n%-32s %-9s %-30s %8s %-7s\n", "fault", "detected", "caught by", "median",
                 "minimal");
     for (const auto& r : results) {
+      if (r.not_applicable) {
+        std::printf("%-32.*s %-9s %-30s %8s %-7s\n",
+                    static_cast<int>(dispatch::to_string(r.fault).size()),
+                    dispatch::to_string(r.fault).data(), "n/a",
+                    std::string(properties::zoo_class(r.fault).property).c_str(), "-", "-");
+        continue;
+      }
       std::printf("%-32.*s %-9s %-30s %8s %-7s\n",
                   static_cast<int>(dispatch::to_string(r.fault).size()),
                   dispatch::to_string(r.fault).data(), r.detected ? "yes" : "NO",

@@ -35,5 +35,6 @@ int cmd_impls(const Argv& args);
 int cmd_sweep_cast(const Argv& args);
 int cmd_accumulators(const Argv& args);
 int cmd_probe_accumulator(const Argv& args);
+int cmd_fuzz(const Argv& args);
 
 }  // namespace mxgate::cli
