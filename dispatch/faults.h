@@ -36,20 +36,20 @@ enum class Fault : uint8_t {
   kZ15Bf16AmaxDoubleRound,    // amax rounded fp32 -> bf16 before the e8m0 scale is chosen
   kZ16ShardBlockIndex,        // TP shard with N % 128 != 0: weight block of local row n is n/128
   // Detection work (docs/bug_classes.md §2): Z19 in dispatch, the others in gpu/kernels.
-  kZ17SplitKSlice0Scales,      // bpreshuffle split-K: every K slice applies slice 0's scales
-  kZ18WaveReappliesAScale,     // blockscale: M wave w > 0 applies wave w-1's A scale again
-  kZ19Fp32ScaleAsUe8m0,        // fp32 block weight scales upcast as if they were e8m0 bytes
-  kZ20TruncateScaleExponent,   // blockscale: each fp32 scale reduced to its exponent
-  kZ21MinClampAfterPow2,       // UE8M0 quantizer: min-scale clamp after pow2 rounding
-  kZ22Ue8m0PackLeak,           // UE8M0 GEMM: 4 exponents packed with mantissa bits leaking in
-  kZ23E8m0NanOnValue,          // e8m0 upcast: NaN tested on the decoded value (128.0 -> NaN)
-  kZ24FnuzNanAsNegZero,        // dequantize: FNUZ NaN 0x80 -> -0.0
-  kZ25E4m3NanAs480,            // dequantize: E4M3FN 0x7F / 0xFF -> +-480
-  kZ26E5m2InfAsFinite,         // dequantize: E5M2 +Inf -> 65536 (exponent 31 as normal)
-  kZ27DefaultScaleByteOne,     // dot_scaled: an absent scale becomes byte 1, not 127
-  kZ28KTailScaleUnmasked,      // MX dequant GEMM: K-tail tile's scale loads unmasked
-  kZ29Offset32Bit,             // dequantize: element offsets wrap at 2^31 (device only)
-  kZ30LaunchCounterOrder,      // gemm_bf16: summation order flips on every other launch
+  kZ17SplitKSlice0Scales,     // bpreshuffle split-K: every K slice applies slice 0's scales
+  kZ18WaveReappliesAScale,    // blockscale: M wave w > 0 applies wave w-1's A scale again
+  kZ19Fp32ScaleAsUe8m0,       // fp32 block weight scales upcast as if they were e8m0 bytes
+  kZ20TruncateScaleExponent,  // blockscale: each fp32 scale reduced to its exponent
+  kZ21MinClampAfterPow2,      // UE8M0 quantizer: min-scale clamp after pow2 rounding
+  kZ22Ue8m0PackLeak,          // UE8M0 GEMM: 4 exponents packed with mantissa bits leaking in
+  kZ23E8m0NanOnValue,         // e8m0 upcast: NaN tested on the decoded value (128.0 -> NaN)
+  kZ24FnuzNanAsNegZero,       // dequantize: FNUZ NaN 0x80 -> -0.0
+  kZ25E4m3NanAs480,           // dequantize: E4M3FN 0x7F / 0xFF -> +-480
+  kZ26E5m2InfAsFinite,        // dequantize: E5M2 +Inf -> 65536 (exponent 31 as normal)
+  kZ27DefaultScaleByteOne,    // dot_scaled: an absent scale becomes byte 1, not 127
+  kZ28KTailScaleUnmasked,     // MX dequant GEMM: K-tail tile's scale loads unmasked
+  kZ29Offset32Bit,            // dequantize: element offsets wrap at 2^31 (device only)
+  kZ30LaunchCounterOrder,     // gemm_bf16: summation order flips on every other launch
 };
 inline constexpr std::size_t kFaultCount = 30;
 

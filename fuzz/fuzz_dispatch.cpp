@@ -329,8 +329,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const gpu::Counters before = be.counters();
             layer->process_weights_after_loading();
             if (!w) violation("load", "load processing succeeded before the weights were loaded");
-            if (auto v = mc.processed(before, be.counters(), layer->state()))
-              violation("I7", *v);
+            if (auto v = mc.processed(before, be.counters(), layer->state())) violation("I7", *v);
           } catch (const DispatchError&) {
             if (w) violation("load", "process_weights_after_loading threw on a loaded layer");
           }

@@ -54,42 +54,41 @@ std::vector<OutputSpec> launch_outputs(const Launch& l) {
                                 ": argument struct does not belong to this kernel");
   }
   const impl::Contract& c = l.kernel->contract;
-  return std::visit(Overloaded{[](const QuantizeArgs& a) -> std::vector<OutputSpec> {
-                                 return {{a.codes, a.p.rows * a.p.cols, "codes"},
-                                         {a.scales, a.p.rows * ((a.p.cols + 31) / 32), "scales"}};
-                               },
-                               [](const DequantArgs& a) -> std::vector<OutputSpec> {
-                                 return {{a.out, a.p.rows * a.p.cols * 2, "out"}};
-                               },
-                               [](const UpcastArgs& a) -> std::vector<OutputSpec> {
-                                 return {{a.out, a.p.count * 4, "out"}};
-                               },
-                               [&c](const PreshuffleArgs& a) -> std::vector<OutputSpec> {
-                                 // The (16,16) index math writes outside N x K otherwise (found by
-                                 // fuzz_dispatch with Z4): the contract's alignments are enforced
-                                 // here, before any launch.
-                                 if (a.p.n % c.m.align != 0 || a.p.k % c.k.align != 0) {
-                                   throw std::invalid_argument(
-                                       "preshuffle needs N % " + std::to_string(c.m.align) +
-                                       " == 0 and K % " + std::to_string(c.k.align) +
-                                       " == 0 (N = " + std::to_string(a.p.n) +
-                                       ", K = " + std::to_string(a.p.k) + ")");
-                                 }
-                                 return {{a.out, a.p.n * a.p.k, "out"}};
-                               },
-                               [](const GemmArgs& a) -> std::vector<OutputSpec> {
-                                 const std::size_t elem = a.p.out == OutDtype::kBf16 ? 2 : 4;
-                                 return {{a.out, a.p.m * a.p.n * elem, "out"}};
-                               },
-                               [](const FaultArgs& a) -> std::vector<OutputSpec> {
-                                 return {{a.out, a.p.count * 4, "out"}};
-                               },
-                               [](const QuantizeBlockArgs& a) -> std::vector<OutputSpec> {
-                                 return {{a.codes, a.p.rows * a.p.cols, "codes"},
-                                         {a.scales, a.p.rows * ((a.p.cols + 127) / 128) * 4,
-                                          "scales"}};
-                               }},
-                    l.args);
+  return std::visit(
+      Overloaded{[](const QuantizeArgs& a) -> std::vector<OutputSpec> {
+                   return {{a.codes, a.p.rows * a.p.cols, "codes"},
+                           {a.scales, a.p.rows * ((a.p.cols + 31) / 32), "scales"}};
+                 },
+                 [](const DequantArgs& a) -> std::vector<OutputSpec> {
+                   return {{a.out, a.p.rows * a.p.cols * 2, "out"}};
+                 },
+                 [](const UpcastArgs& a) -> std::vector<OutputSpec> {
+                   return {{a.out, a.p.count * 4, "out"}};
+                 },
+                 [&c](const PreshuffleArgs& a) -> std::vector<OutputSpec> {
+                   // The (16,16) index math writes outside N x K otherwise (found by
+                   // fuzz_dispatch with Z4): the contract's alignments are enforced
+                   // here, before any launch.
+                   if (a.p.n % c.m.align != 0 || a.p.k % c.k.align != 0) {
+                     throw std::invalid_argument(
+                         "preshuffle needs N % " + std::to_string(c.m.align) + " == 0 and K % " +
+                         std::to_string(c.k.align) + " == 0 (N = " + std::to_string(a.p.n) +
+                         ", K = " + std::to_string(a.p.k) + ")");
+                   }
+                   return {{a.out, a.p.n * a.p.k, "out"}};
+                 },
+                 [](const GemmArgs& a) -> std::vector<OutputSpec> {
+                   const std::size_t elem = a.p.out == OutDtype::kBf16 ? 2 : 4;
+                   return {{a.out, a.p.m * a.p.n * elem, "out"}};
+                 },
+                 [](const FaultArgs& a) -> std::vector<OutputSpec> {
+                   return {{a.out, a.p.count * 4, "out"}};
+                 },
+                 [](const QuantizeBlockArgs& a) -> std::vector<OutputSpec> {
+                   return {{a.codes, a.p.rows * a.p.cols, "codes"},
+                           {a.scales, a.p.rows * ((a.p.cols + 127) / 128) * 4, "scales"}};
+                 }},
+      l.args);
 }
 
 }  // namespace mxgate::gpu

@@ -367,7 +367,8 @@ std::optional<std::string> check(const SelectRow& r) {
     return std::string(r.what) + ": picked " + kernel_text(s.linear_kernel) + ", the rule gives " +
            kernel_text(r.want);
   }
-  if (!t.has(r.branch)) return std::string(r.what) + ": branch " + str(name(r.branch)) + " not taken";
+  if (!t.has(r.branch))
+    return std::string(r.what) + ": branch " + str(name(r.branch)) + " not taken";
   return std::nullopt;
 }
 
@@ -428,7 +429,8 @@ std::optional<std::string> check(const NegotiationRow& r) {
     return std::string(r.what) + ": negotiated " + (got ? str(name(*got)) : "no order") +
            ", the rule gives " + (r.want ? str(name(*r.want)) : "no order");
   }
-  if (!t.has(r.branch)) return std::string(r.what) + ": branch " + str(name(r.branch)) + " not taken";
+  if (!t.has(r.branch))
+    return std::string(r.what) + ": branch " + str(name(r.branch)) + " not taken";
   return std::nullopt;
 }
 
@@ -447,10 +449,10 @@ std::vector<std::string> replay_model(std::size_t* rows) {
   LayerSpec k144;
   k144.n = 5120;
   k144.k = 144;
-  note(plan(k144, Platform::kGfx950, {}) ? std::optional<std::string>(
-                                                 "§3.4 K%32: a plan for a layer no linear "
-                                                 "kernel can run")
-                                          : std::nullopt);
+  note(plan(k144, Platform::kGfx950, {})
+           ? std::optional<std::string>("§3.4 K%32: a plan for a layer no linear "
+                                        "kernel can run")
+           : std::nullopt);
   if (rows != nullptr) *rows = n;
   return out;
 }

@@ -37,12 +37,12 @@ struct PlanRow {
 // One step of a lifecycle and what it must do.
 struct Step {
   enum Kind { kProcess, kModelShuffle, kApply } kind;
-  ScaleOrder fused = ScaleOrder::kNone;  // kApply: the pre-quantized input (kNone: plain)
-  std::vector<LoadAction> actions = {};  // kProcess: the actions
-  bool shuffles = false;                 // kModelShuffle
-  bool refused = false;                  // kApply
-  ApplyPath path = ApplyPath::kBf16Gemm;  // kApply
-  bool per_step_upcast = false;           // kApply
+  ScaleOrder fused = ScaleOrder::kNone;     // kApply: the pre-quantized input (kNone: plain)
+  std::vector<LoadAction> actions = {};     // kProcess: the actions
+  bool shuffles = false;                    // kModelShuffle
+  bool refused = false;                     // kApply
+  ApplyPath path = ApplyPath::kBf16Gemm;    // kApply
+  bool per_step_upcast = false;             // kApply
   ScaleOrder declared = ScaleOrder::kNone;  // the order declared after the step
 };
 

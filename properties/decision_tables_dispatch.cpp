@@ -35,11 +35,11 @@ d::LinearConfig config_of(const m::LayerSpec& l, m::Platform p) {
   d::LinearConfig c;
   c.n = l.n;
   c.k = l.k;
-  c.scheme = l.scheme == m::Scheme::kMxfp8     ? d::Scheme::kMxfp8
+  c.scheme = l.scheme == m::Scheme::kMxfp8      ? d::Scheme::kMxfp8
              : l.scheme == m::Scheme::kFp8Block ? d::Scheme::kFp8Block
                                                 : d::Scheme::kBf16;
-  c.weight_scale =
-      l.weight_scale == m::ScaleDtype::kE8m0 ? d::WeightScaleDtype::kE8m0 : d::WeightScaleDtype::kFp32;
+  c.weight_scale = l.weight_scale == m::ScaleDtype::kE8m0 ? d::WeightScaleDtype::kE8m0
+                                                          : d::WeightScaleDtype::kFp32;
   c.platform = to_dispatch(p);
   c.is_bmm = l.is_bmm;
   c.skip_weight_relayout = l.skip_weight_relayout;
@@ -128,8 +128,8 @@ std::vector<std::string> replay_decision_tables_on_dispatch(std::size_t* rows) {
   for (const m::tables::NegotiationRow& r : m::tables::negotiation_rows()) {
     std::vector<gpu::ActScaleOrder> orders;
     for (m::ScaleOrder o : r.consumers) orders.push_back(decision::to_gpu(o));
-    note(r.what, decision::check_negotiation(r.consumers, d::negotiate_act_scale_order(orders), nullptr,
-                                             {}));
+    note(r.what, decision::check_negotiation(r.consumers, d::negotiate_act_scale_order(orders),
+                                             nullptr, {}));
   }
   if (rows != nullptr) *rows = n;
   return out;

@@ -387,7 +387,8 @@ GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Opera
     sa.values.insert(sa.values.end(), layout.slack, layout.e8m0_pad);
     sb.values.insert(sb.values.end(), layout.slack, layout.e8m0_pad);
     inv.input(&Call::a_scale, sa.values, o.m, kb, sa.ld, Dtype::kE8m0, layout.scales);
-    if (!layout.omit_b_scale) inv.input(&Call::b_scale, sb.values, o.n, kb, sb.ld, Dtype::kE8m0, bl);
+    if (!layout.omit_b_scale)
+      inv.input(&Call::b_scale, sb.values, o.n, kb, sb.ld, Dtype::kE8m0, bl);
   } else if (kind == GemmKind::kBlock) {
     // Grid columns from the block shape along K; rows from the scales given (a TP shard of a
     // kernel that takes n_offset holds every 128-row block its rows touch).

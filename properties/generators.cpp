@@ -58,10 +58,8 @@ rc::Gen<std::size_t> gen_m(const impl::Dim& d, uint32_t tile) {
   for (std::size_t m : {257, 300}) large.push_back(m);
   for (std::size_t& m : large) m = fit_dim(m, d);
   // 1 case in 8 takes a large M; the choice shrinks toward the small ones.
-  return rc::gen::mapcat(range(0, 8), [small = pick(std::move(v)),
-                                       big = pick(std::move(large))](std::size_t i) {
-    return i < 7 ? small : big;
-  });
+  return rc::gen::mapcat(range(0, 8), [small = pick(std::move(v)), big = pick(std::move(large))](
+                                          std::size_t i) { return i < 7 ? small : big; });
 }
 
 rc::Gen<std::size_t> gen_n(const impl::Dim& d) {

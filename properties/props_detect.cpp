@@ -112,8 +112,8 @@ rc::Gen<Case> gen_quantize_block(const Context&, const Ops& ops) {
     const bool f32 = (ct.a_dtypes & dtype_bit(Dtype::kF32)) != 0;
     const bool bf16 = (ct.a_dtypes & dtype_bit(Dtype::kBf16)) != 0;
     return rc::gen::apply(
-        [op](const std::string& conv, const std::string& input, std::size_t rows,
-             std::size_t cols, ValueClass vc, const std::string& max_at, uint64_t seed) {
+        [op](const std::string& conv, const std::string& input, std::size_t rows, std::size_t cols,
+             ValueClass vc, const std::string& max_at, uint64_t seed) {
           Case c("quantize_block.bit_exact");
           c.set("op", op->name).set("conv", conv).set("input", input);
           c.set("rows", fit_dim(rows, op->contract.m)).set("cols", cols);
@@ -143,14 +143,15 @@ std::optional<Failure> check_quantize_block(const Context& ctx, const Case& c) {
     throw CaseError("case field 'conv': " + conv + " has no block quantizer in the reference");
   }
   const std::string& input = c.text("input");
-  if (input != "fp32" && input != "bf16") throw CaseError("case field 'input' must be fp32 or bf16");
+  if (input != "fp32" && input != "bf16")
+    throw CaseError("case field 'input' must be fp32 or bf16");
   const bool bf16 = input == "bf16";
   const std::size_t rows = c.num("rows"), cols = c.num("cols");
   const std::size_t br = ct.a_block_rows == 0 ? rows : ct.a_block_rows;
   const std::size_t bc = ct.a_block_cols;
-  std::vector<float> x = make_values(enum_field<ValueClass>(c, "values", parse_value_class), rows,
-                                     cols, c.num("seed"),
-                                     enum_field<MaxAt>(c, "max_at", parse_max_at), bc);
+  std::vector<float> x =
+      make_values(enum_field<ValueClass>(c, "values", parse_value_class), rows, cols, c.num("seed"),
+                  enum_field<MaxAt>(c, "max_at", parse_max_at), bc);
   std::vector<uint16_t> x16;
   if (bf16) {
     for (float& v : x) {
@@ -158,8 +159,8 @@ std::optional<Failure> check_quantize_block(const Context& ctx, const Case& c) {
       v = float_of(static_cast<uint32_t>(x16.back()) << 16);
     }
   }
-  const BlockQuantized want = quantize_block(
-      x, rows, cols, br, bc, format, *block_policy(*convention, format, ct.ue8m0_scales));
+  const BlockQuantized want = quantize_block(x, rows, cols, br, bc, format,
+                                             *block_policy(*convention, format, ct.ue8m0_scales));
   ctx.tag("op:" + op.name);
   ctx.tag("values:" + c.text("values"));
   ctx.tag("max_at:" + c.text("max_at"));
@@ -287,7 +288,8 @@ rc::Gen<Case> gen_run_twice(const Context&, const Ops& ops) {
           cs.set("k", k).set("seed", seed);
           return cs;
         },
-        gemm ? gen_m(c.m) : rc::gen::map(range(1, 4), [c](std::size_t r) { return fit_dim(r, c.m); }),
+        gemm ? gen_m(c.m)
+             : rc::gen::map(range(1, 4), [c](std::size_t r) { return fit_dim(r, c.m); }),
         gen_n(c.n), gen_k(c.k, 2), gen_seed());
   });
 }
@@ -406,18 +408,18 @@ std::optional<Failure> check_run_twice(const Context& ctx, const Case& c) {
                                  : OutputFormat::kBf16;
     OpLayout layout;
     layout.kernel_faults = ctx.kernel_faults();
-    if (op.family != Family::kGemmBf16) layout.scales = first_scale_layout(op.contract.a_scale_layouts);
+    if (op.family != Family::kGemmBf16)
+      layout.scales = first_scale_layout(op.contract.a_scale_layouts);
     const GemmOutput first = run_gemm_op(*ctx.be, op, o, fmt, layout);
     const GemmOutput second = run_gemm_op(*ctx.be, op, o, fmt, layout);
-    const std::vector<uint8_t> a = fmt == OutputFormat::kFp32 ? bytes_of(first.fp32)
-                                                                : bytes_of(first.bf16);
-    const std::vector<uint8_t> b = fmt == OutputFormat::kFp32 ? bytes_of(second.fp32)
-                                                                : bytes_of(second.bf16);
+    const std::vector<uint8_t> a =
+        fmt == OutputFormat::kFp32 ? bytes_of(first.fp32) : bytes_of(first.bf16);
+    const std::vector<uint8_t> b =
+        fmt == OutputFormat::kFp32 ? bytes_of(second.fp32) : bytes_of(second.bf16);
     if (a == b) return std::nullopt;
     return compare_outputs("I8: " + op.name + " run twice on the same inputs (second vs first)",
                            first, second)
-        .value_or(Failure{"I8: " + op.name + " gave other NaN bits on the second run", {}, {},
-                          {}});
+        .value_or(Failure{"I8: " + op.name + " gave other NaN bits on the second run", {}, {}, {}});
   }
   const Outputs first = run_elementwise(ctx, op, m, k, seed);
   const Outputs second = run_elementwise(ctx, op, m, k, seed);
@@ -441,8 +443,8 @@ bool large_offsets_accepts(const Op& op) {
   const impl::Contract& c = op.contract;
   return (c.a_dtypes & dtype_bit(Dtype::kE4m3fn)) != 0 && c.scale_dtype == Dtype::kE8m0 &&
          c.a_block_cols == 32 && (c.out_dtypes & dtype_bit(Dtype::kBf16)) != 0 &&
-         (c.a_scale_layouts & impl::layout_bit(Layout::kRowMajor)) != 0 &&
-         c.m.admits(kLargeRows) && c.k.admits(kLargeCols);
+         (c.a_scale_layouts & impl::layout_bit(Layout::kRowMajor)) != 0 && c.m.admits(kLargeRows) &&
+         c.k.admits(kLargeCols);
 }
 
 rc::Gen<Case> gen_large_offsets(const Context&, const Ops& ops) {
@@ -493,7 +495,7 @@ std::optional<Failure> check_large_offsets(const Context& ctx, const Case& c) {
   call.kernel_faults = ctx.kernel_faults();
   inv.run(call);
   const std::vector<uint8_t> got = inv.read(&impl::Call::out);  // 4 GiB: read in place
-  const std::size_t boundary = (std::size_t{1} << 31) / cols;  // the first row past 2^31
+  const std::size_t boundary = (std::size_t{1} << 31) / cols;   // the first row past 2^31
   for (std::size_t r : {std::size_t{0}, boundary - 1, boundary, rows - 1}) {
     MxQuantized q{1, cols, Format::kE4M3FN, {}, {}};
     for (std::size_t j = 0; j < cols; ++j) q.data.push_back(large_code(r * cols + j));
@@ -501,10 +503,10 @@ std::optional<Failure> check_large_offsets(const Context& ctx, const Case& c) {
     GemmOutput want{1, cols, OutputFormat::kBf16, {}, dequantize_mx_bf16(q, E8m0Decode::kOcp)};
     GemmOutput row{1, cols, OutputFormat::kBf16, {}, std::vector<uint16_t>(cols)};
     std::memcpy(row.bf16.data(), got.data() + r * cols * 2, cols * 2);
-    if (auto f = compare_outputs("row " + std::to_string(r) + " of " + std::to_string(rows) +
-                                     " (element offset " + std::to_string(r * cols) +
-                                     ") vs reference",
-                                 want, row)) {
+    if (auto f =
+            compare_outputs("row " + std::to_string(r) + " of " + std::to_string(rows) +
+                                " (element offset " + std::to_string(r * cols) + ") vs reference",
+                            want, row)) {
       if (f->where) f->where->row = r;
       return f;
     }

@@ -222,7 +222,8 @@ rc::Gen<Shape3> gen_contract_shape(const impl::Contract& c, int max_blocks = 3) 
   return rc::gen::map(
       rc::gen::tuple(gen_m(c.m, c.m_tile), gen_n(c.n), gen_k(c.k, max_blocks)), [c](Shape3 s) {
         if (std::get<0>(s) > 128) {
-          std::get<1>(s) = std::min(std::get<1>(s), fit_dim(2 * std::max<uint64_t>(1, c.n.align), c.n));
+          std::get<1>(s) =
+              std::min(std::get<1>(s), fit_dim(2 * std::max<uint64_t>(1, c.n.align), c.n));
         }
         return s;
       });
@@ -460,8 +461,8 @@ std::optional<Failure> check_column_split(const Context& ctx, const Case& c) {
   const GemmOutput full = run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, layout);
   // The full GEMM against the reference first: shards that agree with a wrong (or unwritten,
   // poisoned) full output would prove nothing.
-  if (auto f = compare_outputs("full GEMM vs exact_gemm", exact_gemm(o.problem, OutputFormat::kFp32),
-                               full)) {
+  if (auto f = compare_outputs("full GEMM vs exact_gemm",
+                               exact_gemm(o.problem, OutputFormat::kFp32), full)) {
     return f;
   }
   GemmOutput joined{m, n, OutputFormat::kFp32, std::vector<float>(m * n), {}};
@@ -508,8 +509,9 @@ rc::Gen<Case> gen_row_split(const Context&, const Ops& ops) {
         [op](std::size_t tp, std::size_t m, std::size_t n, std::size_t tail, uint64_t seed) {
           // Every shard but the last is whole 128-blocks of K; the last may end in a residue.
           const std::size_t k = 128 * (tp - 1) + tail;
-          if (m > 128) n = std::min(n, fit_dim(2 * std::max<uint64_t>(1, op->contract.n.align),
-                                               op->contract.n));
+          if (m > 128)
+            n = std::min(n,
+                         fit_dim(2 * std::max<uint64_t>(1, op->contract.n.align), op->contract.n));
           Case c = gemm_case("metamorphic.tp_row_split", *op, {m, n, k}, 0, "fp32", seed);
           c.set("tp", tp);
           return c;
@@ -528,8 +530,8 @@ std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
   const OpLayout layout = op_layout(c, op, ctx);
   const Operands o = exact_operands(op, m, n, k, c.num("seed"), true);
   const GemmOutput full = run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, layout);
-  if (auto f = compare_outputs("full GEMM vs exact_gemm", exact_gemm(o.problem, OutputFormat::kFp32),
-                               full)) {
+  if (auto f = compare_outputs("full GEMM vs exact_gemm",
+                               exact_gemm(o.problem, OutputFormat::kFp32), full)) {
     return f;
   }
   GemmOutput sum{m, n, OutputFormat::kFp32, std::vector<float>(m * n, 0.0f), {}};

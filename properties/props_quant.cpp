@@ -135,10 +135,9 @@ QuantInput quant_input(const Case& c, std::size_t rows, std::size_t cols, bool b
   QuantInput in;
   const ValueClass vc = enum_field<ValueClass>(c, "values", parse_value_class);
   // Cases written before `max_at` existed keep the classes' own placement.
-  in.x = c.has("max_at")
-             ? make_values(vc, rows, cols, c.num("seed"),
-                           enum_field<MaxAt>(c, "max_at", parse_max_at), block)
-             : make_values(vc, rows, cols, c.num("seed"));
+  in.x = c.has("max_at") ? make_values(vc, rows, cols, c.num("seed"),
+                                       enum_field<MaxAt>(c, "max_at", parse_max_at), block)
+                         : make_values(vc, rows, cols, c.num("seed"));
   if (bf16) {
     in.bf16.resize(in.x.size());
     for (std::size_t i = 0; i < in.x.size(); ++i) {

@@ -12,8 +12,8 @@ namespace mxgate::properties {
 namespace {
 
 constexpr std::array<std::string_view, kValueClassCount> kNames = {
-    "ints",       "normal", "narrow",  "wide",        "subnormal",  "ties",
-    "saturation", "zero",   "nan_inf", "log2_hazard", "bf16_carry", "tiny", "pow2_ratio"};
+    "ints", "normal",  "narrow",      "wide",       "subnormal", "ties",      "saturation",
+    "zero", "nan_inf", "log2_hazard", "bf16_carry", "tiny",      "pow2_ratio"};
 constexpr std::array<std::string_view, 3> kMaxAtNames = {"first", "last", "middle"};
 
 uint64_t below(std::mt19937_64& rng, uint64_t n) { return rng() % n; }
@@ -201,7 +201,8 @@ void place_max(std::span<float> blk, MaxAt where, uint64_t seed, std::size_t row
 
 std::vector<float> make_values(ValueClass primary, std::size_t rows, std::size_t cols,
                                uint64_t seed, MaxAt max_at, std::size_t block) {
-  std::vector<float> v = block == 32 ? make_values(primary, rows, cols, seed) : std::vector<float>{};
+  std::vector<float> v =
+      block == 32 ? make_values(primary, rows, cols, seed) : std::vector<float>{};
   if (block != 32) {
     // Classes per `block` columns: the MX fill with the block as its unit.
     std::mt19937_64 rng(seed);

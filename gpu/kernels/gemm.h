@@ -58,9 +58,8 @@ MXGATE_HD inline float gemm_mx_dot_scaled_element(const GemmParams& p, const uin
                                          bits::decode_e4m3fn(b[n * p.k + k])));
       }
       const float s_a = bits::decode_e8m0(sa[mx_scale_index(p, m, kb)], false);
-      const float s_b = bits::decode_e8m0(sb != nullptr ? sb[mx_scale_index(p, n, kb)]
-                                                        : default_mx_scale_byte(p),
-                                          false);
+      const float s_b = bits::decode_e8m0(
+          sb != nullptr ? sb[mx_scale_index(p, n, kb)] : default_mx_scale_byte(p), false);
       acc = bits::add(acc, bits::mul(bits::mul(part, s_a), s_b));
     }
   }

@@ -10,8 +10,7 @@ __global__ void gemm_blockscale_ue8m0_kernel(GemmParams p, const uint8_t* a, con
                                              const uint8_t* b, const float* bs, void* out) {
   const uint64_t i = thread_index();
   if (i >= p.m * p.n) return;
-  store_output(p, out, i,
-               gemm_blockscale_element<false, true>(p, a, as, b, bs, i / p.n, i % p.n));
+  store_output(p, out, i, gemm_blockscale_element<false, true>(p, a, as, b, bs, i / p.n, i % p.n));
 }
 
 int launch_gemm_blockscale_ue8m0(const GemmParams& p, const uint8_t* a, const float* as,

@@ -31,15 +31,15 @@ inline constexpr uint32_t kUnroundedScalePayload = 1u << 6;  // Z14: payload x *
 inline constexpr uint32_t kBf16Amax = 1u << 7;               // Z15: amax rounded to bf16 first
 inline constexpr uint32_t kShardBlockIndex = 1u << 8;  // Z16: weight block of local row n is n/128
 // Z17-Z30 (docs/bug_classes.md §2, detection work).
-inline constexpr uint32_t kSplitKSlice0Scales = 1u << 9;    // Z17: every K slice uses slice 0's scales
-inline constexpr uint32_t kWaveReappliesAScale = 1u << 10;  // Z18: M wave w > 0 reapplies wave w-1's As
+inline constexpr uint32_t kSplitKSlice0Scales = 1u << 9;      // Z17: slices use slice 0's scales
+inline constexpr uint32_t kWaveReappliesAScale = 1u << 10;    // Z18: wave w reapplies w-1's As
 inline constexpr uint32_t kTruncateScaleExponent = 1u << 11;  // Z20: fp32 scale -> its exponent
-inline constexpr uint32_t kMinClampAfterPow2 = 1u << 12;  // Z21: min-scale clamp after pow2 rounding
-inline constexpr uint32_t kUe8m0PackLeak = 1u << 13;      // Z22: 4 exponents OR-ed unmasked
-inline constexpr uint32_t kE8m0NanOnValue = 1u << 14;     // Z23: NaN test on 2^(b-127) == 128
-inline constexpr uint32_t kFnuzNanAsNegZero = 1u << 15;   // Z24: FNUZ 0x80 -> -0.0
-inline constexpr uint32_t kE4m3NanAs480 = 1u << 16;       // Z25: E4M3FN 0x7F / 0xFF -> +-480
-inline constexpr uint32_t kE5m2InfAsFinite = 1u << 17;    // Z26: E5M2 exponent 31 read as normal
+inline constexpr uint32_t kMinClampAfterPow2 = 1u << 12;      // Z21: min clamp after pow2 round
+inline constexpr uint32_t kUe8m0PackLeak = 1u << 13;          // Z22: 4 exponents OR-ed unmasked
+inline constexpr uint32_t kE8m0NanOnValue = 1u << 14;         // Z23: NaN test on 2^(b-127) == 128
+inline constexpr uint32_t kFnuzNanAsNegZero = 1u << 15;       // Z24: FNUZ 0x80 -> -0.0
+inline constexpr uint32_t kE4m3NanAs480 = 1u << 16;           // Z25: E4M3FN 0x7F / 0xFF -> +-480
+inline constexpr uint32_t kE5m2InfAsFinite = 1u << 17;      // Z26: E5M2 exponent 31 read as normal
 inline constexpr uint32_t kDefaultScaleByteOne = 1u << 18;  // Z27: absent scale = byte 1, not 127
 inline constexpr uint32_t kKTailScaleUnmasked = 1u << 19;   // Z28: K-tail tile's scales unmasked
 inline constexpr uint32_t kOffset32Bit = 1u << 20;          // Z29: element offsets wrap at 2^31

@@ -89,8 +89,8 @@ std::vector<uint8_t> mutate(std::vector<uint8_t> in, const std::vector<std::vect
           const std::size_t len = std::min<std::size_t>(1 + (r >> 32) % 16, in.size() - from);
           const std::vector<uint8_t> chunk(in.begin() + static_cast<std::ptrdiff_t>(from),
                                            in.begin() + static_cast<std::ptrdiff_t>(from + len));
-          std::copy(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(
-                                                       std::min(len, in.size() - at)),
+          std::copy(chunk.begin(),
+                    chunk.begin() + static_cast<std::ptrdiff_t>(std::min(len, in.size() - at)),
                     in.begin() + static_cast<std::ptrdiff_t>(at));
         }
         break;
@@ -235,8 +235,8 @@ FuzzResult run_fuzz_target(const FuzzTarget& t, const std::vector<std::string>& 
   std::error_code ec;
   fs::create_directories(scratch, ec);
   const std::string log = (fs::path(scratch) / (std::string(t.name) + ".log")).string();
-  void* mem = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                     -1, 0);
+  void* mem =
+      ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return fail(std::string("mmap failed: ") + std::strerror(errno));
   auto* shared = static_cast<Shared*>(mem);
   shared->size = shared->replayed = shared->fuzzed = 0;
@@ -280,8 +280,8 @@ FuzzResult run_fuzz_target(const FuzzTarget& t, const std::vector<std::string>& 
   const bool clean = !hung && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (!clean) {
     r.ok = false;
-    const std::vector<uint8_t> input(shared->data, shared->data + std::min<uint64_t>(
-                                                                       shared->size, kMaxInput));
+    const std::vector<uint8_t> input(shared->data,
+                                     shared->data + std::min<uint64_t>(shared->size, kMaxInput));
     uint64_t h = 1469598103934665603ull;
     for (uint8_t b : input) h = (h ^ b) * 1099511628211ull;
     char name[64];
@@ -293,9 +293,9 @@ FuzzResult run_fuzz_target(const FuzzTarget& t, const std::vector<std::string>& 
                static_cast<std::streamsize>(input.size()));
     const std::string how =
         hung ? "no progress after " + std::to_string(static_cast<int>(seconds + 120)) + " s"
-        : WIFSIGNALED(status)
-            ? "signal " + std::to_string(WTERMSIG(status)) + " (" + ::strsignal(WTERMSIG(status)) + ")"
-            : "exit " + std::to_string(WEXITSTATUS(status));
+        : WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) + " (" +
+                                    ::strsignal(WTERMSIG(status)) + ")"
+                              : "exit " + std::to_string(WEXITSTATUS(status));
     r.detail = std::string(t.name) + " failed on " +
                (r.replayed < corpus.size() ? "corpus input " + std::to_string(r.replayed + 1)
                                            : "mutated input " + std::to_string(r.fuzzed + 1)) +

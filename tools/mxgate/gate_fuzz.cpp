@@ -19,8 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using report::CheckOutcome;
 
-CheckRun fuzz_check(const FuzzTarget& t, const std::string& seeds, double seconds,
-                    uint64_t seed) {
+CheckRun fuzz_check(const FuzzTarget& t, const std::string& seeds, double seconds, uint64_t seed) {
   CheckRun run;
   std::error_code ec;
   if (!fs::is_directory(seeds, ec)) return error_run("no seed corpus: " + seeds);
@@ -36,7 +35,8 @@ CheckRun fuzz_check(const FuzzTarget& t, const std::string& seeds, double second
   }
   run.report.result = r.error ? CheckOutcome::kError : CheckOutcome::kFail;
   run.report.detail = r.detail;
-  if (!r.artifact.empty()) run.report.repro = "mxgate fuzz " + std::string(t.name) + " " + r.artifact;
+  if (!r.artifact.empty())
+    run.report.repro = "mxgate fuzz " + std::string(t.name) + " " + r.artifact;
   return run;
 }
 
