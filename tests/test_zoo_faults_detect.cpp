@@ -1,8 +1,10 @@
 // Covers the zoo classes Z17-Z30 (docs/bug_classes.md §2, dispatch/faults.h) one by one: each
-// fault's minimal case built by hand and run on the host backend clean and with the fault, the
-// expected bytes beside it (from the formats' definitions, docs/formats.md §1.1, §2, §5.2), so
-// the fault visibly changes what the kernel (or dispatch) does and a correct kernel gives the
-// spec's answer. Z29 is shown on the element body alone (the host never runs 2^31 elements).
+// fault's minimal case built by hand and run on the host backend clean and with the fault. The
+// expected output is written from the formats' definitions (docs/formats.md §1.1, §2, §5.2), the
+// arithmetic beside it; the gate's bit-exact verdict (reference/verdict.h) must pass clean and,
+// with the fault, fail at the element the mechanism predicts (row, column, count). Z19 is a
+// dispatch fault: also the launch it adds. Z29 is shown on the element body alone (the host
+// never runs 2^31 elements; the full shape is the `gpu` label's and the gate's on a device).
 // Does not cover: finding the faults from generated cases (tests/property_zoo.cpp), GPU backends.
 #include <gtest/gtest.h>
 
@@ -18,6 +20,7 @@
 #include "gpu/host/host_backend.h"
 #include "gpu/kernels/dequant_mx.h"
 #include "reference/format.h"
+#include "reference/verdict.h"
 
 namespace mxgate::dispatch {
 namespace {
@@ -35,6 +38,31 @@ std::vector<float> gemm(gpu::Backend& be, Kernel k, gpu::GemmArgs g) {
 template <class T>
 gpu::BufferId buffer(gpu::Backend& be, const std::vector<T>& v, const char* label) {
   return be.make_buffer(std::span<const T>(v), label);
+}
+
+// The gate's verdict of `got` (rows x cols) against the spec's `want`: clean it must pass; with
+// the fault it must fail with `bad` differing elements, the first at (row, col).
+struct Where {
+  std::size_t bad, row, col;
+};
+void expect_verdict(const BitExactVerdict& v, bool faulty, Where w) {
+  if (!faulty) {
+    EXPECT_TRUE(v.ok()) << "clean: " << v.summary();
+    return;
+  }
+  ASSERT_FALSE(v.ok()) << "the fault changed nothing";
+  EXPECT_EQ(v.mismatches, w.bad) << v.summary();
+  ASSERT_TRUE(v.first.has_value());
+  EXPECT_EQ(v.first->row, w.row) << v.summary();
+  EXPECT_EQ(v.first->col, w.col) << v.summary();
+}
+void expect_fp32(std::size_t rows, std::size_t cols, const std::vector<float>& want,
+                 const std::vector<float>& got, bool faulty, Where w) {
+  expect_verdict(compare_fp32(rows, cols, want, got), faulty, w);
+}
+void expect_bf16(std::size_t rows, std::size_t cols, const std::vector<uint16_t>& want,
+                 const std::vector<uint16_t>& got, bool faulty, Where w) {
+  expect_verdict(compare_bf16(rows, cols, want, got), faulty, w);
 }
 
 // E4M3FN 1.0 is 0x38 (bias 7: exponent field 7); fp32 scale blocks of the block GEMMs.
@@ -57,35 +85,47 @@ std::vector<float> block_gemm(Kernel k, std::size_t m, std::size_t n, std::size_
 }
 
 // Z17: bpreshuffle, N = 16, K = 256 (two blocks), As column-major {1, 2} per block, Bs {1, 4}:
-// 128 x (1 x 1) + 128 x (2 x 4) = 1152; slice 0's scales for both slices: 128 + 128 = 256.
+// 128 x (1 x 1) + 128 x (2 x 4) = 1152 in every column; slice 0's scales for both slices:
+// 128 + 128 = 256. All 16 columns share the one B block, so all 16 differ, the first (0,0).
 TEST(ZooFaultsDetect, Z17SplitKSlicesUseSliceZerosScales) {
   for (bool faulty : {false, true}) {
     const auto c = block_gemm(gpu::kernel("gemm_blockscale_bpreshuffle"), 1, 16, 256, {1, 2},
                               {1, 4}, faulty ? bits(Fault::kZ17SplitKSlice0Scales) : 0);
-    EXPECT_EQ(c[0], faulty ? 256.0f : 1152.0f) << (faulty ? "fault" : "clean");
+    expect_fp32(1, 16, std::vector<float>(16, 1152.0f), c, faulty, {16, 0, 0});
+    if (faulty) {
+      EXPECT_EQ(c[0], 256.0f);
+    }
   }
 }
 
-// Z18: M = 129, N = 1, K = 32: row 128 (wave 1) has A scale 4, row 0 (wave 0) 2, B scale 1:
-// 32 x 4 x 1 = 128; the previous wave's A scale once more: 32 x 4 x (1 x 2) = 256.
+// Z18: M = 129, N = 1, K = 32: rows 0-127 (wave 0) have A scale 2, row 128 (wave 1) 4, B scale
+// 1: 32 x 2 = 64 and 32 x 4 = 128; the previous wave's A scale once more on row 128:
+// 32 x 4 x 2 = 256. Only row 128 differs.
 TEST(ZooFaultsDetect, Z18NextWaveReappliesThePreviousWavesAScale) {
   std::vector<float> as(129, 2.0f);
   as[128] = 4.0f;
+  std::vector<float> want(129, 64.0f);
+  want[128] = 128.0f;
   for (bool faulty : {false, true}) {
     const auto c = block_gemm(gpu::kernel("gemm_blockscale"), 129, 1, 32, as, {1.0f},
                               faulty ? bits(Fault::kZ18WaveReappliesAScale) : 0);
-    EXPECT_EQ(c[0], 64.0f);
-    EXPECT_EQ(c[128], faulty ? 256.0f : 128.0f) << (faulty ? "fault" : "clean");
+    expect_fp32(129, 1, want, c, faulty, {1, 128, 0});
+    if (faulty) {
+      EXPECT_EQ(c[128], 256.0f);
+    }
   }
 }
 
-// Z19: a BlockScaledFp8 layer with fp32 weight scales: processing does nothing for them; with
-// the fault it launches the e8m0 upcast on their bytes.
+// Z19: a BlockScaledFp8 layer, N = 2, K = 32, weights 448 with fp32 weight scales: the block
+// scale is 448 / 448 = 1.0 and every code 448 (0x7E). Processing launches nothing for fp32
+// scales; with the fault it runs the e8m0 upcast on their bytes (1.0f = 0x3F800000: its first
+// byte 0x00 reads as 2^-127). Apply on an activation of 448s (act scale 1.0, codes 448):
+// 32 x 448 x 448 = 6422528 in both columns; the wrong weight scale changes both, first (0,0).
 TEST(ZooFaultsDetect, Z19Fp32ScalesReadAsUe8m0) {
   LinearConfig c;
   c.platform = Platform::kHost;
   c.scheme = Scheme::kFp8Block;
-  c.n = 1;
+  c.n = 2;
   c.k = 32;
   c.weight_scale = WeightScaleDtype::kFp32;
   for (bool faulty : {false, true}) {
@@ -93,52 +133,66 @@ TEST(ZooFaultsDetect, Z19Fp32ScalesReadAsUe8m0) {
     const BlockScaledFp8 kernel;
     LinearLayer layer(be, c, kernel);
     if (faulty) layer.set_faults({Fault::kZ19Fp32ScaleAsUe8m0});
-    layer.load_float_weights(std::vector<float>(32, 3.0f));
+    layer.load_float_weights(std::vector<float>(64, 448.0f));
     const gpu::Counters before = be.counters();
     layer.process_weights_after_loading();
     EXPECT_EQ(be.counters().since(before).launches_of(gpu::kernel("upcast_e8m0")),
               faulty ? 1u : 0u);
+    const ApplyResult r = layer.apply(make_activation(std::vector<float>(32, 448.0f), 1, 32));
+    expect_fp32(1, 2, std::vector<float>(2, 6422528.0f), r.out.fp32, faulty, {2, 0, 0});
   }
 }
 
-// Z20: gemm_blockscale, K = 32, A scale 1.5 (0x3FC00000), B scale 1: 32 x 1.5 = 48; the scale
-// reduced to its exponent (1.0): 32.
+// Z20: gemm_blockscale, M = 2, K = 32, A scales {1.0, 1.5 (0x3FC00000)}, B scale 1: rows
+// 32 x 1 = 32 and 32 x 1.5 = 48; reduced to its exponent 1.5 becomes 1.0 and row 1 gives 32.
+// Row 0's scale has no mantissa: only (1,0) differs.
 TEST(ZooFaultsDetect, Z20ScaleTruncatedToItsExponent) {
   for (bool faulty : {false, true}) {
-    const auto c = block_gemm(gpu::kernel("gemm_blockscale"), 1, 1, 32, {1.5f}, {1.0f},
+    const auto c = block_gemm(gpu::kernel("gemm_blockscale"), 2, 1, 32, {1.0f, 1.5f}, {1.0f},
                               faulty ? bits(Fault::kZ20TruncateScaleExponent) : 0);
-    EXPECT_EQ(c[0], faulty ? 32.0f : 48.0f);
+    expect_fp32(2, 1, {32.0f, 48.0f}, c, faulty, {1, 1, 0});
+    if (faulty) {
+      EXPECT_EQ(c[1], 32.0f);
+    }
   }
 }
 
-// Z21: a zero 1x32 group: amax clamped to 1e-4, sf = ceil_to_ue8m0(1e-4 / 448) = 2^-22
-// (1e-4 / 448 = 2.23e-7 lies in [2^-23, 2^-22)); the clamp after rounding gives 1e-4 / 448.
+// Z21: two rows of one 1x128 group (K = 32): row 0 all 448 (amax / 448 = 1.0: UE8M0 1.0, the
+// clamp never bites), row 1 zero: amax clamped to 1e-4, sf = ceil_to_ue8m0(1e-4 / 448) = 2^-22
+// (1e-4 / 448 = 2.23e-7 lies in [2^-23, 2^-22)); the clamp after rounding leaves 1e-4 / 448, not
+// a power of two. Only row 1's scale differs.
 TEST(ZooFaultsDetect, Z21MinClampAfterPowerOfTwoRounding) {
+  std::vector<float> x(64, 0.0f);
+  std::fill(x.begin(), x.begin() + 32, 448.0f);
   for (bool faulty : {false, true}) {
     gpu::HostBackend be;
     gpu::QuantizeBlockArgs q;
-    q.in = buffer(be, std::vector<float>(32, 0.0f), "x");
-    q.codes = be.allocate(32, "codes");
-    q.scales = be.allocate(4, "scales");
-    q.p = {1, 32, gpu::InputDtype::kFp32};
+    q.in = buffer(be, x, "x");
+    q.codes = be.allocate(64, "codes");
+    q.scales = be.allocate(8, "scales");
+    q.p = {2, 32, gpu::InputDtype::kFp32};
     q.p.faults = faulty ? bits(Fault::kZ21MinClampAfterPow2) : 0;
     be.run({gpu::kernel("quantize_act1x128_ue8m0"), q});
-    const float sf = be.download_as<float>(q.scales)[0];
-    EXPECT_EQ(sf, faulty ? 1e-4f / 448.0f : std::ldexp(1.0f, -22)) << (faulty ? "fault" : "clean");
+    const auto sf = be.download_as<float>(q.scales);
+    expect_fp32(2, 1, {1.0f, std::ldexp(1.0f, -22)}, sf, faulty, {1, 1, 0});
+    if (faulty) {
+      EXPECT_EQ(sf[1], 1e-4f / 448.0f);
+    }
   }
 }
 
-// Z22: gemm_blockscale_ue8m0, K = 256 (two scales in one word), A scales {1.5, 1.5}: the UE8M0
-// value of 1.5 is 1.0 (its exponent byte 0x7F), 2 x 128 = 256; packed by shift-and-OR the
-// mantissa of the second scale leaks into byte 0 (0x7F | 0xFF = 0xFF: NaN).
+// Z22: gemm_blockscale_ue8m0, M = 2, K = 256 (two scales in one word per row), A scales row 0
+// {1.0, 1.0}, row 1 {1.5, 1.5}: the UE8M0 value of 1.5 is its exponent byte 0x7F (1.0), so both
+// rows give 2 x 128 = 256. Packed by shift-and-OR, row 1's second scale leaks its mantissa into
+// byte 0 (0x7F | 0xFF = 0xFF: NaN); row 0 has no mantissa to leak. Only (1,0) differs.
 TEST(ZooFaultsDetect, Z22MantissaBitsLeakIntoThePackedUe8m0Word) {
   for (bool faulty : {false, true}) {
-    const auto c = block_gemm(gpu::kernel("gemm_blockscale_ue8m0"), 1, 1, 256, {1.5f, 1.5f},
-                              {1.0f, 1.0f}, faulty ? bits(Fault::kZ22Ue8m0PackLeak) : 0);
+    const auto c =
+        block_gemm(gpu::kernel("gemm_blockscale_ue8m0"), 2, 1, 256, {1.0f, 1.0f, 1.5f, 1.5f},
+                   {1.0f, 1.0f}, faulty ? bits(Fault::kZ22Ue8m0PackLeak) : 0);
+    expect_fp32(2, 1, {256.0f, 256.0f}, c, faulty, {1, 1, 0});
     if (faulty) {
-      EXPECT_TRUE(std::isnan(c[0])) << c[0];
-    } else {
-      EXPECT_EQ(c[0], 256.0f);
+      EXPECT_TRUE(std::isnan(c[1])) << c[1];
     }
   }
 }
@@ -155,15 +209,18 @@ std::vector<float> upcast(const std::vector<uint8_t>& bytes, uint32_t f) {
   return be.download_as<float>(u.out);
 }
 
-// Z23: byte 0x86 is 2^(134 - 127) = 128.0 and 0xFF is NaN (OCP MX); tested on the decoded value,
-// 128.0 becomes NaN and 0xFF +Inf.
+// Z23: bytes 0x7F, 0x86, 0xFF are 2^0 = 1.0, 2^(134 - 127) = 128.0 and NaN (OCP MX); tested on
+// the decoded value, 128.0 becomes NaN and 0xFF +Inf: two differ, the first at column 1.
 TEST(ZooFaultsDetect, Z23NanSentinelTestedOnTheDecodedValue) {
-  const auto clean = upcast({0x86, 0xFF}, 0);
-  EXPECT_EQ(clean[0], 128.0f);
-  EXPECT_TRUE(std::isnan(clean[1]));
-  const auto faulty = upcast({0x86, 0xFF}, bits(Fault::kZ23E8m0NanOnValue));
-  EXPECT_TRUE(std::isnan(faulty[0]));
-  EXPECT_EQ(faulty[1], std::numeric_limits<float>::infinity());
+  const std::vector<float> want = {1.0f, 128.0f, std::numeric_limits<float>::quiet_NaN()};
+  for (bool faulty : {false, true}) {
+    const auto got = upcast({0x7F, 0x86, 0xFF}, faulty ? bits(Fault::kZ23E8m0NanOnValue) : 0);
+    expect_fp32(1, 3, want, got, faulty, {2, 0, 1});
+    if (faulty) {
+      EXPECT_TRUE(std::isnan(got[1]));
+      EXPECT_EQ(got[2], std::numeric_limits<float>::infinity());
+    }
+  }
 }
 
 // One dequant_mx_to_bf16 launch of a 1 x 32 row with scale byte 127 (1.0).
@@ -181,59 +238,85 @@ std::vector<uint16_t> dequant(gpu::Fp8Format f, const std::vector<uint8_t>& code
   return be.download_as<uint16_t>(d.out);
 }
 
-bool bf16_nan(uint16_t b) { return (b & 0x7FFFu) > 0x7F80u; }
+constexpr uint16_t kBf16Nan = 0x7FC0;
 
-// Z24: 0x80 is the only NaN of E4M3FNUZ and E5M2FNUZ; the faulty upcast gives -0.0 (bf16 0x8000).
+// Z24: 0x80 is the only NaN of E4M3FNUZ and E5M2FNUZ (no negative zero); 0x40 is 2^(8 - 8) x 1
+// = 1.0 in E4M3FNUZ (bias 8) and 2^(16 - 16) x 1 = 1.0 in E5M2FNUZ (bias 16): bf16 0x3F80. The
+// faulty upcast gives -0.0 (bf16 0x8000) for element 5 only.
 TEST(ZooFaultsDetect, Z24FnuzNanDecodedAsNegativeZero) {
+  std::vector<uint8_t> codes(32, 0x40);
+  codes[5] = 0x80;
+  std::vector<uint16_t> want(32, 0x3F80);
+  want[5] = kBf16Nan;
   for (gpu::Fp8Format f : {gpu::Fp8Format::kE4m3fnuz, gpu::Fp8Format::kE5m2fnuz}) {
-    std::vector<uint8_t> codes(32, 0x40);
-    codes[5] = 0x80;
-    EXPECT_TRUE(bf16_nan(dequant(f, codes, 0)[5]));
-    EXPECT_EQ(dequant(f, codes, bits(Fault::kZ24FnuzNanAsNegZero))[5], 0x8000u);
+    for (bool faulty : {false, true}) {
+      const auto got = dequant(f, codes, faulty ? bits(Fault::kZ24FnuzNanAsNegZero) : 0);
+      expect_bf16(1, 32, want, got, faulty, {1, 0, 5});
+      if (faulty) {
+        EXPECT_EQ(got[5], 0x8000u);
+      }
+    }
   }
 }
 
 // Z25: E4M3FN 0x7F / 0xFF are NaN; read as normal numbers they are +-1.875 x 2^8 = +-480 (bf16
-// 0x43F0 / 0xC3F0).
+// 0x43F0 / 0xC3F0). Elements 7 and 9 hold them, the rest 1.0 (0x38 -> bf16 0x3F80).
 TEST(ZooFaultsDetect, Z25E4m3NanDecodedAs480) {
   std::vector<uint8_t> codes(32, kOne);
-  codes[0] = 0x7F;
-  codes[1] = 0xFF;
-  const auto clean = dequant(gpu::Fp8Format::kE4m3fn, codes, 0);
-  EXPECT_TRUE(bf16_nan(clean[0]) && bf16_nan(clean[1]));
-  EXPECT_EQ(clean[2], 0x3F80u);  // 1.0
-  const auto faulty = dequant(gpu::Fp8Format::kE4m3fn, codes, bits(Fault::kZ25E4m3NanAs480));
-  EXPECT_EQ(faulty[0], 0x43F0u);
-  EXPECT_EQ(faulty[1], 0xC3F0u);
+  codes[7] = 0x7F;
+  codes[9] = 0xFF;
+  std::vector<uint16_t> want(32, 0x3F80);
+  want[7] = want[9] = kBf16Nan;
+  for (bool faulty : {false, true}) {
+    const auto got =
+        dequant(gpu::Fp8Format::kE4m3fn, codes, faulty ? bits(Fault::kZ25E4m3NanAs480) : 0);
+    expect_bf16(1, 32, want, got, faulty, {2, 0, 7});
+    if (faulty) {
+      EXPECT_EQ(got[7], 0x43F0u);
+      EXPECT_EQ(got[9], 0xC3F0u);
+    }
+  }
 }
 
-// Z26: E5M2 0x7C is +Inf (exponent 31, mantissa 0); read as a normal binade it is 2^16 = 65536
-// (bf16 0x4780).
+// Z26: E5M2 0x7C is +Inf (exponent 31, mantissa 0; bf16 0x7F80); read as a normal binade it is
+// 2^(31 - 15) = 65536 (bf16 0x4780). 0x3C is 2^(15 - 15) = 1.0. Only element 3 differs.
 TEST(ZooFaultsDetect, Z26E5m2InfinityWidenedToAFiniteNumber) {
-  std::vector<uint8_t> codes(32, 0x3C);  // 1.0
+  std::vector<uint8_t> codes(32, 0x3C);
   codes[3] = 0x7C;
-  EXPECT_EQ(dequant(gpu::Fp8Format::kE5m2, codes, 0)[3], 0x7F80u);  // +Inf
-  EXPECT_EQ(dequant(gpu::Fp8Format::kE5m2, codes, bits(Fault::kZ26E5m2InfAsFinite))[3], 0x4780u);
+  std::vector<uint16_t> want(32, 0x3F80);
+  want[3] = 0x7F80;
+  for (bool faulty : {false, true}) {
+    const auto got =
+        dequant(gpu::Fp8Format::kE5m2, codes, faulty ? bits(Fault::kZ26E5m2InfAsFinite) : 0);
+    expect_bf16(1, 32, want, got, faulty, {1, 0, 3});
+    if (faulty) {
+      EXPECT_EQ(got[3], 0x4780u);
+    }
+  }
 }
 
-// Z27: dot_scaled, M = N = 1, K = 128, ones, A scales 127 (1.0), B scales absent: 128 at the unit
-// scale; the default byte 1 (2^-126) gives 128 x 2^-126 = 2^-119.
+// Z27: dot_scaled, M = 1, N = 2, K = 128, ones, A scales 127 (1.0), B scales absent: 128 at the
+// unit scale in both columns; the default byte 1 (2^-126) gives 128 x 2^-126 = 2^-119 in both.
 TEST(ZooFaultsDetect, Z27AbsentScaleIsTheUnitScale) {
   for (bool faulty : {false, true}) {
     gpu::HostBackend be;
     gpu::GemmArgs g;
     g.a = buffer(be, std::vector<uint8_t>(128, kOne), "A");
-    g.b = buffer(be, std::vector<uint8_t>(128, kOne), "B");
+    g.b = buffer(be, std::vector<uint8_t>(256, kOne), "B");
     g.a_scale = buffer(be, std::vector<uint8_t>(4, 127), "As");
-    g.p = {1, 1, 128, gpu::OutDtype::kFp32};
+    g.p = {1, 2, 128, gpu::OutDtype::kFp32};
     g.p.faults = faulty ? bits(Fault::kZ27DefaultScaleByteOne) : 0;
-    EXPECT_EQ(gemm(be, gpu::kernel("gemm_mx_dot_scaled"), g)[0],
-              faulty ? std::ldexp(1.0f, -119) : 128.0f);
+    const auto c = gemm(be, gpu::kernel("gemm_mx_dot_scaled"), g);
+    expect_fp32(1, 2, {128.0f, 128.0f}, c, faulty, {2, 0, 0});
+    if (faulty) {
+      EXPECT_EQ(c[0], std::ldexp(1.0f, -119));
+    }
   }
 }
 
 // Z28: gemm_mx_dequant, M = N = 1, K = 32, scale buffers of one byte each followed by 0xFF slack
-// (what the allocator left): the K-tail tile's unmasked scale loads read the slack (NaN).
+// (what the allocator left): 32 x 1 x 1 = 32; the K-tail tile's unmasked scale loads read the
+// slack (NaN) into the only output.
 TEST(ZooFaultsDetect, Z28KTailScaleLoadReadsPastTheTensor) {
   for (bool faulty : {false, true}) {
     gpu::HostBackend be;
@@ -244,18 +327,18 @@ TEST(ZooFaultsDetect, Z28KTailScaleLoadReadsPastTheTensor) {
     g.b_scale = buffer(be, std::vector<uint8_t>{127, 0xFF, 0xFF, 0xFF}, "Bs+slack");
     g.p = {1, 1, 32, gpu::OutDtype::kFp32};
     g.p.faults = faulty ? bits(Fault::kZ28KTailScaleUnmasked) : 0;
-    const float c = gemm(be, gpu::kernel("gemm_mx_dequant"), g)[0];
+    const auto c = gemm(be, gpu::kernel("gemm_mx_dequant"), g);
+    expect_fp32(1, 1, {32.0f}, c, faulty, {1, 0, 0});
     if (faulty) {
-      EXPECT_TRUE(std::isnan(c)) << c;
-    } else {
-      EXPECT_EQ(c, 32.0f);
+      EXPECT_TRUE(std::isnan(c[0])) << c[0];
     }
   }
 }
 
 // Z29 on the element body (the device kernel's, gpu/kernels/dequant_mx.h): element 2^31 + 5 of
 // a 2^31 + 32-element row lands on element 5 with 31-bit offsets; clean, it is its own element.
-// Run on buffers of 64 elements: only the element the wrapped index names is touched.
+// Run on buffers of 64 elements (the clean index is out of them, so only the faulty run is
+// made): only the element the wrapped index names is written, with 1.0 (0x3F80).
 TEST(ZooFaultsDetect, Z29ElementOffsetsWrapAt2To31) {
   std::vector<uint8_t> codes(64, kOne), scales(2, 127);
   std::vector<uint16_t> out(64, 0xFFFFu);
@@ -263,31 +346,31 @@ TEST(ZooFaultsDetect, Z29ElementOffsetsWrapAt2To31) {
   p.faults = bits(Fault::kZ29Offset32Bit);
   // With the fault the body reads and writes index (2^31 + 5) & 0x7FFFFFFF = 5, in bounds here.
   gpu::dequant_mx_element(p, codes.data(), scales.data(), out.data(), (uint64_t{1} << 31) + 5);
-  EXPECT_EQ(out[5], 0x3F80u);  // element 5 written: the offset wrapped
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (i != 5) {
-      EXPECT_EQ(out[i], 0xFFFFu) << i;
-    }
-  }
+  expect_bf16(1, 64, std::vector<uint16_t>(64, 0xFFFFu), out, true, {1, 0, 5});
+  EXPECT_EQ(out[5], 0x3F80u);
 }
 
-// Z30: gemm_bf16, K = 3: 1, 2^-24, 2^-24 summed upwards is 1 (each small term rounds away),
-// downwards 2^-23 + 1 = 1 + 2^-23; every other launch walks downwards, so two launches differ.
+// Z30: gemm_bf16, M = 1, N = 2, K = 3, A = {1, 2^-24, 2^-24}; B column 0 {1, 0, 0} gives 1 in
+// any order; column 1 {1, 1, 1} summed upwards is 1 (each small term rounds away), downwards
+// 2^-23 + 1 = 1 + 2^-23. Every other launch walks downwards, so the second launch differs from
+// the first at (0,1) only.
 TEST(ZooFaultsDetect, Z30TheSameInputsTwiceGiveOtherBits) {
   const std::vector<uint16_t> a = {0x3F80, 0x3380, 0x3380};  // 1, 2^-24, 2^-24 (bf16)
-  const std::vector<uint16_t> b = {0x3F80, 0x3F80, 0x3F80};
+  const std::vector<uint16_t> b = {0x3F80, 0x0000, 0x0000,   // column 0 (B is N x K)
+                                   0x3F80, 0x3F80, 0x3F80};  // column 1
   for (bool faulty : {false, true}) {
     gpu::HostBackend be;
     gpu::GemmArgs g;
     g.a = buffer(be, a, "A");
     g.b = buffer(be, b, "B");
-    g.p = {1, 1, 3, gpu::OutDtype::kFp32};
+    g.p = {1, 2, 3, gpu::OutDtype::kFp32};
     g.p.faults = faulty ? bits(Fault::kZ30LaunchCounterOrder) : 0;
-    const float first = gemm(be, gpu::kernel("gemm_bf16"), g)[0];
-    const float second = gemm(be, gpu::kernel("gemm_bf16"), g)[0];
-    EXPECT_EQ(first == second, !faulty) << first << " " << second;
-    if (!faulty) {
-      EXPECT_EQ(first, 1.0f);
+    const auto first = gemm(be, gpu::kernel("gemm_bf16"), g);
+    const auto second = gemm(be, gpu::kernel("gemm_bf16"), g);
+    EXPECT_EQ(first, (std::vector<float>{1.0f, 1.0f}));
+    expect_fp32(1, 2, first, second, faulty, {1, 0, 1});
+    if (faulty) {
+      EXPECT_EQ(second[1], 1.0f + std::ldexp(1.0f, -23));
     }
   }
 }
