@@ -135,6 +135,10 @@ const Op* Implementation::find_op(std::string_view op) const {
   return nullptr;
 }
 
+bool is_planted_fault_description(std::string_view description) {
+  return description.starts_with(MXGATE_PLANTED_FAULT_PREFIX);
+}
+
 FamilyMask Implementation::families() const {
   FamilyMask m = 0;
   for (const Op& o : ops) m |= family_bit(o.family);

@@ -212,6 +212,7 @@ std::vector<Implementation> convert(const std::string& path, const mxgate_plugin
     Implementation impl;
     impl.name = mi.name;
     impl.description = text(mi.description);
+    impl.planted_fault = is_planted_fault_description(impl.description);
     impl.origin = path;
     impl.spec = path + ":" + impl.name;
     // Every op of the array shares the plugin's sizeof(mxgate_contract); the first one's

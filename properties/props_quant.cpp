@@ -15,6 +15,7 @@
 #include "properties/props.h"
 #include "properties/scale_io.h"
 #include "properties/values.h"
+#include "reference/block_quant.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/e8m0.h"
@@ -278,6 +279,93 @@ std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
                        rows, cols, want.data, got.data);
 }
 
+// ---- quantize_block.bit_exact ---------------------------------------------------------------
+
+bool convention_has_block_policy(const std::string& name) {
+  const Convention* c = find_convention(name);
+  return c != nullptr && block_policy(*c, Format::kE4M3FN, false).has_value();
+}
+
+// A quantize_block op the property can check: fp32 input, an FP8 element output, fp32 scales of
+// its contract's block (0: the whole dimension), a claimed convention with a block quantizer in
+// the reference (reference/quant_conventions.h; scales as the convention computes them, not
+// rounded to powers of two).
+bool quantize_block_accepts(const Op& op) {
+  const impl::Contract& c = op.contract;
+  if ((c.a_dtypes & impl::dtype_bit(Dtype::kF32)) == 0) return false;
+  if (fp8_dtypes(c.out_dtypes).empty() || c.scale_dtype != Dtype::kF32) return false;
+  if (c.conventions.empty()) return false;
+  for (const std::string& n : c.conventions) {
+    if (!convention_has_block_policy(n)) return false;
+  }
+  return true;
+}
+
+rc::Gen<Case> gen_quantize_block(const Context&, const Ops& ops) {
+  return gen_over_ops(ops, [](const Op* op) {
+    const impl::Contract& ct = op->contract;
+    return rc::gen::apply(
+        [op](const std::string& conv, const std::string& format, std::size_t rows, std::size_t cols,
+             ValueClass vc, uint64_t seed) {
+          Case c("quantize_block.bit_exact");
+          c.set("op", op->name);
+          c.set("conv", conv);
+          if (!format.empty()) c.set("format", format);
+          c.set("rows", fit_dim(rows, op->contract.m)).set("cols", cols);
+          c.set("values", to_string(vc)).set("seed", seed);
+          return c;
+        },
+        pick(ct.conventions), gen_format(ct.out_dtypes), range(1, 4), gen_k(ct.k, 2),
+        gen_value_class(), gen_seed());
+  });
+}
+
+// Codes and fp32 scales (logical row-major grid) equal to reference/block_quant.h quantize_block
+// under the claimed convention's policy, for the op's block shape.
+std::optional<Failure> check_quantize_block(const Context& ctx, const Case& c) {
+  const Op& op = case_op(ctx, c);
+  const std::string& conv = c.text("conv");
+  if (!convention_has_block_policy(conv)) {
+    throw CaseError("case field 'conv': " + conv + " has no block quantizer in the reference");
+  }
+  const Dtype element = dtype_field(c, op, op.contract.out_dtypes);
+  const Format fmt = *element_format(element);
+  const std::size_t rows = c.num("rows"), cols = c.num("cols");
+  const std::size_t br = op.contract.a_block_rows == 0 ? rows : op.contract.a_block_rows;
+  const std::size_t bc = op.contract.a_block_cols == 0 ? cols : op.contract.a_block_cols;
+  const QuantInput in = quant_input(c, rows, cols, false);
+  const BlockQuantized want = quantize_block(in.x, rows, cols, br, bc, fmt,
+                                             *block_policy(*find_convention(conv), fmt, false));
+  ctx.tag("op:" + op.name);
+  tag_shape(ctx, rows, 0, cols);
+  const std::size_t grid_rows = want.scale_rows(), grid_cols = want.scale_cols();
+  impl::Invocation inv(op, *ctx.be);
+  const Layout sl = scale_layout(op);
+  const uint32_t ld_align = op.contract.a_scale_ld_align;
+  uint64_t ld = 0;
+  const std::size_t scale_bytes = stored_size(sl, grid_rows, grid_cols, ld_align, &ld) * 4;
+  inv.input(&impl::Call::a, raw_bytes(in.x), rows, cols, cols, Dtype::kF32, Layout::kRowMajor);
+  inv.output(&impl::Call::out, rows * cols, rows, cols, cols, element, Layout::kRowMajor);
+  inv.output(&impl::Call::out_scale, scale_bytes, grid_rows, grid_cols, ld, Dtype::kF32, sl);
+  impl::Call call;
+  call.m = rows;
+  call.k = cols;
+  call.convention = conv;
+  inv.run(call);
+  const std::vector<uint8_t> raw = inv.read(&impl::Call::out_scale);
+  std::vector<float> stored(raw.size() / 4);
+  std::memcpy(stored.data(), raw.data(), stored.size() * 4);
+  const GemmOutput want_scales{grid_rows, grid_cols, OutputFormat::kFp32, want.scales, {}};
+  const GemmOutput got_scales{grid_rows,
+                              grid_cols,
+                              OutputFormat::kFp32,
+                              load_scales<float>(sl, grid_rows, grid_cols, stored, ld_align),
+                              {}};
+  if (auto f = compare_outputs("fp32 block scales", want_scales, got_scales)) return f;
+  return compare_codes(std::string(impl::to_string(element)) + " codes", fmt, rows, cols, want.data,
+                       inv.read(&impl::Call::out));
+}
+
 // ---- dequantize.bit_exact -------------------------------------------------------------------
 
 std::vector<uint8_t> scale_bytes(std::string_view cls, std::size_t count, std::mt19937_64& rng) {
@@ -502,6 +590,12 @@ void add_quant_properties(std::vector<Property>& out) {
                  "a quantizer whose scale bytes or codes differ from its convention's reference "
                  "(log2-based ceil, wrong fp8 max, payload not requantized, bf16 double rounding)",
                  family_bit(Family::kQuantizeMx), quantize_accepts, gen_quantize, check_quantize});
+  out.push_back({"quantize_block.bit_exact",
+                 "a block quantizer whose fp32 scales or codes differ from its convention's "
+                 "reference (a missing amax floor, a wrong fp8 max, multiply-by-reciprocal for "
+                 "divide, a NaN not clamped)",
+                 family_bit(Family::kQuantizeBlock), quantize_block_accepts, gen_quantize_block,
+                 check_quantize_block});
   out.push_back({"dequantize.bit_exact",
                  "a dequantizer that rounds twice, decodes e8m0 0x00 / 0xFF wrongly or reads the "
                  "wrong block's scale",

@@ -40,8 +40,9 @@ TEST(ExamplePlugin, PassesEveryPropertyThatApplies) {
     EXPECT_EQ(r.cases, 100) << p.name;
     EXPECT_EQ(r.unsupported, 0) << p.name;
   }
-  // cast, quantize (2), dequantize, upcast, GEMMs (exact, bound, column / row split, poison).
-  EXPECT_EQ(ran, 10);
+  // cast, quantize (2), quantize_block, dequantize, upcast, GEMMs (exact, bound, column / row
+  // split, poison).
+  EXPECT_EQ(ran, 11);
 }
 
 // A planted fault, the property expected to catch it first, and the bound its shrunk case must
@@ -56,6 +57,7 @@ struct Planted {
 // The bounds are the smallest shapes on which each fault can show at all, plus the slack of the
 // greedy shrinker (it stops in a local minimum):
 //   elementwise faults need one element (cast: count <= 2) or one 32-block (rows = 1, cols <= 32);
+//   a zero group's missing amax floor needs one 1x128 group (rows = 1, cols <= 128);
 //   B's scales read transposed needs two B rows and two K blocks: M = 1, N <= 2, K <= 64 (K = 32
 //   has one block, where the transpose is the identity);
 //   a dropped partial K block needs one element and K below one block: M = N = 1, K < 128.
@@ -64,6 +66,8 @@ const Planted kPlanted[] = {
      [](const Case& c) { return c.num("count") <= 2; }},
     {"example_faulty_quantize_nosat", "quantize.bit_exact", "rows = 1, cols <= 32",
      [](const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 32; }},
+    {"example_faulty_quantize_block_no_eps", "quantize_block.bit_exact", "rows = 1, cols <= 128",
+     [](const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 128; }},
     {"example_faulty_dequantize_shift", "dequantize.bit_exact", "rows = 1, cols <= 32",
      [](const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 32; }},
     {"example_faulty_upcast_shift", "upcast_e8m0.bit_exact", "count <= 2",

@@ -193,9 +193,14 @@ typedef struct mxgate_op {
   void* state;
 } mxgate_op;
 
+/* An implementation that is wrong on purpose (a planted fault, the proof that the gate catches
+ * it) says so by starting its description with this prefix; `mxgate zoo --impl` then requires it
+ * to be detected, and every other implementation to pass (docs/plugins.md). */
+#define MXGATE_PLANTED_FAULT_PREFIX "planted fault:"
+
 typedef struct mxgate_impl {
   const char* name;        /* [a-z0-9_]+, the NAME of --impl PATH.so:NAME */
-  const char* description; /* one line */
+  const char* description; /* one line; MXGATE_PLANTED_FAULT_PREFIX... for a planted fault */
   uint32_t op_count;
   const mxgate_op* ops;
 } mxgate_impl;

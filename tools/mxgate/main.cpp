@@ -173,8 +173,8 @@ constexpr Verb kVerbs[] = {
      "\"source\"}].",
      mxgate::cli::cmd_accumulators},
     {"probe-accumulator",
-     "probe-accumulator --simulate MODEL[:PARAM=V,...] [--scaling per-tensor|block] [--m 16] "
-     "[--n 16] [--k 1024] [--format e4m3fn] [--json]",
+     "probe-accumulator (--simulate MODEL[:PARAM=V,...] | --impl SPEC[:OP] [--backend B]) "
+     "[--scaling per-tensor|block] [--m 16] [--n 16] [--k 1024] [--format e4m3fn] [--json]",
      "Measure an FP8 GEMM's accumulator with crafted inputs (the method of Fasi, Higham,\n"
      "Mikaitis, Pranesh, PeerJ CS 7:e330, 2021; docs/accumulators.md §7): the precision kept\n"
      "relative to the largest term, the rounding of the bits shifted out (truncate,\n"
@@ -184,10 +184,16 @@ constexpr Verb kVerbs[] = {
      "GEMM (--m, --n: 16; --k: 1024, chunks and groups up to K are found) with one nonzero\n"
      "row of A and of B; the result is C[0][0].\n"
      "  --simulate  the implementation is the software simulation of that model\n"
+     "  --impl      an implementation's gemm_block or gemm_mx op (SPEC as for `mxgate impls`;\n"
+     "              :OP names the op, else the gemm_block op whose scale blocks are the\n"
+     "              probe's, else the first GEMM op that can run the calls), called through\n"
+     "              the harness (guarded buffers, device memory for device ops) on --backend\n"
+     "              (auto, host, hip, cuda; default auto) (docs/plugins.md §10)\n"
      "  --scaling   per-tensor (default: one fp32 scale each) or block (1x128 / 128x128)\n"
      "  --format    FP8 element format of the codes (default e4m3fn; e5m2, e4m3fnuz, e5m2fnuz)\n"
      "--json prints the parameters, the matching model (or null) and the evidence.\n"
-     "Exit 0 after a measurement, 2 on bad input.",
+     "Exit 0 after a measurement, 2 on bad input (an op the probe cannot run on, a plugin that\n"
+     "cannot be loaded), 3 when a device op's device is missing.",
      mxgate::cli::cmd_probe_accumulator},
     {"plan",
      "plan --platform P (--scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
@@ -239,8 +245,9 @@ constexpr Verb kVerbs[] = {
      "the mismatch map of a GEMM fault (SVG + PNG) on a scaled-up copy of its case.\n"
      "With --impl: the same proof over implementations, e.g. a plugin's planted faults\n"
      "(`--impl example:all`): every property that applies runs on each, an implementation whose\n"
-     "name contains `faulty` must be detected (the property, its median cases and the shrunk case\n"
-     "are printed), any other must pass.\n"
+     "description starts with `planted fault:` (the plugin declares it wrong on purpose;\n"
+     "`mxgate impls` shows it) must be detected (the property, its median cases and the shrunk\n"
+     "case are printed), any other must pass.\n"
      "Exit 0 when every fault is detected with a minimal case (--impl: every planted one\n"
      "detected, every other passing), 1 otherwise.",
      mxgate::cli::cmd_zoo},
