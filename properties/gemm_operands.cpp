@@ -70,14 +70,14 @@ Operands bf16_operands(const std::vector<uint16_t>& a, const std::vector<uint16_
   return o;
 }
 
-Format element_format(impl::Dtype d) {
+Format gemm_element_format(impl::Dtype d) {
   switch (d) {
     case impl::Dtype::kE4m3fn:
       return Format::kE4M3FN;
     case impl::Dtype::kE5m2:
       return Format::kE5M2;
     default:
-      throw std::invalid_argument("element_format: " + std::string(impl::to_string(d)) +
+      throw std::invalid_argument("gemm_element_format: " + std::string(impl::to_string(d)) +
                                   " is not an FP8 element type of the GEMM properties");
   }
 }
@@ -204,7 +204,7 @@ int fingerprint_range(const AccumulatorModel& model, std::size_t k) {
 // centred on 0. Consecutive blocks along K differ by 3 (mod span + 1), neighbouring rows by 5.
 void fingerprint(GemmProblem& p, uint64_t seed, const AccumulatorModel& model) {
   const int v = fingerprint_range(model, p.k);
-  const uint64_t values = static_cast<uint64_t>(2 * v + 1);
+  const uint64_t values = 2 * static_cast<uint64_t>(v) + 1;
   std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
   for (float& x : p.a) x = static_cast<float>(static_cast<int>(rng() % values) - v);
   for (float& x : p.b) x = static_cast<float>(static_cast<int>(rng() % values) - v);
@@ -248,7 +248,7 @@ Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, 
   GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed, model).problem;
   if (fingerprint_scales) fingerprint(p, seed, model);
   // Integers in {-8..8} (fingerprint: {-2..2}) are exact in E4M3FN and E5M2.
-  const Format fa = element_format(types.a), fb = element_format(types.b);
+  const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
   Bytes a, b;
   a.reserve(p.a.size());
   b.reserve(p.b.size());
@@ -305,7 +305,7 @@ Operands general_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m
     const auto b = values(n * k);
     return bf16_operands(a, b, m, n, k);
   }
-  const Format fa = element_format(types.a), fb = element_format(types.b);
+  const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
   Operands o;
   if (kind == GemmKind::kMx) {
     MxQuantized qa{m, k, fa, random_codes(fa, m * k, rng), {}};

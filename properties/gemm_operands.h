@@ -38,7 +38,7 @@ struct ElementTypes {
   impl::Dtype b = impl::Dtype::kE4m3fn;
 };
 // The reference format of an FP8 element type (E4M3FN, E5M2); std::invalid_argument otherwise.
-Format element_format(impl::Dtype d);
+Format gemm_element_format(impl::Dtype d);
 // The FP8 element types the properties generate (E4M3FN, E5M2) that `mask` accepts, in that order.
 std::vector<impl::Dtype> fp8_element_types(impl::DtypeMask mask);
 
