@@ -9,61 +9,66 @@
 namespace mxgate::dispatch {
 namespace {
 
-constexpr std::array<Fault, kFaultCount> kAll = {
-    Fault::kZ1NoPerStepFallback,      Fault::kZ2IgnoreActScaleOrder,
-    Fault::kZ3NoPreshuffleGuard,      Fault::kZ4RelayoutDirectlyRead,
-    Fault::kZ5ShiftE8m0Upcast,        Fault::kZ6PerStepRematerialize,
-    Fault::kZ7EarlyReturnSkipsUpcast, Fault::kZ8Log2ExponentCeil,
-    Fault::kZ9DropTrailingKBlock,     Fault::kZ10ReadScalePadding,
-    Fault::kZ11WrongFp8Max,           Fault::kZ12IgnoreAsStride,
-    Fault::kZ13SwizzleReadLinear,     Fault::kZ14UnroundedScalePayload,
-    Fault::kZ15Bf16AmaxDoubleRound,   Fault::kZ16ShardBlockIndex,
+// One row per fault: its name and the gpu::kernel_fault bit it plants (0: a dispatch fault).
+struct FaultRow {
+  Fault fault;
+  std::string_view name;
+  uint32_t kernel_bit;
 };
-constexpr std::array<std::string_view, kFaultCount> kNames = {
-    "z1_no_per_step_fallback",      "z2_ignore_act_scale_order",   "z3_no_preshuffle_guard",
-    "z4_relayout_directly_read",    "z5_shift_e8m0_upcast",        "z6_per_step_rematerialize",
-    "z7_early_return_skips_upcast", "z8_log2_exponent_ceil",       "z9_drop_trailing_k_block",
-    "z10_read_scale_padding",       "z11_wrong_fp8_max",           "z12_ignore_as_stride",
-    "z13_swizzle_read_linear",      "z14_unrounded_scale_payload", "z15_bf16_amax_double_round",
-    "z16_shard_block_index",
-};
-// kernel_fault bit of each fault (0: a dispatch fault), in the order of kAll.
-constexpr std::array<uint32_t, kFaultCount> kKernelBits = {
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    0,
-    gpu::kernel_fault::kLog2Ceil,
-    gpu::kernel_fault::kDropTailBlock,
-    gpu::kernel_fault::kReadScalePadding,
-    gpu::kernel_fault::kFnuzMax,
-    gpu::kernel_fault::kIgnoreAsStride,
-    gpu::kernel_fault::kSwizzleReadLinear,
-    gpu::kernel_fault::kUnroundedScalePayload,
-    gpu::kernel_fault::kBf16Amax,
-    gpu::kernel_fault::kShardBlockIndex,
-};
+constexpr std::array<FaultRow, kFaultCount> kRows = {{
+    {Fault::kZ1NoPerStepFallback, "z1_no_per_step_fallback", 0},
+    {Fault::kZ2IgnoreActScaleOrder, "z2_ignore_act_scale_order", 0},
+    {Fault::kZ3NoPreshuffleGuard, "z3_no_preshuffle_guard", 0},
+    {Fault::kZ4RelayoutDirectlyRead, "z4_relayout_directly_read", 0},
+    {Fault::kZ5ShiftE8m0Upcast, "z5_shift_e8m0_upcast", 0},
+    {Fault::kZ6PerStepRematerialize, "z6_per_step_rematerialize", 0},
+    {Fault::kZ7EarlyReturnSkipsUpcast, "z7_early_return_skips_upcast", 0},
+    {Fault::kZ8Log2ExponentCeil, "z8_log2_exponent_ceil", gpu::kernel_fault::kLog2Ceil},
+    {Fault::kZ9DropTrailingKBlock, "z9_drop_trailing_k_block", gpu::kernel_fault::kDropTailBlock},
+    {Fault::kZ10ReadScalePadding, "z10_read_scale_padding", gpu::kernel_fault::kReadScalePadding},
+    {Fault::kZ11WrongFp8Max, "z11_wrong_fp8_max", gpu::kernel_fault::kFnuzMax},
+    {Fault::kZ12IgnoreAsStride, "z12_ignore_as_stride", gpu::kernel_fault::kIgnoreAsStride},
+    {Fault::kZ13SwizzleReadLinear, "z13_swizzle_read_linear",
+     gpu::kernel_fault::kSwizzleReadLinear},
+    {Fault::kZ14UnroundedScalePayload, "z14_unrounded_scale_payload",
+     gpu::kernel_fault::kUnroundedScalePayload},
+    {Fault::kZ15Bf16AmaxDoubleRound, "z15_bf16_amax_double_round", gpu::kernel_fault::kBf16Amax},
+    {Fault::kZ16ShardBlockIndex, "z16_shard_block_index", gpu::kernel_fault::kShardBlockIndex},
+}};
+
+// Rows in enum order: row i is fault i, so the faults of all_faults() and their names cannot
+// drift apart.
+constexpr bool rows_in_enum_order() {
+  for (std::size_t i = 0; i < kRows.size(); ++i) {
+    if (static_cast<std::size_t>(kRows[i].fault) != i) return false;
+  }
+  return true;
+}
+static_assert(rows_in_enum_order(), "kRows must list the faults in enum order");
+
+constexpr std::array<Fault, kFaultCount> kAll = [] {
+  std::array<Fault, kFaultCount> a{};
+  for (std::size_t i = 0; i < kRows.size(); ++i) a[i] = kRows[i].fault;
+  return a;
+}();
 
 }  // namespace
 
 std::span<const Fault> all_faults() { return kAll; }
 
-std::string_view to_string(Fault f) { return kNames[static_cast<std::size_t>(f)]; }
+std::string_view to_string(Fault f) { return kRows[static_cast<std::size_t>(f)].name; }
 
 uint32_t kernel_fault_bits(const Faults& faults) {
   uint32_t out = 0;
-  for (std::size_t i = 0; i < kFaultCount; ++i) {
-    if (faults.has(kAll[i])) out |= kKernelBits[i];
+  for (const FaultRow& r : kRows) {
+    if (faults.has(r.fault)) out |= r.kernel_bit;
   }
   return out;
 }
 
 std::optional<Fault> parse_fault(std::string_view s) {
-  for (std::size_t i = 0; i < kFaultCount; ++i) {
-    if (kNames[i] == s) return kAll[i];
+  for (const FaultRow& r : kRows) {
+    if (r.name == s) return r.fault;
   }
   return std::nullopt;
 }

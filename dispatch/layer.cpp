@@ -155,11 +155,7 @@ ApplyResult LinearLayer::apply(const Activation& x) {
   ApplyResult r = linear_kernel_->apply(state_, x, be_);
   const gpu::Counters& after = be_.counters();
   last_.path = r.path;
-  for (std::size_t i = 0; i < gpu::kKernelCount; ++i) {
-    last_.delta.launches[i] = after.launches[i] - before.launches[i];
-  }
-  last_.delta.allocations = after.allocations - before.allocations;
-  last_.delta.bytes_allocated = after.bytes_allocated - before.bytes_allocated;
+  last_.delta = after.since(before);
   return r;
 }
 

@@ -65,7 +65,7 @@ void launch_weight_dequant(const LayerState& layer, Backend& be, BufferId out) {
   d.scales = layer.weight_scale;
   d.out = out;
   d.p = {layer.config.n, layer.config.k, gpu::E8m0Upcast::kCorrect};
-  be.run({Kernel::kDequantMxToBf16, d});
+  be.run({gpu::kernel("dequant_mx_to_bf16"), d});
 }
 
 // Dequantizes the fp8 MX weight to bf16 on the device; drops the fp8 weight and its scales.
@@ -94,7 +94,7 @@ void upcast_scales(const LayerState& layer, Backend& be, BufferId in, BufferId o
   u.out = out;
   u.p = {count, layer.faults.has(Fault::kZ5ShiftE8m0Upcast) ? gpu::E8m0Upcast::kShift
                                                             : gpu::E8m0Upcast::kCorrect};
-  be.run({Kernel::kUpcastE8m0, u});
+  be.run({gpu::kernel("upcast_e8m0"), u});
 }
 
 void upcast_weight_scale_once(LayerState& layer, Backend& be) {
@@ -117,7 +117,7 @@ ApplyResult mx_gemm(LayerState& layer, const Activation& x, Backend& be, Kernel 
   q.scales = t.allocate(x.m * ceil_div(x.k, kMxBlock), "x_scales");
   q.p = {x.m, x.k, gpu::InputDtype::kBf16, gpu::QuantConvention::kOcpMx};
   q.p.faults = kernel_fault_bits(layer.faults);
-  be.run({Kernel::kQuantizeMx, q});
+  be.run({gpu::kernel("quantize_mx"), q});
   gpu::GemmArgs g;
   g.a = q.codes;
   g.a_scale = q.scales;
@@ -135,7 +135,7 @@ ApplyResult rematerialize_bf16_gemm(LayerState& layer, const Activation& x, Back
   gpu::GemmArgs g;
   g.a = t.make(x.bf16, "x_bf16");
   g.b = weight_bf16;
-  return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, c.n, x.k, layer.faults),
+  return {run_gemm(be, t, gpu::kernel("gemm_bf16"), g, x.m, c.n, x.k, layer.faults),
           ApplyPath::kMxfp8DequantPerStep};
 }
 
@@ -144,7 +144,7 @@ ApplyResult bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
   gpu::GemmArgs g;
   g.a = t.make(x.bf16, "x_bf16");
   g.b = layer.weight;
-  return {run_gemm(be, t, Kernel::kGemmBf16, g, x.m, layer.config.n, x.k, layer.faults),
+  return {run_gemm(be, t, gpu::kernel("gemm_bf16"), g, x.m, layer.config.n, x.k, layer.faults),
           ApplyPath::kBf16Gemm};
 }
 
@@ -217,12 +217,13 @@ ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
     upcast_scales(layer, be, layer.weight_scale, g.b_scale, count);
   }
   if (shuffled) {
-    return {run_gemm(be, t, Kernel::kGemmBlockscaleBpreshuffle, g, x.m, layer.config.n, x.k,
+    return {run_gemm(be, t, gpu::kernel("gemm_blockscale_bpreshuffle"), g, x.m, layer.config.n, x.k,
                      layer.faults),
             ApplyPath::kFp8BlockscaleBpreshuffle};
   }
-  return {run_gemm(be, t, Kernel::kGemmBlockscale, g, x.m, layer.config.n, x.k, layer.faults),
-          ApplyPath::kFp8Blockscale};
+  return {
+      run_gemm(be, t, gpu::kernel("gemm_blockscale"), g, x.m, layer.config.n, x.k, layer.faults),
+      ApplyPath::kFp8Blockscale};
 }
 
 }  // namespace
@@ -262,12 +263,12 @@ ApplyResult DotScaledMxfp8::apply(LayerState& layer, const Activation& x, Backen
   if (layer.weight_elem_size >= 2) return bf16_gemm(layer, x, be);
   check_mx_weight(layer, name());
   if (x.k % kDotScaledKAlign == 0 || layer.faults.has(Fault::kZ1NoPerStepFallback)) {
-    return mx_gemm(layer, x, be, Kernel::kGemmMxDotScaled, ApplyPath::kMxfp8DotScaled);
+    return mx_gemm(layer, x, be, gpu::kernel("gemm_mx_dot_scaled"), ApplyPath::kMxfp8DotScaled);
   }
   if (layer.faults.has(Fault::kZ6PerStepRematerialize))
     return rematerialize_bf16_gemm(layer, x, be);
   // The restored third branch: an fp8 weight of unaligned K never reaches dot_scaled.
-  return mx_gemm(layer, x, be, Kernel::kGemmMxDequant, ApplyPath::kMxfp8DequantPerStep);
+  return mx_gemm(layer, x, be, gpu::kernel("gemm_mx_dequant"), ApplyPath::kMxfp8DequantPerStep);
 }
 
 // ---- EmulationMxfp8 ------------------------------------------------------------------------
@@ -295,7 +296,7 @@ ApplyResult EmulationMxfp8::apply(LayerState& layer, const Activation& x, Backen
   check_apply_input(layer, x, name());
   if (layer.weight_elem_size >= 2) return bf16_gemm(layer, x, be);
   check_mx_weight(layer, name());
-  return mx_gemm(layer, x, be, Kernel::kGemmMxDequant, ApplyPath::kMxfp8DequantPerStep);
+  return mx_gemm(layer, x, be, gpu::kernel("gemm_mx_dequant"), ApplyPath::kMxfp8DequantPerStep);
 }
 
 // ---- BlockScaledFp8 ------------------------------------------------------------------------
@@ -416,7 +417,7 @@ void preshuffle_layer_weight(LayerState& layer, Backend& be) {
   p.in = layer.weight;
   p.out = be.allocate(c.n * c.k, "weight_preshuffled");
   p.p = {c.n, c.k};
-  be.run({Kernel::kPreshuffleWeight, p});
+  be.run({gpu::kernel("preshuffle_weight"), p});
   replace_weight(layer, be, p.out);
   layer.weight_layout = WeightLayout::kAiterPreshuffled;
   ++layer.weight_relayouts;

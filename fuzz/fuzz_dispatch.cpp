@@ -391,7 +391,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                 std::string(gpu::to_string(declared)));
           }
           const gpu::Counters& d = layer->last_apply().delta;
-          if (c.k % kDotScaledKAlign != 0 && d.launches_of(Kernel::kGemmMxDotScaled) != 0) {
+          if (c.k % kDotScaledKAlign != 0 &&
+              d.launches_of(gpu::kernel("gemm_mx_dot_scaled")) != 0) {
             violation("I1", "dot_scaled launched with K = " + std::to_string(c.k));
           }
           if (!want) want = reference_cache.get(c, *w, x);
@@ -401,9 +402,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                 " (path " + std::string(to_string(r.path)) + ")");
           }
           if (processed) {
-            for (Kernel k : {Kernel::kDequantMxToBf16, Kernel::kUpcastE8m0,
-                             Kernel::kPreshuffleWeight, Kernel::kGemmMxDequant}) {
-              if (k == Kernel::kGemmMxDequant && per_step_linear_kernel) continue;
+            for (Kernel k : {gpu::kernel("dequant_mx_to_bf16"), gpu::kernel("upcast_e8m0"),
+                             gpu::kernel("preshuffle_weight"), gpu::kernel("gemm_mx_dequant")}) {
+              if (k == gpu::kernel("gemm_mx_dequant") && per_step_linear_kernel) continue;
               if (d.launches_of(k) != 0) {
                 violation("I5", "per-step " + std::string(gpu::kernel_name(k)) +
                                     " after load processing");

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <utility>
+#include <variant>
 
 namespace mxgate::gpu {
 
@@ -11,6 +12,27 @@ std::atomic<LaunchObserver> g_launch_observer{nullptr};
 }  // namespace
 
 void set_launch_observer(LaunchObserver observer) { g_launch_observer.store(observer); }
+
+void observe_launch(std::string_view name) {
+  if (const LaunchObserver observe = g_launch_observer.load()) observe(name);
+}
+
+uint64_t Counters::launches_of(Kernel k) const {
+  const auto it = launches.find(k.name());
+  return it == launches.end() ? 0 : it->second;
+}
+
+Counters Counters::since(const Counters& before) const {
+  Counters d;
+  for (const auto& [name, n] : launches) {
+    const auto it = before.launches.find(name);
+    const uint64_t delta = n - (it == before.launches.end() ? 0 : it->second);
+    if (delta != 0) d.launches[name] = delta;
+  }
+  d.allocations = allocations - before.allocations;
+  d.bytes_allocated = bytes_allocated - before.bytes_allocated;
+  return d;
+}
 
 uint8_t guard_byte(std::size_t i) { return static_cast<uint8_t>(0xA5u ^ (i * 29u)); }
 
@@ -105,6 +127,63 @@ void Backend::check_guard_band(BufferId id, const Allocation& a, std::vector<Gua
   }
 }
 
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+}  // namespace
+
+int Backend::call_entry(const KernelEntry& entry, const Launch& l) const {
+  const auto u8 = [this](BufferId id) { return static_cast<uint8_t*>(ptr(id)); };
+  const auto f32 = [this](BufferId id) { return static_cast<float*>(ptr(id)); };
+  const auto u16 = [this](BufferId id) { return static_cast<uint16_t*>(ptr(id)); };
+  const auto null = [](const auto& fn) {
+    if (fn == nullptr) throw GpuError("kernel not built for this platform");
+  };
+  return std::visit(
+      Overloaded{[&](QuantizeEntry fn, const QuantizeArgs& a) {
+                   null(fn);
+                   return fn(a.p, ptr(a.in), u8(a.codes), u8(a.scales));
+                 },
+                 [&](DequantEntry fn, const DequantArgs& a) {
+                   null(fn);
+                   return fn(a.p, u8(a.codes), u8(a.scales), u16(a.out));
+                 },
+                 [&](UpcastEntry fn, const UpcastArgs& a) {
+                   null(fn);
+                   return fn(a.p, u8(a.in), f32(a.out));
+                 },
+                 [&](PreshuffleEntry fn, const PreshuffleArgs& a) {
+                   null(fn);
+                   return fn(a.p, u8(a.in), u8(a.out));
+                 },
+                 [&](GemmMxEntry fn, const GemmArgs& a) {
+                   null(fn);
+                   return fn(a.p, u8(a.a), u8(a.a_scale), u8(a.b), u8(a.b_scale), ptr(a.out));
+                 },
+                 [&](GemmBlockEntry fn, const GemmArgs& a) {
+                   null(fn);
+                   return fn(a.p, u8(a.a), f32(a.a_scale), u8(a.b), f32(a.b_scale), ptr(a.out));
+                 },
+                 [&](GemmBf16Entry fn, const GemmArgs& a) {
+                   null(fn);
+                   return fn(a.p, u16(a.a), u16(a.b), ptr(a.out));
+                 },
+                 [&](FaultEntry fn, const FaultArgs& a) {
+                   null(fn);
+                   return fn(a.p, f32(a.out));
+                 },
+                 [](const auto&, const auto&) -> int {
+                   throw GpuError("argument struct does not belong to this kernel");
+                 }},
+      entry, l.args);
+}
+
 std::vector<GuardDamage> Backend::check_guards() {
   std::vector<GuardDamage> out;
   for (const auto& [id, a] : buffers_) check_guard_band(id, a, out);
@@ -136,8 +215,8 @@ void Backend::run(const Launch& launch) {
     for (const OutputSpec& o : outputs) {
       if (o.bytes != 0) device_fill(ptr(o.buffer), kPoisonByte, size(o.buffer));
     }
-    ++counters_.launches[static_cast<std::size_t>(launch.kernel)];
-    if (const LaunchObserver observe = g_launch_observer.load()) observe(kname);
+    ++counters_.launches[launch.kernel.name()];
+    observe_launch(kname);
     launch_kernel(launch);
     device_sync();
   } catch (const GpuError& e) {

@@ -39,12 +39,15 @@ struct GuardDamage {
   std::string describe() const;
 };
 
-// Hot-path accounting: launches per kernel and bytes allocated (user bytes, cumulative).
+// Hot-path accounting: launches per kernel (by name; kernels never launched are absent) and
+// bytes allocated (user bytes, cumulative).
 struct Counters {
-  std::array<uint64_t, kKernelCount> launches{};
+  std::map<std::string_view, uint64_t> launches;
   uint64_t allocations = 0;
   uint64_t bytes_allocated = 0;
-  uint64_t launches_of(Kernel k) const { return launches[static_cast<std::size_t>(k)]; }
+  uint64_t launches_of(Kernel k) const;
+  // What happened after `before` was taken (every counter is cumulative).
+  Counters since(const Counters& before) const;
 };
 
 // The byte at position i of every guard band (position-dependent, so a kernel storing a
@@ -58,6 +61,9 @@ inline constexpr uint8_t kPoisonByte = 0xFF;
 // running. The observer must be cheap and must not throw.
 using LaunchObserver = void (*)(std::string_view kernel_name);
 void set_launch_observer(LaunchObserver observer);
+// Tells the observer about a launch that does not go through Backend::run (a plugin op called
+// by the harness, impl/harness.h).
+void observe_launch(std::string_view name);
 
 class Backend {
  public:
@@ -73,8 +79,13 @@ class Backend {
   virtual std::string_view name() const = 0;
   // False when the backend is built but no device is present (tests then GTEST_SKIP).
   virtual bool available() const = 0;
-  // Whether this backend implements `k` (kQuantizeMxHw needs NVIDIA sm_89+ or the host model).
+  // Whether this backend implements `k` (quantize_mx_hw needs NVIDIA sm_89+ or the host model).
   virtual bool supports(Kernel k) const = 0;
+  // The memory its buffers live in (impl::Memory::kHost, kCuda or kHip).
+  virtual impl::Memory memory() const = 0;
+  // The stream a plugin's device op launches on (a hipStream_t / cudaStream_t); nullptr on the
+  // host. synchronize() waits for it.
+  virtual void* stream() { return nullptr; }
 
   BufferId allocate(std::size_t bytes, std::string_view label);
   void release(BufferId id);
@@ -109,6 +120,9 @@ class Backend {
 
   std::size_t size(BufferId id) const;
   std::string_view label(BufferId id) const;
+  // Address of the user region of `id` in this backend's memory, for a plugin op's call
+  // (impl/harness.h); nullptr for kNoBuffer.
+  void* address(BufferId id) const { return ptr(id); }
   const Counters& counters() const { return counters_; }
   void reset_counters() { counters_ = {}; }
 
@@ -122,6 +136,10 @@ class Backend {
   virtual void device_sync() = 0;
   // Launches `launch` (buffers resolved with ptr()); asynchronous errors surface in device_sync.
   virtual void launch_kernel(const Launch& launch) = 0;
+  // Calls `entry` (the launch's kernel's host or device entry point) with the launch's
+  // arguments and buffer addresses; returns the entry's status. One call per kind of kernel
+  // (gpu/kernel.h KernelEntry), none per kernel.
+  int call_entry(const KernelEntry& entry, const Launch& launch) const;
 
   // Device address of the user region of `id`; nullptr for kNoBuffer.
   void* ptr(BufferId id) const;

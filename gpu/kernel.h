@@ -1,5 +1,7 @@
-// The kernels every backend runs, and the arguments of one launch: a small struct per kernel
-// naming its buffers (handles from Backend::allocate) and its parameters (kernels/params.h).
+// The built-in kernels every backend runs, and the arguments of one launch. Every kernel is one
+// row of the table in gpu/kernel_table.cpp (name, op family, entry points, contract); there is
+// no enum, no kernel count and no switch over kernels anywhere: the backends call a row's entry
+// point through the one signature of its argument struct (KernelEntry).
 #pragma once
 
 #include <cstddef>
@@ -11,34 +13,16 @@
 #include <vector>
 
 #include "gpu/kernels/params.h"
+#include "impl/contract.h"
 
 namespace mxgate::gpu {
-
-enum class Kernel : uint8_t {
-  kQuantizeMx,                 // bf16/fp32 -> E4M3FN codes + E8M0 scales, software casts
-  kQuantizeMxHw,               // same, elements cast by cvt.rn.satfinite.e4m3x2.f32 (sm_89+)
-  kDequantMxToBf16,            // codes + E8M0 scales -> bf16
-  kUpcastE8m0,                 // E8M0 bytes -> fp32 (correct or shift)
-  kPreshuffleWeight,           // AITER shuffle_weight (16,16), 1-byte elements
-  kGemmMxDotScaled,            // MXFP8 GEMM, unmasked K tiles of 128
-  kGemmMxDequant,              // MXFP8 GEMM, any K % 32 == 0
-  kGemmBlockscale,             // fp8 GEMM, row-major As, plain B
-  kGemmBlockscaleBpreshuffle,  // fp8 GEMM, column-major As, preshuffled B
-  kGemmBf16,                   // bf16 GEMM
-  kFaultWritePastEnd,          // planted fault: writes one element past its output
-  kFaultSkipElement,           // planted fault: leaves one output element unwritten
-};
-inline constexpr std::size_t kKernelCount = 12;
-
-std::string_view kernel_name(Kernel k);
-std::optional<Kernel> parse_kernel(std::string_view name);
-std::span<const Kernel> all_kernels();
 
 // Handle of a guarded allocation; kNoBuffer for an unused operand.
 using BufferId = uint32_t;
 inline constexpr BufferId kNoBuffer = 0;
 
-// kQuantizeMx, kQuantizeMxHw. in: rows x cols fp32 or bf16.
+// The argument structs: the buffers of one launch and its parameters (kernels/params.h).
+// quantize_mx, quantize_mx_hw. in: rows x cols fp32 or bf16.
 struct QuantizeArgs {
   BufferId in = kNoBuffer, codes = kNoBuffer, scales = kNoBuffer;
   QuantizeParams p;
@@ -55,7 +39,7 @@ struct PreshuffleArgs {
   BufferId in = kNoBuffer, out = kNoBuffer;
   PreshuffleParams p;
 };
-// Every GEMM; a_scale / b_scale are kNoBuffer for kGemmBf16.
+// Every GEMM; a_scale / b_scale are kNoBuffer for gemm_bf16.
 struct GemmArgs {
   BufferId a = kNoBuffer, a_scale = kNoBuffer, b = kNoBuffer, b_scale = kNoBuffer;
   BufferId out = kNoBuffer;
@@ -68,6 +52,60 @@ struct FaultArgs {
 
 using KernelArgs =
     std::variant<QuantizeArgs, DequantArgs, UpcastArgs, PreshuffleArgs, GemmArgs, FaultArgs>;
+
+// Entry points, one signature per kind of kernel, shared by the host model (gpu/host) and the
+// device launcher (gpu/kernels/*.hip, gpu/kernels/launch.h). Pointers are the user regions of
+// the launch's buffers; the result is 0 or a launch status (hipError_t as int; < 0: the kernel
+// is not built for this platform).
+using QuantizeEntry = int (*)(const QuantizeParams&, const void* in, uint8_t* codes,
+                              uint8_t* scales);
+using DequantEntry = int (*)(const DequantParams&, const uint8_t* codes, const uint8_t* scales,
+                             uint16_t* out);
+using UpcastEntry = int (*)(const UpcastParams&, const uint8_t* in, float* out);
+using PreshuffleEntry = int (*)(const PreshuffleParams&, const uint8_t* in, uint8_t* out);
+using GemmMxEntry = int (*)(const GemmParams&, const uint8_t* a, const uint8_t* sa,
+                            const uint8_t* b, const uint8_t* sb, void* out);
+using GemmBlockEntry = int (*)(const GemmParams&, const uint8_t* a, const float* as,
+                               const uint8_t* b, const float* bs, void* out);
+using GemmBf16Entry = int (*)(const GemmParams&, const uint16_t* a, const uint16_t* b, void* out);
+using FaultEntry = int (*)(const FaultParams&, float* out);
+using KernelEntry = std::variant<QuantizeEntry, DequantEntry, UpcastEntry, PreshuffleEntry,
+                                 GemmMxEntry, GemmBlockEntry, GemmBf16Entry, FaultEntry>;
+
+// One row of the built-in kernel table.
+struct KernelDef {
+  std::string_view name;
+  // The family of its built-in op (impl/builtin.h); nullopt for the harness's own test kernels,
+  // which are no op.
+  std::optional<impl::Family> family;
+  KernelEntry host;
+  // The same alternative as `host`; holds a null pointer in a build without device kernels.
+  KernelEntry device;
+  // The device kernel's own check of the present hardware (quantize_mx_hw: NVIDIA sm_89+);
+  // nullptr: runs on every device.
+  bool (*device_available)() = nullptr;
+  impl::Contract contract;
+};
+
+// A built-in kernel: a handle to its row.
+class Kernel {
+ public:
+  Kernel(const KernelDef& def) : def_(&def) {}  // NOLINT(google-explicit-constructor)
+  const KernelDef& def() const { return *def_; }
+  const KernelDef* operator->() const { return def_; }
+  std::string_view name() const { return def_->name; }
+  friend bool operator==(Kernel a, Kernel b) { return a.def_ == b.def_; }
+
+ private:
+  const KernelDef* def_;
+};
+
+// Every row, in table order.
+std::span<const KernelDef> all_kernels();
+std::optional<Kernel> find_kernel(std::string_view name);
+// The kernel `name`; std::logic_error when there is none (a misspelt name in code).
+Kernel kernel(std::string_view name);
+inline std::string_view kernel_name(Kernel k) { return k.name(); }
 
 struct Launch {
   Kernel kernel;

@@ -1,6 +1,9 @@
 #include "properties/decision_glue.h"
 
 #include <array>
+#include <functional>
+#include <map>
+#include <string>
 
 #include "dispatch/negotiation.h"
 #include "dispatch/registry.h"
@@ -8,50 +11,54 @@
 namespace mxgate::properties::decision {
 namespace {
 
-using gpu::Kernel;
-
 constexpr std::array<dispatch::Platform, model::kPlatformCount> kPlatforms = {
     dispatch::Platform::kGfx950, dispatch::Platform::kGfx942, dispatch::Platform::kSm90,
     dispatch::Platform::kHost};
 
 std::string str(std::string_view s) { return std::string(s); }
 
-// Launch counts per gpu kernel: what one step launched, or what the model expects it to.
+// Launch counts per built-in kernel, by its kernel-table name (gpu/kernel_table.cpp): what one
+// step launched, or what the model expects it to. Kernels launched zero times are absent.
 struct Launches {
-  std::array<uint64_t, gpu::kKernelCount> n{};
-  uint64_t& operator[](Kernel k) { return n[static_cast<std::size_t>(k)]; }
-  uint64_t operator[](Kernel k) const { return n[static_cast<std::size_t>(k)]; }
+  std::map<std::string, uint64_t, std::less<>> n;
+  void add(std::string_view kernel, uint64_t count = 1) {
+    if (count == 0) return;
+    (void)gpu::kernel(kernel);  // a misspelt name is a logic error, not a silent zero
+    n[std::string(kernel)] += count;
+  }
+  uint64_t operator[](std::string_view kernel) const {
+    const auto it = n.find(kernel);
+    return it == n.end() ? 0 : it->second;
+  }
   bool operator==(const Launches&) const = default;
 };
 
 Launches delta(const gpu::Counters& before, const gpu::Counters& after) {
   Launches d;
-  for (std::size_t i = 0; i < gpu::kKernelCount; ++i) {
-    d.n[i] = after.launches[i] - before.launches[i];
-  }
+  for (const auto& [name, count] : after.since(before).launches) d.add(name, count);
   return d;
 }
 
 std::string describe(const Launches& l) {
   std::string out;
-  for (Kernel k : gpu::all_kernels()) {
-    if (l[k] == 0) continue;
-    out += (out.empty() ? "" : " + ") + std::to_string(l[k]) + "x " + str(gpu::kernel_name(k));
+  for (const gpu::KernelDef& k : gpu::all_kernels()) {  // table order
+    if (l[k.name] == 0) continue;
+    out += (out.empty() ? "" : " + ") + std::to_string(l[k.name]) + "x " + str(k.name);
   }
   return out.empty() ? "no launch" : out;
 }
 
 // docs/dispatch_model.md §7: the gpu kernel each load action launches once.
-Kernel launch_of(model::LoadAction a) {
+std::string_view launch_of(model::LoadAction a) {
   switch (a) {
     case model::LoadAction::kDequantizeWeightToBf16:
-      return Kernel::kDequantMxToBf16;
+      return "dequant_mx_to_bf16";
     case model::LoadAction::kUpcastWeightScaleToFp32:
-      return Kernel::kUpcastE8m0;
+      return "upcast_e8m0";
     case model::LoadAction::kPreshuffleWeight:
-      return Kernel::kPreshuffleWeight;
+      return "preshuffle_weight";
   }
-  return Kernel::kPreshuffleWeight;
+  return "preshuffle_weight";
 }
 
 // docs/dispatch_model.md §7: what one apply on `path` launches. The activation of a block GEMM
@@ -61,37 +68,38 @@ Launches launches_of(const model::ApplyOutcome& o, bool f3) {
   Launches l;
   switch (o.path) {
     case model::ApplyPath::kBf16Gemm:
-      l[Kernel::kGemmBf16] = 1;
+      l.add("gemm_bf16");
       break;
     case model::ApplyPath::kMxfp8DotScaled:
-      l[Kernel::kQuantizeMx] = 1;
-      l[Kernel::kGemmMxDotScaled] = 1;
+      l.add("quantize_mx");
+      l.add("gemm_mx_dot_scaled");
       break;
     case model::ApplyPath::kMxfp8DequantPerStep:
       if (f3) {
-        l[Kernel::kQuantizeMx] = 1;
-        l[Kernel::kGemmMxDequant] = 1;
+        l.add("quantize_mx");
+        l.add("gemm_mx_dequant");
       } else {
         // §5.1: dequant_mxfp8_to_bf16 of the weight, then a plain linear on the activation.
-        l[Kernel::kDequantMxToBf16] = 1;
-        l[Kernel::kGemmBf16] = 1;
+        l.add("dequant_mx_to_bf16");
+        l.add("gemm_bf16");
       }
       break;
     case model::ApplyPath::kFp8Blockscale:
-      l[Kernel::kGemmBlockscale] = 1;
+      l.add("gemm_blockscale");
       break;
     case model::ApplyPath::kFp8BlockscaleBpreshuffle:
-      l[Kernel::kGemmBlockscaleBpreshuffle] = 1;
+      l.add("gemm_blockscale_bpreshuffle");
       break;
   }
-  if (o.per_step_upcast) l[Kernel::kUpcastE8m0] = 1;
+  if (o.per_step_upcast) l.add("upcast_e8m0");
   return l;
 }
 
 // Either quantize kernel stands for the per-token MXFP8 quantizer (§7).
 Launches fold_quantizers(Launches l) {
-  l[Kernel::kQuantizeMx] += l[Kernel::kQuantizeMxHw];
-  l[Kernel::kQuantizeMxHw] = 0;
+  const uint64_t hw = l["quantize_mx_hw"];
+  l.n.erase("quantize_mx_hw");
+  l.add("quantize_mx", hw);
   return l;
 }
 
@@ -504,7 +512,7 @@ std::optional<std::string> LayerCheck::processed(const gpu::Counters& before,
   const model::Actions acts = model::process(linear_kernel_, spec_, env_, w_, &trace);
   tag_.branches(trace);
   Launches want;
-  for (model::LoadAction a : acts) ++want[launch_of(a)];
+  for (model::LoadAction a : acts) want.add(launch_of(a));
   const Launches got = delta(before, after);
   if (got != want) {
     return "load processing launched " + describe(got) + "; the model's actions " +
@@ -527,7 +535,7 @@ std::optional<std::string> LayerCheck::model_preshuffled(bool shuffled, const gp
   const bool want = model::model_preshuffle(linear_kernel_, spec_, w_, &trace);
   tag_.branches(trace);
   Launches expect;
-  if (want) expect[Kernel::kPreshuffleWeight] = 1;
+  if (want) expect.add("preshuffle_weight");
   const Launches got = delta(before, after);
   if (shuffled != want || got != expect) {
     return std::string("model_preshuffle ") + (shuffled ? "shuffled" : "did not shuffle") + " (" +

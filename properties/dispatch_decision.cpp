@@ -67,7 +67,7 @@ rc::Gen<std::pair<std::size_t, std::size_t>> gen_dispatch_nk() {
         [](std::size_t n, std::size_t k) {
           return std::pair{n, k};
         },
-        pick(std::move(ns)), gen_k(k_align, 2));
+        pick(std::move(ns)), gen_k({.align = k_align}, 2));
   };
   const auto& cat = catalog_nk();
   return rc::gen::mapcat(range(0, 8), [small, cat](std::size_t i) {

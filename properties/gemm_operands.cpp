@@ -7,6 +7,11 @@
 #include <string>
 
 #include "common/blocks.h"
+#include "impl/accumulator.h"
+#include "impl/builtin.h"
+#include "impl/harness.h"
+#include "properties/scale_io.h"
+#include "reference/accumulator_exact.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
@@ -60,13 +65,78 @@ Operands bf16_operands(const std::vector<uint16_t>& a, const std::vector<uint16_
   o.b.resize(b.size() * 2);
   if (!a.empty()) std::memcpy(o.a.data(), a.data(), o.a.size());
   if (!b.empty()) std::memcpy(o.b.data(), b.data(), o.b.size());
+  o.types = {impl::Dtype::kBf16, impl::Dtype::kBf16};
   o.problem = bf16_gemm_problem(a, b, m, n, k);
   return o;
 }
 
-bool is_mx(Kernel k) { return gpu::contract(k).scale == gpu::ScaleDtype::kE8m0; }
-bool is_block(Kernel k) { return gpu::contract(k).scale == gpu::ScaleDtype::kFp32; }
-bool is_gemm(Kernel k) { return gpu::contract(k).accum.has_value(); }
+Format gemm_element_format(impl::Dtype d) {
+  switch (d) {
+    case impl::Dtype::kE4m3fn:
+      return Format::kE4M3FN;
+    case impl::Dtype::kE5m2:
+      return Format::kE5M2;
+    default:
+      throw std::invalid_argument("gemm_element_format: " + std::string(impl::to_string(d)) +
+                                  " is not an FP8 element type of the GEMM properties");
+  }
+}
+
+std::vector<impl::Dtype> fp8_element_types(impl::DtypeMask mask) {
+  std::vector<impl::Dtype> out;
+  for (impl::Dtype d : {impl::Dtype::kE4m3fn, impl::Dtype::kE5m2}) {
+    if (mask & impl::dtype_bit(d)) out.push_back(d);
+  }
+  return out;
+}
+
+GemmKind gemm_kind(impl::Family f) {
+  switch (f) {
+    case impl::Family::kGemmMx:
+      return GemmKind::kMx;
+    case impl::Family::kGemmBlock:
+      return GemmKind::kBlock;
+    case impl::Family::kGemmBf16:
+      return GemmKind::kBf16;
+    default:
+      throw std::invalid_argument("gemm_kind: " + std::string(impl::to_string(f)) +
+                                  " is not a GEMM family");
+  }
+}
+
+bool is_mx(Kernel k) { return k->family == impl::Family::kGemmMx; }
+bool is_block(Kernel k) { return k->family == impl::Family::kGemmBlock; }
+bool is_gemm(Kernel k) { return k->family && impl::is_gemm(*k->family); }
+
+std::span<const Kernel> gemm_kernels() {
+  static const std::vector<Kernel> kGemms = [] {
+    std::vector<Kernel> v;
+    for (const gpu::KernelDef& d : gpu::all_kernels()) {
+      if (is_gemm(d)) v.emplace_back(d);
+    }
+    return v;
+  }();
+  return kGemms;
+}
+
+BlockSizes op_blocks(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k) {
+  const impl::Contract& c = op.contract;
+  if (op.family == impl::Family::kGemmMx) return kMxfp8Blocks;
+  if (op.family == impl::Family::kGemmBf16) return {1, k, 1, k};
+  const auto whole = [](uint32_t block, std::size_t extent) {
+    return block == 0 ? extent : static_cast<std::size_t>(block);
+  };
+  return {whole(c.a_block_rows, m), whole(c.a_block_cols, k), whole(c.b_block_rows, n),
+          whole(c.b_block_cols, k)};
+}
+
+namespace {
+
+BlockSizes kernel_blocks(Kernel k) { return is_mx(k) ? kMxfp8Blocks : kDeepSeekBlocks; }
+
+GemmKind kernel_kind(Kernel k) { return gemm_kind(*k->family); }
+
+}  // namespace
 
 uint8_t e4m3_code(float v) {
   static const auto table = [] {
@@ -81,11 +151,23 @@ uint8_t e4m3_code(float v) {
   return static_cast<uint8_t>(encode(Format::kE4M3FN, v, EncodePolicy{}));
 }
 
+uint8_t fp8_code(Format f, float v) {
+  if (f == Format::kE4M3FN) return e4m3_code(v);
+  return static_cast<uint8_t>(encode(f, v, EncodePolicy{}));
+}
+
 Bytes random_codes(std::size_t count, std::mt19937_64& rng) {
+  return random_codes(Format::kE4M3FN, count, rng);
+}
+
+Bytes random_codes(Format f, std::size_t count, std::mt19937_64& rng) {
+  // The finite codes of the format, so the draw is one table lookup.
+  std::array<bool, 256> finite{};
+  for (int c = 0; c < 256; ++c) finite[c] = std::isfinite(decode(f, static_cast<uint32_t>(c)));
   Bytes out(count);
   for (uint8_t& c : out) {
     c = static_cast<uint8_t>(rng());
-    if ((c & 0x7F) == 0x7F) c = 0;
+    if (!finite[c]) c = 0;
   }
   return out;
 }
@@ -105,12 +187,27 @@ Operands first_rows(const Operands& o, std::size_t m) {
 
 namespace {
 
+// The largest |value| of fingerprint operands exact in `model`: 2 ({-2..2}), or 1 where an
+// aligned-chunk model keeps too few bits for products of 4 summed over one chunk
+// (reference/accumulator_exact.h: sum over the chunk of |a b| < 2^precision_bits units).
+int fingerprint_range(const AccumulatorModel& model, std::size_t k) {
+  if (model.kind != AccumulatorKind::kAlignedChunks) return 2;
+  const std::size_t len = model.chunks.chunk_k == 0 ? k : std::min(model.chunks.chunk_k, k);
+  const std::size_t units = std::size_t{1} << model.chunks.precision_bits;
+  if (4 * len < units) return 2;
+  if (len < units) return 1;
+  throw std::invalid_argument("no fingerprint operands: chunks of " + std::to_string(len) +
+                              " k reach 2^precision_bits of " + model.name);
+}
+
 // Fingerprint exponents: block (r, c) of an operand gets (r * 5 + c * 3 + salt) mod (span + 1),
 // centred on 0. Consecutive blocks along K differ by 3 (mod span + 1), neighbouring rows by 5.
-void fingerprint(GemmProblem& p, uint64_t seed) {
+void fingerprint(GemmProblem& p, uint64_t seed, const AccumulatorModel& model) {
+  const int v = fingerprint_range(model, p.k);
+  const uint64_t values = 2 * static_cast<uint64_t>(v) + 1;
   std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
-  for (float& v : p.a) v = static_cast<float>(static_cast<int>(rng() % 5) - 2);
-  for (float& v : p.b) v = static_cast<float>(static_cast<int>(rng() % 5) - 2);
+  for (float& x : p.a) x = static_cast<float>(static_cast<int>(rng() % values) - v);
+  for (float& x : p.b) x = static_cast<float>(static_cast<int>(rng() % values) - v);
   // sum |t| <= K * 4 * 2^(span_a + span_b) <= 2^24 units: span_a + span_b <= 22 - ceil(log2 K).
   int log2k = 0;
   while ((std::size_t{1} << log2k) < p.k) ++log2k;
@@ -126,46 +223,77 @@ void fingerprint(GemmProblem& p, uint64_t seed) {
   };
   fill(p.a_scale, p.a_scale_cols(), 0);
   fill(p.b_scale, p.b_scale_cols(), 1);
+  // Self-check of the construction above (its bound depends on K only, not on the values or
+  // the shape), on every problem up to 2^20 products (most random shapes).
+  // Beyond, the O(M N K) check would cost more than the GEMM under test.
   std::string why;
-  if (!is_exact_mode(p, &why)) {
-    throw std::logic_error("fingerprint operands are not exact-mode: " + why);
+  if (p.m * p.n * p.k <= (std::size_t{1} << 20) && !is_exact_mode(p, model, &why)) {
+    throw std::logic_error("fingerprint operands are not exact-mode in " + model.name + ": " + why);
   }
 }
 
 }  // namespace
 
-Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k, uint64_t seed,
-                        bool fingerprint_scales) {
-  if (kernel == Kernel::kGemmBf16) {
-    const GemmProblem p = make_exact_mode_operands(m, n, k, kMxfp8Blocks, false, seed).problem;
+Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
+                        std::size_t k, uint64_t seed, bool fingerprint_scales, ElementTypes types,
+                        const AccumulatorModel& model) {
+  if (kind == GemmKind::kBf16) {
+    const GemmProblem p =
+        make_exact_mode_operands(m, n, k, kMxfp8Blocks, false, seed, model).problem;
     std::vector<uint16_t> a, b;
     for (float v : p.a) a.push_back(bf16_of(v));  // exact: the values are bf16 values
     for (float v : p.b) b.push_back(bf16_of(v));
     return bf16_operands(a, b, m, n, k);
   }
-  const BlockSizes blocks = is_mx(kernel) ? kMxfp8Blocks : kDeepSeekBlocks;
-  GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed).problem;
-  if (fingerprint_scales) fingerprint(p, seed);
+  GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed, model).problem;
+  if (fingerprint_scales) fingerprint(p, seed, model);
+  // Integers in {-8..8} (fingerprint: {-2..2}) are exact in E4M3FN and E5M2.
+  const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
   Bytes a, b;
   a.reserve(p.a.size());
   b.reserve(p.b.size());
-  for (float v : p.a) a.push_back(e4m3_code(v));
-  for (float v : p.b) b.push_back(e4m3_code(v));
-  if (is_mx(kernel)) {
-    MxQuantized qa{m, k, Format::kE4M3FN, a, {}}, qb{n, k, Format::kE4M3FN, b, {}};
+  for (float v : p.a) a.push_back(fp8_code(fa, v));
+  for (float v : p.b) b.push_back(fp8_code(fb, v));
+  Operands o;
+  if (kind == GemmKind::kMx) {
+    MxQuantized qa{m, k, fa, a, {}}, qb{n, k, fb, b, {}};
     for (float s : p.a_scale) qa.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
     for (float s : p.b_scale) qb.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
-    return mx_operands(qa, qb);
+    o = mx_operands(qa, qb);
+  } else {
+    BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, fa, a, p.a_scale};
+    BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, fb, b, p.b_scale};
+    o = block_operands(qa, qb);
   }
-  BlockQuantized qa{m, k, 1, 128, Format::kE4M3FN, a, p.a_scale};
-  BlockQuantized qb{n, k, 128, 128, Format::kE4M3FN, b, p.b_scale};
-  return block_operands(qa, qb);
+  o.types = types;
+  return o;
 }
 
-Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
-                          uint64_t seed) {
+Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k, uint64_t seed,
+                        bool fingerprint_scales) {
+  return exact_operands(kernel_kind(kernel), kernel_blocks(kernel), m, n, k, seed,
+                        fingerprint_scales);
+}
+
+Operands exact_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
+                        uint64_t seed, bool fingerprint_scales, ElementTypes types) {
+  const AccumulatorModel model = impl::accum_model_for(op);
+  const GemmKind kind = gemm_kind(op.family);
+  if (kind == GemmKind::kBf16) types = {impl::Dtype::kBf16, impl::Dtype::kBf16};
+  try {
+    return exact_operands(kind, op_blocks(op, m, n, k), m, n, k, seed, fingerprint_scales, types,
+                          model);
+  } catch (const std::invalid_argument& e) {
+    throw impl::Unsupported(op.name + ": no exact-mode operands for accumulator " + model.name +
+                            " at M=" + std::to_string(m) + " N=" + std::to_string(n) +
+                            " K=" + std::to_string(k) + " (" + e.what() + ")");
+  }
+}
+
+Operands general_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
+                          std::size_t k, uint64_t seed, ElementTypes types) {
   std::mt19937_64 rng(seed);
-  if (kernel == Kernel::kGemmBf16) {
+  if (kind == GemmKind::kBf16) {
     auto values = [&](std::size_t count) {
       std::vector<uint16_t> v(count);
       for (uint16_t& x : v) {
@@ -177,21 +305,40 @@ Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size
     const auto b = values(n * k);
     return bf16_operands(a, b, m, n, k);
   }
-  if (is_mx(kernel)) {
-    MxQuantized qa{m, k, Format::kE4M3FN, random_codes(m * k, rng), {}};
-    MxQuantized qb{n, k, Format::kE4M3FN, random_codes(n * k, rng), {}};
+  const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
+  Operands o;
+  if (kind == GemmKind::kMx) {
+    MxQuantized qa{m, k, fa, random_codes(fa, m * k, rng), {}};
+    MxQuantized qb{n, k, fb, random_codes(fb, n * k, rng), {}};
     for (std::size_t i = 0; i < m * qa.scale_cols(); ++i) qa.scales.push_back(118 + rng() % 19);
     for (std::size_t i = 0; i < n * qb.scale_cols(); ++i) qb.scales.push_back(118 + rng() % 19);
-    return mx_operands(qa, qb);
+    o = mx_operands(qa, qb);
+  } else {
+    auto scale = [&] {
+      return float_of(static_cast<uint32_t>((119 + rng() % 6) << 23) | (rng() & 0x7FFFFF));
+    };
+    BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, fa, random_codes(fa, m * k, rng), {}};
+    BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, fb, random_codes(fb, n * k, rng), {}};
+    for (std::size_t i = 0; i < qa.scale_rows() * qa.scale_cols(); ++i) {
+      qa.scales.push_back(scale());
+    }
+    for (std::size_t i = 0; i < qb.scale_rows() * qb.scale_cols(); ++i) {
+      qb.scales.push_back(scale());
+    }
+    o = block_operands(qa, qb);
   }
-  auto scale = [&] {
-    return float_of(static_cast<uint32_t>((119 + rng() % 6) << 23) | (rng() & 0x7FFFFF));
-  };
-  BlockQuantized qa{m, k, 1, 128, Format::kE4M3FN, random_codes(m * k, rng), {}};
-  BlockQuantized qb{n, k, 128, 128, Format::kE4M3FN, random_codes(n * k, rng), {}};
-  for (std::size_t i = 0; i < qa.scale_rows() * qa.scale_cols(); ++i) qa.scales.push_back(scale());
-  for (std::size_t i = 0; i < qb.scale_rows() * qb.scale_cols(); ++i) qb.scales.push_back(scale());
-  return block_operands(qa, qb);
+  o.types = types;
+  return o;
+}
+
+Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
+                          uint64_t seed) {
+  return general_operands(kernel_kind(kernel), kernel_blocks(kernel), m, n, k, seed);
+}
+
+Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
+                          uint64_t seed, ElementTypes types) {
+  return general_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed, types);
 }
 
 namespace {
@@ -203,15 +350,30 @@ Bytes as_bytes(const std::vector<T>& v) {
   return out;
 }
 
+GemmOutput download_output(gpu::Backend& be, gpu::BufferId id, std::size_t m, std::size_t n,
+                           OutputFormat format) {
+  GemmOutput out;
+  out.rows = m;
+  out.cols = n;
+  out.format = format;
+  if (format == OutputFormat::kBf16) {
+    out.bf16 = be.download_as<uint16_t>(id);
+  } else {
+    out.fp32 = be.download_as<float>(id);
+  }
+  return out;
+}
+
 }  // namespace
 
 GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFormat format,
                     const LaunchLayout& layout) {
-  const gpu::Contract& c = gpu::contract(kernel);
   const ActScaleOrder order =
-      layout.as_order == ActScaleOrder::kNone ? c.act_scale : layout.as_order;
+      layout.as_order == ActScaleOrder::kNone ? gpu::act_scale_order(kernel) : layout.as_order;
   Bytes b = o.b;
-  if (c.weight == gpu::WeightLayout::kAiterPreshuffled) b = shuffle_weight(sp(o.b), o.n, o.k, 1);
+  if (gpu::weight_layout(kernel) == gpu::WeightLayout::kAiterPreshuffled) {
+    b = shuffle_weight(sp(o.b), o.n, o.k, 1);
+  }
   Bytes sa, sb;
   gpu::GemmArgs args;
   args.p = {o.m, o.n, o.k,
@@ -249,14 +411,78 @@ GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFo
   if (!sb.empty()) args.b_scale = buffers.make(sb, "Bs");
   args.out = buffers.allocate(o.m * o.n * (format == OutputFormat::kBf16 ? 2 : 4), "C");
   be.run({kernel, args});
+  return download_output(be, args.out, o.m, o.n, format);
+}
+
+impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout) {
+  const impl::LayoutMask b = op.contract.b_scale_layouts;
+  if (b & impl::layout_bit(a_layout)) return a_layout;
+  const std::vector<impl::Layout> all = impl::layouts_in(b);
+  return all.empty() ? impl::Layout::kRowMajor : all.front();
+}
+
+GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Operands& o,
+                       OutputFormat format, const OpLayout& layout) {
+  using impl::Call;
+  using impl::Dtype;
+  using impl::Layout;
+  const impl::Contract& c = op.contract;
+  impl::Invocation inv(op, under_test);
+  const GemmKind kind = gemm_kind(op.family);
+  inv.input(&Call::a, o.a, o.m, o.k, o.k, o.types.a, Layout::kRowMajor);
+  const bool preshuffled = (c.b_layouts & impl::layout_bit(Layout::kRowMajor)) == 0 &&
+                           (c.b_layouts & impl::layout_bit(Layout::kAiterShuffle16x16)) != 0;
+  if (preshuffled) {
+    inv.input(&Call::b, shuffle_weight(sp(o.b), o.n, o.k, kind == GemmKind::kBf16 ? 2 : 1), o.n,
+              o.k, 0, o.types.b, Layout::kAiterShuffle16x16);
+  } else {
+    inv.input(&Call::b, o.b, o.n, o.k, o.k, o.types.b, Layout::kRowMajor);
+  }
+  const Layout bl = b_scale_layout(op, layout.scales);
+  if (kind == GemmKind::kMx) {
+    const std::size_t kb = (o.k + 31) / 32;
+    const auto sa = store_scales<uint8_t>(layout.scales, o.m, kb, o.a_e8m0, c.a_scale_ld_align,
+                                          layout.e8m0_pad);
+    const auto sb =
+        store_scales<uint8_t>(bl, o.n, kb, o.b_e8m0, c.b_scale_ld_align, layout.e8m0_pad);
+    inv.input(&Call::a_scale, sa.values, o.m, kb, sa.ld, Dtype::kE8m0, layout.scales);
+    inv.input(&Call::b_scale, sb.values, o.n, kb, sb.ld, Dtype::kE8m0, bl);
+  } else if (kind == GemmKind::kBlock) {
+    // Grid columns from the block shape along K; rows from the scales given (a TP shard of a
+    // kernel that takes n_offset holds every 128-row block its rows touch).
+    const BlockSizes blocks = op_blocks(op, o.m, o.n, o.k);
+    const std::size_t a_cols = (o.k + blocks.a_k - 1) / blocks.a_k;
+    const std::size_t b_cols = (o.k + blocks.b_k - 1) / blocks.b_k;
+    const std::size_t a_rows = o.a_f32.size() / a_cols, b_rows = o.b_f32.size() / b_cols;
+    const auto sa = store_scales<float>(layout.scales, a_rows, a_cols, o.a_f32, c.a_scale_ld_align,
+                                        layout.f32_pad);
+    const auto sb =
+        store_scales<float>(bl, b_rows, b_cols, o.b_f32, c.b_scale_ld_align, layout.f32_pad);
+    inv.input(&Call::a_scale, as_bytes(sa.values), a_rows, a_cols, sa.ld, Dtype::kF32,
+              layout.scales);
+    inv.input(&Call::b_scale, as_bytes(sb.values), b_rows, b_cols, sb.ld, Dtype::kF32, bl);
+  }
+  const bool bf16_out = format == OutputFormat::kBf16;
+  inv.output(&Call::out, o.m * o.n * (bf16_out ? 2 : 4), o.m, o.n, o.n,
+             bf16_out ? Dtype::kBf16 : Dtype::kF32, Layout::kRowMajor);
+  Call call;
+  call.m = o.m;
+  call.n = o.n;
+  call.k = o.k;
+  call.kernel_faults = layout.kernel_faults;
+  call.n_offset = layout.n_offset;
+  inv.run(call);
+  const Bytes raw = inv.read(&Call::out);
   GemmOutput out;
   out.rows = o.m;
   out.cols = o.n;
   out.format = format;
-  if (format == OutputFormat::kBf16) {
-    out.bf16 = be.download_as<uint16_t>(args.out);
+  if (bf16_out) {
+    out.bf16.resize(o.m * o.n);
+    std::memcpy(out.bf16.data(), raw.data(), out.bf16.size() * 2);
   } else {
-    out.fp32 = be.download_as<float>(args.out);
+    out.fp32.resize(o.m * o.n);
+    std::memcpy(out.fp32.data(), raw.data(), out.fp32.size() * 4);
   }
   return out;
 }
@@ -268,20 +494,28 @@ BitExactVerdict compare(const GemmOutput& expected, const GemmOutput& actual) {
   return compare_fp32(expected.rows, expected.cols, sp(expected.fp32), sp(actual.fp32));
 }
 
-OrderModel order_model(Kernel kernel, OutputFormat format) {
-  const gpu::AccumOrder a = *gpu::contract(kernel).accum;
+OrderModel order_model(const impl::Op& op, OutputFormat format) {
+  if (!op.contract.order) {
+    throw std::logic_error(op.impl + "/" + op.name + " declares no summation order");
+  }
+  const impl::DeclaredOrder& a = *op.contract.order;
   return {a.block_k, a.per_partial ? ScaleApplication::kPerPartial : ScaleApplication::kPerProduct,
           format};
 }
 
+OrderModel order_model(Kernel kernel, OutputFormat format) {
+  return order_model(*impl::builtin().find_op(kernel.name()), format);
+}
+
 AccumModel accum_model(Kernel kernel, OutputFormat format) {
-  const gpu::AccumOrder a = *gpu::contract(kernel).accum;
-  AccumModel m;
-  m.block_k = a.block_k;
-  m.product_roundings = a.product_roundings;
-  m.partial_roundings = a.partial_roundings;
-  m.output = format;
-  return m;
+  const AccumulatorModel m = impl::accum_model_for(*impl::builtin().find_op(kernel.name()));
+  if (m.kind != AccumulatorKind::kFloat) {
+    throw std::logic_error(std::string(kernel.name()) + " declares accumulator " + m.name +
+                           ", not a float model");
+  }
+  AccumModel fp = m.fp;
+  fp.output = format;
+  return fp;
 }
 
 }  // namespace mxgate::properties

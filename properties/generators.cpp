@@ -37,21 +37,32 @@ rc::Gen<std::size_t> range(std::size_t lo, std::size_t hi_exclusive) {
   return rc::gen::resize(100, rc::gen::inRange<std::size_t>(lo, hi_exclusive));
 }
 
-rc::Gen<std::size_t> gen_m() {
+std::size_t fit_dim(std::size_t v, const impl::Dim& d) {
+  const std::size_t align = std::max<std::size_t>(1, d.align);
+  const auto up = [align](std::size_t x) { return (x + align - 1) / align * align; };
+  v = std::max(up(std::max<std::size_t>(v, 1)), up(std::max<std::size_t>(d.min, 1)));
+  if (d.max != 0 && v > d.max) v = std::max(align, d.max / align * align);
+  return v;
+}
+
+rc::Gen<std::size_t> gen_m(const impl::Dim& d) {
   std::vector<std::size_t> v = {1, 2, 3, 4, 5, 6, 7, 2, 3};
   for (std::size_t u : layout_row_units()) {
     for (std::size_t m : {u - 1, u, u + 1}) v.push_back(m);
   }
+  for (std::size_t& m : v) m = fit_dim(m, d);
   return pick(std::move(v));
 }
 
-rc::Gen<std::size_t> gen_n(std::size_t align) {
+rc::Gen<std::size_t> gen_n(const impl::Dim& d) {
+  const std::size_t align = std::max<std::size_t>(1, d.align);
   std::vector<std::size_t> v;
   for (std::size_t j = 1; j <= 6; ++j) v.push_back(j * align);
   // Around one and two weight blocks: partial blocks on either side of the boundary.
   for (std::size_t b : {kDeepSeekBlocks.b_n, 2 * kDeepSeekBlocks.b_n}) {
     for (std::size_t n : {b - align, b, b + align}) v.push_back(std::max(align, n / align * align));
   }
+  for (std::size_t& n : v) n = fit_dim(n, d);
   return pick(std::move(v));
 }
 
@@ -74,10 +85,13 @@ std::vector<std::size_t> k_residues(std::size_t align) {
   return r;
 }
 
-rc::Gen<std::size_t> gen_k(std::size_t align, int max_blocks) {
+rc::Gen<std::size_t> gen_k(const impl::Dim& d, int max_blocks) {
   return rc::gen::apply(
-      [](std::size_t kb, std::size_t r) { return kb * kTile + r == 0 ? kTile : kb * kTile + r; },
-      range(0, static_cast<std::size_t>(max_blocks) + 1), pick(k_residues(align)));
+      [d](std::size_t kb, std::size_t r) {
+        return fit_dim(kb * kTile + r == 0 ? kTile : kb * kTile + r, d);
+      },
+      range(0, static_cast<std::size_t>(max_blocks) + 1),
+      pick(k_residues(std::max<std::size_t>(1, d.align))));
 }
 
 rc::Gen<uint64_t> gen_seed() {

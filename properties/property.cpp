@@ -7,12 +7,16 @@
 #include <rapidcheck/detail/TestListenerAdapter.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <exception>
 #include <optional>
 #include <sstream>
 
+#include "impl/accumulator.h"
+#include "impl/builtin.h"
+#include "impl/harness.h"
 #include "model/branches.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
@@ -29,53 +33,45 @@ void Coverage::merge(const Coverage& other) {
 }
 
 std::span<const std::string_view> required_coverage() {
-  static constexpr std::array<std::string_view, 33> kClasses = {
-      "e8m0:0x00",
-      "e8m0:0x01",
-      "e8m0:0xFE",
-      "e8m0:0xFF",
-      "out:subnormal",
-      "out:saturated",
-      "in:tie",
-      "block:zero",
-      "block:nan_inf",
-      "k%128=0",
-      "k%128=32",
-      "k%128=64",
-      "k%128=96",
-      "k%32!=0",
-      "tile:partial_n",
-      "tile:partial_m",
-      "m=1",
-      "m>1",
-      "layout:row_major",
-      "layout:col_major",
-      "layout:tma_col_major",
-      "layout:nv_swizzle_128x4",
-      "layout:aiter_preshuffle",
-      "kernel:quantize_mx",
-      "kernel:dequant_mx_to_bf16",
-      "kernel:upcast_e8m0",
-      "kernel:preshuffle_weight",
-      "kernel:gemm_mx_dot_scaled",
-      "kernel:gemm_mx_dequant",
-      "kernel:gemm_blockscale",
-      "kernel:gemm_blockscale_bpreshuffle",
-      "kernel:gemm_bf16",
-      "tp:shard",
-  };
-  // Every branch of the decision model (docs/dispatch_model.md §8), as the glue tags it.
-  static const std::vector<std::string> kBranchTags = [] {
-    std::vector<std::string> v;
-    for (model::Branch b : model::all_branches()) v.push_back("model:" + std::string(name(b)));
-    return v;
+  static const std::vector<std::string> tags = [] {
+    std::vector<std::string> t = {
+        "e8m0:0x00",
+        "e8m0:0x01",
+        "e8m0:0xFE",
+        "e8m0:0xFF",
+        "out:subnormal",
+        "out:saturated",
+        "in:tie",
+        "block:zero",
+        "block:nan_inf",
+        "k%128=0",
+        "k%128=32",
+        "k%128=64",
+        "k%128=96",
+        "k%32!=0",
+        "tile:partial_n",
+        "tile:partial_m",
+        "m=1",
+        "m>1",
+        "layout:row_major",
+        "layout:col_major",
+        "layout:tma_col_major",
+        "layout:nv_swizzle_128x4",
+        "layout:aiter_preshuffle",
+        "tp:shard",
+    };
+    // Every built-in op every backend runs (a kernel with its own hardware check, the
+    // satfinite quantize_mx_hw, is exercised where the hardware has it): a new row of the
+    // kernel table is required coverage without a second list to update.
+    for (const gpu::KernelDef& k : gpu::all_kernels()) {
+      if (k.family && k.device_available == nullptr) t.push_back("op:" + std::string(k.name));
+    }
+    // Every branch of the decision model (docs/dispatch_model.md §8), as the glue tags it.
+    for (model::Branch b : model::all_branches()) t.push_back("model:" + std::string(name(b)));
+    return t;
   }();
-  static const std::vector<std::string_view> kRequired = [] {
-    std::vector<std::string_view> v(kClasses.begin(), kClasses.end());
-    v.insert(v.end(), kBranchTags.begin(), kBranchTags.end());
-    return v;
-  }();
-  return kRequired;
+  static const std::vector<std::string_view> views(tags.begin(), tags.end());
+  return views;
 }
 
 std::vector<std::string> missing(const Coverage& c) {
@@ -89,6 +85,7 @@ std::vector<std::string> missing(const Coverage& c) {
 std::span<const Property> all_properties() {
   static const std::vector<Property> props = [] {
     std::vector<Property> v;
+    add_cast_properties(v);
     add_quant_properties(v);
     add_gemm_properties(v);
     add_dispatch_properties(v);
@@ -104,13 +101,76 @@ const Property* find_property(std::string_view name) {
   return nullptr;
 }
 
+std::string_view to_string(Failure::Kind k) {
+  switch (k) {
+    case Failure::Kind::kWrong:
+      return "fail";
+    case Failure::Kind::kContractMismatch:
+      return "contract_mismatch";
+    case Failure::Kind::kError:
+      return "error";
+  }
+  return "error";
+}
+
+const impl::Implementation& Context::implementation() const {
+  return impl != nullptr ? *impl : impl::builtin();
+}
+
+bool applies(const Property& p, const impl::Implementation& impl) {
+  if (p.families == 0) return impl.builtin;
+  return (impl.families() & p.families) != 0;
+}
+
+Ops candidate_ops(const Property& p, const Context& ctx, std::vector<std::string>* why_not) {
+  Ops out;
+  if (p.families == 0) return out;
+  for (const impl::Op& op : ctx.implementation().ops) {
+    if ((impl::family_bit(op.family) & p.families) == 0) continue;
+    if (p.accepts != nullptr && !p.accepts(op)) {
+      if (why_not != nullptr) {
+        why_not->push_back(op.impl + "/" + op.name + ": " + std::string(p.name) +
+                           " cannot build its inputs (a dtype, layout or convention it lacks)");
+      }
+      continue;
+    }
+    try {
+      (void)impl::backend_for(op, *ctx.be);
+    } catch (const impl::Unsupported& e) {
+      if (why_not != nullptr) why_not->push_back(e.what());
+      continue;
+    }
+    out.push_back(&op);
+  }
+  return out;
+}
+
+const impl::Op& case_op(const Context& ctx, const Case& c) {
+  // Regression files written before ops existed name the built-in kernel as `kernel=`.
+  const std::string& name = !c.has("op") && c.has("kernel") ? c.text("kernel") : c.text("op");
+  const impl::Implementation& impl = ctx.implementation();
+  if (const impl::Op* op = impl.find_op(name)) return *op;
+  throw impl::Unsupported("implementation " + impl.name + " has no op '" + name + "'");
+}
+
 std::optional<Failure> check_case(const Property& p, const Context& ctx, const Case& c) {
   try {
     return p.check(ctx, c);
   } catch (const CaseError&) {
     throw;
+  } catch (const impl::Unsupported&) {
+    throw;
+  } catch (const impl::ContractError& e) {
+    return Failure{std::string("contract error: ") + e.what(), std::nullopt, std::nullopt,
+                   std::nullopt, Failure::Kind::kError};
+  } catch (const impl::InvocationError& e) {
+    return Failure{e.what(), std::nullopt, std::nullopt, std::nullopt,
+                   e.kind() == impl::InvocationError::Kind::kContractMismatch
+                       ? Failure::Kind::kContractMismatch
+                       : Failure::Kind::kError};
   } catch (const std::exception& e) {
-    return Failure{std::string("threw: ") + e.what(), std::nullopt, std::nullopt, std::nullopt};
+    return Failure{std::string("threw: ") + e.what(), std::nullopt, std::nullopt, std::nullopt,
+                   Failure::Kind::kError};
   }
 }
 
@@ -140,6 +200,33 @@ void load_rapidcheck_configuration_quietly() {
 }  // namespace
 
 RunResult run_property(const Property& p, const Context& ctx, const RunOptions& opts) {
+  RunResult out;
+  const impl::Implementation& impl = ctx.implementation();
+  const auto unsupported = [&out](const std::string& why) {
+    ++out.unsupported;
+    if (out.unsupported_reasons.size() < 8 &&
+        std::find(out.unsupported_reasons.begin(), out.unsupported_reasons.end(), why) ==
+            out.unsupported_reasons.end()) {
+      out.unsupported_reasons.push_back(why);
+    }
+  };
+  if (!applies(p, impl)) {
+    unsupported(std::string(p.name) + " does not apply to " + impl.name +
+                (p.families == 0 ? " (a property of the built-in implementation)"
+                                 : " (no op of its families)"));
+    return out;
+  }
+  std::vector<std::string> why_not;
+  const Ops ops = candidate_ops(p, ctx, &why_not);
+  for (const impl::Op* op : ops) out.ops.push_back(op->name);
+  if (p.families != 0 && ops.empty()) {
+    for (const std::string& w : why_not) unsupported(w);
+    if (why_not.empty()) {
+      unsupported("no op of " + impl.name + " that " + std::string(p.name) + " can check on " +
+                  std::string(ctx.be->name()));
+    }
+    return out;
+  }
   load_rapidcheck_configuration_quietly();
   std::optional<Case> last_case;
   std::optional<Failure> last_failure;
@@ -148,8 +235,14 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
   Context quiet = ctx;
   quiet.coverage = nullptr;
   const auto body = [&] {
-    const Case c = *p.gen(ctx);
-    std::optional<Failure> f = check_case(p, failed_once ? quiet : ctx, c);
+    const Case c = *p.gen(ctx, ops);
+    std::optional<Failure> f;
+    try {
+      f = check_case(p, failed_once ? quiet : ctx, c);
+    } catch (const impl::Unsupported& e) {
+      unsupported(e.what());
+      return;
+    }
     if (f) {
       failed_once = true;
       last_case = c;
@@ -168,7 +261,6 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
   rc::detail::TestListenerAdapter listener;
   const rc::detail::TestResult result =
       rc::detail::checkProperty(rc::detail::toProperty(body), meta, params, listener);
-  RunResult out;
   if (result.is<rc::detail::SuccessResult>()) {
     out.cases = result.get<rc::detail::SuccessResult>().numSuccess;
     return out;

@@ -7,11 +7,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpu/kernel.h"
+#include "impl/contract.h"
 #include "properties/property.h"
 
 namespace mxgate::properties {
 
+void add_cast_properties(std::vector<Property>& out);      // props_cast.cpp
 void add_quant_properties(std::vector<Property>& out);     // props_quant.cpp
 void add_gemm_properties(std::vector<Property>& out);      // props_gemm.cpp
 void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp
@@ -27,17 +28,28 @@ rc::Gen<T> pick(std::vector<T> v) {
 }
 rc::Gen<std::size_t> range(std::size_t lo, std::size_t hi_exclusive);
 
+// Dimensions inside a contract's clause (impl::Dim: alignment, min, max). Each generator draws
+// from fixed candidates and moves each onto the clause (fit_dim); with the default clause (any
+// value) they are the candidates themselves.
 // M: small values first (shrinks toward 1), sometimes at and around the row-padding units of the
 // scale layouts kernels read (TMA align4, swizzle 128-row tiles; from scale_storage_size).
-rc::Gen<std::size_t> gen_m();
-// N: a multiple of the contract alignment `align`: align x [1, 6], or around one and two
-// 128-row weight blocks.
-rc::Gen<std::size_t> gen_n(std::size_t align);
+rc::Gen<std::size_t> gen_m(const impl::Dim& d = {});
+// N: a multiple of the alignment: align x [1, 6], or around one and two 128-row weight blocks.
+rc::Gen<std::size_t> gen_n(const impl::Dim& d);
 // K = 128 x kb + r, r from k_residues(align): the residues a contract's K alignment allows.
 // Shrinks toward one small block.
-rc::Gen<std::size_t> gen_k(std::size_t align, int max_blocks = 3);
+rc::Gen<std::size_t> gen_k(const impl::Dim& d, int max_blocks = 3);
 std::vector<std::size_t> k_residues(std::size_t align);
+// The nearest value the clause admits: v rounded up to the alignment, raised to the minimum,
+// lowered to the maximum.
+std::size_t fit_dim(std::size_t v, const impl::Dim& d);
 rc::Gen<uint64_t> gen_seed();
+
+// Picks one of `ops` (shrinking toward the first) and hands it to `make`.
+template <class F>
+rc::Gen<Case> gen_over_ops(const Ops& ops, F make) {
+  return rc::gen::mapcat(pick(ops), make);
+}
 
 // Tags shared by the families (n = 0: not a GEMM, no N tags).
 void tag_shape(const Context& ctx, std::size_t m, std::size_t n, std::size_t k);

@@ -58,7 +58,7 @@ constexpr std::string_view kSteps[] = {"process",     "model_preshuffle", "apply
                                        "apply_row",    // fused, row-major scales
                                        "apply_col"};   // fused, column-major scales
 
-rc::Gen<Case> gen_dispatch(const Context&) {
+rc::Gen<Case> gen_dispatch(const Context&, const Ops&) {
   return rc::gen::apply(
       [](const std::string& kernel, const std::string& platform, const std::string& scheme,
          std::pair<std::size_t, std::size_t> nk, const std::string& ws, int flags, std::size_t m,
@@ -267,7 +267,8 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
       }
       const gpu::Counters& dl = layer->last_apply().delta;
       model_violation = mc.applied(decision::to_model(order), false, r.path, dl, layer->state());
-      if (cfg.k % d::kDotScaledKAlign != 0 && dl.launches_of(Kernel::kGemmMxDotScaled) != 0) {
+      if (cfg.k % d::kDotScaledKAlign != 0 &&
+          dl.launches_of(gpu::kernel("gemm_mx_dot_scaled")) != 0) {
         return violation("I1", "gemm_mx_dot_scaled launched with K = " + std::to_string(cfg.k) +
                                    " (contract: K % 128 == 0)");
       }
@@ -278,9 +279,10 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
       }
       if (processed) {
         processed_seen = true;
-        for (Kernel k : {Kernel::kDequantMxToBf16, Kernel::kUpcastE8m0, Kernel::kPreshuffleWeight,
-                         Kernel::kGemmMxDequant}) {
-          if (k == Kernel::kGemmMxDequant && per_step_kernel) continue;
+        for (std::string_view name :
+             {"dequant_mx_to_bf16", "upcast_e8m0", "preshuffle_weight", "gemm_mx_dequant"}) {
+          const Kernel k = gpu::kernel(name);
+          if (name == "gemm_mx_dequant" && per_step_kernel) continue;
           if (dl.launches_of(k) != 0) {
             return violation(
                 "I5", "per-step " + std::string(gpu::kernel_name(k)) + " after load processing");
@@ -315,7 +317,7 @@ void add_dispatch_properties(std::vector<Property>& out) {
                  "a dispatch decision or load-time processing order that gives wrong numbers, "
                  "breaks a kernel contract, relays a weight out twice or re-materializes a "
                  "constant per step (I1-I5)",
-                 gen_dispatch, check_dispatch});
+                 0, nullptr, gen_dispatch, check_dispatch});
 }
 
 }  // namespace mxgate::properties

@@ -1,17 +1,21 @@
-// Quantization properties: the MX quantizer, the dequantizer and the e8m0 upcast bit-exact
-// against reference/ per convention, and the metamorphic block-scaling property. Value classes:
+// Quantization properties over the ops of families quantize_mx, dequantize and upcast_e8m0: the
+// MX quantizer, the dequantizer and the e8m0 upcast bit-exact against reference/ under the
+// convention each op claims, and the metamorphic block-scaling property. Value classes:
 // properties/values.h. Expected bytes come from reference/mx_quant.h and dequant.h (the spec,
-// docs/formats.md §2-§3), never from the kernel.
+// docs/formats.md §2-§3), never from the op. Inputs, dtypes, scale layouts and shapes come
+// from each op's contract.
 #include <rapidcheck.h>
 
 #include <cmath>
 #include <cstring>
 #include <string>
 
-#include "gpu/kernel.h"
+#include "impl/harness.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
+#include "properties/scale_io.h"
 #include "properties/values.h"
+#include "reference/block_quant.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/e8m0.h"
@@ -24,27 +28,87 @@ namespace mxgate::properties {
 
 namespace {
 
-using gpu::Kernel;
-using gpu::QuantConvention;
+using impl::Dtype;
+using impl::Family;
+using impl::family_bit;
+using impl::Layout;
+using impl::Op;
 
-std::optional<QuantConvention> parse_conv(std::string_view s) {
-  if (s == "ocp_mx") return QuantConvention::kOcpMx;
-  if (s == "torchao_rceil") return QuantConvention::kTorchaoRceil;
-  return std::nullopt;
+std::optional<Format> element_format(Dtype d) {
+  switch (d) {
+    case Dtype::kE4m3fn:
+      return Format::kE4M3FN;
+    case Dtype::kE5m2:
+      return Format::kE5M2;
+    case Dtype::kE4m3fnuz:
+      return Format::kE4M3FNUZ;
+    case Dtype::kE5m2fnuz:
+      return Format::kE5M2FNUZ;
+    default:
+      return std::nullopt;
+  }
 }
 
-std::optional<gpu::InputDtype> parse_input(std::string_view s) {
-  if (s == "fp32") return gpu::InputDtype::kFp32;
-  if (s == "bf16") return gpu::InputDtype::kBf16;
-  return std::nullopt;
+// The FP8 element formats an op writes (quantizers) or reads (dequantizers) among `mask`.
+std::vector<Dtype> fp8_dtypes(impl::DtypeMask mask) {
+  std::vector<Dtype> out;
+  for (Dtype d : impl::dtypes_in(mask)) {
+    if (element_format(d)) out.push_back(d);
+  }
+  return out;
 }
 
-// The reference policy of a quantizer kernel: the convention's MX policy; the hardware cast
-// saturates (Inf -> +-448) and makes NaN canonical (CUDA satfinite, docs/formats.md §1.2.1).
-MxPolicy reference_policy(Kernel kernel, std::string_view conv) {
-  MxPolicy p = require_mx_policy(require_convention(conv));
-  if (kernel == Kernel::kQuantizeMxHw) {
-    p.element = {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kCanonical};
+Dtype dtype_field(const Case& c, const Op& op, impl::DtypeMask mask) {
+  if (!c.has("format")) {
+    const auto all = fp8_dtypes(mask);
+    if (all.empty()) throw impl::Unsupported(op.name + " has no FP8 element format");
+    return all.front();
+  }
+  const auto d = impl::parse_dtype(c.text("format"));
+  if (!d || !element_format(*d)) {
+    throw CaseError("case field 'format' has unknown value '" + c.text("format") + "'");
+  }
+  return *d;
+}
+
+// The scale layout of a quantizer's / dequantizer's scales: row-major when the op takes it, else
+// its first.
+Layout scale_layout(const Op& op) {
+  const auto all = impl::layouts_in(op.contract.a_scale_layouts);
+  for (Layout l : all) {
+    if (l == Layout::kRowMajor) return l;
+  }
+  return all.empty() ? Layout::kRowMajor : all.front();
+}
+
+bool convention_has_mx_policy(const std::string& name) {
+  const Convention* c = find_convention(name);
+  return c != nullptr && mx_policy(*c).has_value();
+}
+
+// A quantize_mx op the property can check: fp32 or bf16 input, an FP8 element output, e8m0
+// scales of 1 x 32 blocks, a claimed convention with an MX quantizer in the reference.
+bool quantize_accepts(const Op& op) {
+  const impl::Contract& c = op.contract;
+  if ((c.a_dtypes & (impl::dtype_bit(Dtype::kF32) | impl::dtype_bit(Dtype::kBf16))) == 0) {
+    return false;
+  }
+  if (fp8_dtypes(c.out_dtypes).empty() || c.scale_dtype != Dtype::kE8m0) return false;
+  if (c.a_block_rows > 1 || c.a_block_cols != 32) return false;
+  if (c.conventions.empty()) return false;
+  for (const std::string& n : c.conventions) {
+    if (!convention_has_mx_policy(n)) return false;
+  }
+  return c.element_convention.empty() || find_convention(c.element_convention) != nullptr;
+}
+
+// The reference policy of a quantizer: the claimed convention's MX policy, the element cast of
+// the contract's element convention where it names one (the hardware satfinite cast of
+// quantize_mx_hw: RNE, Inf -> +-max, canonical NaN; docs/formats.md §1.2.1).
+MxPolicy reference_policy(const Op& op, std::string_view conv) {
+  MxPolicy p = *mx_policy(*find_convention(conv));
+  if (!op.contract.element_convention.empty()) {
+    p.element = find_convention(op.contract.element_convention)->element;
   }
   return p;
 }
@@ -78,18 +142,39 @@ QuantInput quant_input(const Case& c, std::size_t rows, std::size_t cols, bool b
   return in;
 }
 
-MxQuantized run_quantize(const Context& ctx, Kernel kernel, QuantConvention conv, bool bf16,
-                         const QuantInput& in, std::size_t rows, std::size_t cols) {
-  gpu::Backend& be = *ctx.be;
-  gpu::ScopedBuffers buffers(be);
-  gpu::QuantizeArgs q;
-  q.in = bf16 ? buffers.make(in.bf16, "x") : buffers.make(in.x, "x");
-  q.codes = buffers.allocate(rows * cols, "codes");
-  q.scales = buffers.allocate(rows * ((cols + 31) / 32), "scales");
-  q.p = {rows, cols, bf16 ? gpu::InputDtype::kBf16 : gpu::InputDtype::kFp32, conv};
-  q.p.faults = ctx.kernel_faults();
-  be.run({kernel, q});
-  return {rows, cols, Format::kE4M3FN, be.download(q.codes), be.download(q.scales)};
+template <class T>
+std::vector<uint8_t> raw_bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> out(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+// One call of quantizer `op`: codes of `element` and the e8m0 scales, read back in logical
+// row-major order.
+MxQuantized run_quantize(const Context& ctx, const Op& op, const std::string& conv, bool bf16,
+                         Dtype element, const QuantInput& in, std::size_t rows, std::size_t cols) {
+  impl::Invocation inv(op, *ctx.be);
+  const std::size_t kb = (cols + 31) / 32;
+  const Layout sl = scale_layout(op);
+  const uint32_t ld_align = op.contract.a_scale_ld_align;
+  uint64_t ld = 0;
+  const std::size_t scale_bytes = stored_size(sl, rows, kb, ld_align, &ld);
+  if (bf16) {
+    inv.input(&impl::Call::a, raw_bytes(in.bf16), rows, cols, cols, Dtype::kBf16,
+              Layout::kRowMajor);
+  } else {
+    inv.input(&impl::Call::a, raw_bytes(in.x), rows, cols, cols, Dtype::kF32, Layout::kRowMajor);
+  }
+  inv.output(&impl::Call::out, rows * cols, rows, cols, cols, element, Layout::kRowMajor);
+  inv.output(&impl::Call::out_scale, scale_bytes, rows, kb, ld, Dtype::kE8m0, sl);
+  impl::Call call;
+  call.m = rows;
+  call.k = cols;
+  call.convention = conv;
+  call.kernel_faults = ctx.kernel_faults();
+  inv.run(call);
+  return {rows, cols, *element_format(element), inv.read(&impl::Call::out),
+          load_scales<uint8_t>(sl, rows, kb, inv.read(&impl::Call::out_scale), ld_align)};
 }
 
 void tag_quantized(const Context& ctx, const std::vector<float>& x, const MxQuantized& q) {
@@ -126,48 +211,159 @@ void tag_quantized(const Context& ctx, const std::vector<float>& x, const MxQuan
   }
 }
 
+// The input dtypes a case picks from: fp32 three times as often as bf16 (where both exist).
+rc::Gen<std::string> gen_input(const Op& op) {
+  const bool f32 = (op.contract.a_dtypes & impl::dtype_bit(Dtype::kF32)) != 0;
+  const bool bf16 = (op.contract.a_dtypes & impl::dtype_bit(Dtype::kBf16)) != 0;
+  if (f32 && bf16) return pick<std::string>({"fp32", "fp32", "fp32", "bf16"});
+  return rc::gen::just<std::string>(f32 ? "fp32" : "bf16");
+}
+
+// Sets `format` when the op offers more than one FP8 element format.
+rc::Gen<std::string> gen_format(impl::DtypeMask mask) {
+  std::vector<std::string> names;
+  for (Dtype d : fp8_dtypes(mask)) names.emplace_back(impl::to_string(d));
+  if (names.size() <= 1) return rc::gen::just<std::string>("");
+  return pick(names);
+}
+
+bool bf16_input(const Case& c) {
+  const std::string& in = c.text("input");
+  if (in != "fp32" && in != "bf16") throw CaseError("case field 'input' must be fp32 or bf16");
+  return in == "bf16";
+}
+
 // ---- quantize.bit_exact ---------------------------------------------------------------------
 
-rc::Gen<Case> gen_quantize(const Context& ctx) {
-  const rc::Gen<std::string> kernels =
-      ctx.be->supports(Kernel::kQuantizeMxHw)
-          ? pick<std::string>({"quantize_mx", "quantize_mx", "quantize_mx", "quantize_mx_hw"})
-          : rc::gen::just<std::string>("quantize_mx");
-  return rc::gen::apply(
-      [](const std::string& kernel, const std::string& conv, const std::string& input,
-         std::size_t rows, std::size_t cols, ValueClass vc, uint64_t seed) {
-        Case c("quantize.bit_exact");
-        c.set("kernel", kernel);
-        // The hardware cast is the satfinite convention: RCEIL scales only.
-        c.set("conv", kernel == "quantize_mx_hw" ? "torchao_rceil" : conv);
-        c.set("input", input);
-        c.set("rows", rows).set("cols", cols);
-        c.set("values", to_string(vc)).set("seed", seed);
-        return c;
-      },
-      kernels, pick<std::string>({"ocp_mx", "torchao_rceil"}),
-      pick<std::string>({"fp32", "fp32", "fp32", "bf16"}), range(1, 4), gen_k(1, 2),
-      gen_value_class(), gen_seed());
+rc::Gen<Case> gen_quantize(const Context&, const Ops& ops) {
+  return gen_over_ops(ops, [](const Op* op) {
+    const impl::Contract& ct = op->contract;
+    return rc::gen::apply(
+        [op](const std::string& conv, const std::string& format, const std::string& input,
+             std::size_t rows, std::size_t cols, ValueClass vc, uint64_t seed) {
+          Case c("quantize.bit_exact");
+          c.set("op", op->name);
+          c.set("conv", conv);
+          if (!format.empty()) c.set("format", format);
+          c.set("input", input);
+          c.set("rows", fit_dim(rows, op->contract.m)).set("cols", cols);
+          c.set("values", to_string(vc)).set("seed", seed);
+          return c;
+        },
+        pick(ct.conventions), gen_format(ct.out_dtypes), gen_input(*op), range(1, 4),
+        gen_k(ct.k, 2), gen_value_class(), gen_seed());
+  });
 }
 
 std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
-  const Kernel kernel = enum_field<Kernel>(c, "kernel", gpu::parse_kernel);
-  const std::string& conv_name = c.text("conv");
-  const QuantConvention conv = enum_field<QuantConvention>(c, "conv", parse_conv);
-  const bool bf16 = enum_field<gpu::InputDtype>(c, "input", parse_input) == gpu::InputDtype::kBf16;
+  const Op& op = case_op(ctx, c);
+  const std::string& conv = c.text("conv");
+  if (!convention_has_mx_policy(conv)) {
+    throw CaseError("case field 'conv': " + conv + " has no MX quantizer in the reference");
+  }
+  const bool bf16 = bf16_input(c);
+  const Dtype element = dtype_field(c, op, op.contract.out_dtypes);
   const std::size_t rows = c.num("rows"), cols = c.num("cols");
   const QuantInput in = quant_input(c, rows, cols, bf16);
   const MxQuantized want =
-      quantize_mx(in.x, rows, cols, Format::kE4M3FN, reference_policy(kernel, conv_name));
-  const MxQuantized got = run_quantize(ctx, kernel, conv, bf16, in, rows, cols);
-  ctx.tag("kernel:" + std::string(gpu::kernel_name(kernel)));
-  tag_shape(ctx, rows, 0, cols);
+      quantize_mx(in.x, rows, cols, *element_format(element), reference_policy(op, conv));
   tag_quantized(ctx, in.x, want);
+  ctx.tag("op:" + op.name);
+  tag_shape(ctx, rows, 0, cols);
+  const MxQuantized got = run_quantize(ctx, op, conv, bf16, element, in, rows, cols);
   if (auto f = compare_codes("e8m0 scale bytes", Format::kE8M0, rows, want.scale_cols(),
                              want.scales, got.scales)) {
     return f;
   }
-  return compare_codes("E4M3FN codes", Format::kE4M3FN, rows, cols, want.data, got.data);
+  return compare_codes(std::string(impl::to_string(element)) + " codes", *element_format(element),
+                       rows, cols, want.data, got.data);
+}
+
+// ---- quantize_block.bit_exact ---------------------------------------------------------------
+
+bool convention_has_block_policy(const std::string& name) {
+  const Convention* c = find_convention(name);
+  return c != nullptr && block_policy(*c, Format::kE4M3FN, false).has_value();
+}
+
+// A quantize_block op the property can check: fp32 input, an FP8 element output, fp32 scales of
+// its contract's block (0: the whole dimension), a claimed convention with a block quantizer in
+// the reference (reference/quant_conventions.h; scales as the convention computes them, not
+// rounded to powers of two).
+bool quantize_block_accepts(const Op& op) {
+  const impl::Contract& c = op.contract;
+  if ((c.a_dtypes & impl::dtype_bit(Dtype::kF32)) == 0) return false;
+  if (fp8_dtypes(c.out_dtypes).empty() || c.scale_dtype != Dtype::kF32) return false;
+  if (c.conventions.empty()) return false;
+  for (const std::string& n : c.conventions) {
+    if (!convention_has_block_policy(n)) return false;
+  }
+  return true;
+}
+
+rc::Gen<Case> gen_quantize_block(const Context&, const Ops& ops) {
+  return gen_over_ops(ops, [](const Op* op) {
+    const impl::Contract& ct = op->contract;
+    return rc::gen::apply(
+        [op](const std::string& conv, const std::string& format, std::size_t rows, std::size_t cols,
+             ValueClass vc, uint64_t seed) {
+          Case c("quantize_block.bit_exact");
+          c.set("op", op->name);
+          c.set("conv", conv);
+          if (!format.empty()) c.set("format", format);
+          c.set("rows", fit_dim(rows, op->contract.m)).set("cols", cols);
+          c.set("values", to_string(vc)).set("seed", seed);
+          return c;
+        },
+        pick(ct.conventions), gen_format(ct.out_dtypes), range(1, 4), gen_k(ct.k, 2),
+        gen_value_class(), gen_seed());
+  });
+}
+
+// Codes and fp32 scales (logical row-major grid) equal to reference/block_quant.h quantize_block
+// under the claimed convention's policy, for the op's block shape.
+std::optional<Failure> check_quantize_block(const Context& ctx, const Case& c) {
+  const Op& op = case_op(ctx, c);
+  const std::string& conv = c.text("conv");
+  if (!convention_has_block_policy(conv)) {
+    throw CaseError("case field 'conv': " + conv + " has no block quantizer in the reference");
+  }
+  const Dtype element = dtype_field(c, op, op.contract.out_dtypes);
+  const Format fmt = *element_format(element);
+  const std::size_t rows = c.num("rows"), cols = c.num("cols");
+  const std::size_t br = op.contract.a_block_rows == 0 ? rows : op.contract.a_block_rows;
+  const std::size_t bc = op.contract.a_block_cols == 0 ? cols : op.contract.a_block_cols;
+  const QuantInput in = quant_input(c, rows, cols, false);
+  const BlockQuantized want = quantize_block(in.x, rows, cols, br, bc, fmt,
+                                             *block_policy(*find_convention(conv), fmt, false));
+  ctx.tag("op:" + op.name);
+  tag_shape(ctx, rows, 0, cols);
+  const std::size_t grid_rows = want.scale_rows(), grid_cols = want.scale_cols();
+  impl::Invocation inv(op, *ctx.be);
+  const Layout sl = scale_layout(op);
+  const uint32_t ld_align = op.contract.a_scale_ld_align;
+  uint64_t ld = 0;
+  const std::size_t scale_bytes = stored_size(sl, grid_rows, grid_cols, ld_align, &ld) * 4;
+  inv.input(&impl::Call::a, raw_bytes(in.x), rows, cols, cols, Dtype::kF32, Layout::kRowMajor);
+  inv.output(&impl::Call::out, rows * cols, rows, cols, cols, element, Layout::kRowMajor);
+  inv.output(&impl::Call::out_scale, scale_bytes, grid_rows, grid_cols, ld, Dtype::kF32, sl);
+  impl::Call call;
+  call.m = rows;
+  call.k = cols;
+  call.convention = conv;
+  inv.run(call);
+  const std::vector<uint8_t> raw = inv.read(&impl::Call::out_scale);
+  std::vector<float> stored(raw.size() / 4);
+  std::memcpy(stored.data(), raw.data(), stored.size() * 4);
+  const GemmOutput want_scales{grid_rows, grid_cols, OutputFormat::kFp32, want.scales, {}};
+  const GemmOutput got_scales{grid_rows,
+                              grid_cols,
+                              OutputFormat::kFp32,
+                              load_scales<float>(sl, grid_rows, grid_cols, stored, ld_align),
+                              {}};
+  if (auto f = compare_outputs("fp32 block scales", want_scales, got_scales)) return f;
+  return compare_codes(std::string(impl::to_string(element)) + " codes", fmt, rows, cols, want.data,
+                       inv.read(&impl::Call::out));
 }
 
 // ---- dequantize.bit_exact -------------------------------------------------------------------
@@ -185,93 +381,169 @@ std::vector<uint8_t> scale_bytes(std::string_view cls, std::size_t count, std::m
   return out;
 }
 
-rc::Gen<Case> gen_dequantize(const Context&) {
-  return rc::gen::apply(
-      [](std::size_t rows, std::size_t cols, const std::string& scales, uint64_t seed) {
-        Case c("dequantize.bit_exact");
-        c.set("rows", rows).set("cols", cols).set("scales", scales).set("seed", seed);
-        return c;
-      },
-      range(1, 4), gen_k(1, 2), pick<std::string>({"extreme", "normal"}), gen_seed());
+const std::string& scale_class(const Case& c) {
+  const std::string& cls = c.text("scales");
+  if (cls != "extreme" && cls != "normal") {
+    throw CaseError("case field 'scales' must be extreme or normal");
+  }
+  return cls;
+}
+
+E8m0Decode decode_rule(const Op& op) {
+  const std::string conv = op.contract.conventions.empty() ? "ocp_mx" : op.contract.conventions[0];
+  return find_convention(conv)->e8m0_decode;
+}
+
+// A dequantizer of FP8 codes with e8m0 1 x 32 scales writing bf16 or fp32.
+bool dequantize_accepts(const Op& op) {
+  const impl::Contract& c = op.contract;
+  return !fp8_dtypes(c.a_dtypes).empty() && c.scale_dtype == Dtype::kE8m0 && c.a_block_rows <= 1 &&
+         c.a_block_cols == 32 &&
+         (c.out_dtypes & (impl::dtype_bit(Dtype::kBf16) | impl::dtype_bit(Dtype::kF32))) != 0;
+}
+
+// The output dtype: bf16 where the op writes it (the field `out` only when it writes both).
+rc::Gen<std::string> gen_dequant_out(const Op& op) {
+  const bool f32 = (op.contract.out_dtypes & impl::dtype_bit(Dtype::kF32)) != 0;
+  const bool bf16 = (op.contract.out_dtypes & impl::dtype_bit(Dtype::kBf16)) != 0;
+  if (f32 && bf16) return pick<std::string>({"bf16", "fp32"});
+  return rc::gen::just<std::string>("");
+}
+
+rc::Gen<Case> gen_dequantize(const Context&, const Ops& ops) {
+  return gen_over_ops(ops, [](const Op* op) {
+    const impl::Contract& ct = op->contract;
+    return rc::gen::apply(
+        [op](const std::string& format, const std::string& out, std::size_t rows, std::size_t cols,
+             const std::string& scales, uint64_t seed) {
+          Case c("dequantize.bit_exact");
+          c.set("op", op->name);
+          if (!format.empty()) c.set("format", format);
+          if (!out.empty()) c.set("out", out);
+          c.set("rows", fit_dim(rows, op->contract.m)).set("cols", cols);
+          c.set("scales", scales).set("seed", seed);
+          return c;
+        },
+        gen_format(ct.a_dtypes), gen_dequant_out(*op), range(1, 4), gen_k(ct.k, 2),
+        pick<std::string>({"extreme", "normal"}), gen_seed());
+  });
 }
 
 std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
+  const Op& op = case_op(ctx, c);
   const std::size_t rows = c.num("rows"), cols = c.num("cols");
-  const std::string& cls = c.text("scales");
-  if (cls != "extreme" && cls != "normal")
-    throw CaseError("case field 'scales' must be extreme or normal");
+  const std::string& cls = scale_class(c);
+  const Dtype element = dtype_field(c, op, op.contract.a_dtypes);
+  const bool bf16_out = c.has("out")
+                            ? c.text("out") == "bf16"
+                            : (op.contract.out_dtypes & impl::dtype_bit(Dtype::kBf16)) != 0;
+  if (c.has("out") && c.text("out") != "bf16" && c.text("out") != "fp32") {
+    throw CaseError("case field 'out' must be bf16 or fp32");
+  }
   std::mt19937_64 rng(c.num("seed"));
-  MxQuantized q{rows, cols, Format::kE4M3FN, {}, {}};
+  MxQuantized q{rows, cols, *element_format(element), {}, {}};
   for (std::size_t i = 0; i < rows * cols; ++i) q.data.push_back(static_cast<uint8_t>(rng()));
   q.scales = scale_bytes(cls, rows * q.scale_cols(), rng);
-  gpu::Backend& be = *ctx.be;
-  gpu::ScopedBuffers buffers(be);
-  gpu::DequantArgs a;
-  a.codes = buffers.make(q.data, "codes");
-  a.scales = buffers.make(q.scales, "scales");
-  a.out = buffers.allocate(rows * cols * 2, "out");
-  a.p = {rows, cols, gpu::E8m0Upcast::kCorrect};
-  be.run({Kernel::kDequantMxToBf16, a});
-  const GemmOutput got{rows, cols, OutputFormat::kBf16, {}, be.download_as<uint16_t>(a.out)};
-  GemmOutput want{rows, cols, OutputFormat::kBf16, {}, dequantize_mx_bf16(q, E8m0Decode::kOcp)};
-  ctx.tag("kernel:dequant_mx_to_bf16");
+  ctx.tag("op:" + op.name);
   tag_e8m0(ctx, q.scales);
   tag_shape(ctx, rows, 0, cols);
-  return compare_outputs("dequantized bf16", want, got);
+  impl::Invocation inv(op, *ctx.be);
+  const Layout sl = scale_layout(op);
+  const StoredScales<uint8_t> stored =
+      store_scales<uint8_t>(sl, rows, q.scale_cols(), q.scales, op.contract.a_scale_ld_align, 0);
+  inv.input(&impl::Call::a, q.data, rows, cols, cols, element, Layout::kRowMajor);
+  inv.input(&impl::Call::a_scale, stored.values, rows, q.scale_cols(), stored.ld, Dtype::kE8m0, sl);
+  inv.output(&impl::Call::out, rows * cols * (bf16_out ? 2 : 4), rows, cols, cols,
+             bf16_out ? Dtype::kBf16 : Dtype::kF32, Layout::kRowMajor);
+  impl::Call call;
+  call.m = rows;
+  call.k = cols;
+  inv.run(call);
+  const std::vector<uint8_t> raw = inv.read(&impl::Call::out);
+  GemmOutput got{rows, cols, bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32, {}, {}};
+  GemmOutput want = got;
+  if (bf16_out) {
+    got.bf16.resize(rows * cols);
+    std::memcpy(got.bf16.data(), raw.data(), raw.size());
+    want.bf16 = dequantize_mx_bf16(q, decode_rule(op));
+  } else {
+    got.fp32.resize(rows * cols);
+    std::memcpy(got.fp32.data(), raw.data(), raw.size());
+    want.fp32 = dequantize_mx(q, decode_rule(op));
+  }
+  return compare_outputs(bf16_out ? "dequantized bf16" : "dequantized fp32", want, got);
 }
 
 // ---- upcast_e8m0.bit_exact ------------------------------------------------------------------
 
-rc::Gen<Case> gen_upcast(const Context&) {
-  return rc::gen::apply(
-      [](std::size_t count, const std::string& scales, uint64_t seed) {
-        Case c("upcast_e8m0.bit_exact");
-        c.set("count", count).set("scales", scales).set("seed", seed);
-        return c;
-      },
-      range(1, 300), pick<std::string>({"extreme", "normal"}), gen_seed());
+bool upcast_accepts(const Op& op) {
+  return (op.contract.a_dtypes & impl::dtype_bit(Dtype::kE8m0)) != 0 &&
+         (op.contract.out_dtypes & impl::dtype_bit(Dtype::kF32)) != 0;
+}
+
+rc::Gen<Case> gen_upcast(const Context&, const Ops& ops) {
+  return gen_over_ops(ops, [](const Op* op) {
+    return rc::gen::apply(
+        [op](std::size_t count, const std::string& scales, uint64_t seed) {
+          Case c("upcast_e8m0.bit_exact");
+          c.set("op", op->name);
+          c.set("count", fit_dim(count, op->contract.k)).set("scales", scales).set("seed", seed);
+          return c;
+        },
+        range(1, 300), pick<std::string>({"extreme", "normal"}), gen_seed());
+  });
 }
 
 std::optional<Failure> check_upcast(const Context& ctx, const Case& c) {
+  const Op& op = case_op(ctx, c);
   const std::size_t count = c.num("count");
-  const std::string& cls = c.text("scales");
-  if (cls != "extreme" && cls != "normal")
-    throw CaseError("case field 'scales' must be extreme or normal");
+  const std::string& cls = scale_class(c);
   std::mt19937_64 rng(c.num("seed"));
   const std::vector<uint8_t> bytes = scale_bytes(cls, count, rng);
-  gpu::Backend& be = *ctx.be;
-  gpu::ScopedBuffers buffers(be);
-  gpu::UpcastArgs a;
-  a.in = buffers.make(bytes, "e8m0");
-  a.out = buffers.allocate(count * 4, "fp32");
-  a.p = {count, gpu::E8m0Upcast::kCorrect};
-  be.run({Kernel::kUpcastE8m0, a});
-  const GemmOutput got{1, count, OutputFormat::kFp32, be.download_as<float>(a.out), {}};
-  GemmOutput want{1, count, OutputFormat::kFp32, {}, {}};
-  for (uint8_t b : bytes) want.fp32.push_back(decode_e8m0(b, E8m0Decode::kOcp));
-  ctx.tag("kernel:upcast_e8m0");
+  ctx.tag("op:" + op.name);
   tag_e8m0(ctx, bytes);
+  impl::Invocation inv(op, *ctx.be);
+  inv.input(&impl::Call::a, bytes, 1, count, count, Dtype::kE8m0, Layout::kRowMajor);
+  inv.output(&impl::Call::out, count * 4, 1, count, count, Dtype::kF32, Layout::kRowMajor);
+  impl::Call call;
+  call.m = 1;
+  call.k = count;
+  inv.run(call);
+  const std::vector<uint8_t> raw = inv.read(&impl::Call::out);
+  GemmOutput got{1, count, OutputFormat::kFp32, std::vector<float>(count), {}};
+  std::memcpy(got.fp32.data(), raw.data(), raw.size());
+  GemmOutput want{1, count, OutputFormat::kFp32, {}, {}};
+  for (uint8_t b : bytes) want.fp32.push_back(decode_e8m0(b, decode_rule(op)));
   return compare_outputs("upcast fp32", want, got);
 }
 
 // ---- metamorphic.block_scale_shift ----------------------------------------------------------
 
-rc::Gen<Case> gen_shift(const Context&) {
+rc::Gen<Case> gen_shift(const Context&, const Ops& ops) {
   using V = ValueClass;
-  return rc::gen::apply(
-      [](const std::string& conv, std::size_t rows, std::size_t cols, ValueClass vc, uint64_t seed,
-         std::size_t row, std::size_t block, int shift) {
-        Case c("metamorphic.block_scale_shift");
-        c.set("kernel", "quantize_mx").set("conv", conv).set("rows", rows).set("cols", cols);
-        c.set("values", to_string(vc)).set("seed", seed);
-        c.set("row", row % rows).set("block", block % ((cols + 31) / 32));
-        c.set("shift", std::to_string(shift));
-        return c;
-      },
-      pick<std::string>({"ocp_mx", "torchao_rceil"}), range(1, 4), gen_k(32, 2),
-      pick<V>({V::kInts, V::kNormal, V::kNarrow, V::kTies, V::kSaturation, V::kLog2Hazard,
-               V::kBf16Carry}),
-      gen_seed(), range(0, 4), range(0, 8), pick<int>({1, -1, 2, -3, 5, -7}));
+  return gen_over_ops(ops, [](const Op* op) {
+    const impl::Contract& ct = op->contract;
+    const impl::Dim k32{std::max<uint64_t>(32, ct.k.align), ct.k.min, ct.k.max};
+    return rc::gen::apply(
+        [op](const std::string& conv, std::size_t rows, std::size_t cols, ValueClass vc,
+             uint64_t seed, std::size_t row, std::size_t block, int shift) {
+          Case c("metamorphic.block_scale_shift");
+          rows = fit_dim(rows, op->contract.m);
+          c.set("op", op->name).set("conv", conv).set("rows", rows).set("cols", cols);
+          c.set("values", to_string(vc)).set("seed", seed);
+          c.set("row", row % rows).set("block", block % ((cols + 31) / 32));
+          c.set("shift", std::to_string(shift));
+          return c;
+        },
+        pick(ct.conventions), range(1, 4), gen_k(k32, 2),
+        pick<V>({V::kInts, V::kNormal, V::kNarrow, V::kTies, V::kSaturation, V::kLog2Hazard,
+                 V::kBf16Carry}),
+        gen_seed(), range(0, 4), range(0, 8), pick<int>({1, -1, 2, -3, 5, -7}));
+  });
+}
+
+bool shift_accepts(const Op& op) {
+  return quantize_accepts(op) && (op.contract.a_dtypes & impl::dtype_bit(Dtype::kF32)) != 0;
 }
 
 // Multiplying every element of block (r, b) by 2^j must add j to its e8m0 byte and leave every
@@ -279,10 +551,12 @@ rc::Gen<Case> gen_shift(const Context&) {
 // of amax (FLOOR) or of amax/448 rounded up (RCEIL), both shift-equivariant. Vacuous when the
 // shifted block leaves the normal range or the byte leaves [1, 254].
 std::optional<Failure> check_shift(const Context& ctx, const Case& c) {
+  const Op& op = case_op(ctx, c);
   const std::size_t rows = c.num("rows"), cols = c.num("cols");
   const std::size_t r = c.num("row"), b = c.num("block");
   const int j = static_cast<int>(c.snum("shift"));
-  const QuantConvention conv = enum_field<QuantConvention>(c, "conv", parse_conv);
+  const std::string& conv = c.text("conv");
+  const Dtype element = dtype_field(c, op, op.contract.out_dtypes);
   const std::size_t kb = (cols + 31) / 32;
   if (r >= rows || b >= kb) throw CaseError("case field 'row' or 'block' is outside the tensor");
   const QuantInput in = quant_input(c, rows, cols, false);
@@ -294,8 +568,8 @@ std::optional<Failure> check_shift(const Context& ctx, const Case& c) {
     if (!exact) return std::nullopt;  // vacuous: 2^j is not exact on this block
     shifted.x[r * cols + i] = s;
   }
-  const MxQuantized q0 = run_quantize(ctx, Kernel::kQuantizeMx, conv, false, in, rows, cols);
-  const MxQuantized q1 = run_quantize(ctx, Kernel::kQuantizeMx, conv, false, shifted, rows, cols);
+  const MxQuantized q0 = run_quantize(ctx, op, conv, false, element, in, rows, cols);
+  const MxQuantized q1 = run_quantize(ctx, op, conv, false, element, shifted, rows, cols);
   const int s0 = q0.scales[r * kb + b];
   if (s0 + j < 1 || s0 + j > 254 || s0 == 0 || s0 == 0xFF) return std::nullopt;  // clamped
   ctx.tag("meta:block_scale_shift");
@@ -315,19 +589,26 @@ void add_quant_properties(std::vector<Property>& out) {
   out.push_back({"quantize.bit_exact",
                  "a quantizer whose scale bytes or codes differ from its convention's reference "
                  "(log2-based ceil, wrong fp8 max, payload not requantized, bf16 double rounding)",
-                 gen_quantize, check_quantize});
+                 family_bit(Family::kQuantizeMx), quantize_accepts, gen_quantize, check_quantize});
+  out.push_back({"quantize_block.bit_exact",
+                 "a block quantizer whose fp32 scales or codes differ from its convention's "
+                 "reference (a missing amax floor, a wrong fp8 max, multiply-by-reciprocal for "
+                 "divide, a NaN not clamped)",
+                 family_bit(Family::kQuantizeBlock), quantize_block_accepts, gen_quantize_block,
+                 check_quantize_block});
   out.push_back({"dequantize.bit_exact",
                  "a dequantizer that rounds twice, decodes e8m0 0x00 / 0xFF wrongly or reads the "
                  "wrong block's scale",
-                 gen_dequantize, check_dequantize});
+                 family_bit(Family::kDequantize), dequantize_accepts, gen_dequantize,
+                 check_dequantize});
   out.push_back({"upcast_e8m0.bit_exact",
                  "an e8m0 -> fp32 upcast by shift: 0x00 -> 0 instead of 2^-127, 0xFF -> Inf "
                  "instead of NaN",
-                 gen_upcast, check_upcast});
+                 family_bit(Family::kUpcastE8m0), upcast_accepts, gen_upcast, check_upcast});
   out.push_back({"metamorphic.block_scale_shift",
                  "a scale choice that is not a function of the block's binade (log2f rounding, "
                  "bf16 rounding of amax), or a payload that depends on more than the scale",
-                 gen_shift, check_shift});
+                 family_bit(Family::kQuantizeMx), shift_accepts, gen_shift, check_shift});
 }
 
 }  // namespace mxgate::properties

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "impl/harness.h"
+#include "impl/registry.h"
+
 namespace mxgate::properties {
 
 namespace {
@@ -53,6 +56,9 @@ Regression parse_regression(std::string_view text, std::string_view source) {
         throw fail("unknown property '" + std::string(value) + "'");
       }
       property = std::string(value);
+    } else if (key == "impl") {
+      if (value.empty()) throw fail("empty 'impl' line");
+      r.impl = std::string(value);
     } else if (key == "seed") {
       const std::string v(value);
       char* e = nullptr;
@@ -99,6 +105,7 @@ std::string format_regression(const Regression& r) {
   std::istringstream comment(r.comment);
   for (std::string line; std::getline(comment, line);) out += "# " + line + "\n";
   out += "property: " + r.c.property() + "\n";
+  out += "impl: " + r.impl + "\n";
   out += "seed: " + std::to_string(r.seed) + "\n";
   out += "case: " + r.c.describe() + "\n";
   if (!r.detects.empty()) {
@@ -125,14 +132,29 @@ void save_regression(const Regression& r, const std::string& path) {
   }
 }
 
-ReplayOutcome replay(const Regression& r, gpu::Backend& be) {
+ReplayOutcome replay(const Regression& r, gpu::Backend& be, const impl::Implementation* impl) {
   const Property& p = *find_property(r.c.property());
+  if (impl == nullptr) {
+    const std::vector<const impl::Implementation*> named = impl::resolve(r.impl);
+    if (named.size() != 1) {
+      throw impl::PluginError(impl::PluginError::Kind::kInput,
+                              "impl '" + r.impl + "' names " + std::to_string(named.size()) +
+                                  " implementations; a regression replays on one");
+    }
+    impl = named.front();
+  }
   ReplayOutcome out;
-  out.clean = check_case(p, Context{&be, {}, nullptr}, r.c);
+  try {
+    out.clean = check_case(p, Context{&be, {}, nullptr, impl}, r.c);
+  } catch (const impl::Unsupported& e) {
+    out.unsupported = e.what();
+    out.summary = std::string("unsupported on ") + impl->name + ": " + e.what();
+    return out;
+  }
   out.ok = !out.clean.has_value();
   out.summary = out.clean ? "FAIL without faults: " + out.clean->what : "pass without faults";
   for (dispatch::Fault f : r.detects) {
-    const bool caught = check_case(p, Context{&be, {f}, nullptr}, r.c).has_value();
+    const bool caught = check_case(p, Context{&be, {f}, nullptr, impl}, r.c).has_value();
     out.detected.emplace_back(f, caught);
     out.ok = out.ok && caught;
     out.summary += std::string("\n") + (caught ? "fails" : "PASSES (not detected)") + " with " +

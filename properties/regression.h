@@ -3,12 +3,16 @@
 //
 //   # why this case exists (free text)
 //   property: gemm.exact
+//   impl: builtin                  (the implementation it ran on: an --impl SPEC; default
+//                                   builtin)
 //   seed: 7                        (the run that found it; informational)
-//   case: kernel=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0
-//   detects: z9_drop_trailing_k_block   (optional: with this fault on the case must fail)
+//   case: op=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0
+//   detects: z9_drop_trailing_k_block   (optional: with this fault on the case must fail; the
+//                                        zoo's faults live in the built-in kernels)
 //
 // Replay: the case must pass with no fault on, and fail with each `detects` fault on. ctest
-// label `regression` replays every file; `mxgate repro FILE` replays one.
+// label `regression` replays every file; `mxgate repro FILE` replays one. A case the
+// implementation cannot take (impl::Unsupported) is reported as unsupported, not as a pass.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,7 @@ class RegressionError : public std::invalid_argument {
 
 struct Regression {
   std::string comment;  // the '#' lines, joined
+  std::string impl = "builtin";
   uint64_t seed = 0;
   Case c;
   std::vector<dispatch::Fault> detects;
@@ -46,12 +51,16 @@ std::string format_regression(const Regression& r);
 void save_regression(const Regression& r, const std::string& path);
 
 struct ReplayOutcome {
-  bool ok = true;                // clean pass and every `detects` fault caught
-  std::optional<Failure> clean;  // failure with no fault on (a regression)
+  bool ok = true;                          // clean pass and every `detects` fault caught
+  std::optional<Failure> clean;            // failure with no fault on (a regression)
+  std::optional<std::string> unsupported;  // the implementation could not take the case
   std::vector<std::pair<dispatch::Fault, bool>> detected;  // per `detects` fault
   std::string summary;                                     // one line per check
 };
-ReplayOutcome replay(const Regression& r, gpu::Backend& be);
+// Replays on `impl` (nullptr: the implementation the file records, resolved by impl/registry.h;
+// throws impl::PluginError when that fails).
+ReplayOutcome replay(const Regression& r, gpu::Backend& be,
+                     const impl::Implementation* impl = nullptr);
 
 // corpus/regressions of this source tree, and the *.case files in a folder, sorted.
 std::string default_regression_dir();

@@ -197,4 +197,53 @@ ZooResult run_zoo(Fault f, gpu::Backend& be, const ZooOptions& opts) {
   return out;
 }
 
+ImplZooResult run_impl_zoo(const impl::Implementation& impl, gpu::Backend& be,
+                           const ZooOptions& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ImplZooResult out;
+  out.impl = impl.name;
+  out.planted = impl.planted_fault;
+  Context ctx{&be, {}, nullptr, &impl};
+  RunOptions ro;
+  ro.cases = opts.cases;
+  ro.shrink = false;
+  for (const Property& p : all_properties()) {
+    if (!applies(p, impl)) continue;
+    ro.seed = opts.seed;
+    const RunResult first = run_property(p, ctx, ro);
+    if (first.passed) continue;
+    ZooDetection d;
+    d.property = std::string(p.name);
+    d.cases.push_back(first.cases);
+    for (int s = 1; s < opts.seeds; ++s) {
+      ro.seed = opts.seed + static_cast<uint64_t>(s);
+      const RunResult r = run_property(p, ctx, ro);
+      d.cases.push_back(r.passed ? 0 : r.cases);
+    }
+    d.median = median_cases(d.cases);
+    out.detections.push_back(std::move(d));
+  }
+  out.detected = !out.detections.empty();
+  if (out.detected) {
+    const auto best = std::min_element(
+        out.detections.begin(), out.detections.end(),
+        [](const ZooDetection& a, const ZooDetection& b) { return a.median < b.median; });
+    out.caught_by = best->property;
+    out.median = best->median;
+    ro.shrink = true;
+    for (int s = 0; s < opts.shrink_starts; ++s) {
+      ro.seed = opts.seed + static_cast<uint64_t>(s);
+      const RunResult shrunk = run_property(*find_property(out.caught_by), ctx, ro);
+      if (!shrunk.counterexample) continue;
+      if (!out.counterexample ||
+          case_size(*shrunk.counterexample) < case_size(*out.counterexample)) {
+        out.counterexample = shrunk.counterexample;
+        out.failure = shrunk.failure;
+      }
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
 }  // namespace mxgate::properties

@@ -63,6 +63,27 @@ struct ZooResult {
 
 ZooResult run_zoo(dispatch::Fault f, gpu::Backend& be, const ZooOptions& opts);
 
+// The zoo of an implementation with planted faults (docs/plugins.md §7): every property that
+// applies to it, run over `opts.seeds` seeds with no zoo fault planted; the fastest detector
+// shrinks the counterexample (from several seeds, the smallest kept). `planted`: the
+// implementation declares itself wrong on purpose (impl::Implementation::planted_fault: its
+// description starts with "planted fault:"), so it must be detected; any other must pass every
+// property.
+struct ImplZooResult {
+  std::string impl;
+  bool planted = false;
+  bool detected = false;
+  std::vector<ZooDetection> detections;
+  std::string caught_by;
+  double median = 0;
+  std::optional<Case> counterexample;
+  std::optional<Failure> failure;
+  double seconds = 0;
+  bool ok() const { return planted == detected; }
+};
+ImplZooResult run_impl_zoo(const impl::Implementation& impl, gpu::Backend& be,
+                           const ZooOptions& opts);
+
 // The size of a case for picking the smallest of several shrunk ones: the sum of its numeric
 // fields other than the data seed.
 uint64_t case_size(const Case& c);

@@ -112,6 +112,9 @@ void write_json_report(const GateReport& report, std::ostream& out) {
   w.field("backend", run.backend);
   w.field("time_budget_s", run.time_budget_seconds);
   w.field("start_time", iso8601_utc(run.start_time));
+  w.key("impls").begin_array();
+  for (const std::string& i : run.impls) w.value(i);
+  w.end_array();
   w.end_object();
 
   w.key("checks").begin_array();
@@ -119,8 +122,11 @@ void write_json_report(const GateReport& report, std::ostream& out) {
     w.begin_object();
     w.field("name", c.name);
     w.field("backend", c.backend);
+    w.field("impl", c.impl.empty() ? std::optional<std::string>() : c.impl);
     w.field("cases", c.cases);
     w.field("result", outcome_name(c.result));
+    w.field("verdict", c.verdict.empty() ? std::string(outcome_name(c.result)) : c.verdict);
+    w.field("unsupported", c.unsupported);
     w.field("seconds", c.seconds);
     w.field("detail", c.detail);
     w.field("repro", c.repro);
@@ -186,10 +192,16 @@ void write_junit_xml(const GateReport& report, std::ostream& out) {
   property("cases", std::to_string(run.cases));
   property("time_budget_s", junit_seconds(run.time_budget_seconds));
   property("tool_version", run.tool_version);
+  std::string impls;
+  for (const std::string& i : run.impls) impls += (impls.empty() ? "" : ",") + i;
+  property("impls", impls);
   out << "    </properties>\n";
 
   for (const CheckReport& c : report.checks) {
-    out << "    <testcase classname=\"" << xml_escape_attr("mxgate." + c.backend) << "\" name=\""
+    const std::string classname = c.impl.empty() || c.impl == "builtin"
+                                      ? "mxgate." + c.backend
+                                      : "mxgate." + c.impl + "." + c.backend;
+    out << "    <testcase classname=\"" << xml_escape_attr(classname) << "\" name=\""
         << xml_escape_attr(c.name) << "\" time=\"" << junit_seconds(c.seconds) << "\"";
     std::string system_out;
     if (c.coverage) {
@@ -198,6 +210,9 @@ void write_junit_xml(const GateReport& report, std::ostream& out) {
       }
     }
     if (c.heatmap_path) system_out += "heatmap: " + *c.heatmap_path + "\n";
+    if (c.unsupported != 0) {
+      system_out += "unsupported cases: " + std::to_string(c.unsupported) + "\n";
+    }
     if (c.result == CheckOutcome::kPass && system_out.empty()) {
       out << "/>\n";
       continue;
@@ -212,9 +227,11 @@ void write_junit_xml(const GateReport& report, std::ostream& out) {
       if (c.located) body += element_line(*c.located) + "\n";
       if (!c.repro.empty()) body += "reproduce: " + c.repro + "\n";
       const char* tag = fail ? "failure" : "error";
-      out << "      <" << tag << " message=\"" << xml_escape_attr(c.detail) << "\" type=\""
-          << (fail ? "mxgate.check_failed" : "mxgate.check_error") << "\">" << xml_escape_text(body)
-          << "</" << tag << ">\n";
+      const std::string type = !fail                              ? "mxgate.check_error"
+                               : c.verdict == "contract_mismatch" ? "mxgate.contract_mismatch"
+                                                                  : "mxgate.check_failed";
+      out << "      <" << tag << " message=\"" << xml_escape_attr(c.detail) << "\" type=\"" << type
+          << "\">" << xml_escape_text(body) << "</" << tag << ">\n";
     }
     if (!system_out.empty()) {
       out << "      <system-out>" << xml_escape_text(system_out) << "</system-out>\n";

@@ -6,8 +6,11 @@
 //
 // JSON layout (schema "mxgate-gate-report/1"); absent optionals are written as null:
 //   {"schema", "run": {"tool_version", "seed", "cases", "backend", "time_budget_s",
-//    "start_time" (ISO 8601 UTC, "Z")},
-//    "checks": [{"name", "backend", "cases", "result" ("pass"|"fail"|"skip"|"error"), "seconds",
+//    "start_time" (ISO 8601 UTC, "Z"), "impls": [NAME...] (the implementations under test)},
+//    "checks": [{"name", "backend", "impl" (the implementation a property / regression check ran
+//      on; null for format and reference checks), "cases", "result" ("pass"|"fail"|"skip"|
+//      "error"), "verdict" (the result, or "contract_mismatch" for a failure that is one),
+//      "unsupported" (cases the implementation could not take; never failures), "seconds",
 //      "detail", "repro", "counterexample", "located": {"row", "col", "expected_bits",
 //      "actual_bits" ("0x3f800000"; 4 hex digits for bf16), "ulp_distance"}, "coverage": {name:
 //      count}, "heatmap"}],
@@ -15,7 +18,8 @@
 // ulp_distance is an integer; 18446744073709551615 (kNanUlpDistance) means NaN vs a number.
 //
 // JUnit layout: one <testsuites> holding one <testsuite name="mxgate gate">, <properties> with
-// the run info, one <testcase classname="mxgate.BACKEND" name="CHECK"> per check, carrying
+// the run info, one <testcase classname="mxgate.BACKEND" name="CHECK"> per check
+// (classname "mxgate.IMPL.BACKEND" for a check of an implementation other than builtin), carrying
 // <failure> (fail), <error> (error) or <skipped> (skip), whose body holds the detail, the
 // counterexample, the located element and the repro command; coverage and the heatmap path go to
 // the testcase's <system-out>. Validated by report/junit.xsd.
@@ -48,6 +52,7 @@ struct RunInfo {
   std::string backend;             // "host", "hip", "cuda", or "all"
   double time_budget_seconds = 0;  // 0: no budget
   std::chrono::system_clock::time_point start_time{};
+  std::vector<std::string> impls;  // the implementations under test ("builtin", plugins)
 };
 
 // The element a verdict names (docs/architecture.md §5.4).
@@ -68,8 +73,11 @@ struct LocatedElement {
 struct CheckReport {
   std::string name;     // dotted, e.g. "gemm.exact.bpreshuffle"
   std::string backend;  // "host", "hip", "cuda"
+  std::string impl;     // the implementation it checked; "" for checks of none
   uint64_t cases = 0;
   CheckOutcome result = CheckOutcome::kPass;
+  std::string verdict;       // "contract_mismatch" when the failure is one; "" = the result
+  uint64_t unsupported = 0;  // cases the implementation could not take
   double seconds = 0;
   std::string detail;                         // first failure, or a one-line summary
   std::string repro;                          // one command that reproduces a failure

@@ -79,8 +79,8 @@ inline std::vector<LinearConfig> hot_path_configs() {
 // preshuffle or dequantizing GEMM launch, and only activation-sized buffers (x in bf16, its codes
 // and scales, the output).
 inline void expect_no_rematerialization(const gpu::Counters& d, const LinearConfig& c) {
-  for (gpu::Kernel k : {gpu::Kernel::kDequantMxToBf16, gpu::Kernel::kUpcastE8m0,
-                        gpu::Kernel::kPreshuffleWeight, gpu::Kernel::kGemmMxDequant}) {
+  for (gpu::Kernel k : {gpu::kernel("dequant_mx_to_bf16"), gpu::kernel("upcast_e8m0"),
+                        gpu::kernel("preshuffle_weight"), gpu::kernel("gemm_mx_dequant")}) {
     EXPECT_EQ(d.launches_of(k), 0u) << gpu::kernel_name(k);
   }
   EXPECT_LT(d.bytes_allocated, c.k * 2 + c.k + c.k * 4 + c.n * 4 + 64);

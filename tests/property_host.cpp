@@ -62,8 +62,9 @@ TEST(PropertyGenerators, KResiduesFollowTheContracts) {
     EXPECT_EQ(std::count(any.begin(), any.end(), r), 1) << r;
   }
   for (gpu::Kernel k : gpu::all_kernels()) {
-    for (std::size_t r : k_residues(gpu::contract(k).k_align)) {
-      EXPECT_EQ(r % gpu::contract(k).k_align, 0u) << gpu::kernel_name(k) << " residue " << r;
+    const std::size_t align = k->contract.k.align;
+    for (std::size_t r : k_residues(align)) {
+      EXPECT_EQ(r % align, 0u) << gpu::kernel_name(k) << " residue " << r;
     }
   }
 }

@@ -183,9 +183,9 @@ TEST_F(Gate, WatchdogKillsAHungCheckAndTheRunGoesOn) {
   EXPECT_TRUE(
       has_line(r.out, std::regex(R"(^\[2/3\] reference\.gemm_modes_agree \(host\) \.\.\. pass)")))
       << r.out;
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^reference\.mx_scale_table +host +0 ERROR )")))
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^reference\.mx_scale_table +host +- +0 ERROR )")))
       << r.out;
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^reference\.layout_round_trips +host +\d+ pass )")))
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^reference\.layout_round_trips +host +- +\d+ pass )")))
       << r.out;
 }
 
@@ -206,10 +206,11 @@ TEST_F(Gate, ZeroTimeBudgetSkipsEveryCheck) {
 TEST_F(Gate, PrintsTheSummaryTable) {
   const Output r = gate({"--only", "reference.", "--cases", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^check +backend +cases +result +time$)"))) << r.out;
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^check +backend +impl +cases +result +time$)")))
+      << r.out;
   for (const char* name : {"mx_scale_table", "gemm_modes_agree", "layout_round_trips"}) {
     EXPECT_TRUE(has_line(r.out, std::regex(std::string(R"(^reference\.)") + name +
-                                           R"( +host +\d+ pass +\d+\.\d\ds$)")))
+                                           R"( +host +- +\d+ pass +\d+\.\d\ds$)")))
         << name << "\n"
         << r.out;
   }
@@ -220,7 +221,7 @@ TEST_F(Gate, PrintsTheSummaryTable) {
 TEST_F(Gate, HelpNamesEveryOption) {
   const Output r = shell(test_support::shell_quote(MXGATE_CLI) + " gate --help");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* opt : {"--only", "--seed", "--cases", "--backend", "--time-budget",
+  for (const char* opt : {"--only", "--seed", "--cases", "--backend", "--impl", "--time-budget",
                           "--check-timeout", "--report", "--junit", "MXGATE_GATE_HANG"}) {
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt << "\n" << r.out;
   }

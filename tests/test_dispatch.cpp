@@ -189,9 +189,10 @@ TEST(DispatchDotScaled, UnalignedFp8WeightNeverReachesDotScaled) {
       LinearLayer layer(be, c, kernel);
       const QuantizedWeight w = layer.load_float_weights(p.weight);
       if (processed) layer.process_weights_after_loading();
-      const uint64_t spy_before = be.counters().launches_of(Kernel::kGemmMxDotScaled);
+      const uint64_t spy_before = be.counters().launches_of(gpu::kernel("gemm_mx_dot_scaled"));
       const ApplyResult r = layer.apply(p.x);
-      const uint64_t spy = be.counters().launches_of(Kernel::kGemmMxDotScaled) - spy_before;
+      const uint64_t spy =
+          be.counters().launches_of(gpu::kernel("gemm_mx_dot_scaled")) - spy_before;
       const bool aligned = k % kDotScaledKAlign == 0;
       EXPECT_EQ(spy, aligned ? 1u : 0u);
       const ApplyPath want = aligned     ? ApplyPath::kMxfp8DotScaled
@@ -307,7 +308,7 @@ TEST(DispatchHotPath, SkippedLoadProcessingIsCounted) {
     LinearLayer layer(be, c);
     layer.load_float_weights(p.weight);
     layer.apply(p.x);
-    EXPECT_EQ(layer.last_apply().delta.launches_of(Kernel::kUpcastE8m0), 1u);
+    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("upcast_e8m0")), 1u);
     EXPECT_EQ(layer.last_apply().path, ApplyPath::kFp8Blockscale);
   }
   {
@@ -316,7 +317,7 @@ TEST(DispatchHotPath, SkippedLoadProcessingIsCounted) {
     LinearLayer layer(be, c);
     layer.load_float_weights(p.weight);
     layer.apply(p.x);
-    EXPECT_EQ(layer.last_apply().delta.launches_of(Kernel::kGemmMxDequant), 1u);
+    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("gemm_mx_dequant")), 1u);
   }
 }
 
@@ -333,7 +334,7 @@ TEST(DispatchPreshuffle, AtMostOnceAndNeverForDirectlyReadWeights) {
       c.skip_weight_relayout = flags == 2;
       SCOPED_TRACE(describe(c) + " order " + std::to_string(order));
       Problem p = problem(c, 2, 9);
-      const uint64_t shuffles_before = be.counters().launches_of(Kernel::kPreshuffleWeight);
+      const uint64_t shuffles_before = be.counters().launches_of(gpu::kernel("preshuffle_weight"));
       LinearLayer layer(be, c);
       const QuantizedWeight w = layer.load_float_weights(p.weight);
       if (order == 0) {
@@ -348,7 +349,7 @@ TEST(DispatchPreshuffle, AtMostOnceAndNeverForDirectlyReadWeights) {
         layer.model_preshuffle();
       }
       const uint64_t shuffles =
-          be.counters().launches_of(Kernel::kPreshuffleWeight) - shuffles_before;
+          be.counters().launches_of(gpu::kernel("preshuffle_weight")) - shuffles_before;
       EXPECT_EQ(shuffles, flags == 0 ? 1u : 0u);
       EXPECT_EQ(layer.state().weight_relayouts, flags == 0 ? 1 : 0);
       const ApplyResult r = layer.apply(p.x);
@@ -372,7 +373,7 @@ TEST(DispatchPreshuffle, DirectlyReadLayerStillUpcastsScales) {
             std::vector<LoadAction>{LoadAction::kUpcastWeightScaleE8m0ToFp32});
   EXPECT_EQ(layer.state().weight_scale_dtype, gpu::ScaleDtype::kFp32);
   EXPECT_TRUE(same(reference(c, w, p.x), layer.apply(p.x).out));
-  EXPECT_EQ(layer.last_apply().delta.launches_of(Kernel::kUpcastE8m0), 0u);
+  EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("upcast_e8m0")), 0u);
 }
 
 // ---- I3: activation-scale order negotiation ----------------------------------------------

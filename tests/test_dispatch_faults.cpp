@@ -109,7 +109,8 @@ TEST(DispatchFaults, Z1UnalignedKReachesDotScaled) {
     if (faulty) layer.set_faults({Fault::kZ1NoPerStepFallback});
     const QuantizedWeight w = layer.load_float_weights(ints(160, 1));
     const ApplyResult r = layer.apply(x);
-    EXPECT_EQ(layer.last_apply().delta.launches_of(Kernel::kGemmMxDotScaled), faulty ? 1u : 0u);
+    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("gemm_mx_dot_scaled")),
+              faulty ? 1u : 0u);
     EXPECT_EQ(same(reference(c, w, x), r.out), !faulty);
   }
 }
@@ -169,7 +170,7 @@ TEST(DispatchFaults, Z4RelayoutOfDirectlyReadWeight) {
     layer.load_float_weights(ints(16 * 64, 6));
     layer.model_preshuffle();
     layer.process_weights_after_loading();
-    EXPECT_EQ(be.counters().launches_of(Kernel::kPreshuffleWeight), faulty ? 1u : 0u);
+    EXPECT_EQ(be.counters().launches_of(gpu::kernel("preshuffle_weight")), faulty ? 1u : 0u);
     EXPECT_EQ(layer.state().weight_layout,
               faulty ? gpu::WeightLayout::kAiterPreshuffled : gpu::WeightLayout::kPlain);
   }
@@ -209,7 +210,7 @@ TEST(DispatchFaults, Z6PerStepRematerialization) {
     const ApplyResult r = layer.apply(x);
     EXPECT_TRUE(same(reference(c, w, x), r.out));  // right numbers: only counting sees it
     const gpu::Counters& d = layer.last_apply().delta;
-    EXPECT_EQ(d.launches_of(Kernel::kDequantMxToBf16), faulty ? 1u : 0u);
+    EXPECT_EQ(d.launches_of(gpu::kernel("dequant_mx_to_bf16")), faulty ? 1u : 0u);
     EXPECT_EQ(d.bytes_allocated >= c.n * c.k * 2, faulty);
   }
 }
@@ -244,7 +245,7 @@ MxQuantized device_quantize(const std::vector<float>& x, std::size_t rows, std::
   q.scales = be.allocate(rows * ceil_div(cols, kMxBlock), "scales");
   q.p = {rows, cols, gpu::InputDtype::kFp32, conv};
   q.p.faults = kernel_fault_bits(f);
-  be.run({Kernel::kQuantizeMx, q});
+  be.run({gpu::kernel("quantize_mx"), q});
   return {rows, cols, Format::kE4M3FN, be.download(q.codes), be.download(q.scales)};
 }
 
@@ -346,7 +347,7 @@ std::vector<float> swizzled_mx_gemm(const MxQuantized& a, const MxQuantized& b, 
   g.p = {a.rows, b.rows, a.cols, gpu::OutDtype::kFp32};
   g.p.mx_scales_swizzled = true;
   g.p.faults = kernel_fault_bits(f);
-  return launch_gemm(be, Kernel::kGemmMxDequant, g);
+  return launch_gemm(be, gpu::kernel("gemm_mx_dequant"), g);
 }
 
 // Z10 minimal: M = N = 1, K = 32 (one scale column, padded to 4 by the swizzle): the poisoned
@@ -405,7 +406,7 @@ TEST(DispatchFaults, Z12ColumnMajorScaleStrideIgnored) {
     g.p = {3, 16, 256, gpu::OutDtype::kFp32};
     g.p.as_ld = 4;
     g.p.faults = kernel_fault_bits(faulty ? Faults{Fault::kZ12IgnoreAsStride} : Faults{});
-    const std::vector<float> got = launch_gemm(be, Kernel::kGemmBlockscaleBpreshuffle, g);
+    const std::vector<float> got = launch_gemm(be, gpu::kernel("gemm_blockscale_bpreshuffle"), g);
     EXPECT_EQ(same_bits(reference(c, w, x).fp32, got), !faulty);
   }
 }
@@ -476,7 +477,7 @@ TEST(DispatchFaults, Z16ShardedWeightBlockIndex) {
     g.p = {1, 96, 128, gpu::OutDtype::kFp32};
     g.p.n_offset = 96;
     g.p.faults = kernel_fault_bits(faulty ? Faults{Fault::kZ16ShardBlockIndex} : Faults{});
-    const std::vector<float> got = launch_gemm(be, Kernel::kGemmBlockscale, g);
+    const std::vector<float> got = launch_gemm(be, gpu::kernel("gemm_blockscale"), g);
     EXPECT_EQ(same_bits(std::span<const float>(want.fp32).subspan(96), got), !faulty);
   }
 }

@@ -221,9 +221,9 @@ TEST_F(BackendTest, QuantizeMxMatchesReferenceConventions) {
   for (const auto& [name, conv] : conventions) {
     const MxPolicy policy = require_mx_policy(require_convention(name));
     for (InputDtype dtype : {InputDtype::kFp32, InputDtype::kBf16}) {
-      check_quantize(be(), Kernel::kQuantizeMx, policy, conv, dtype, 37, 100, kSeed);
-      check_quantize(be(), Kernel::kQuantizeMx, policy, conv, dtype, 3, 576, kSeed + 1);
-      check_quantize(be(), Kernel::kQuantizeMx, policy, conv, dtype, 2, 2048, kSeed + 2);
+      check_quantize(be(), gpu::kernel("quantize_mx"), policy, conv, dtype, 37, 100, kSeed);
+      check_quantize(be(), gpu::kernel("quantize_mx"), policy, conv, dtype, 3, 576, kSeed + 1);
+      check_quantize(be(), gpu::kernel("quantize_mx"), policy, conv, dtype, 2, 2048, kSeed + 2);
     }
   }
 }
@@ -231,12 +231,13 @@ TEST_F(BackendTest, QuantizeMxMatchesReferenceConventions) {
 // Guards against the hardware satfinite cast (or its host model) drifting from the CUDA
 // satfinite convention: RNE, overflow and Inf -> +-448, NaN -> 0x7F; scales as torchao RCEIL.
 TEST_F(BackendTest, QuantizeMxHwMatchesSatfiniteConvention) {
-  if (!be().supports(Kernel::kQuantizeMxHw)) GTEST_SKIP() << "no cvt.rn.satfinite on this device";
+  if (!be().supports(gpu::kernel("quantize_mx_hw")))
+    GTEST_SKIP() << "no cvt.rn.satfinite on this device";
   MxPolicy policy = require_mx_policy(require_convention("torchao_rceil"));
   policy.element = {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kCanonical};
-  check_quantize(be(), Kernel::kQuantizeMxHw, policy, QuantConvention::kTorchaoRceil,
+  check_quantize(be(), gpu::kernel("quantize_mx_hw"), policy, QuantConvention::kTorchaoRceil,
                  InputDtype::kFp32, 37, 100, kSeed);
-  check_quantize(be(), Kernel::kQuantizeMxHw, policy, QuantConvention::kTorchaoRceil,
+  check_quantize(be(), gpu::kernel("quantize_mx_hw"), policy, QuantConvention::kTorchaoRceil,
                  InputDtype::kBf16, 3, 576, kSeed + 1);
 }
 
@@ -259,7 +260,7 @@ TEST_F(BackendTest, DequantMxToBf16MatchesReference) {
       args.codes = be().make_buffer(sp(q.data), "codes");
       args.scales = be().make_buffer(sp(q.scales), "scales");
       args.out = be().allocate(rows * cols * 2, "out");
-      be().run({Kernel::kDequantMxToBf16, args});
+      be().run({gpu::kernel("dequant_mx_to_bf16"), args});
       const auto want =
           dequantize_mx_bf16(q, up == E8m0Upcast::kShift ? E8m0Decode::kShift : E8m0Decode::kOcp);
       const auto got = be().download_as<uint16_t>(args.out);
@@ -280,7 +281,7 @@ TEST_F(BackendTest, UpcastE8m0MatchesReferenceForEveryByte) {
     args.p = {256, up};
     args.in = be().make_buffer(sp(all), "bytes");
     args.out = be().allocate(256 * 4, "out");
-    be().run({Kernel::kUpcastE8m0, args});
+    be().run({gpu::kernel("upcast_e8m0"), args});
     const auto got = be().download_as<float>(args.out);
     std::vector<float> want;
     for (int i = 0; i < 256; ++i) {
@@ -309,16 +310,17 @@ TEST_F(BackendTest, PreshuffleWeightMatchesReference) {
     args.p = {n, k};
     args.in = be().make_buffer(sp(w), "W");
     args.out = be().allocate(n * k, "W_shuffled");
-    be().run({Kernel::kPreshuffleWeight, args});
+    be().run({gpu::kernel("preshuffle_weight"), args});
     EXPECT_EQ(be().download(args.out), shuffle_weight(sp(w), n, k, 1));
     be().release(args.in);
     be().release(args.out);
   }
 }
 
-inline constexpr Kernel kGemms[] = {Kernel::kGemmMxDotScaled, Kernel::kGemmMxDequant,
-                                    Kernel::kGemmBlockscale, Kernel::kGemmBlockscaleBpreshuffle,
-                                    Kernel::kGemmBf16};
+inline const Kernel kGemms[] = {gpu::kernel("gemm_mx_dot_scaled"), gpu::kernel("gemm_mx_dequant"),
+                                gpu::kernel("gemm_blockscale"),
+                                gpu::kernel("gemm_blockscale_bpreshuffle"),
+                                gpu::kernel("gemm_bf16")};
 
 inline bool allowed(Kernel k, std::size_t m, std::size_t n, std::size_t kk) {
   return !check_contract(k, {m, n, kk}, {}).has_value();
@@ -393,16 +395,17 @@ TEST_F(BackendTest, GemmsEqualOrderedEmulationAndStayInsideBound) {
 // the contract rejects it, and a launch anyway gives wrong numbers (unmasked K tiles read the
 // next row / the guard band), never the right answer silently.
 TEST_F(BackendTest, DotScaledWithKNotMultipleOf128IsRejectedAndCaught) {
-  const auto clause = check_contract(Kernel::kGemmMxDotScaled, {4, 32, 160}, {});
+  const auto clause = check_contract(gpu::kernel("gemm_mx_dot_scaled"), {4, 32, 160}, {});
   ASSERT_TRUE(clause.has_value());
   EXPECT_NE(clause->find("K % 128 == 0"), std::string::npos) << *clause;
-  EXPECT_FALSE(check_contract(Kernel::kGemmMxDotScaled, {4, 32, 256}, {}).has_value());
-  EXPECT_TRUE(check_contract(Kernel::kGemmMxDotScaled, {1, 5120, 576}, {}).has_value());
-  EXPECT_FALSE(check_contract(Kernel::kGemmMxDequant, {1, 5120, 576}, {}).has_value());
-  const Operands o = exact_operands(Kernel::kGemmMxDotScaled, 4, 32, 160, kSeed);
+  EXPECT_FALSE(check_contract(gpu::kernel("gemm_mx_dot_scaled"), {4, 32, 256}, {}).has_value());
+  EXPECT_TRUE(check_contract(gpu::kernel("gemm_mx_dot_scaled"), {1, 5120, 576}, {}).has_value());
+  EXPECT_FALSE(check_contract(gpu::kernel("gemm_mx_dequant"), {1, 5120, 576}, {}).has_value());
+  const Operands o = exact_operands(gpu::kernel("gemm_mx_dot_scaled"), 4, 32, 160, kSeed);
   bool caught = false;
   try {
-    const GemmOutput got = run_gemm(be(), Kernel::kGemmMxDotScaled, o, OutputFormat::kFp32);
+    const GemmOutput got =
+        run_gemm(be(), gpu::kernel("gemm_mx_dot_scaled"), o, OutputFormat::kFp32);
     caught = !compare(exact_gemm(o.problem, OutputFormat::kFp32), got).ok();
   } catch (const GpuError& e) {
     caught = std::string(e.what()).find("gemm_mx_dot_scaled") != std::string::npos;
@@ -414,18 +417,19 @@ TEST_F(BackendTest, DotScaledWithKNotMultipleOf128IsRejectedAndCaught) {
 // the clause, and the numbers are wrong for M > 1 (M = 1 is byte-identical, docs/layouts.md §2.2).
 TEST_F(BackendTest, BpreshuffleWithRowMajorActivationScalesIsRejectedAndWrong) {
   const auto clause = check_contract(
-      Kernel::kGemmBlockscaleBpreshuffle, {8, 256, 512},
+      gpu::kernel("gemm_blockscale_bpreshuffle"), {8, 256, 512},
       {ActScaleOrder::kRowMajor, WeightLayout::kAiterPreshuffled, ScaleDtype::kFp32});
   ASSERT_TRUE(clause.has_value());
   EXPECT_NE(clause->find("col_major"), std::string::npos) << *clause;
   const auto weight =
-      check_contract(Kernel::kGemmBlockscaleBpreshuffle, {8, 256, 512},
+      check_contract(gpu::kernel("gemm_blockscale_bpreshuffle"), {8, 256, 512},
                      {ActScaleOrder::kColMajor, WeightLayout::kPlain, ScaleDtype::kFp32});
   ASSERT_TRUE(weight.has_value());
   EXPECT_NE(weight->find("aiter_preshuffled"), std::string::npos) << *weight;
   for (std::size_t m : {1, 8}) {
-    const Operands o = exact_operands(Kernel::kGemmBlockscaleBpreshuffle, m, 256, 512, kSeed);
-    const GemmOutput got = run_gemm(be(), Kernel::kGemmBlockscaleBpreshuffle, o,
+    const Operands o =
+        exact_operands(gpu::kernel("gemm_blockscale_bpreshuffle"), m, 256, 512, kSeed);
+    const GemmOutput got = run_gemm(be(), gpu::kernel("gemm_blockscale_bpreshuffle"), o,
                                     OutputFormat::kFp32, LaunchLayout{ActScaleOrder::kRowMajor});
     EXPECT_EQ(compare(exact_gemm(o.problem, OutputFormat::kFp32), got).ok(), m == 1) << "M=" << m;
   }
@@ -438,7 +442,7 @@ TEST_F(BackendTest, WritePastEndIsCaughtByGuardCheck) {
   args.p = {64, 0};
   args.out = be().allocate(64 * 4, "victim");
   try {
-    be().run({Kernel::kFaultWritePastEnd, args});
+    be().run({gpu::kernel("fault_write_past_end"), args});
     ADD_FAILURE() << "the guard check did not fire";
   } catch (const GpuError& e) {
     const std::string msg = e.what();
@@ -455,7 +459,7 @@ TEST_F(BackendTest, SkippedElementIsCaughtByPoison) {
   FaultArgs args;
   args.p = {64, 17};
   args.out = be().allocate(64 * 4, "out");
-  be().run({Kernel::kFaultSkipElement, args});
+  be().run({gpu::kernel("fault_skip_element"), args});
   const auto got = be().download_as<float>(args.out);
   for (std::size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(std::isnan(got[i]), i == 17) << "element " << i;
@@ -472,10 +476,10 @@ TEST_F(BackendTest, CountsLaunchesByKernelAndBytesAllocated) {
   args.p = {32, E8m0Upcast::kCorrect};
   args.in = be().make_buffer(sp(all), "in");
   args.out = be().allocate(32 * 4, "out");
-  be().run({Kernel::kUpcastE8m0, args});
-  be().run({Kernel::kUpcastE8m0, args});
-  EXPECT_EQ(be().counters().launches_of(Kernel::kUpcastE8m0), 2u);
-  EXPECT_EQ(be().counters().launches_of(Kernel::kGemmBf16), 0u);
+  be().run({gpu::kernel("upcast_e8m0"), args});
+  be().run({gpu::kernel("upcast_e8m0"), args});
+  EXPECT_EQ(be().counters().launches_of(gpu::kernel("upcast_e8m0")), 2u);
+  EXPECT_EQ(be().counters().launches_of(gpu::kernel("gemm_bf16")), 0u);
   EXPECT_EQ(be().counters().allocations, 2u);
   EXPECT_EQ(be().counters().bytes_allocated, 32u + 128u);
   be().release(args.in);
@@ -488,7 +492,7 @@ TEST_F(BackendTest, UndersizedOutputIsRefusedBeforeLaunch) {
   args.p = {32, E8m0Upcast::kCorrect};
   args.in = be().allocate(32, "in");
   args.out = be().allocate(16, "out");
-  EXPECT_THROW(be().run({Kernel::kUpcastE8m0, args}), GpuError);
+  EXPECT_THROW(be().run({gpu::kernel("upcast_e8m0"), args}), GpuError);
   be().release(args.in);
   be().release(args.out);
 }

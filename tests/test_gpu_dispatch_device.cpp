@@ -108,7 +108,8 @@ TEST_F(DeviceDispatch, UnalignedFp8WeightNeverReachesDotScaled) {
       if (processed) layer.process_weights_after_loading();
       const ApplyResult r = layer.apply(p.x);
       const bool aligned = k % kDotScaledKAlign == 0;
-      EXPECT_EQ(layer.last_apply().delta.launches_of(Kernel::kGemmMxDotScaled), aligned ? 1u : 0u);
+      EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("gemm_mx_dot_scaled")),
+                aligned ? 1u : 0u);
       EXPECT_TRUE(same(reference(c, w, p.x), r.out));
     }
   }
@@ -124,7 +125,7 @@ TEST_F(DeviceDispatch, PreshuffleAtMostOnceAndNeverForDirectlyReadWeights) {
       c.skip_weight_relayout = flags == 2;
       SCOPED_TRACE(describe(c) + " order " + std::to_string(order));
       Problem p = problem(c, 2, 9);
-      const uint64_t before = be().counters().launches_of(Kernel::kPreshuffleWeight);
+      const uint64_t before = be().counters().launches_of(gpu::kernel("preshuffle_weight"));
       LinearLayer layer(be(), c);
       const QuantizedWeight w = layer.load_float_weights(p.weight);
       if (order == 0) {
@@ -134,7 +135,7 @@ TEST_F(DeviceDispatch, PreshuffleAtMostOnceAndNeverForDirectlyReadWeights) {
         layer.process_weights_after_loading();
         EXPECT_FALSE(layer.model_preshuffle());
       }
-      EXPECT_EQ(be().counters().launches_of(Kernel::kPreshuffleWeight) - before,
+      EXPECT_EQ(be().counters().launches_of(gpu::kernel("preshuffle_weight")) - before,
                 flags == 0 ? 1u : 0u);
       EXPECT_EQ(layer.state().weight_relayouts, flags == 0 ? 1 : 0);
       EXPECT_TRUE(same(reference(c, w, p.x), layer.apply(p.x).out));
@@ -176,8 +177,9 @@ TEST_F(DeviceDispatch, NoRematerializationAfterLoadProcessing) {
     layer.load_float_weights(p.weight);
     layer.apply(p.x);  // before load processing: the per-step work is visible to the counters
     const gpu::Counters& first = layer.last_apply().delta;
-    EXPECT_GE(first.launches_of(Kernel::kUpcastE8m0) + first.launches_of(Kernel::kGemmMxDequant) +
-                  first.launches_of(Kernel::kGemmMxDotScaled),
+    EXPECT_GE(first.launches_of(gpu::kernel("upcast_e8m0")) +
+                  first.launches_of(gpu::kernel("gemm_mx_dequant")) +
+                  first.launches_of(gpu::kernel("gemm_mx_dot_scaled")),
               1u);
     layer.process_weights_after_loading();
     for (int step = 0; step < 3; ++step) {
@@ -198,7 +200,7 @@ std::vector<uint8_t> quantize_on(gpu::Backend& be, const std::vector<float>& x, 
   q.scales = be.allocate(rows * ceil_div(cols, kMxBlock), "scales");
   q.p = {rows, cols, gpu::InputDtype::kFp32, conv};
   q.p.faults = faults;
-  be.run({Kernel::kQuantizeMx, q});
+  be.run({gpu::kernel("quantize_mx"), q});
   std::vector<uint8_t> out = be.download(q.codes);
   const std::vector<uint8_t> sc = be.download(q.scales);
   out.insert(out.end(), sc.begin(), sc.end());
@@ -289,14 +291,14 @@ TEST_F(DeviceDispatch, KernelFaultsMatchHostModels) {
     gpu::GemmParams p{m, n, k, gpu::OutDtype::kFp32};
     p.faults = f;
     p.n_offset = 96;
-    EXPECT_TRUE(same_floats(gemm_on(host, Kernel::kGemmBlockscale, a, as_row, b, bs, p),
-                            gemm_on(be(), Kernel::kGemmBlockscale, a, as_row, b, bs, p)));
+    EXPECT_TRUE(same_floats(gemm_on(host, gpu::kernel("gemm_blockscale"), a, as_row, b, bs, p),
+                            gemm_on(be(), gpu::kernel("gemm_blockscale"), a, as_row, b, bs, p)));
     p.n_offset = 0;
     p.as_ld = 4;
     const std::vector<uint8_t> bs1 = fp32_scales(kb, 37);
-    EXPECT_TRUE(
-        same_floats(gemm_on(host, Kernel::kGemmBlockscaleBpreshuffle, a, as_tma, b, bs1, p),
-                    gemm_on(be(), Kernel::kGemmBlockscaleBpreshuffle, a, as_tma, b, bs1, p)));
+    EXPECT_TRUE(same_floats(
+        gemm_on(host, gpu::kernel("gemm_blockscale_bpreshuffle"), a, as_tma, b, bs1, p),
+        gemm_on(be(), gpu::kernel("gemm_blockscale_bpreshuffle"), a, as_tma, b, bs1, p)));
   }
   // MX GEMMs on 128x4-swizzled scales, padding 0xFF (Z10, Z13): K = 64 (dequant), 128 (both).
   for (std::size_t kk : {64, 128}) {
@@ -315,8 +317,8 @@ TEST_F(DeviceDispatch, KernelFaultsMatchHostModels) {
       gpu::GemmParams p{2, 3, kk, gpu::OutDtype::kFp32};
       p.faults = f;
       p.mx_scales_swizzled = true;
-      for (Kernel kern : {Kernel::kGemmMxDequant, Kernel::kGemmMxDotScaled}) {
-        if (kern == Kernel::kGemmMxDotScaled && kk % 128 != 0) continue;
+      for (Kernel kern : {gpu::kernel("gemm_mx_dequant"), gpu::kernel("gemm_mx_dot_scaled")}) {
+        if (kern == gpu::kernel("gemm_mx_dot_scaled") && kk % 128 != 0) continue;
         EXPECT_TRUE(same_floats(gemm_on(host, kern, ma, sa, mb, sb, p),
                                 gemm_on(be(), kern, ma, sa, mb, sb, p)));
       }

@@ -1,11 +1,12 @@
 // Covers the layering of docs/architecture.md §3.1 as the sources state it: every `#include "..."`
 // of a layer names only the layers below it (reference/ and common/ nothing but themselves;
 // gpu/kernels/ no reference/, except the host side of the device cast sweep, whose .hip still
-// includes none; probe/ only reference/ and common/; api/ only reference/, probe/, report/ and
-// common/; capi/ only api/ and reference/; model/ (the decision model) only common/, and nothing
-// below properties/ includes model/; plugins/ and include/ nothing of mxgate but the C ABI
-// headers; no layer includes one above it), and the reference library links nothing but the
-// standard library's threads (no Eigen: only bench/ uses it).
+// includes none; impl/ (the implementation model) nothing above gpu/ and reference/; probe/ only
+// reference/ and common/; api/ only reference/, probe/, report/ and common/; capi/ only api/ and
+// reference/; model/ (the decision model) only common/, and nothing below properties/ includes
+// model/; plugins/ and include/ nothing of mxgate but the C ABI headers; no layer includes one
+// above it), and the reference library links nothing but the standard library's threads (no
+// Eigen: only bench/ uses it).
 // Does not cover: what the code does with what it includes, folders the table does not name
 // (tests/, bench/, python/).
 #include <gtest/gtest.h>
@@ -45,41 +46,46 @@ const std::map<std::string, std::set<std::string>>& forbidden() {
     return roots;
   };
   static const std::map<std::string, std::set<std::string>> rules = {
-      {"common",
-       with_above({"reference", "gpu", "dispatch", "model", "properties", "report", "plugins"})},
-      {"reference", with_above({"gpu", "dispatch", "model", "properties", "report", "plugins"})},
+      {"common", with_above({"reference", "gpu", "impl", "dispatch", "model", "properties",
+                             "report", "plugins"})},
+      {"reference",
+       with_above({"gpu", "impl", "dispatch", "model", "properties", "report", "plugins"})},
       {"gpu/kernels",
-       with_above({"reference", "dispatch", "model", "properties", "report", "plugins"})},
+       with_above({"reference", "impl", "dispatch", "model", "properties", "report", "plugins"})},
       // The device cast sweep checks a plugin's op against the reference's run tables: its host
       // side (expected_runs.cpp) builds them from reference/; its .hip includes none of it
       // (kDeviceSourceRoots).
       {"gpu/kernels/cast_sweep",
        with_above({"dispatch", "model", "properties", "report", "plugins"})},
+      // gpu/ (the kernel table) uses impl/contract.h, the contracts as data; the rest of impl/
+      // sits above gpu/: the built-in implementation, the harness, plugin loading.
       {"gpu", with_above({"dispatch", "model", "properties", "report", "plugins"})},
+      {"impl", with_above({"dispatch", "model", "properties", "report", "plugins"})},
       // dispatch/ and the decision model it is checked against never see each other
       // (docs/dispatch_model.md §1): only properties/ (the glue), fuzz/ and tests/ hold both.
       {"dispatch", with_above({"model", "properties", "report", "plugins"})},
-      {"model", with_above({"reference", "gpu", "dispatch", "properties", "report", "plugins"})},
+      {"model",
+       with_above({"reference", "gpu", "impl", "dispatch", "properties", "report", "plugins"})},
       {"properties", with_above({"report", "plugins"})},
-      {"report", with_above({"gpu", "dispatch", "model", "properties", "plugins"})},
+      {"report", with_above({"gpu", "impl", "dispatch", "model", "properties", "plugins"})},
       // The accumulator probe (docs/accumulators.md §7) measures through a callable: the
       // reference's models and formats only.
       {"probe",
-       {"gpu", "dispatch", "model", "properties", "report", "plugins", "api", "capi", "tools",
-        "fuzz", "tests", "bench"}},
+       {"gpu", "impl", "dispatch", "model", "properties", "report", "plugins", "api", "capi",
+        "tools", "fuzz", "tests", "bench"}},
       {"api",
-       {"gpu", "dispatch", "model", "properties", "plugins", "capi", "tools", "fuzz", "tests",
-        "bench"}},
-      {"capi",
-       {"gpu", "dispatch", "model", "properties", "report", "plugins", "probe", "tools", "fuzz",
+       {"gpu", "impl", "dispatch", "model", "properties", "plugins", "capi", "tools", "fuzz",
         "tests", "bench"}},
+      {"capi",
+       {"gpu", "impl", "dispatch", "model", "properties", "report", "plugins", "probe", "tools",
+        "fuzz", "tests", "bench"}},
       {"tools", {"capi", "plugins", "fuzz", "tests", "bench"}},
       // Implementations under test and the public C headers share no code with mxgate: a plugin
       // sees only include/mxgate/plugin.h ("mxgate/plugin.h"), the headers nothing.
-      {"plugins",
-       with_above({"common", "reference", "gpu", "dispatch", "model", "properties", "report"})},
-      {"include", with_above({"common", "reference", "gpu", "dispatch", "model", "properties",
-                              "report", "plugins"})},
+      {"plugins", with_above({"common", "reference", "gpu", "impl", "dispatch", "model",
+                              "properties", "report"})},
+      {"include", with_above({"common", "reference", "gpu", "impl", "dispatch", "model",
+                              "properties", "report", "plugins"})},
   };
   return rules;
 }

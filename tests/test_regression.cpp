@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gpu/host/host_backend.h"
+#include "impl/plugin.h"
 #include "properties/regression.h"
 #include "properties/zoo.h"
 #include "tests/shell.h"
@@ -26,8 +27,9 @@ using test_support::TempDir;
 constexpr const char* kZ9 =
     "# Z9: the trailing partial K block dropped\n"
     "property: gemm.exact\n"
+    "impl: builtin\n"
     "seed: 3\n"
-    "case: kernel=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0\n"
+    "case: op=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0\n"
     "detects: z9_drop_trailing_k_block\n";
 
 using CliResult = test_support::ShellResult;
@@ -64,7 +66,8 @@ TEST(RegressionFile, ParsesEveryField) {
   EXPECT_EQ(r.c.property(), "gemm.exact");
   EXPECT_EQ(r.seed, 3u);
   EXPECT_EQ(r.c.num("k"), 160u);
-  EXPECT_EQ(r.c.text("kernel"), "gemm_blockscale");
+  EXPECT_EQ(r.c.text("op"), "gemm_blockscale");
+  EXPECT_EQ(r.impl, "builtin");
   ASSERT_EQ(r.detects.size(), 1u);
   EXPECT_EQ(r.detects[0], dispatch::Fault::kZ9DropTrailingKBlock);
   EXPECT_EQ(r.comment, "Z9: the trailing partial K block dropped");
@@ -101,7 +104,7 @@ TEST(RegressionFile, FormatIsCanonical) {
       "detects: z1_no_per_step_fallback,z9_drop_trailing_k_block\n",
       "x");
   EXPECT_EQ(format_regression(r),
-            "property: gemm.exact\nseed: 0\ncase: m=1 n=2\n"
+            "property: gemm.exact\nimpl: builtin\nseed: 0\ncase: m=1 n=2\n"
             "detects: z1_no_per_step_fallback,z9_drop_trailing_k_block\n");
   const Regression back = parse_regression(format_regression(r), "y");
   EXPECT_EQ(format_regression(back), format_regression(r));
@@ -137,6 +140,26 @@ TEST(RegressionReplay, CleanPassAndFaultCaught) {
   EXPECT_NE(missed.summary.find("PASSES (not detected) with z13_swizzle_read_linear"),
             std::string::npos)
       << missed.summary;
+}
+
+// Files written before implementations existed (no `impl:` line, the op named `kernel=`) must
+// still replay on the built-in kernel they name, not fail to parse or replay something else.
+TEST(RegressionReplay, FilesWithoutImplLineReplayOnBuiltin) {
+  const std::string old =
+      "property: gemm.exact\n"
+      "case: kernel=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0\n"
+      "detects: z9_drop_trailing_k_block\n";
+  const Regression r = parse_regression(old, "old.case");
+  EXPECT_EQ(r.impl, "builtin");
+  gpu::HostBackend be;
+  const ReplayOutcome out = replay(r, be);
+  EXPECT_TRUE(out.ok) << out.summary;
+  ASSERT_EQ(out.detected.size(), 1u);
+  EXPECT_TRUE(out.detected[0].second);
+  // A file naming an implementation that does not exist is refused, naming it.
+  Regression other = r;
+  other.impl = "no_such_plugin";
+  EXPECT_THROW((void)replay(other, be), impl::PluginError);
 }
 
 // `mxgate repro` is what a person runs on a file from a bug report: 0 ok, 1 a failed replay,

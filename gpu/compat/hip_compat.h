@@ -8,6 +8,7 @@
 
 using hipError_t = cudaError_t;
 using hipDeviceProp_t = cudaDeviceProp;
+using hipStream_t = cudaStream_t;
 #define hipSuccess cudaSuccess
 #define hipMalloc cudaMalloc
 #define hipFree cudaFree
@@ -20,6 +21,9 @@ using hipDeviceProp_t = cudaDeviceProp;
 #define hipGetErrorString cudaGetErrorString
 #define hipGetDeviceCount cudaGetDeviceCount
 #define hipGetDeviceProperties cudaGetDeviceProperties
+#define hipGetDevice cudaGetDevice
+#define hipStreamCreate cudaStreamCreate
+#define hipStreamDestroy cudaStreamDestroy
 #define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...) \
   kernel<<<(grid), (block), (shmem), (stream)>>>(__VA_ARGS__)
 #else

@@ -1,7 +1,8 @@
 #include "gpu/device/device_backend.h"
 
+#include <variant>
+
 #include "gpu/compat/hip_compat.h"
-#include "gpu/kernels/launch.h"
 
 namespace mxgate::gpu {
 namespace {
@@ -18,6 +19,11 @@ void check(hipError_t e, const char* call) {
   }
 }
 
+// Whether the row has a device launcher in this build (the table's references are weak).
+bool has_device_entry(Kernel k) {
+  return std::visit([](auto fn) { return fn != nullptr; }, k->device);
+}
+
 class DeviceBackend final : public Backend {
  public:
   DeviceBackend() {
@@ -29,15 +35,29 @@ class DeviceBackend final : public Backend {
     hipDeviceProp_t prop;
     if (hipGetDeviceProperties(&prop, 0) != hipSuccess) return;
     available_ = true;
-#if defined(MXGATE_USE_CUDA)
-    hw_fp8_ = prop.major * 10 + prop.minor >= 89 && device::quantize_mx_hw_compiled();
-#endif
+    // Plugin ops get a stream of their own (impl/harness.h); built-in kernels use stream 0.
+    if (hipStreamCreate(&stream_) != hipSuccess) {
+      (void)hipGetLastError();
+      stream_ = nullptr;
+    }
   }
-  ~DeviceBackend() override { release_all(); }
+  ~DeviceBackend() override {
+    release_all();
+    if (stream_ != nullptr) (void)hipStreamDestroy(stream_);
+  }
 
   std::string_view name() const override { return kName; }
   bool available() const override { return available_; }
-  bool supports(Kernel k) const override { return k != Kernel::kQuantizeMxHw || hw_fp8_; }
+  bool supports(Kernel k) const override {
+    return available_ && has_device_entry(k) &&
+           (k->device_available == nullptr || k->device_available());
+  }
+#if defined(MXGATE_USE_CUDA)
+  impl::Memory memory() const override { return impl::Memory::kCuda; }
+#else
+  impl::Memory memory() const override { return impl::Memory::kHip; }
+#endif
+  void* stream() override { return stream_; }
 
  protected:
   void* device_alloc(std::size_t bytes) override {
@@ -56,81 +76,20 @@ class DeviceBackend final : public Backend {
     check(hipMemset(dst, byte, bytes), "hipMemset");
   }
   void device_sync() override { check(hipDeviceSynchronize(), "hipDeviceSynchronize"); }
-  void launch_kernel(const Launch& l) override;
+  // The row's device launcher (gpu/kernels/NAME.hip).
+  void launch_kernel(const Launch& l) override {
+    const int status = call_entry(l.kernel->device, l);
+    if (status != 0) {
+      throw GpuError(std::string("launch failed: ") +
+                     (status < 0 ? "kernel not built for this platform"
+                                 : hipGetErrorString(static_cast<hipError_t>(status))));
+    }
+  }
 
  private:
   bool available_ = false;
-  bool hw_fp8_ = false;
+  hipStream_t stream_ = nullptr;
 };
-
-void DeviceBackend::launch_kernel(const Launch& l) {
-  auto u8 = [this](BufferId id) { return static_cast<uint8_t*>(ptr(id)); };
-  auto f32 = [this](BufferId id) { return static_cast<float*>(ptr(id)); };
-  int status = 0;
-  switch (l.kernel) {
-    case Kernel::kQuantizeMx:
-    case Kernel::kQuantizeMxHw: {
-      const auto& a = std::get<QuantizeArgs>(l.args);
-      status = (l.kernel == Kernel::kQuantizeMx
-                    ? device::launch_quantize_mx
-                    : device::launch_quantize_mx_hw)(a.p, ptr(a.in), u8(a.codes), u8(a.scales));
-      break;
-    }
-    case Kernel::kDequantMxToBf16: {
-      const auto& a = std::get<DequantArgs>(l.args);
-      status = device::launch_dequant_mx_to_bf16(a.p, u8(a.codes), u8(a.scales),
-                                                 static_cast<uint16_t*>(ptr(a.out)));
-      break;
-    }
-    case Kernel::kUpcastE8m0: {
-      const auto& a = std::get<UpcastArgs>(l.args);
-      status = device::launch_upcast_e8m0(a.p, u8(a.in), f32(a.out));
-      break;
-    }
-    case Kernel::kPreshuffleWeight: {
-      const auto& a = std::get<PreshuffleArgs>(l.args);
-      status = device::launch_preshuffle_weight(a.p, u8(a.in), u8(a.out));
-      break;
-    }
-    case Kernel::kGemmMxDotScaled:
-    case Kernel::kGemmMxDequant: {
-      const auto& a = std::get<GemmArgs>(l.args);
-      status = (l.kernel == Kernel::kGemmMxDotScaled ? device::launch_gemm_mx_dot_scaled
-                                                     : device::launch_gemm_mx_dequant)(
-          a.p, u8(a.a), u8(a.a_scale), u8(a.b), u8(a.b_scale), ptr(a.out));
-      break;
-    }
-    case Kernel::kGemmBlockscale:
-    case Kernel::kGemmBlockscaleBpreshuffle: {
-      const auto& a = std::get<GemmArgs>(l.args);
-      status = (l.kernel == Kernel::kGemmBlockscale ? device::launch_gemm_blockscale
-                                                    : device::launch_gemm_blockscale_bpreshuffle)(
-          a.p, u8(a.a), f32(a.a_scale), u8(a.b), f32(a.b_scale), ptr(a.out));
-      break;
-    }
-    case Kernel::kGemmBf16: {
-      const auto& a = std::get<GemmArgs>(l.args);
-      status = device::launch_gemm_bf16(a.p, static_cast<const uint16_t*>(ptr(a.a)),
-                                        static_cast<const uint16_t*>(ptr(a.b)), ptr(a.out));
-      break;
-    }
-    case Kernel::kFaultWritePastEnd: {
-      const auto& a = std::get<FaultArgs>(l.args);
-      status = device::launch_fault_write_past_end(a.p, f32(a.out));
-      break;
-    }
-    case Kernel::kFaultSkipElement: {
-      const auto& a = std::get<FaultArgs>(l.args);
-      status = device::launch_fault_skip_element(a.p, f32(a.out));
-      break;
-    }
-  }
-  if (status != 0) {
-    throw GpuError(std::string("launch failed: ") +
-                   (status < 0 ? "kernel not built for this platform"
-                               : hipGetErrorString(static_cast<hipError_t>(status))));
-  }
-}
 
 }  // namespace
 

@@ -1,7 +1,8 @@
-// Host models: CPU loops over the same per-element bodies the device kernels run
-// (gpu/kernels/*.h), reading their inputs through the kernel's own layout (column-major As,
-// preshuffled B, unmasked K tiles), so a layout or contract mismatch upstream gives the same
-// wrong numbers as on a GPU. Pointers are the user regions of guarded host allocations.
+// Host models (the host entry points of the kernel table, gpu/kernel.h): CPU loops over the same
+// per-element bodies the device kernels run (gpu/kernels/*.h), reading their inputs through the
+// kernel's own layout (column-major As, preshuffled B, unmasked K tiles), so a layout or contract
+// mismatch upstream gives the same wrong numbers as on a GPU. Pointers are the user regions of
+// guarded host allocations.
 #pragma once
 
 #include <cstdint>
@@ -10,25 +11,25 @@
 
 namespace mxgate::gpu::host {
 
-void quantize_mx(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales);
+int quantize_mx(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales);
 // Models cvt.rn.satfinite.e4m3x2.f32: RNE, overflow and Inf -> +-448, NaN -> 0x7F.
-void quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales);
-void dequant_mx_to_bf16(const DequantParams& p, const uint8_t* codes, const uint8_t* scales,
-                        uint16_t* out);
-void upcast_e8m0(const UpcastParams& p, const uint8_t* in, float* out);
-void preshuffle_weight(const PreshuffleParams& p, const uint8_t* in, uint8_t* out);
+int quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales);
+int dequant_mx_to_bf16(const DequantParams& p, const uint8_t* codes, const uint8_t* scales,
+                       uint16_t* out);
+int upcast_e8m0(const UpcastParams& p, const uint8_t* in, float* out);
+int preshuffle_weight(const PreshuffleParams& p, const uint8_t* in, uint8_t* out);
 
-void gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
-                        const uint8_t* sb, void* out);
-void gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
-                     const uint8_t* sb, void* out);
-void gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
-                     const float* bs, void* out);
-void gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
-                                 const uint8_t* b, const float* bs, void* out);
-void gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out);
+int gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
+                       const uint8_t* sb, void* out);
+int gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
+                    const uint8_t* sb, void* out);
+int gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
+                    const float* bs, void* out);
+int gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
+                                const uint8_t* b, const float* bs, void* out);
+int gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out);
 
-void fault_write_past_end(const FaultParams& p, float* out);
-void fault_skip_element(const FaultParams& p, float* out);
+int fault_write_past_end(const FaultParams& p, float* out);
+int fault_skip_element(const FaultParams& p, float* out);
 
 }  // namespace mxgate::gpu::host

@@ -22,35 +22,42 @@ void quantize_all(const QuantizeParams& p, const void* in, uint8_t* codes, uint8
 
 }  // namespace
 
-void quantize_mx(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales) {
+int quantize_mx(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales) {
   quantize_all(p, in, codes, scales, SoftwareE4m3{p.convention});
+  return 0;
 }
 
-void quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales) {
+int quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales) {
   quantize_all(p, in, codes, scales, SatfiniteE4m3{});
+  return 0;
 }
 
-void dequant_mx_to_bf16(const DequantParams& p, const uint8_t* codes, const uint8_t* scales,
-                        uint16_t* out) {
+int dequant_mx_to_bf16(const DequantParams& p, const uint8_t* codes, const uint8_t* scales,
+                       uint16_t* out) {
   for (uint64_t i = 0; i < p.rows * p.cols; ++i) dequant_mx_element(p, codes, scales, out, i);
+  return 0;
 }
 
-void upcast_e8m0(const UpcastParams& p, const uint8_t* in, float* out) {
+int upcast_e8m0(const UpcastParams& p, const uint8_t* in, float* out) {
   for (uint64_t i = 0; i < p.count; ++i) upcast_e8m0_element(p, in, out, i);
+  return 0;
 }
 
-void preshuffle_weight(const PreshuffleParams& p, const uint8_t* in, uint8_t* out) {
+int preshuffle_weight(const PreshuffleParams& p, const uint8_t* in, uint8_t* out) {
   for (uint64_t i = 0; i < p.n * p.k; ++i) preshuffle_element(p, in, out, i);
+  return 0;
 }
 
-void fault_write_past_end(const FaultParams& p, float* out) {
+int fault_write_past_end(const FaultParams& p, float* out) {
   for (uint64_t i = 0; i <= p.count; ++i) out[i] = 1.0f;  // one element too many
+  return 0;
 }
 
-void fault_skip_element(const FaultParams& p, float* out) {
+int fault_skip_element(const FaultParams& p, float* out) {
   for (uint64_t i = 0; i < p.count; ++i) {
     if (i != p.skip) out[i] = 1.0f;
   }
+  return 0;
 }
 
 }  // namespace mxgate::gpu::host

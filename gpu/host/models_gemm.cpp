@@ -14,36 +14,41 @@ void for_each_output(const GemmParams& p, void* out, Element element) {
 
 }  // namespace
 
-void gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
-                        const uint8_t* sb, void* out) {
+int gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
+                       const uint8_t* sb, void* out) {
   for_each_output(p, out, [&](uint64_t m, uint64_t n) {
     return gemm_mx_dot_scaled_element(p, a, sa, b, sb, m, n);
   });
+  return 0;
 }
 
-void gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
-                     const uint8_t* sb, void* out) {
+int gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
+                    const uint8_t* sb, void* out) {
   for_each_output(p, out, [&](uint64_t m, uint64_t n) {
     return gemm_mx_dequant_element(p, a, sa, b, sb, m, n);
   });
+  return 0;
 }
 
-void gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
-                     const float* bs, void* out) {
+int gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
+                    const float* bs, void* out) {
   for_each_output(p, out, [&](uint64_t m, uint64_t n) {
     return gemm_blockscale_element<false>(p, a, as, b, bs, m, n);
   });
+  return 0;
 }
 
-void gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
-                                 const uint8_t* b, const float* bs, void* out) {
+int gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
+                                const uint8_t* b, const float* bs, void* out) {
   for_each_output(p, out, [&](uint64_t m, uint64_t n) {
     return gemm_blockscale_element<true>(p, a, as, b, bs, m, n);
   });
+  return 0;
 }
 
-void gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out) {
+int gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out) {
   for_each_output(p, out, [&](uint64_t m, uint64_t n) { return gemm_bf16_element(p, a, b, m, n); });
+  return 0;
 }
 
 }  // namespace mxgate::gpu::host

@@ -1,32 +1,52 @@
-// Host-side launchers of the device kernels (one per gpu/kernels/*.hip file). Pointers are
-// device addresses; each returns the launch status as a hipError_t value cast to int (0 =
-// success). Asynchronous faults surface at the backend's synchronize.
+// Host-side launchers of the device kernels (one per gpu/kernels/*.hip file), with the entry
+// signatures of gpu/kernel.h. Pointers are device addresses; each returns the launch status as
+// a hipError_t value cast to int (0 = success). Asynchronous faults surface at the backend's
+// synchronize.
+//
+// The kernel table (gpu/kernel_table.cpp) refers to these from every build. It defines
+// MXGATE_DEVICE_ENTRY as a weak declaration before including this header: in a build without
+// device kernels the references resolve to null; a hip / cuda build links every kernel object
+// (gpu/device/CMakeLists.txt) and they resolve to the launchers. The .hip files see the plain
+// declarations.
 #pragma once
 
 #include <stdint.h>
 
 #include "gpu/kernels/params.h"
 
+#ifndef MXGATE_DEVICE_ENTRY
+#define MXGATE_DEVICE_ENTRY
+#endif
+
 namespace mxgate::gpu::device {
 
-int launch_quantize_mx(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales);
+MXGATE_DEVICE_ENTRY int launch_quantize_mx(const QuantizeParams& p, const void* in, uint8_t* codes,
+                                           uint8_t* scales);
 // NVIDIA sm_89+ only (cvt.rn.satfinite.e4m3x2.f32); elsewhere returns a nonzero status.
-int launch_quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* codes, uint8_t* scales);
-bool quantize_mx_hw_compiled();
-int launch_dequant_mx_to_bf16(const DequantParams& p, const uint8_t* codes, const uint8_t* scales,
-                              uint16_t* out);
-int launch_upcast_e8m0(const UpcastParams& p, const uint8_t* in, float* out);
-int launch_preshuffle_weight(const PreshuffleParams& p, const uint8_t* in, uint8_t* out);
-int launch_gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa,
-                              const uint8_t* b, const uint8_t* sb, void* out);
-int launch_gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa,
-                           const uint8_t* b, const uint8_t* sb, void* out);
-int launch_gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
-                           const float* bs, void* out);
-int launch_gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
-                                       const uint8_t* b, const float* bs, void* out);
-int launch_gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out);
-int launch_fault_write_past_end(const FaultParams& p, float* out);
-int launch_fault_skip_element(const FaultParams& p, float* out);
+MXGATE_DEVICE_ENTRY int launch_quantize_mx_hw(const QuantizeParams& p, const void* in,
+                                              uint8_t* codes, uint8_t* scales);
+// Whether launch_quantize_mx_hw runs here: compiled for sm_89+ and the current device is one.
+MXGATE_DEVICE_ENTRY bool quantize_mx_hw_available();
+MXGATE_DEVICE_ENTRY int launch_dequant_mx_to_bf16(const DequantParams& p, const uint8_t* codes,
+                                                  const uint8_t* scales, uint16_t* out);
+MXGATE_DEVICE_ENTRY int launch_upcast_e8m0(const UpcastParams& p, const uint8_t* in, float* out);
+MXGATE_DEVICE_ENTRY int launch_preshuffle_weight(const PreshuffleParams& p, const uint8_t* in,
+                                                 uint8_t* out);
+MXGATE_DEVICE_ENTRY int launch_gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a,
+                                                  const uint8_t* sa, const uint8_t* b,
+                                                  const uint8_t* sb, void* out);
+MXGATE_DEVICE_ENTRY int launch_gemm_mx_dequant(const GemmParams& p, const uint8_t* a,
+                                               const uint8_t* sa, const uint8_t* b,
+                                               const uint8_t* sb, void* out);
+MXGATE_DEVICE_ENTRY int launch_gemm_blockscale(const GemmParams& p, const uint8_t* a,
+                                               const float* as, const uint8_t* b, const float* bs,
+                                               void* out);
+MXGATE_DEVICE_ENTRY int launch_gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a,
+                                                           const float* as, const uint8_t* b,
+                                                           const float* bs, void* out);
+MXGATE_DEVICE_ENTRY int launch_gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b,
+                                         void* out);
+MXGATE_DEVICE_ENTRY int launch_fault_write_past_end(const FaultParams& p, float* out);
+MXGATE_DEVICE_ENTRY int launch_fault_skip_element(const FaultParams& p, float* out);
 
 }  // namespace mxgate::gpu::device

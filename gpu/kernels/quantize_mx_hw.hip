@@ -30,7 +30,15 @@ __global__ void quantize_mx_hw_kernel(QuantizeParams p, const void* in, uint8_t*
   quantize_mx_block(p, in, codes, scales, i / blocks, i % blocks, HardwareE4m3{});
 }
 
-bool quantize_mx_hw_compiled() { return true; }
+bool quantize_mx_hw_available() {
+  int device = 0;
+  hipDeviceProp_t prop;
+  if (hipGetDevice(&device) != hipSuccess || hipGetDeviceProperties(&prop, device) != hipSuccess) {
+    (void)hipGetLastError();
+    return false;
+  }
+  return prop.major * 10 + prop.minor >= 89;
+}
 
 int launch_quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* codes,
                           uint8_t* scales) {
@@ -43,7 +51,7 @@ int launch_quantize_mx_hw(const QuantizeParams& p, const void* in, uint8_t* code
 
 #else
 
-bool quantize_mx_hw_compiled() { return false; }
+bool quantize_mx_hw_available() { return false; }
 
 int launch_quantize_mx_hw(const QuantizeParams&, const void*, uint8_t*, uint8_t*) { return -1; }
 

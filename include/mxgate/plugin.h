@@ -15,6 +15,13 @@
  * Compatibility rules: fields are only ever appended; every struct a caller fills starts with
  * `struct_size`, so a newer mxgate can call an older plugin and the reverse. A plugin whose
  * `abi_version` differs from MXGATE_PLUGIN_ABI_VERSION is refused with a message naming it.
+ * mxgate_op embeds mxgate_contract and plugins hand over arrays of ops, so a field appended to
+ * mxgate_contract changes the array's stride: mxgate reads an ops array with the stride its
+ * first op's contract.struct_size implies (every op of one array must carry the same
+ * struct_size), dropping fields it does not know and leaving those the plugin lacks unset.
+ * mxgate_op and mxgate_impl themselves carry no struct_size and are never extended; a new field
+ * for them goes into mxgate_contract or a new ABI version. (impl/plugin.cpp read_op; test
+ * tests/plugins/old_header.c.)
  *
  * Units: every shape and count is in elements, every `bytes` in bytes. Matrices are described
  * logically (rows x cols) plus a physical layout; see mxgate_layout for what each layout means.
@@ -186,9 +193,14 @@ typedef struct mxgate_op {
   void* state;
 } mxgate_op;
 
+/* An implementation that is wrong on purpose (a planted fault, the proof that the gate catches
+ * it) says so by starting its description with this prefix; `mxgate zoo --impl` then requires it
+ * to be detected, and every other implementation to pass (docs/plugins.md). */
+#define MXGATE_PLANTED_FAULT_PREFIX "planted fault:"
+
 typedef struct mxgate_impl {
   const char* name;        /* [a-z0-9_]+, the NAME of --impl PATH.so:NAME */
-  const char* description; /* one line */
+  const char* description; /* one line; MXGATE_PLANTED_FAULT_PREFIX... for a planted fault */
   uint32_t op_count;
   const mxgate_op* ops;
 } mxgate_impl;

@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "dispatch/faults.h"
+#include "impl/builtin.h"
+#include "impl/plugin.h"
+#include "impl/registry.h"
 #include "report/gate_report.h"
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/backend_select.h"
@@ -98,6 +101,63 @@ std::vector<std::string> resolve_backends(const std::string& list, Watchdog& wat
     if (std::find(resolved.begin(), resolved.end(), r) == resolved.end()) resolved.push_back(r);
   }
   return resolved;
+}
+
+// Loads one --impl SPEC in a probe child (the gate never dlopens: a plugin that crashes in its
+// init takes a child down, not the gate) and lists what it names: one GateImpl per
+// implementation, or one carrying the load error.
+std::vector<GateImpl> resolve_impl(const std::string& spec, Watchdog& watchdog, double timeout) {
+  const ChildOutcome o = watchdog.run(
+      [&spec]() -> std::string {
+        std::string out;
+        try {
+          for (const impl::Implementation* i : impl::resolve(spec)) {
+            out += "ok " + std::to_string(i->families()) + " " + i->name + " " + i->spec + "\n";
+          }
+        } catch (const impl::PluginError& e) {
+          const bool env = e.kind() == impl::PluginError::Kind::kEnvironment;
+          out = std::string(env ? "env " : "err ") + e.what();
+        }
+        return out;
+      },
+      timeout);
+  GateImpl failed;
+  failed.spec = spec;
+  switch (o.kind) {
+    case ChildOutcome::Kind::kResult: {
+      if (o.payload.rfind("env ", 0) == 0 || o.payload.rfind("err ", 0) == 0) {
+        failed.error = o.payload.substr(4);
+        failed.environment_error = o.payload[0] == 'e' && o.payload[1] == 'n';
+        return {failed};
+      }
+      std::vector<GateImpl> out;
+      std::size_t at = 0;
+      while (at < o.payload.size()) {
+        const std::size_t nl = std::min(o.payload.find('\n', at), o.payload.size());
+        std::string line = o.payload.substr(at + 3, nl - at - 3);  // after "ok "
+        at = nl + 1;
+        GateImpl gi;
+        const std::size_t a = line.find(' '), b = line.find(' ', a + 1);
+        gi.families = static_cast<impl::FamilyMask>(std::stoul(line.substr(0, a)));
+        gi.name = line.substr(a + 1, b - a - 1);
+        gi.spec = line.substr(b + 1);
+        out.push_back(gi);
+      }
+      return out;
+    }
+    case ChildOutcome::Kind::kTimeout:
+      failed.error =
+          "--impl " + spec + ": loading gave no answer after " + seconds_text(timeout) + " s";
+      break;
+    case ChildOutcome::Kind::kSignal:
+      failed.error = "--impl " + spec + ": loading crashed: signal " + std::to_string(o.signal) +
+                     " (" + ::strsignal(o.signal) + ")";
+      break;
+    case ChildOutcome::Kind::kExit:
+      failed.error = "--impl " + spec + ": loading failed: " + o.output_tail;
+      break;
+  }
+  return {failed};
 }
 
 std::string last_kernel(const ChildOutcome& o) {
@@ -200,8 +260,10 @@ void print_result(const CheckRun& run, double seconds) {
   std::printf("%s (%llu cases, %.2f s)\n", result_word(r.result).c_str(),
               static_cast<unsigned long long>(r.cases), seconds);
   const bool failed = r.result == CheckOutcome::kFail || r.result == CheckOutcome::kError;
-  if (!r.detail.empty() && (failed || r.result == CheckOutcome::kSkip || r.coverage)) {
-    print_indented("", r.detail);
+  // Unsupported cases are never failures but always shown.
+  if (!r.detail.empty() &&
+      (failed || r.result == CheckOutcome::kSkip || r.coverage || r.unsupported != 0)) {
+    print_indented(r.verdict.empty() ? "" : r.verdict + ": ", r.detail);
   }
   if (!failed) return;
   if (r.counterexample) print_indented("counterexample: ", *r.counterexample);
@@ -214,10 +276,15 @@ void print_summary(const report::GateReport& rep) {
   std::size_t width = 36;
   for (const report::CheckReport& c : rep.checks) width = std::max(width, c.name.size());
   const int w = static_cast<int>(width);
-  std::printf("\n%-*s %-10s %12s %-7s %9s\n", w, "check", "backend", "cases", "result", "time");
+  std::size_t impl_width = 7;
+  for (const report::CheckReport& c : rep.checks) impl_width = std::max(impl_width, c.impl.size());
+  const int iw = static_cast<int>(impl_width);
+  std::printf("\n%-*s %-10s %-*s %12s %-7s %9s\n", w, "check", "backend", iw, "impl", "cases",
+              "result", "time");
   for (const report::CheckReport& c : rep.checks) {
-    std::printf("%-*s %-10s %12llu %-7s %8.2fs\n", w, c.name.c_str(), c.backend.c_str(),
-                static_cast<unsigned long long>(c.cases), result_word(c.result).c_str(), c.seconds);
+    std::printf("%-*s %-10s %-*s %12llu %-7s %8.2fs\n", w, c.name.c_str(), c.backend.c_str(), iw,
+                c.impl.empty() ? "-" : c.impl.c_str(), static_cast<unsigned long long>(c.cases),
+                result_word(c.result).c_str(), c.seconds);
   }
   const report::GateTotals t = rep.totals();
   std::printf("\n");
@@ -242,8 +309,10 @@ std::string report_option(const Args& a, const std::string& name) {
 }  // namespace
 
 int cmd_gate(const Argv& argv) {
-  const Args a(argv, {"only", "seed", "cases", "backend", "time-budget", "report", "junit",
-                      "check-timeout"});
+  const Args a(argv,
+               {"only", "seed", "cases", "backend", "time-budget", "report", "junit",
+                "check-timeout", "impl"},
+               {"exhaustive"});
   if (!a.positionals().empty()) {
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
   }
@@ -268,29 +337,57 @@ int cmd_gate(const Argv& argv) {
     if (s.heatmap_dir.empty()) s.heatmap_dir = ".";
   }
   s.source_dir = MXGATE_SOURCE_DIR;
+  s.exhaustive = a.flag("exhaustive");
 
   const auto wall_start = std::chrono::system_clock::now();
   const auto start = Clock::now();
   Watchdog watchdog;
   s.backends = resolve_backends(a.get("backend").value_or("auto"), watchdog, timeout);
+  if (const auto specs = a.get("impl")) {
+    for (std::size_t at = 0; at <= specs->size();) {
+      const std::size_t comma = std::min(specs->find(',', at), specs->size());
+      const std::string spec = specs->substr(at, comma - at);
+      at = comma + 1;
+      if (spec.empty()) continue;
+      if (spec == "builtin") continue;  // always under test
+      for (GateImpl& gi : resolve_impl(spec, watchdog, timeout)) {
+        const bool seen = std::any_of(s.impls.begin(), s.impls.end(), [&](const GateImpl& o) {
+          return o.error.empty() && o.spec == gi.spec;
+        });
+        if (!seen) s.impls.push_back(std::move(gi));
+      }
+    }
+    if (specs->empty()) throw UsageError("--impl needs a SPEC (mxgate impls lists them)");
+  }
 
   CoverageTally tally;
-  tally.expected = properties::all_properties().size() * s.backends.size();
+  std::size_t builtin_properties = 0;
+  for (const properties::Property& p : properties::all_properties()) {
+    builtin_properties += properties::applies(p, impl::builtin()) ? 1 : 0;
+  }
+  tally.expected = builtin_properties * s.backends.size();
   std::vector<GateCheck> all;
   add_host_checks(all, s);
   add_property_checks(all, s);
+  add_impl_checks(all, s);
   add_coverage_check(all, s, tally);
   add_regression_checks(all, s);
   add_fuzz_checks(all, s);
   std::vector<const GateCheck*> selected;
   for (const GateCheck& c : all) {
-    if (only.empty() || c.name.find(only) != std::string::npos) selected.push_back(&c);
+    // A plugin that did not load is reported whatever --only says: nothing asked for is lost.
+    const bool load_error = c.name.rfind("impl.load[", 0) == 0;
+    if (only.empty() || load_error || c.name.find(only) != std::string::npos) {
+      selected.push_back(&c);
+    }
   }
   if (selected.empty()) throw UsageError("--only '" + only + "' matches no check");
 
-  std::printf("mxgate gate: %zu checks, seed %llu, backend %s, check timeout %s s%s\n",
+  std::string impl_names = "builtin";
+  for (const GateImpl& gi : s.impls) impl_names += "," + (gi.error.empty() ? gi.name : gi.spec);
+  std::printf("mxgate gate: %zu checks, seed %llu, backend %s, impl %s, check timeout %s s%s\n",
               selected.size(), static_cast<unsigned long long>(s.opts.seed),
-              joined(s.backends, ",").c_str(), seconds_text(timeout).c_str(),
+              joined(s.backends, ",").c_str(), impl_names.c_str(), seconds_text(timeout).c_str(),
               budget < 0 ? "" : (", time budget " + std::to_string(budget) + " s").c_str());
   std::fflush(stdout);
 
@@ -301,6 +398,8 @@ int cmd_gate(const Argv& argv) {
   rep.run.backend = s.backends.size() == 1 ? s.backends[0] : "all";
   rep.run.time_budget_seconds = budget < 0 ? 0 : static_cast<double>(budget);
   rep.run.start_time = wall_start;
+  rep.run.impls = {"builtin"};
+  for (const GateImpl& gi : s.impls) rep.run.impls.push_back(gi.error.empty() ? gi.name : gi.spec);
   bool environment_error = false;
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const GateCheck& c = *selected[i];
@@ -328,9 +427,11 @@ int cmd_gate(const Argv& argv) {
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     run.report.name = c.name;
     run.report.backend = c.backend;
+    run.report.impl = c.impl;
     run.report.seconds = seconds;
     environment_error = environment_error || run.environment_error;
-    if (run.has_tags &&
+    // Coverage is the built-in implementation's (its required classes name built-in ops).
+    if (run.has_tags && c.impl == "builtin" &&
         (run.report.result == CheckOutcome::kPass || run.report.result == CheckOutcome::kFail)) {
       for (const auto& [tag, count] : run.tags) tally.coverage.add(tag, count);
       ++tally.completed;

@@ -50,6 +50,8 @@ std::string encode_check_run(const CheckRun& run) {
   std::string out;
   put(out, "result", report::outcome_name(r.result));
   put(out, "cases", std::to_string(r.cases));
+  if (!r.verdict.empty()) put(out, "verdict", r.verdict);
+  if (r.unsupported != 0) put(out, "unsupported", std::to_string(r.unsupported));
   put(out, "detail", r.detail);
   put(out, "repro", r.repro);
   if (r.counterexample) put(out, "counterexample", *r.counterexample);
@@ -89,6 +91,10 @@ CheckRun decode_check_run(std::string_view in) {
       r.result = outcome(value);
     } else if (key == "cases") {
       r.cases = number(key, value);
+    } else if (key == "verdict") {
+      r.verdict = value;
+    } else if (key == "unsupported") {
+      r.unsupported = number(key, value);
     } else if (key == "detail") {
       r.detail = value;
     } else if (key == "repro") {

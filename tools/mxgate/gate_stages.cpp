@@ -2,12 +2,18 @@
 // execute in a forked watchdog child: each creates its own backend.
 #include "tools/mxgate/gate_stages.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gpu/backend.h"
+#include "gpu/host/host_backend.h"
+#include "impl/builtin.h"
+#include "impl/plugin.h"
+#include "impl/registry.h"
+#include "properties/cast_sweep.h"
 #include "properties/regression.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/property_runs.h"
@@ -47,13 +53,36 @@ void locate(const properties::Failure& f, CheckRun& run) {
   }
 }
 
+// The implementation `spec` names, in a child: exactly one (the gate passes canonical specs).
+const impl::Implementation* child_impl(const std::string& spec, CheckRun& run) {
+  try {
+    const std::vector<const impl::Implementation*> all = impl::resolve(spec);
+    if (all.size() == 1) return all.front();
+    run = error_run("--impl " + spec + " names " + std::to_string(all.size()) +
+                    " implementations in the check's process");
+  } catch (const impl::PluginError& e) {
+    run = error_run(e.what());
+    run.environment_error = e.kind() == impl::PluginError::Kind::kEnvironment;
+  }
+  return nullptr;
+}
+
+std::string reasons(const properties::RunResult& r) {
+  std::string out;
+  for (const std::string& w : r.unsupported_reasons) out += (out.empty() ? "" : "; ") + w;
+  return out;
+}
+
 CheckRun property_check(const properties::Property& p, const std::string& backend,
-                        const GateSettings& s, const std::string& heatmap_prefix) {
+                        const GateSettings& s, const std::string& heatmap_prefix,
+                        const std::string& impl_spec) {
   CheckRun run;
+  const impl::Implementation* im = impl_spec.empty() ? &impl::builtin() : nullptr;
+  if (im == nullptr && (im = child_impl(impl_spec, run)) == nullptr) return run;
   const std::unique_ptr<gpu::Backend> be = child_backend(backend, run);
   if (!be) return run;
   properties::Coverage coverage;
-  const properties::Context ctx{be.get(), {}, &coverage};
+  const properties::Context ctx{be.get(), {}, &coverage, im};
   properties::RunOptions ro;
   ro.seed = s.opts.seed;
   ro.cases = s.property_cases;
@@ -61,11 +90,26 @@ CheckRun property_check(const properties::Property& p, const std::string& backen
   run.has_tags = true;
   run.tags = coverage.counts();
   run.report.cases = static_cast<uint64_t>(r.cases);
-  if (r.passed) return run;
-  run.report.result = CheckOutcome::kFail;
+  run.report.unsupported = static_cast<uint64_t>(r.unsupported);
+  const std::string impl_opt = im->builtin ? "" : " --impl " + im->spec;
+  if (r.passed && r.cases == 0 && r.unsupported != 0) {
+    run.report.result = CheckOutcome::kSkip;
+    run.report.detail = "unsupported: " + reasons(r);
+    return run;
+  }
+  if (r.passed) {
+    if (r.unsupported != 0) {
+      run.report.detail = std::to_string(r.unsupported) + " unsupported: " + reasons(r);
+    }
+    return run;
+  }
+  using Kind = properties::Failure::Kind;
+  const Kind kind = r.failure ? r.failure->kind : Kind::kWrong;
+  run.report.result = kind == Kind::kError ? CheckOutcome::kError : CheckOutcome::kFail;
+  if (kind == Kind::kContractMismatch) run.report.verdict = "contract_mismatch";
   run.report.detail = r.failure ? r.failure->what : r.message;
   if (r.counterexample) run.report.counterexample = r.counterexample->describe();
-  run.report.repro = "mxgate property " + std::string(p.name) + " --backend " + backend +
+  run.report.repro = "mxgate property " + std::string(p.name) + impl_opt + " --backend " + backend +
                      " --seed " + std::to_string(ro.seed) + " --cases " + std::to_string(ro.cases);
   if (r.failure) {
     locate(*r.failure, run);
@@ -170,6 +214,7 @@ void add_host_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
 void add_property_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
   for (const std::string& backend : s.backends) {
     for (const properties::Property& p : properties::all_properties()) {
+      if (!properties::applies(p, impl::builtin())) continue;
       GateCheck g;
       g.name = "property." + std::string(p.name);
       g.backend = backend;
@@ -178,7 +223,91 @@ void add_property_checks(std::vector<GateCheck>& checks, const GateSettings& s) 
         prefix = (std::filesystem::path(s.heatmap_dir) / g.name).string();
         if (s.backends.size() > 1) prefix += "." + backend;
       }
-      g.run = [&p, backend, s, prefix] { return property_check(p, backend, s, prefix); };
+      g.impl = "builtin";
+      g.run = [&p, backend, s, prefix] { return property_check(p, backend, s, prefix, ""); };
+      checks.push_back(std::move(g));
+    }
+  }
+}
+
+// Every host cast op of the implementation, every target: the 2^32 sweep.
+CheckRun exhaustive_cast_check(const std::string& spec) {
+  CheckRun run;
+  const impl::Implementation* im = child_impl(spec, run);
+  if (im == nullptr) return run;
+  gpu::HostBackend be;
+  const auto targets = properties::sweep_targets(*im);
+  if (targets.empty()) {
+    run.report.result = CheckOutcome::kSkip;
+    run.report.detail = "no host cast op";
+    return run;
+  }
+  std::string detail;
+  for (const auto& [op, target] : targets) {
+    const properties::SweepResult r = properties::sweep_cast(be, *op, target, 0, uint64_t{1} << 32);
+    run.report.cases += r.inputs;
+    const std::string what = op->name + " -> " + std::string(impl::to_string(target));
+    if (r.mismatches == 0) {
+      detail += (detail.empty() ? "" : "\n") + what + ": all 2^32 inputs equal";
+      continue;
+    }
+    run.report.result = CheckOutcome::kFail;
+    detail += (detail.empty() ? "" : "\n") + what + ": " + std::to_string(r.mismatches) +
+              " inputs differ; first " + r.describe();
+    if (run.report.repro.empty()) {
+      char from[16];
+      std::snprintf(from, sizeof from, "0x%08x", *r.first_input);
+      run.report.repro = "mxgate sweep-cast --impl " + im->spec + " --op " + op->name +
+                         " --format " + std::string(impl::to_string(target)) + " --from " + from +
+                         " --count 1";
+    }
+  }
+  run.report.detail = detail;
+  return run;
+}
+
+void add_impl_checks(std::vector<GateCheck>& checks, const GateSettings& s) {
+  for (const GateImpl& gi : s.impls) {
+    if (!gi.error.empty()) {
+      GateCheck g;
+      g.name = "impl.load[" + gi.spec + "]";
+      g.backend = joined(s.backends);
+      g.impl = gi.spec;
+      g.where = GateCheck::Where::kParent;
+      g.run = [gi] {
+        CheckRun r = error_run(gi.error);
+        r.environment_error = gi.environment_error;
+        return r;
+      };
+      checks.push_back(std::move(g));
+      continue;
+    }
+    for (const std::string& backend : s.backends) {
+      for (const properties::Property& p : properties::all_properties()) {
+        if (p.families == 0 || (p.families & gi.families) == 0) continue;
+        GateCheck g;
+        g.name = "property." + std::string(p.name) + "[" + gi.name + "]";
+        g.backend = backend;
+        g.impl = gi.name;
+        std::string prefix;
+        if (!s.heatmap_dir.empty()) {
+          prefix = (std::filesystem::path(s.heatmap_dir) /
+                    ("property." + std::string(p.name) + "." + gi.name))
+                       .string();
+          if (s.backends.size() > 1) prefix += "." + backend;
+        }
+        g.run = [&p, backend, s, prefix, spec = gi.spec] {
+          return property_check(p, backend, s, prefix, spec);
+        };
+        checks.push_back(std::move(g));
+      }
+    }
+    if (s.exhaustive && (gi.families & impl::family_bit(impl::Family::kCast)) != 0) {
+      GateCheck g;
+      g.name = "cast.exhaustive[" + gi.name + "]";
+      g.backend = "host";
+      g.impl = gi.name;
+      g.run = [spec = gi.spec] { return exhaustive_cast_check(spec); };
       checks.push_back(std::move(g));
     }
   }
@@ -202,6 +331,11 @@ void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s
       GateCheck g;
       g.name = "regression." + std::filesystem::path(path).stem().string();
       g.backend = backend;
+      try {
+        g.impl = properties::load_regression(path).impl;  // the implementation it replays on
+      } catch (const std::exception&) {
+        g.impl = "-";  // malformed: the check itself reports it
+      }
       g.run = [path, backend] { return regression_check(path, backend); };
       checks.push_back(std::move(g));
     }

@@ -9,21 +9,35 @@
 #include <string>
 #include <vector>
 
+#include "impl/contract.h"
 #include "properties/property.h"
 #include "tools/mxgate/checks.h"
 #include "tools/mxgate/gate_protocol.h"
 
 namespace mxgate::cli {
 
+// An implementation under test other than builtin, as the gate's probe child found it: the
+// canonical --impl spec its checks load it by, its name and its op families; or the load error.
+struct GateImpl {
+  std::string spec;  // what --impl said (load errors) or the canonical spec
+  std::string name;
+  impl::FamilyMask families = 0;
+  std::string error;  // "": loaded
+  bool environment_error = false;
+};
+
 struct GateSettings {
   GateOptions opts;          // seed; --cases of the existing randomized checks (0: their default)
   int property_cases = 100;  // --cases of the property suites
   std::vector<std::string> backends;  // resolved: "host", "hip", "cuda"
+  std::vector<GateImpl> impls;        // --impl: plugin implementations, besides builtin
+  bool exhaustive = false;            // --exhaustive: the 2^32 sweeps of host cast ops
   std::string heatmap_dir;            // where failing GEMM checks draw their map; "": nowhere
   std::string source_dir;             // MXGATE_SOURCE_DIR
 };
 
 struct GateCheck {
+  std::string impl;  // the implementation a property / regression check runs on; "" otherwise
   enum class Where {
     kChild,    // `run` in a watchdog child, which creates its own backend
     kParent,   // `run` in the gate itself (it must never touch a device)
@@ -45,7 +59,12 @@ struct CoverageTally {
 };
 
 void add_host_checks(std::vector<GateCheck>& checks, const GateSettings& s);
+// The built-in implementation's property checks (property.NAME) on every backend.
 void add_property_checks(std::vector<GateCheck>& checks, const GateSettings& s);
+// Per --impl implementation: its load error (impl.load[SPEC], an error check), or a check per
+// applicable property and backend (property.NAME[IMPL]); each child loads the plugin itself.
+// With --exhaustive, also cast.exhaustive[IMPL] for an implementation with cast ops.
+void add_impl_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 // properties.coverage: fails when a required input class was never generated; always lists the
 // tag distribution. Reads `tally` when it runs, after the property checks.
 void add_coverage_check(std::vector<GateCheck>& checks, const GateSettings& s,

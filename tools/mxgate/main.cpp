@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu/backend.h"
+#include "impl/plugin.h"
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/verbs.h"
@@ -17,7 +18,8 @@ using mxgate::cli::Verb;
 constexpr Verb kVerbs[] = {
     {"gate",
      "gate [--only PATTERN] [--seed S] [--cases N] [--backend auto|host|hip|cuda] "
-     "[--time-budget SECONDS] [--check-timeout SECONDS] [--report FILE.json] [--junit FILE.xml]",
+     "[--impl SPEC,...] [--exhaustive] [--time-budget SECONDS] [--check-timeout SECONDS] "
+     "[--report FILE.json] [--junit FILE.xml]",
      "The check to run before a merge. Stages, in order: format checks, reference self-checks,\n"
      "every property suite on every selected backend (property.NAME), properties.coverage (fails\n"
      "when a required input class was never generated; lists every tag with its count), replay\n"
@@ -33,6 +35,14 @@ constexpr Verb kVerbs[] = {
      "  --backend    auto (default: the GPU when this build has one and a GPU is present, else\n"
      "               host), host, hip, cuda, or a comma list; property and regression checks run\n"
      "               on each\n"
+     "  --impl       implementations to gate besides the built-in one (`mxgate impls` lists\n"
+     "               them; SPEC: a shipped plugin NAME[:IMPL], PATH.so[:IMPL]): every property\n"
+     "               of their ops' families, checks property.NAME[IMPL]; a plugin that does not\n"
+     "               load is one error check impl.load[SPEC] and the run goes on. Unsupported\n"
+     "               cases are counted and shown, never failures; an op declining a case inside\n"
+     "               its own contract is a failure (contract_mismatch)\n"
+     "  --exhaustive add cast.exhaustive[IMPL]: every host cast op of --impl on all 2^32 fp32\n"
+     "               inputs per target format (mxgate sweep-cast; tens of seconds per format)\n"
      "  --time-budget  checks not started within SECONDS are reported as skipped (time budget)\n"
      "  --check-timeout  watchdog (default 600): each check runs in a child process; one with no\n"
      "               result after SECONDS is killed and reported as an error naming the last\n"
@@ -163,8 +173,8 @@ constexpr Verb kVerbs[] = {
      "\"source\"}].",
      mxgate::cli::cmd_accumulators},
     {"probe-accumulator",
-     "probe-accumulator --simulate MODEL[:PARAM=V,...] [--scaling per-tensor|block] [--m 16] "
-     "[--n 16] [--k 1024] [--format e4m3fn] [--json]",
+     "probe-accumulator (--simulate MODEL[:PARAM=V,...] | --impl SPEC[:OP] [--backend B]) "
+     "[--scaling per-tensor|block] [--m 16] [--n 16] [--k 1024] [--format e4m3fn] [--json]",
      "Measure an FP8 GEMM's accumulator with crafted inputs (the method of Fasi, Higham,\n"
      "Mikaitis, Pranesh, PeerJ CS 7:e330, 2021; docs/accumulators.md §7): the precision kept\n"
      "relative to the largest term, the rounding of the bits shifted out (truncate,\n"
@@ -174,10 +184,16 @@ constexpr Verb kVerbs[] = {
      "GEMM (--m, --n: 16; --k: 1024, chunks and groups up to K are found) with one nonzero\n"
      "row of A and of B; the result is C[0][0].\n"
      "  --simulate  the implementation is the software simulation of that model\n"
+     "  --impl      an implementation's gemm_block or gemm_mx op (SPEC as for `mxgate impls`;\n"
+     "              :OP names the op, else the gemm_block op whose scale blocks are the\n"
+     "              probe's, else the first GEMM op that can run the calls), called through\n"
+     "              the harness (guarded buffers, device memory for device ops) on --backend\n"
+     "              (auto, host, hip, cuda; default auto) (docs/plugins.md §10)\n"
      "  --scaling   per-tensor (default: one fp32 scale each) or block (1x128 / 128x128)\n"
      "  --format    FP8 element format of the codes (default e4m3fn; e5m2, e4m3fnuz, e5m2fnuz)\n"
      "--json prints the parameters, the matching model (or null) and the evidence.\n"
-     "Exit 0 after a measurement, 2 on bad input.",
+     "Exit 0 after a measurement, 2 on bad input (an op the probe cannot run on, a plugin that\n"
+     "cannot be loaded), 3 when a device op's device is missing.",
      mxgate::cli::cmd_probe_accumulator},
     {"plan",
      "plan --platform P (--scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
@@ -200,18 +216,24 @@ constexpr Verb kVerbs[] = {
      "Exit 2 when the input is bad or no linear kernel can run the layer (the message says why).",
      mxgate::cli::cmd_plan},
     {"property",
-     "property NAME...|all [--backend auto|host|hip|cuda] [--seed S] [--cases N] [--faults LIST] "
-     "[--save FILE] | property --list",
+     "property NAME...|all [--impl SPEC,...] [--backend auto|host|hip|cuda] [--seed S] "
+     "[--cases N] [--faults LIST] [--save FILE] | property --list",
      "Run property suites under RapidCheck on one backend (default host): every case derives\n"
      "from --seed (default 1); --cases per property (default 100). A failure is shrunk to its\n"
      "minimal case and printed with the located element and the command that reproduces it;\n"
-     "--save FILE writes that case as a regression file (see `mxgate repro`). --faults plants\n"
-     "zoo faults (dispatch/faults.h names; MXGATE_FAULTS adds to them). --list prints every\n"
-     "property and the failure it guards against. Exit 0 all pass, 1 a property failed.",
+     "--save FILE writes that case as a regression file (see `mxgate repro`), recording the\n"
+     "implementation. --impl (default builtin; `mxgate impls` lists them) runs the properties of\n"
+     "its ops' families over those ops, inside each op's contract; with `all`, properties that do\n"
+     "not apply are left out. Cases an op cannot take are counted as unsupported, never failed.\n"
+     "--faults plants zoo faults into the built-in kernels (dispatch/faults.h names;\n"
+     "MXGATE_FAULTS adds to them). --list prints every property, the op families it applies to\n"
+     "and the failure it guards against. Exit 0 all pass, 1 a property failed, 2 usage error or\n"
+     "a plugin that does not load, 3 environment error (no device, a plugin's init refused).",
      mxgate::cli::cmd_property},
     {"zoo",
      "zoo [--json] [--fault LIST] [--seeds N] [--cases N] [--seed S] [--backend B] "
-     "[--expected-only] [--save-regressions DIR] [--heatmap-dir DIR]",
+     "[--expected-only] [--save-regressions DIR] [--heatmap-dir DIR] | zoo --impl SPEC,... "
+     "[--json] [--seeds N] [--cases N] [--seed S] [--backend B]",
      "Proof on the bug zoo (docs/bug_classes.md §2, Z1-Z16): for each fault, run every property\n"
      "with the fault planted (--expected-only: just the property docs/bug_classes.md names),\n"
      "count the cases until the first failure over --seeds seeds (default 20) starting at\n"
@@ -221,13 +243,41 @@ constexpr Verb kVerbs[] = {
      "prints the same as JSON.\n"
      "--save-regressions writes each shrunk case as DIR/zNN_PROPERTY.case; --heatmap-dir draws\n"
      "the mismatch map of a GEMM fault (SVG + PNG) on a scaled-up copy of its case.\n"
-     "Exit 0 when every fault is detected with a minimal case, 1 otherwise.",
+     "With --impl: the same proof over implementations, e.g. a plugin's planted faults\n"
+     "(`--impl example:all`): every property that applies runs on each, an implementation whose\n"
+     "description starts with `planted fault:` (the plugin declares it wrong on purpose;\n"
+     "`mxgate impls` shows it) must be detected (the property, its median cases and the shrunk\n"
+     "case are printed), any other must pass.\n"
+     "Exit 0 when every fault is detected with a minimal case (--impl: every planted one\n"
+     "detected, every other passing), 1 otherwise.",
      mxgate::cli::cmd_zoo},
-    {"repro", "repro FILE... [--backend B]",
-     "Replay regression files (corpus/regressions/*.case: property, seed, case, optional\n"
-     "`detects` faults). Each case must pass with no fault on and fail with each `detects` fault\n"
-     "on. Prints the verdict per file. Exit 0 all ok, 1 a replay failed, 2 a malformed file.",
+    {"repro", "repro FILE... [--backend B] [--impl SPEC]",
+     "Replay regression files (corpus/regressions/*.case: property, impl, seed, case, optional\n"
+     "`detects` faults) on the implementation each records (--impl: on that one instead). Each\n"
+     "case must pass with no fault on and fail with each `detects` fault on; a case the\n"
+     "implementation cannot take is reported as unsupported. Prints the verdict per file.\n"
+     "Exit 0 all ok, 1 a replay failed, 2 a malformed file or a plugin that does not load.",
      mxgate::cli::cmd_repro},
+    {"impls", "impls [--json] [--impl SPEC,...]",
+     "List every implementation: builtin, each shipped plugin of this build\n"
+     "(<build>/plugins/libmxgate_NAME.so, or $MXGATE_PLUGIN_DIR) and those --impl names, with\n"
+     "every op: its family, memory (host, cuda, hip; backend for the built-in ops, which run on\n"
+     "the backend under test), contract (dimensions, dtypes, layouts, scale blocks, leading-\n"
+     "dimension alignment, conventions, declared summation order) and accumulator model.\n"
+     "--impl SPEC: builtin, a shipped NAME, NAME:IMPL, NAME:all, PATH.so or PATH.so:IMPL.\n"
+     "Plugins are listed without calling their init(). --json prints schema mxgate-impls/1.\n"
+     "Exit 0, 2 when a plugin does not load (each named on stderr).",
+     mxgate::cli::cmd_impls},
+    {"sweep-cast",
+     "sweep-cast --impl SPEC,... [--op NAME] [--format F] [--from 0xBITS] [--count N]",
+     "The exhaustive check of host cast ops (family cast, host memory): every fp32 bit pattern\n"
+     "(all 2^32, or --count of them from --from) cast by the op and by the encoder of the\n"
+     "convention it claims, for every target format that convention defines (or --format).\n"
+     "Prints per op and format the inputs checked, the mismatches and the first differing input\n"
+     "with both codes, and a command that reproduces it. Tens of seconds per format: not part of\n"
+     "the default gate (`mxgate gate --exhaustive` adds it). Exit 0 all equal, 1 a mismatch, 2\n"
+     "usage error or no host cast op.",
+     mxgate::cli::cmd_sweep_cast},
 };
 
 void usage(FILE* out) {
@@ -271,6 +321,9 @@ int main(int argc, char** argv) {
     } catch (const mxgate::gpu::GpuError& e) {
       std::fprintf(stderr, "mxgate %s: environment error: %s\n", verb.c_str(), e.what());
       return 3;
+    } catch (const mxgate::impl::PluginError& e) {
+      std::fprintf(stderr, "mxgate %s: %s\n", verb.c_str(), e.what());
+      return e.kind() == mxgate::impl::PluginError::Kind::kEnvironment ? 3 : 2;
     } catch (const mxgate::cli::UsageError& e) {
       std::fprintf(stderr, "mxgate %s: %s\n", verb.c_str(), e.what());
       return 2;

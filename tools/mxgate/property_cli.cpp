@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "impl/registry.h"
 #include "properties/property.h"
 #include "properties/regression.h"
 #include "properties/zoo.h"
@@ -17,6 +18,7 @@
 #include "report/json_writer.h"
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/backend_select.h"
+#include "tools/mxgate/impl_select.h"
 #include "tools/mxgate/property_runs.h"
 #include "tools/mxgate/verbs.h"
 
@@ -84,19 +86,42 @@ void print_failure(const properties::RunResult& r) {
 
 }  // namespace
 
+namespace {
+
+// " (2 cases unsupported: REASON; REASON)" or "".
+std::string unsupported_text(const properties::RunResult& r) {
+  if (r.unsupported == 0) return "";
+  std::string out = " (" + std::to_string(r.unsupported) + " unsupported: ";
+  for (std::size_t i = 0; i < r.unsupported_reasons.size(); ++i) {
+    out += (i ? "; " : "") + r.unsupported_reasons[i];
+  }
+  return out + ")";
+}
+
+}  // namespace
+
 int cmd_property(const Argv& argv) {
-  const Args a(argv, {"backend", "seed", "cases", "faults", "save"}, {"list"});
+  const Args a(argv, {"backend", "seed", "cases", "faults", "save", "impl"}, {"list"});
   if (a.flag("list")) {
     for (const properties::Property& p : properties::all_properties()) {
-      std::printf("%-32.*s %.*s\n", static_cast<int>(p.name.size()), p.name.data(),
+      std::string families;
+      for (impl::Family f : impl::all_families()) {
+        if (p.families & impl::family_bit(f)) {
+          families += (families.empty() ? "" : ",") + std::string(impl::to_string(f));
+        }
+      }
+      std::printf("%-32.*s [%s] %.*s\n", static_cast<int>(p.name.size()), p.name.data(),
+                  families.empty() ? "builtin" : families.c_str(),
                   static_cast<int>(p.guards.size()), p.guards.data());
     }
     return 0;
   }
   if (a.positionals().empty()) throw UsageError("name a property (or `all`); --list lists them");
   std::vector<const properties::Property*> props;
+  bool all = false;
   for (const std::string& name : a.positionals()) {
     if (name == "all") {
+      all = true;
       for (const properties::Property& p : properties::all_properties()) props.push_back(&p);
     } else if (const properties::Property* p = properties::find_property(name)) {
       props.push_back(p);
@@ -105,40 +130,68 @@ int cmd_property(const Argv& argv) {
     }
   }
   const std::string backend_name = a.get("backend").value_or("host");
+  const std::vector<const impl::Implementation*> impls = impls_option(a.get("impl"));
   std::unique_ptr<gpu::Backend> be = make_backend(backend_name);
   properties::RunOptions opts;
   opts.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
   opts.cases = static_cast<int>(a.integer("cases", 100, 1, 1000000));
   const dispatch::Faults faults = faults_option(a.get("faults"));
-  if (a.get("save") && props.size() != 1) throw UsageError("--save needs exactly one property");
-  int failed = 0;
-  for (const properties::Property* p : props) {
-    properties::Coverage cov;
-    const properties::Context ctx{be.get(), faults, &cov};
-    std::printf("%.*s on %s, seed %llu, %d cases, faults %s ... ", static_cast<int>(p->name.size()),
-                p->name.data(), std::string(be->name()).c_str(),
-                static_cast<unsigned long long>(opts.seed), opts.cases, describe(faults).c_str());
-    std::fflush(stdout);
-    const properties::RunResult r = properties::run_property(*p, ctx, opts);
-    std::printf("%s after %d cases\n", r.passed ? "pass" : "FAIL", r.cases);
-    if (r.passed) continue;
-    ++failed;
-    print_failure(r);
-    std::printf("    reproduce: mxgate property %.*s --backend %s --seed %llu --cases %d%s\n",
-                static_cast<int>(p->name.size()), p->name.data(), backend_name.c_str(),
-                static_cast<unsigned long long>(opts.seed), opts.cases,
-                faults.none() ? "" : (" --faults " + describe(faults)).c_str());
-    if (const auto save = a.get("save"); save && r.counterexample) {
-      properties::Regression reg;
-      reg.comment = "found by: mxgate property " + std::string(p->name) + " --seed " +
-                    std::to_string(opts.seed) + "\n" + (r.failure ? r.failure->what : "");
-      reg.seed = opts.seed;
-      reg.c = *r.counterexample;
-      reg.detects = faults.list();
-      properties::save_regression(reg, *save);
-      std::printf("    saved: %s\n", save->c_str());
+  if (a.get("save") && (props.size() != 1 || impls.size() != 1)) {
+    throw UsageError("--save needs exactly one property and one implementation");
+  }
+  int failed = 0, ran = 0;
+  for (const impl::Implementation* im : impls) {
+    const std::string impl_tag = im->builtin ? "" : " [" + im->name + "]";
+    const std::string impl_opt = im->builtin ? "" : " --impl " + im->spec;
+    for (const properties::Property* p : props) {
+      if (!properties::applies(*p, *im)) {
+        // `all` runs what applies; a property named on its own says why it does not.
+        if (!all) {
+          std::printf("%.*s%s: does not apply (no op of its families)\n",
+                      static_cast<int>(p->name.size()), p->name.data(), impl_tag.c_str());
+        }
+        continue;
+      }
+      ++ran;
+      properties::Coverage cov;
+      const properties::Context ctx{be.get(), faults, &cov, im};
+      std::printf("%.*s%s on %s, seed %llu, %d cases, faults %s ... ",
+                  static_cast<int>(p->name.size()), p->name.data(), impl_tag.c_str(),
+                  std::string(be->name()).c_str(), static_cast<unsigned long long>(opts.seed),
+                  opts.cases, describe(faults).c_str());
+      std::fflush(stdout);
+      const properties::RunResult r = properties::run_property(*p, ctx, opts);
+      if (r.passed && r.cases == 0) {
+        std::printf("unsupported%s\n", unsupported_text(r).c_str());
+        continue;
+      }
+      std::printf("%s after %d cases%s\n",
+                  r.passed ? "pass"
+                           : (r.failure ? std::string(properties::to_string(r.failure->kind))
+                                        : std::string("fail"))
+                                 .c_str(),
+                  r.cases, unsupported_text(r).c_str());
+      if (r.passed) continue;
+      ++failed;
+      print_failure(r);
+      std::printf("    reproduce: mxgate property %.*s%s --backend %s --seed %llu --cases %d%s\n",
+                  static_cast<int>(p->name.size()), p->name.data(), impl_opt.c_str(),
+                  backend_name.c_str(), static_cast<unsigned long long>(opts.seed), opts.cases,
+                  faults.none() ? "" : (" --faults " + describe(faults)).c_str());
+      if (const auto save = a.get("save"); save && r.counterexample) {
+        properties::Regression reg;
+        reg.comment = "found by: mxgate property " + std::string(p->name) + impl_opt + " --seed " +
+                      std::to_string(opts.seed) + "\n" + (r.failure ? r.failure->what : "");
+        reg.impl = im->spec;
+        reg.seed = opts.seed;
+        reg.c = *r.counterexample;
+        reg.detects = faults.list();
+        properties::save_regression(reg, *save);
+        std::printf("    saved: %s\n", save->c_str());
+      }
     }
   }
+  if (ran == 0) throw UsageError("no named property applies to the implementation(s) named");
   return failed ? 1 : 0;
 }
 
@@ -167,18 +220,103 @@ Case showcase(const Case& c) {
 
 }  // namespace
 
+namespace {
+
+// `mxgate zoo --impl SPEC`: the proof over implementations with planted faults.
+int impl_zoo(const Args& a, const std::vector<const impl::Implementation*>& impls, gpu::Backend& be,
+             const properties::ZooOptions& opts) {
+  const bool json = a.flag("json");
+  std::vector<properties::ImplZooResult> results;
+  for (const impl::Implementation* im : impls) {
+    if (!json) {
+      std::printf("[%zu/%zu] %s ... ", results.size() + 1, impls.size(), im->name.c_str());
+      std::fflush(stdout);
+    }
+    properties::ImplZooResult r = properties::run_impl_zoo(*im, be, opts);
+    if (!json) {
+      std::printf("%s (%.1f s)\n",
+                  r.detected  ? "detected"
+                  : r.planted ? "MISSED"
+                              : "passes every property",
+                  r.seconds);
+      if (r.detected) {
+        std::printf("    caught by %s, median %s cases over %d seeds%s\n", r.caught_by.c_str(),
+                    median_text(r.median).c_str(), opts.seeds,
+                    r.planted ? "" : " -- NOT a planted fault: a real failure");
+        if (r.counterexample) {
+          std::printf("    counterexample: %s\n", r.counterexample->describe().c_str());
+        }
+        if (r.failure) {
+          std::printf("    failure: %s\n", r.failure->what.c_str());
+          const std::string loc = located(*r.failure);
+          if (!loc.empty()) std::printf("    %s\n", loc.c_str());
+        }
+        for (const auto& d : r.detections) {
+          std::printf("    %-30s median %s\n", d.property.c_str(), median_text(d.median).c_str());
+        }
+      }
+    }
+    results.push_back(std::move(r));
+  }
+  bool all_ok = true;
+  for (const auto& r : results) all_ok = all_ok && r.ok();
+  if (json) {
+    report::JsonWriter w(std::cout);
+    w.begin_object().field("schema", "mxgate-impl-zoo/1").field("seed", opts.seed);
+    w.field("seeds", opts.seeds).field("cases_cap", opts.cases).field("backend", be.name());
+    w.key("implementations").begin_array();
+    for (const auto& r : results) {
+      w.begin_object().field("impl", r.impl).field("planted", r.planted);
+      w.field("detected", r.detected).field("caught_by", r.caught_by);
+      w.field("median_cases", r.detected ? r.median : std::numeric_limits<double>::infinity());
+      w.field("counterexample",
+              r.counterexample ? std::optional(r.counterexample->describe()) : std::nullopt);
+      w.field("failure", r.failure ? std::optional(r.failure->what) : std::nullopt);
+      w.key("detections").begin_array();
+      for (const auto& d : r.detections) {
+        w.begin_object().field("property", d.property).field("median", d.median).end_object();
+      }
+      w.end_array().field("seconds", r.seconds).end_object();
+    }
+    w.end_array().end_object();
+    std::cout << "\n";
+  } else {
+    std::printf("\n%-44s %-8s %-9s %-30s %8s\n", "implementation", "planted", "detected",
+                "caught by", "median");
+    for (const auto& r : results) {
+      std::printf("%-44s %-8s %-9s %-30s %8s\n", r.impl.c_str(), r.planted ? "yes" : "no",
+                  r.detected ? "yes" : "no", r.caught_by.c_str(),
+                  r.detected ? median_text(r.median).c_str() : "-");
+    }
+  }
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
 int cmd_zoo(const Argv& argv) {
-  const Args a(argv,
-               {"backend", "seed", "seeds", "cases", "fault", "save-regressions", "heatmap-dir"},
-               {"json", "expected-only"});
+  const Args a(
+      argv,
+      {"backend", "seed", "seeds", "cases", "fault", "save-regressions", "heatmap-dir", "impl"},
+      {"json", "expected-only"});
   if (!a.positionals().empty())
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
+  std::vector<const impl::Implementation*> impls;
+  if (a.get("impl")) {
+    for (const char* o : {"fault", "save-regressions", "heatmap-dir"}) {
+      if (a.get(o))
+        throw UsageError(std::string("--") + o + " is for the built-in zoo, not --impl");
+    }
+    if (a.flag("expected-only")) throw UsageError("--expected-only is for the built-in zoo");
+    impls = impls_option(a.get("impl"));
+  }
   std::unique_ptr<gpu::Backend> be = make_backend(a.get("backend").value_or("host"));
   properties::ZooOptions opts;
   opts.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
   opts.seeds = static_cast<int>(a.integer("seeds", 20, 1, 1000));
   opts.cases = static_cast<int>(a.integer("cases", 100, 1, 100000));
   opts.all_properties = !a.flag("expected-only");
+  if (!impls.empty()) return impl_zoo(a, impls, *be, opts);
   std::vector<dispatch::Fault> faults;
   if (const auto f = a.get("fault")) {
     faults = dispatch::parse_faults(*f).list();
@@ -283,8 +421,9 @@ int cmd_zoo(const Argv& argv) {
 }
 
 int cmd_repro(const Argv& argv) {
-  const Args a(argv, {"backend"});
+  const Args a(argv, {"backend", "impl"});
   if (a.positionals().empty()) throw UsageError("name one or more regression files");
+  const impl::Implementation* override_impl = a.get("impl") ? &one_impl(*a.get("impl")) : nullptr;
   std::unique_ptr<gpu::Backend> be = make_backend(a.get("backend").value_or("host"));
   std::vector<properties::Regression> regs;
   for (const std::string& path : a.positionals()) {
@@ -297,9 +436,14 @@ int cmd_repro(const Argv& argv) {
   int failed = 0;
   for (std::size_t i = 0; i < regs.size(); ++i) {
     const properties::Regression& r = regs[i];
-    const properties::ReplayOutcome out = properties::replay(r, *be);
-    std::printf("%s: %s on %s: %s\n", a.positionals()[i].c_str(), r.c.property().c_str(),
-                std::string(be->name()).c_str(), out.ok ? "ok" : "FAIL");
+    if (!override_impl) (void)impls_option(r.impl);  // a file naming a bad plugin: exit 2 / 3
+    const properties::ReplayOutcome out = properties::replay(r, *be, override_impl);
+    const std::string impl_name = override_impl ? override_impl->name : r.impl;
+    std::printf("%s: %s [%s] on %s: %s\n", a.positionals()[i].c_str(), r.c.property().c_str(),
+                impl_name.c_str(), std::string(be->name()).c_str(),
+                out.unsupported ? "unsupported"
+                : out.ok        ? "ok"
+                                : "FAIL");
     std::printf("    case: %s\n", r.c.describe().c_str());
     std::string s = out.summary;
     for (std::size_t at = 0; (at = s.find('\n', at)) != std::string::npos; at += 5) {

@@ -1,0 +1,210 @@
+// The built-in kernel table: one row per kernel. Adding a kernel is one row here plus its own
+// sources (the per-element body in gpu/kernels/*.h, the device launcher in gpu/kernels/NAME.hip
+// declared in launch.h, the host model in gpu/host declared in models.h); the backends, the
+// built-in implementation (impl/builtin.h), the contracts, the properties, the launch counters
+// and `mxgate impls` pick it up from the row. docs/plugins.md §2.
+//
+// Each contract is the kernel's as data: the dimensions, dtypes and layouts it reads and writes,
+// the convention(s) it claims, and for GEMMs the declared summation order (the comments of
+// gpu/kernels/gemm.h, bit for bit) with the accumulator model its bound uses.
+#define MXGATE_DEVICE_ENTRY __attribute__((weak))
+#include "gpu/kernels/launch.h"
+#undef MXGATE_DEVICE_ENTRY
+
+#include <vector>
+
+#include "gpu/host/models.h"
+#include "gpu/kernel.h"
+
+namespace mxgate::gpu {
+namespace {
+
+using impl::Contract;
+using impl::DeclaredOrder;
+using impl::Dtype;
+using impl::dtype_bit;
+using impl::Family;
+using impl::Layout;
+using impl::layout_bit;
+
+constexpr impl::DtypeMask kF32 = dtype_bit(Dtype::kF32);
+constexpr impl::DtypeMask kBf16 = dtype_bit(Dtype::kBf16);
+constexpr impl::DtypeMask kE4m3 = dtype_bit(Dtype::kE4m3fn);
+constexpr impl::DtypeMask kE8m0 = dtype_bit(Dtype::kE8m0);
+constexpr impl::DtypeMask kBytes = dtype_bit(Dtype::kE4m3fn) | dtype_bit(Dtype::kE5m2) |
+                                   dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz) |
+                                   dtype_bit(Dtype::kE8m0);
+constexpr impl::LayoutMask kRow = layout_bit(Layout::kRowMajor);
+constexpr impl::LayoutMask kRowOrSwizzle = kRow | layout_bit(Layout::kNvSwizzle128x4);
+constexpr impl::LayoutMask kColOrTma =
+    layout_bit(Layout::kColMajor) | layout_bit(Layout::kTmaColMajor);
+constexpr impl::LayoutMask kPreshuffled = layout_bit(Layout::kAiterShuffle16x16);
+
+// Orders mirror the comments in kernels/gemm.h.
+constexpr DeclaredOrder kMxPerPartial32{32, true, 1, 2};
+constexpr DeclaredOrder kMxPerProduct32{32, false, 3, 0};
+constexpr DeclaredOrder kBlockPerPartial128{128, true, 1, 2};
+constexpr DeclaredOrder kWholeK{0, true, 1, 0};
+
+// One row; `host` and `device` must have the same signature (the kind of the kernel).
+template <class Entry>
+KernelDef row(std::string_view name, std::optional<Family> family, Entry host, Entry device,
+              Contract contract, bool (*device_available)() = nullptr) {
+  return {name, family, host, device, device_available, std::move(contract)};
+}
+
+// Each row's contract names only the clauses it sets (designated initializers); every other
+// field keeps its default, which is what -Wmissing-field-initializers would flag.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+const std::vector<KernelDef>& table() {
+  static const std::vector<KernelDef> kTable = {
+      row("quantize_mx", Family::kQuantizeMx, &host::quantize_mx, &device::launch_quantize_mx,
+          {.a_dtypes = kF32 | kBf16,
+           .out_dtypes = kE4m3,
+           .a_scale_layouts = kRow,
+           .scale_dtype = Dtype::kE8m0,
+           .a_block_rows = 1,
+           .a_block_cols = 32,
+           .conventions = {"ocp_mx", "torchao_rceil"},
+           .notes =
+               "blocks of 32 along K; a short last block is padded with 0 (docs/formats.md §3)"}),
+      row("quantize_mx_hw", Family::kQuantizeMx, &host::quantize_mx_hw,
+          &device::launch_quantize_mx_hw,
+          {.a_dtypes = kF32 | kBf16,
+           .out_dtypes = kE4m3,
+           .a_scale_layouts = kRow,
+           .scale_dtype = Dtype::kE8m0,
+           .a_block_rows = 1,
+           .a_block_cols = 32,
+           .conventions = {"torchao_rceil"},
+           .element_convention = "cuda_satfinite",
+           .notes = "as quantize_mx, RCEIL scales; elements by cvt.rn.satfinite.e4m3x2.f32 "
+                    "(NVIDIA sm_89+; docs/formats.md §1.2.1)"},
+          &device::quantize_mx_hw_available),
+      row("dequant_mx_to_bf16", Family::kDequantize, &host::dequant_mx_to_bf16,
+          &device::launch_dequant_mx_to_bf16,
+          {.a_dtypes = kE4m3,
+           .out_dtypes = kBf16,
+           .a_scale_layouts = kRow,
+           .scale_dtype = Dtype::kE8m0,
+           .a_block_rows = 1,
+           .a_block_cols = 32,
+           .conventions = {"ocp_mx"},
+           .notes = "fp32 product, one RNE to bf16 (docs/formats.md §3.5)"}),
+      row("upcast_e8m0", Family::kUpcastE8m0, &host::upcast_e8m0, &device::launch_upcast_e8m0,
+          {.a_dtypes = kE8m0,
+           .out_dtypes = kF32,
+           .conventions = {"ocp_mx"},
+           .notes = "the correct rule (0x00 = 2^-127, 0xFF = NaN); dispatch's zoo fault Z5 "
+                    "launches it with the shift rule (docs/formats.md §2.2)"}),
+      row("preshuffle_weight", Family::kPreshuffle, &host::preshuffle_weight,
+          &device::launch_preshuffle_weight,
+          {.m = {.align = 16},
+           .k = {.align = 32},
+           .a_dtypes = kBytes,
+           .out_dtypes = kBytes,
+           .notes = "AITER shuffle_weight asserts N % 16 == 0 and K % 32 == 0 (rows = N; "
+                    "docs/layouts.md §1)"}),
+      // The GEMMs, the most permissive contract first: generators shrink toward it.
+      row("gemm_mx_dequant", Family::kGemmMx, &host::gemm_mx_dequant,
+          &device::launch_gemm_mx_dequant,
+          {.k = {.align = 32},
+           .a_dtypes = kE4m3,
+           .b_dtypes = kE4m3,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRowOrSwizzle,
+           .b_scale_layouts = kRowOrSwizzle,
+           .b_layouts = kRow,
+           .scale_dtype = Dtype::kE8m0,
+           .a_block_rows = 1,
+           .a_block_cols = 32,
+           .b_block_rows = 1,
+           .b_block_cols = 32,
+           .conventions = {"ocp_mx"},
+           .accumulator = "fp32_rn",
+           .notes = "one E8M0 scale per 32 along K; K masked; A and B scales share a layout",
+           .order = kMxPerProduct32}),
+      row("gemm_blockscale", Family::kGemmBlock, &host::gemm_blockscale,
+          &device::launch_gemm_blockscale,
+          {.a_dtypes = kE4m3,
+           .b_dtypes = kE4m3,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRow,
+           .b_scale_layouts = kRow,
+           .b_layouts = kRow,
+           .scale_dtype = Dtype::kF32,
+           .a_block_rows = 1,
+           .a_block_cols = 128,
+           .b_block_rows = 128,
+           .b_block_cols = 128,
+           .accumulator = "fp32_rn",
+           .notes = "AITER gemm_a8w8_blockscale (docs/layouts.md §2.1); K masked",
+           .order = kBlockPerPartial128,
+           .n_offset = true}),
+      row("gemm_blockscale_bpreshuffle", Family::kGemmBlock, &host::gemm_blockscale_bpreshuffle,
+          &device::launch_gemm_blockscale_bpreshuffle,
+          {.n = {.align = 16},
+           .k = {.align = 32},
+           .a_dtypes = kE4m3,
+           .b_dtypes = kE4m3,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kColOrTma,
+           .b_scale_layouts = kRow,
+           .b_layouts = kPreshuffled,
+           .scale_dtype = Dtype::kF32,
+           .a_block_rows = 1,
+           .a_block_cols = 128,
+           .b_block_rows = 128,
+           .b_block_cols = 128,
+           .accumulator = "fp32_rn",
+           .notes = "AITER gemm_a8w8_blockscale_bpreshuffle: As column-major, ld = M or "
+                    "align4(M) (TMA); B shuffle_weight (16,16) (docs/layouts.md §1.1, §2.1)",
+           .order = kBlockPerPartial128,
+           .n_offset = true}),
+      row("gemm_mx_dot_scaled", Family::kGemmMx, &host::gemm_mx_dot_scaled,
+          &device::launch_gemm_mx_dot_scaled,
+          {.k = {.align = 128},
+           .a_dtypes = kE4m3,
+           .b_dtypes = kE4m3,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRowOrSwizzle,
+           .b_scale_layouts = kRowOrSwizzle,
+           .b_layouts = kRow,
+           .scale_dtype = Dtype::kE8m0,
+           .a_block_rows = 1,
+           .a_block_cols = 32,
+           .b_block_rows = 1,
+           .b_block_cols = 32,
+           .conventions = {"ocp_mx"},
+           .accumulator = "fp32_rn",
+           .notes =
+               "tl.dot_scaled with BLOCK_K = 128, unmasked K tiles (docs/formats.md §4); A and "
+               "B scales share a layout",
+           .order = kMxPerPartial32}),
+      row("gemm_bf16", Family::kGemmBf16, &host::gemm_bf16, &device::launch_gemm_bf16,
+          {.a_dtypes = kBf16,
+           .b_dtypes = kBf16,
+           .out_dtypes = kF32 | kBf16,
+           .b_layouts = kRow,
+           .accumulator = "fp32_rn",
+           .notes = "bf16 x bf16, fp32 accumulation",
+           .order = kWholeK}),
+      // The harness's own test kernels (no op): planted bugs the guard check and the poison
+      // must catch (tests/test_gpu_checks.h).
+      row("fault_write_past_end", std::nullopt, &host::fault_write_past_end,
+          &device::launch_fault_write_past_end,
+          {.notes = "planted fault: writes one element past its output (tests only)"}),
+      row("fault_skip_element", std::nullopt, &host::fault_skip_element,
+          &device::launch_fault_skip_element,
+          {.notes = "planted fault: leaves one output element unwritten (tests only)"}),
+  };
+  return kTable;
+}
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+std::span<const KernelDef> builtin_kernel_table() { return table(); }
+
+}  // namespace mxgate::gpu

@@ -1,0 +1,153 @@
+#include "impl/builtin.h"
+
+#include <optional>
+
+#include "gpu/kernel.h"
+
+namespace mxgate::impl {
+namespace {
+
+using gpu::QuantConvention;
+
+std::optional<QuantConvention> quant_convention(const std::string& name) {
+  if (name == "ocp_mx") return QuantConvention::kOcpMx;
+  if (name == "torchao_rceil") return QuantConvention::kTorchaoRceil;
+  return std::nullopt;
+}
+
+gpu::OutDtype out_dtype(Dtype d) {
+  return d == Dtype::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32;
+}
+
+// The launch arguments of `call` for kernel `k` of family `f`: one translation per family, none
+// per kernel. nullopt (with `why`) for a call the kernel cannot express.
+std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std::string& why) {
+  const Contract& c = k->contract;
+  switch (*k->family) {
+    case Family::kQuantizeMx: {
+      const std::string& conv = call.convention.empty() ? c.conventions.front() : call.convention;
+      const auto qc = quant_convention(conv);
+      if (!qc) {
+        why = "no quantize_mx convention " + conv;
+        return std::nullopt;
+      }
+      gpu::QuantizeArgs a;
+      a.in = call.a.buffer;
+      a.codes = call.out.buffer;
+      a.scales = call.out_scale.buffer;
+      a.p = {call.m, call.k,
+             call.a.dtype == Dtype::kBf16 ? gpu::InputDtype::kBf16 : gpu::InputDtype::kFp32, *qc};
+      a.p.faults = call.kernel_faults;
+      return a;
+    }
+    case Family::kDequantize: {
+      gpu::DequantArgs a;
+      a.codes = call.a.buffer;
+      a.scales = call.a_scale.buffer;
+      a.out = call.out.buffer;
+      a.p = {call.m, call.k, gpu::E8m0Upcast::kCorrect};
+      return a;
+    }
+    case Family::kUpcastE8m0: {
+      gpu::UpcastArgs a;
+      a.in = call.a.buffer;
+      a.out = call.out.buffer;
+      a.p = {call.m * call.k, gpu::E8m0Upcast::kCorrect};
+      return a;
+    }
+    case Family::kPreshuffle: {
+      gpu::PreshuffleArgs a;
+      a.in = call.a.buffer;
+      a.out = call.out.buffer;
+      a.p = {call.m, call.k};
+      return a;
+    }
+    case Family::kGemmMx:
+    case Family::kGemmBlock:
+    case Family::kGemmBf16: {
+      gpu::GemmArgs a;
+      a.a = call.a.buffer;
+      a.a_scale = call.a_scale.buffer;
+      a.b = call.b.buffer;
+      a.b_scale = call.b_scale.buffer;
+      a.out = call.out.buffer;
+      a.p = {call.m, call.n, call.k, out_dtype(call.out.dtype)};
+      a.p.faults = call.kernel_faults;
+      a.p.n_offset = call.n_offset;
+      if (call.family == Family::kGemmMx) {
+        // One flag lays out both scale grids: the kernels read A's and B's alike.
+        if (call.a_scale.layout != call.b_scale.layout) {
+          why = "A and B scales must share a layout";
+          return std::nullopt;
+        }
+        a.p.mx_scales_swizzled = call.a_scale.layout == Layout::kNvSwizzle128x4;
+      } else if (call.family == Family::kGemmBlock) {
+        const bool col = call.a_scale.layout == Layout::kColMajor;
+        if (call.a_scale.layout == Layout::kTmaColMajor ||
+            (col && call.a_scale.ld != 0 && call.a_scale.ld != call.m)) {
+          a.p.as_ld = call.a_scale.ld;
+        }
+      }
+      return a;
+    }
+    case Family::kCast:
+    case Family::kQuantizeBlock:
+      break;
+  }
+  why = "family " + std::string(to_string(*k->family)) + " has no built-in launch";
+  return std::nullopt;
+}
+
+Implementation make_builtin() {
+  Implementation impl;
+  impl.name = "builtin";
+  impl.description = "mxgate's own kernels (gpu/kernels) on the backend under test";
+  impl.origin = "built in";
+  impl.spec = "builtin";
+  impl.builtin = true;
+  for (const gpu::KernelDef& def : gpu::all_kernels()) {
+    if (!def.family) continue;
+    const gpu::Kernel k(def);
+    Op op;
+    op.name = std::string(def.name);
+    op.family = *def.family;
+    op.memory = Memory::kBackend;
+    op.contract = def.contract;
+    op.impl = impl.name;
+    op.available = [k](const gpu::Backend& be) { return be.supports(k); };
+    op.run = [k](gpu::Backend& be, const Call& call, std::string& message) {
+      std::optional<gpu::KernelArgs> args = launch_args(k, call, message);
+      if (!args) return Status::kUnsupported;
+      be.run({k, *args});  // poisons, launches, synchronizes, checks guards; throws GpuError
+      return Status::kDone;
+    };
+    impl.ops.push_back(std::move(op));
+  }
+  return impl;
+}
+
+}  // namespace
+
+const Op* Implementation::find_op(std::string_view op) const {
+  for (const Op& o : ops) {
+    if (o.name == op) return &o;
+  }
+  return nullptr;
+}
+
+bool is_planted_fault_description(std::string_view description) {
+  return description.starts_with(MXGATE_PLANTED_FAULT_PREFIX);
+}
+
+FamilyMask Implementation::families() const {
+  FamilyMask m = 0;
+  for (const Op& o : ops) m |= family_bit(o.family);
+  return m;
+}
+
+const Implementation& builtin() {
+  static const Implementation kBuiltin = make_builtin();
+  return kBuiltin;
+}
+
+}  // namespace mxgate::impl

@@ -1,0 +1,275 @@
+#include "impl/contract.h"
+
+#include <array>
+
+namespace mxgate::impl {
+namespace {
+
+struct FamilyName {
+  Family family;
+  std::string_view name;
+};
+constexpr std::array<FamilyName, 9> kFamilies = {{
+    {Family::kCast, "cast"},
+    {Family::kQuantizeMx, "quantize_mx"},
+    {Family::kQuantizeBlock, "quantize_block"},
+    {Family::kDequantize, "dequantize"},
+    {Family::kUpcastE8m0, "upcast_e8m0"},
+    {Family::kPreshuffle, "preshuffle"},
+    {Family::kGemmMx, "gemm_mx"},
+    {Family::kGemmBlock, "gemm_block"},
+    {Family::kGemmBf16, "gemm_bf16"},
+}};
+
+struct DtypeName {
+  Dtype dtype;
+  std::string_view name;
+  std::size_t bytes;
+};
+constexpr std::array<DtypeName, 8> kDtypes = {{
+    {Dtype::kF32, "f32", 4},
+    {Dtype::kBf16, "bf16", 2},
+    {Dtype::kFp16, "fp16", 2},
+    {Dtype::kE4m3fn, "e4m3fn", 1},
+    {Dtype::kE5m2, "e5m2", 1},
+    {Dtype::kE4m3fnuz, "e4m3fnuz", 1},
+    {Dtype::kE5m2fnuz, "e5m2fnuz", 1},
+    {Dtype::kE8m0, "e8m0", 1},
+}};
+
+struct LayoutName {
+  Layout layout;
+  std::string_view name;
+};
+constexpr std::array<LayoutName, 5> kLayouts = {{
+    {Layout::kRowMajor, "row_major"},
+    {Layout::kColMajor, "col_major"},
+    {Layout::kTmaColMajor, "tma_col_major"},
+    {Layout::kNvSwizzle128x4, "nv_swizzle_128x4"},
+    {Layout::kAiterShuffle16x16, "aiter_shuffle_16x16"},
+}};
+
+std::string prefixed(std::string_view op, const std::string& text) {
+  return std::string(op) + ": " + text;
+}
+
+std::optional<std::string> check_dim(char letter, const Dim& d, uint64_t v) {
+  const std::string l(1, letter);
+  const std::string got = " violated (" + l + " = " + std::to_string(v) + ")";
+  if (v == 0) return l + " > 0" + got;
+  if (d.align > 1 && v % d.align != 0) return l + " % " + std::to_string(d.align) + " == 0" + got;
+  if (d.min > 1 && v < d.min) return l + " >= " + std::to_string(d.min) + got;
+  if (d.max != 0 && v > d.max) return l + " <= " + std::to_string(d.max) + got;
+  return std::nullopt;
+}
+
+std::optional<std::string> check_tensor(std::string_view role, const Tensor& t, DtypeMask dtypes,
+                                        std::optional<LayoutMask> layouts, uint32_t ld_align) {
+  if (!t.present()) return std::nullopt;
+  if ((dtypes & dtype_bit(t.dtype)) == 0) {
+    return std::string(role) + " dtype " + std::string(to_string(t.dtype)) + " not in " +
+           describe_dtypes(dtypes);
+  }
+  if (layouts && (*layouts & layout_bit(t.layout)) == 0) {
+    return std::string(role) + " layout " + std::string(to_string(t.layout)) + " not in " +
+           describe_layouts(*layouts);
+  }
+  const bool strided = t.layout == Layout::kRowMajor || t.layout == Layout::kColMajor;
+  if (strided && ld_align > 1 && t.ld % ld_align != 0) {
+    return std::string(role) + " leading dimension " + std::to_string(t.ld) +
+           " is not a multiple of " + std::to_string(ld_align);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::span<const Family> all_families() {
+  static const std::array<Family, 9> kAll = [] {
+    std::array<Family, 9> a{};
+    for (std::size_t i = 0; i < kFamilies.size(); ++i) a[i] = kFamilies[i].family;
+    return a;
+  }();
+  return kAll;
+}
+
+std::string_view to_string(Family f) {
+  for (const FamilyName& n : kFamilies) {
+    if (n.family == f) return n.name;
+  }
+  return "?";
+}
+
+std::optional<Family> parse_family(std::string_view s) {
+  for (const FamilyName& n : kFamilies) {
+    if (n.name == s) return n.family;
+  }
+  return std::nullopt;
+}
+
+bool is_gemm(Family f) {
+  return f == Family::kGemmMx || f == Family::kGemmBlock || f == Family::kGemmBf16;
+}
+
+std::string_view to_string(Memory m) {
+  switch (m) {
+    case Memory::kHost:
+      return "host";
+    case Memory::kCuda:
+      return "cuda";
+    case Memory::kHip:
+      return "hip";
+    case Memory::kBackend:
+      return "backend";
+  }
+  return "?";
+}
+
+std::span<const Dtype> all_dtypes() {
+  static const std::array<Dtype, 8> kAll = [] {
+    std::array<Dtype, 8> a{};
+    for (std::size_t i = 0; i < kDtypes.size(); ++i) a[i] = kDtypes[i].dtype;
+    return a;
+  }();
+  return kAll;
+}
+
+std::string_view to_string(Dtype d) {
+  for (const DtypeName& n : kDtypes) {
+    if (n.dtype == d) return n.name;
+  }
+  return "none";
+}
+
+std::optional<Dtype> parse_dtype(std::string_view s) {
+  for (const DtypeName& n : kDtypes) {
+    if (n.name == s) return n.dtype;
+  }
+  return std::nullopt;
+}
+
+std::size_t dtype_bytes(Dtype d) {
+  for (const DtypeName& n : kDtypes) {
+    if (n.dtype == d) return n.bytes;
+  }
+  return 0;
+}
+
+std::vector<Dtype> dtypes_in(DtypeMask mask) {
+  std::vector<Dtype> out;
+  for (const DtypeName& n : kDtypes) {
+    if (mask & dtype_bit(n.dtype)) out.push_back(n.dtype);
+  }
+  return out;
+}
+
+std::span<const Layout> all_layouts() {
+  static const std::array<Layout, 5> kAll = [] {
+    std::array<Layout, 5> a{};
+    for (std::size_t i = 0; i < kLayouts.size(); ++i) a[i] = kLayouts[i].layout;
+    return a;
+  }();
+  return kAll;
+}
+
+std::string_view to_string(Layout l) {
+  for (const LayoutName& n : kLayouts) {
+    if (n.layout == l) return n.name;
+  }
+  return "?";
+}
+
+std::optional<Layout> parse_layout(std::string_view s) {
+  for (const LayoutName& n : kLayouts) {
+    if (n.name == s) return n.layout;
+  }
+  return std::nullopt;
+}
+
+std::vector<Layout> layouts_in(LayoutMask mask) {
+  std::vector<Layout> out;
+  for (const LayoutName& n : kLayouts) {
+    if (mask & layout_bit(n.layout)) out.push_back(n.layout);
+  }
+  return out;
+}
+
+bool Dim::admits(uint64_t v) const {
+  return v != 0 && (align <= 1 || v % align == 0) && v >= min && (max == 0 || v <= max);
+}
+
+uint64_t scale_grid(uint64_t extent, uint32_t block) {
+  if (block == 0) return extent == 0 ? 0 : 1;
+  return (extent + block - 1) / block;
+}
+
+std::optional<std::string> check_dims(std::string_view op, const Contract& c, uint64_t m,
+                                      uint64_t n, uint64_t k) {
+  if (auto why = check_dim('M', c.m, m)) return prefixed(op, *why);
+  if (auto why = check_dim('N', c.n, n)) return prefixed(op, *why);
+  if (auto why = check_dim('K', c.k, k)) return prefixed(op, *why);
+  return std::nullopt;
+}
+
+std::optional<std::string> check_call(std::string_view op, const Contract& c, const Call& call) {
+  if (auto why = check_dims(op, c, call.m, call.n, call.k)) return why;
+  const bool quantizer =
+      call.family == Family::kQuantizeMx || call.family == Family::kQuantizeBlock;
+  const std::optional<LayoutMask> any;  // tensors whose layout the family fixes
+  struct Clause {
+    std::string_view role;
+    const Tensor& t;
+    DtypeMask dtypes;
+    std::optional<LayoutMask> layouts;
+    uint32_t ld_align;
+  };
+  const DtypeMask scale = c.scale_dtype == Dtype::kNone ? 0 : dtype_bit(c.scale_dtype);
+  const Clause clauses[] = {
+      {"a", call.a, c.a_dtypes, any, 1},
+      {"a_scale", call.a_scale, scale, c.a_scale_layouts, c.a_scale_ld_align},
+      {"b", call.b, c.b_dtypes, c.b_layouts, 1},
+      {"b_scale", call.b_scale, scale, c.b_scale_layouts, c.b_scale_ld_align},
+      {"out", call.out, c.out_dtypes, any, 1},
+      {"out_scale", call.out_scale, quantizer ? scale : 0, c.a_scale_layouts, c.a_scale_ld_align},
+  };
+  for (const Clause& cl : clauses) {
+    if (auto why = check_tensor(cl.role, cl.t, cl.dtypes, cl.layouts, cl.ld_align)) {
+      return prefixed(op, *why);
+    }
+  }
+  if (!call.convention.empty() && !c.conventions.empty()) {
+    bool claimed = false;
+    for (const std::string& name : c.conventions) claimed = claimed || name == call.convention;
+    if (!claimed) {
+      std::string list;
+      for (const std::string& name : c.conventions) list += (list.empty() ? "" : ",") + name;
+      return prefixed(op, "convention " + call.convention + " not in {" + list + "}");
+    }
+  }
+  if (call.n_offset != 0 && !c.n_offset) {
+    return prefixed(op, "n_offset " + std::to_string(call.n_offset) + " not supported");
+  }
+  return std::nullopt;
+}
+
+std::string describe_dtypes(DtypeMask mask) {
+  std::string out;
+  for (Dtype d : dtypes_in(mask)) out += (out.empty() ? "" : ",") + std::string(to_string(d));
+  return "{" + out + "}";
+}
+
+std::string describe_layouts(LayoutMask mask) {
+  std::string out;
+  for (Layout l : layouts_in(mask)) out += (out.empty() ? "" : ",") + std::string(to_string(l));
+  return "{" + out + "}";
+}
+
+std::string describe_dim(char letter, const Dim& d) {
+  const std::string l(1, letter);
+  std::string out = d.align > 1 ? l + " % " + std::to_string(d.align) + " == 0" : "any " + l;
+  if (d.min > 1) out += ", " + l + " >= " + std::to_string(d.min);
+  if (d.max != 0) out += ", " + l + " <= " + std::to_string(d.max);
+  return out;
+}
+
+}  // namespace mxgate::impl

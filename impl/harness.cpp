@@ -1,0 +1,129 @@
+#include "impl/harness.h"
+
+#include "gpu/host/host_backend.h"
+
+namespace mxgate::impl {
+
+gpu::Backend& host_backend() {
+  static gpu::HostBackend be;
+  return be;
+}
+
+gpu::Backend& backend_for(const Op& op, gpu::Backend& under_test) {
+  gpu::Backend* be = nullptr;
+  switch (op.memory) {
+    case Memory::kBackend:
+      be = &under_test;
+      break;
+    case Memory::kHost:
+      be = under_test.memory() == Memory::kHost ? &under_test : &host_backend();
+      break;
+    case Memory::kCuda:
+    case Memory::kHip:
+      if (under_test.memory() != op.memory) {
+        throw Unsupported(op.impl + "/" + op.name + " needs " + std::string(to_string(op.memory)) +
+                          " memory; the backend under test is " + std::string(under_test.name()) +
+                          " (--backend " + std::string(to_string(op.memory)) + ")");
+      }
+      be = &under_test;
+      break;
+  }
+  if (op.available && !op.available(*be)) {
+    throw Unsupported(op.impl + "/" + op.name + " is not available on backend " +
+                      std::string(be->name()));
+  }
+  return *be;
+}
+
+namespace {
+
+const char* slot_name(Tensor Call::*slot) {
+  if (slot == &Call::a) return "a";
+  if (slot == &Call::a_scale) return "a_scale";
+  if (slot == &Call::b) return "b";
+  if (slot == &Call::b_scale) return "b_scale";
+  if (slot == &Call::out) return "out";
+  return "out_scale";
+}
+
+}  // namespace
+
+Invocation::Invocation(const Op& op, gpu::Backend& under_test)
+    : op_(op),
+      be_(&backend_for(op, under_test)),
+      buffers_(std::make_unique<gpu::ScopedBuffers>(*be_)) {}
+
+Invocation::~Invocation() = default;
+
+void Invocation::input(Tensor Call::*slot, std::span<const uint8_t> bytes, uint64_t rows,
+                       uint64_t cols, uint64_t ld, Dtype dtype, Layout layout) {
+  Tensor& t = tensors_.*slot;
+  t.buffer = buffers_->allocate(bytes.size(), slot_name(slot));
+  be_->upload(t.buffer, bytes);
+  t.bytes = bytes.size();
+  t.rows = rows;
+  t.cols = cols;
+  t.ld = ld;
+  t.dtype = dtype;
+  t.layout = layout;
+}
+
+void Invocation::output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols,
+                        uint64_t ld, Dtype dtype, Layout layout) {
+  Tensor& t = tensors_.*slot;
+  t.buffer = buffers_->allocate(bytes, slot_name(slot));  // 0xFF poison (Backend::allocate)
+  t.bytes = bytes;
+  t.rows = rows;
+  t.cols = cols;
+  t.ld = ld;
+  t.dtype = dtype;
+  t.layout = layout;
+}
+
+void Invocation::run(Call call) {
+  call.family = op_.family;
+  for (Tensor Call::*slot :
+       {&Call::a, &Call::a_scale, &Call::b, &Call::b_scale, &Call::out, &Call::out_scale}) {
+    call.*slot = tensors_.*slot;
+  }
+  if (auto why = check_call(op_.name, op_.contract, call)) {
+    throw Unsupported("outside the contract of " + op_.impl + "/" + *why);
+  }
+  const std::string who = op_.impl + "/" + op_.name;
+  gpu::observe_launch(who);
+  std::string message;
+  Status status = Status::kError;
+  try {
+    status = op_.run(*be_, call, message);
+  } catch (const std::exception& e) {
+    throw InvocationError(InvocationError::Kind::kError, who + " threw: " + e.what());
+  }
+  if (status == Status::kUnsupported) {
+    throw InvocationError(
+        InvocationError::Kind::kContractMismatch,
+        "contract mismatch: " + who + " declined a case inside its declared contract: " + message);
+  }
+  if (status != Status::kDone) {
+    throw InvocationError(InvocationError::Kind::kError, who + " returned an error: " + message);
+  }
+  try {
+    be_->synchronize();
+  } catch (const std::exception& e) {
+    throw InvocationError(InvocationError::Kind::kError,
+                          who + ": synchronize after the call failed: " + e.what());
+  }
+  const std::vector<gpu::GuardDamage> damage = be_->check_guards();
+  if (!damage.empty()) {
+    throw InvocationError(InvocationError::Kind::kError,
+                          who + ": " + std::to_string(damage.size()) +
+                              " guard byte(s) damaged; first: " + damage.front().describe());
+  }
+}
+
+std::vector<uint8_t> Invocation::read(Tensor Call::*slot) {
+  const Tensor& t = tensors_.*slot;
+  if (!t.present()) throw std::logic_error("Invocation::read of a tensor that was not given");
+  return be_->download(t.buffer);
+}
+
+}  // namespace mxgate::impl

@@ -1,0 +1,81 @@
+// The invocation harness: one call of one op on guarded buffers, and the verdict kinds beside
+// pass / fail. The harness allocates every buffer on the backend of the op's memory (the
+// backend under test for built-in ops and ops whose memory it is; a host backend for host-memory
+// ops), so each has Backend's guard bands, and outputs start as 0xFF poison. Then it checks the
+// call against the op's contract, names the op to the gate's watchdog, runs it (device ops on
+// the backend's stream), synchronizes and checks every guard.
+//
+// Outcomes other than DONE are exceptions:
+//   Unsupported      the case is outside the op's contract, or the op cannot run on this
+//                    backend: counted and listed by the caller, never a failure
+//   InvocationError  kContractMismatch: the op declined (MXGATE_UNSUPPORTED) a case inside its
+//                    declared contract; kError: the op returned an error, threw, or damaged a
+//                    guard band. Both are failures.
+// A crash or hang inside an op is the gate's watchdog's (tools/mxgate/watchdog.h).
+// docs/plugins.md §4.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpu/backend.h"
+#include "impl/op.h"
+
+namespace mxgate::impl {
+
+class Unsupported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class InvocationError : public std::runtime_error {
+ public:
+  enum class Kind { kContractMismatch, kError };
+  InvocationError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// The backend whose memory `op` uses when `under_test` is the backend under test; throws
+// Unsupported when there is none (a CUDA op without --backend cuda) or the op is unavailable.
+gpu::Backend& backend_for(const Op& op, gpu::Backend& under_test);
+
+// A process-wide host backend for host-memory ops when the backend under test is a device.
+gpu::Backend& host_backend();
+
+class Invocation {
+ public:
+  // Throws Unsupported (backend_for).
+  Invocation(const Op& op, gpu::Backend& under_test);
+  ~Invocation();
+  Invocation(const Invocation&) = delete;
+  Invocation& operator=(const Invocation&) = delete;
+
+  // An input: `bytes` are its stored bytes (layout and padding already applied).
+  void input(Tensor Call::*slot, std::span<const uint8_t> bytes, uint64_t rows, uint64_t cols,
+             uint64_t ld, Dtype dtype, Layout layout);
+  // An output of `bytes` bytes (poisoned).
+  void output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols, uint64_t ld,
+              Dtype dtype, Layout layout);
+  // Runs the call: `call` gives m, n, k and the built-in extensions; its tensors are the ones
+  // given above. Throws Unsupported or InvocationError.
+  void run(Call call);
+  // The bytes of a tensor after the run.
+  std::vector<uint8_t> read(Tensor Call::*slot);
+
+  gpu::Backend& backend() { return *be_; }
+
+ private:
+  const Op& op_;
+  gpu::Backend* be_;
+  std::unique_ptr<gpu::ScopedBuffers> buffers_;
+  Call tensors_;
+};
+
+}  // namespace mxgate::impl

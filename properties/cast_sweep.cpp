@@ -1,0 +1,89 @@
+#include "properties/cast_sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "impl/harness.h"
+#include "properties/cast_values.h"
+#include "reference/convention.h"
+#include "reference/format.h"
+
+namespace mxgate::properties {
+
+std::string SweepResult::describe() const {
+  if (!first_input) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "0x%08x (%a): expected 0x%02x, actual 0x%02x", *first_input,
+                static_cast<double>(float_of(*first_input)), expected, actual);
+  return buf;
+}
+
+std::vector<std::pair<const impl::Op*, impl::Dtype>> sweep_targets(
+    const impl::Implementation& impl) {
+  std::vector<std::pair<const impl::Op*, impl::Dtype>> out;
+  for (const impl::Op& op : impl.ops) {
+    if (op.family != impl::Family::kCast || op.memory != impl::Memory::kHost) continue;
+    if (op.contract.conventions.empty()) continue;
+    for (impl::Dtype d : impl::dtypes_in(op.contract.out_dtypes)) {
+      const auto f = cast_format(d);
+      if (f && cast_encoder(op.contract.conventions.front(), *f)) out.emplace_back(&op, d);
+    }
+  }
+  return out;
+}
+
+SweepResult sweep_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, uint64_t begin,
+                       uint64_t end, uint64_t chunk,
+                       const std::function<void(uint64_t done)>& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (op.family != impl::Family::kCast) throw impl::Unsupported(op.name + " is not a cast op");
+  if (op.contract.conventions.empty()) throw impl::Unsupported(op.name + " claims no convention");
+  const auto format = cast_format(target);
+  const auto encoder = format ? cast_encoder(op.contract.conventions.front(), *format)
+                              : std::function<uint32_t(float)>();
+  if (!encoder) {
+    throw impl::Unsupported(op.name + ": its convention defines no encoder for " +
+                            std::string(impl::to_string(target)));
+  }
+  const std::size_t width = impl::dtype_bytes(target);
+  end = std::min<uint64_t>(end, uint64_t{1} << 32);
+  chunk = std::max<uint64_t>(1, chunk);
+  SweepResult out;
+  std::vector<uint8_t> in;
+  for (uint64_t lo = begin; lo < end; lo += chunk) {
+    const uint64_t count = std::min(chunk, end - lo);
+    in.resize(count * 4);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint32_t bits = static_cast<uint32_t>(lo + i);
+      std::memcpy(in.data() + i * 4, &bits, 4);
+    }
+    impl::Invocation inv(op, be);
+    inv.input(&impl::Call::a, in, 1, count, count, impl::Dtype::kF32, impl::Layout::kRowMajor);
+    inv.output(&impl::Call::out, count * width, 1, count, count, target, impl::Layout::kRowMajor);
+    impl::Call call;
+    call.m = 1;
+    call.k = count;
+    inv.run(call);
+    const std::vector<uint8_t> got = inv.read(&impl::Call::out);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint32_t bits = static_cast<uint32_t>(lo + i);
+      const uint32_t want = encoder(float_of(bits));
+      uint32_t actual = 0;
+      std::memcpy(&actual, got.data() + i * width, width);
+      if (actual != want && out.mismatches++ == 0) {
+        out.first_input = bits;
+        out.expected = want;
+        out.actual = actual;
+      }
+    }
+    out.inputs += count;
+    if (progress) progress(out.inputs);
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace mxgate::properties
