@@ -345,7 +345,9 @@ class Worker {
 
   std::string timed_out() {
     drain_stderr();
-    std::string how = "gave no answer within " + std::to_string(timeout_seconds()) +
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds());
+    std::string how = "gave no answer within " + std::string(seconds) +
                       " s (MXGATE_PYTHON_TIMEOUT), killed";
     if (!stderr_.empty()) how += "; its last output: " + tail(stderr_);
     return how;

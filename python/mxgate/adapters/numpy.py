@@ -42,7 +42,8 @@ _TABLES = {"e4m3fn": E4M3FN, "e5m2": E5M2}
 def e8m0_values(b):
     """OCP E8M0: 2^(b - 127), 0xFF is NaN (exact in fp32, 2^-127 a subnormal)."""
     b = np.asarray(b)
-    v = np.exp2(b.astype(np.float64) - 127.0).astype(np.float32)
+    with np.errstate(over="ignore"):  # 0xFF: 2^128 overflows, then becomes NaN
+        v = np.exp2(b.astype(np.float64) - 127.0).astype(np.float32)
     return np.where(b == 0xFF, np.float32(np.nan), v).astype(np.float32)
 
 
@@ -87,7 +88,8 @@ class NumpyAdapter(Adapter):
 
     def mx_operand(self, codes, scales, dtype):
         k = codes.shape[1]
-        return decode(codes, dtype) * expand(e8m0_values(scales), codes.shape[0], k, 1, 32)
+        with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow is Inf, as specified
+            return decode(codes, dtype) * expand(e8m0_values(scales), codes.shape[0], k, 1, 32)
 
     def block_operand(self, codes, scales, dtype, block):
         return decode(codes, dtype) * expand(scales, codes.shape[0], codes.shape[1], *block)
