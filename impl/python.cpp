@@ -103,6 +103,32 @@ uint64_t get_le(const std::string& s, std::size_t at, int bytes) {
   return v;
 }
 
+// The worker's environment: the caller's, with this tree's package appended to PYTHONPATH and
+// this build's libmxgate.so as MXGATE_LIBRARY unless the caller set one.
+std::vector<std::string> worker_environment() {
+  std::vector<std::string> env;
+  bool has_library = false;
+  std::string pythonpath;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("PYTHONPATH=", 0) == 0) {
+      pythonpath = kv.substr(11);
+      continue;
+    }
+    if (kv.rfind("MXGATE_LIBRARY=", 0) == 0 && kv.size() > 15) has_library = true;
+    env.push_back(kv);
+  }
+  if (const std::string pkg = package_dir(); !pkg.empty()) {
+    pythonpath += (pythonpath.empty() ? "" : ":") + pkg;
+  }
+  if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
+  if (!has_library) {
+    if (const std::string lib = library_path(); !lib.empty()) env.push_back("MXGATE_LIBRARY=" + lib);
+  }
+  env.push_back("PYTHONDONTWRITEBYTECODE=1");
+  return env;
+}
+
 struct Message {
   std::string header;
   std::string body;
@@ -240,26 +266,7 @@ class Worker {
     // Everything exec needs is built before fork: the child only dups and execs.
     const std::string python = interpreter();
     const std::string target(std::string_view(spec_).substr(kPrefix.size()));
-    std::vector<std::string> env;
-    bool has_library = false;
-    std::string pythonpath;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string kv = *e;
-      if (kv.rfind("PYTHONPATH=", 0) == 0) {
-        pythonpath = kv.substr(11);
-        continue;
-      }
-      if (kv.rfind("MXGATE_LIBRARY=", 0) == 0 && kv.size() > 15) has_library = true;
-      env.push_back(kv);
-    }
-    if (const std::string pkg = package_dir(); !pkg.empty()) {
-      pythonpath += (pythonpath.empty() ? "" : ":") + pkg;
-    }
-    if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
-    if (!has_library) {
-      if (const std::string lib = library_path(); !lib.empty()) env.push_back("MXGATE_LIBRARY=" + lib);
-    }
-    env.push_back("PYTHONDONTWRITEBYTECODE=1");
+    std::vector<std::string> env = worker_environment();
     std::vector<char*> envp;
     for (std::string& kv : env) envp.push_back(kv.data());
     envp.push_back(nullptr);
@@ -579,6 +586,53 @@ std::deque<std::unique_ptr<Worker>>& workers() {
 }
 
 }  // namespace
+
+std::vector<std::string> shipped_python_specs(std::string* why) {
+  std::vector<std::string> env = worker_environment();
+  std::vector<char*> envp;
+  for (std::string& kv : env) envp.push_back(kv.data());
+  envp.push_back(nullptr);
+  std::string a0 = interpreter(), a1 = "-m", a2 = "mxgate._worker", a3 = "--list";
+  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    if (why != nullptr) *why = std::string("pipe: ") + std::strerror(errno);
+    return {};
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::execvpe(argv[0], argv, envp.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  if (pid > 0) {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::vector<std::string> specs;
+  if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (why != nullptr) {
+      *why = interpreter() + " -m mxgate._worker --list failed (MXGATE_PYTHON; is the package on "
+             "PYTHONPATH?)";
+    }
+    return specs;
+  }
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) {
+    if (is_python_spec(line)) specs.push_back(line);
+  }
+  return specs;
+}
 
 bool is_python_spec(std::string_view spec) {
   if (spec.substr(0, kPrefix.size()) != kPrefix) return false;

@@ -13,6 +13,7 @@
 // The wire protocol: docs/python.md §10.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,5 +27,9 @@ bool is_python_spec(std::string_view spec);
 // The implementation a py: spec names (process lifetime; one worker per spec). Throws
 // PluginError.
 std::vector<const Implementation*> resolve_python(std::string_view spec);
+
+// The adapters the package ships (mxgate.adapters.SHIPPED), as py: specs, from the worker's
+// interpreter; empty with `why` set when it cannot say (no interpreter, no package).
+std::vector<std::string> shipped_python_specs(std::string* why = nullptr);
 
 }  // namespace mxgate::impl

@@ -112,6 +112,11 @@ def main(argv):
     os.close(null)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    if len(argv) == 2 and argv[1] == "--list":
+        from .adapters import SHIPPED
+
+        proto_out.write("".join(s + "\n" for s in SHIPPED).encode())
+        return 0
     if len(argv) != 2 or ":" not in argv[1]:
         _write(proto_out, "error", "usage: python -m mxgate._worker MODULE:OBJECT")
         return 2
