@@ -145,12 +145,19 @@ class NumpyAdapter(Adapter):
         return finish(y, call.tensor("out").dtype)
 
 
-# The GEMM shapes of the speed figures (docs/python.md §12): M, N, K <= 256.
+# The GEMM shapes of the speed figures (docs/python.md §12): M, N, K <= 256, and <= 64.
 class NumpySmall(NumpyAdapter):
     name = "numpy_small"
     description = "NumpyAdapter's gemm_mx limited to M, N, K <= 256 (speed figures)"
+    limit = 256
 
     def __init__(self):
         super().__init__()
-        self._ops = [o.with_contract(m=Dim(max=256), n=Dim(max=256), k=Dim(max=256))
-                     for o in self._ops if o.name == "gemm_mx"]
+        d = Dim(max=self.limit)
+        self._ops = [o.with_contract(m=d, n=d, k=d) for o in self._ops if o.name == "gemm_mx"]
+
+
+class NumpyTiny(NumpySmall):
+    name = "numpy_tiny"
+    description = "NumpyAdapter's gemm_mx limited to M, N, K <= 64 (speed figures)"
+    limit = 64
