@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <thread>
 
 #include "impl/harness.h"
 #include "properties/cast_values.h"
@@ -156,7 +157,8 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         return out;
       }
     }
-    for (std::size_t t = 0; t < tables.size(); ++t) {
+    // One thread per distinct table: each walks the chunk once.
+    const auto compare = [&](std::size_t t) {
       const std::vector<Run>& runs = tables[t];
       ClaimResult& r = out.results[t];
       // The run holding in[0], then walk (inputs ascend).
@@ -173,7 +175,11 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
           r.actual = codes[j];
         }
       }
-    }
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t t = 1; t < tables.size(); ++t) threads.emplace_back(compare, t);
+    if (!tables.empty()) compare(0);
+    for (std::thread& th : threads) th.join();
     out.inputs += in.size();
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
