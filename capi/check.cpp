@@ -66,8 +66,8 @@ std::string check_json(const char* property, const NamedOptions& options, const 
   }
   const api::Args a(options, {"seed", "cases", "max-size", "case"}, {"no-shrink"});
   if (mi == nullptr) throw UsageError("impl is NULL");
-  const mxgate_plugin plugin{MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr,
-                             1, mi};
+  const mxgate_plugin plugin{
+      MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr, 1, mi};
   std::vector<impl::Implementation> impls;
   try {
     impls = impl::implementations_of("python (in-process)", plugin);

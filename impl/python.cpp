@@ -123,7 +123,8 @@ std::vector<std::string> worker_environment() {
   }
   if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
   if (!has_library) {
-    if (const std::string lib = library_path(); !lib.empty()) env.push_back("MXGATE_LIBRARY=" + lib);
+    if (const std::string lib = library_path(); !lib.empty())
+      env.push_back("MXGATE_LIBRARY=" + lib);
   }
   env.push_back("PYTHONDONTWRITEBYTECODE=1");
   return env;
@@ -159,11 +160,12 @@ class Worker {
     }
     if (hello.header != "hello 1") {
       stop();
-      throw PluginError(PluginError::Kind::kInput,
-                        "--impl " + spec_ + ": " +
-                            (hello.header == "error" ? hello.body
-                                                     : "unexpected handshake '" + hello.header +
-                                                           "' (mxgate._worker of another version?)"));
+      throw PluginError(
+          PluginError::Kind::kInput,
+          "--impl " + spec_ + ": " +
+              (hello.header == "error" ? hello.body
+                                       : "unexpected handshake '" + hello.header +
+                                             "' (mxgate._worker of another version?)"));
     }
     description_ = hello.body;
     return description_;
@@ -192,27 +194,26 @@ class Worker {
       const mxgate_tensor& t;
       bool output;
     };
-    const Slot slots[] = {{"a", c.a, false},       {"a_scale", c.a_scale, false},
-                          {"b", c.b, false},       {"b_scale", c.b_scale, false},
-                          {"out", c.out, true},    {"out_scale", c.out_scale, true}};
+    const Slot slots[] = {{"a", c.a, false},    {"a_scale", c.a_scale, false},
+                          {"b", c.b, false},    {"b_scale", c.b_scale, false},
+                          {"out", c.out, true}, {"out_scale", c.out_scale, true}};
     std::ostringstream h;
     h << "call " << index << " " << c.m << " " << c.n << " " << c.k << "\n";
     std::string body;
     uint64_t out_bytes = 0;
     for (const Slot& s : slots) {
       if (s.t.data == nullptr) continue;
-      h << (s.output ? "out " : "in ") << s.role << " "
-        << to_string(static_cast<Dtype>(s.t.dtype)) << " " << s.t.rows << " " << s.t.cols << " "
-        << s.t.ld << " " << to_string(static_cast<Layout>(s.t.layout)) << " " << s.t.bytes << "\n";
+      h << (s.output ? "out " : "in ") << s.role << " " << to_string(static_cast<Dtype>(s.t.dtype))
+        << " " << s.t.rows << " " << s.t.cols << " " << s.t.ld << " "
+        << to_string(static_cast<Layout>(s.t.layout)) << " " << s.t.bytes << "\n";
       if (s.output) {
         out_bytes += s.t.bytes;
       } else {
         body.append(static_cast<const char*>(s.t.data), s.t.bytes);
       }
     }
-    const auto deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(timeout_seconds()));
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout_seconds()));
     Message reply;
     if (!send(h.str(), body, deadline, why) || !receive(reply, deadline, why)) {
       message = "python worker " + spec_ + " " + why + " in op " + op;
@@ -354,8 +355,8 @@ class Worker {
     drain_stderr();
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds());
-    std::string how = "gave no answer within " + std::string(seconds) +
-                      " s (MXGATE_PYTHON_TIMEOUT), killed";
+    std::string how =
+        "gave no answer within " + std::string(seconds) + " s (MXGATE_PYTHON_TIMEOUT), killed";
     if (!stderr_.empty()) how += "; its last output: " + tail(stderr_);
     return how;
   }
@@ -496,8 +497,8 @@ void parse_description(const std::string& body, Worker& worker, Description& d) 
       std::stringstream ss(value);
       for (uint64_t x; ss >> x;) v.push_back(x);
       if (v.size() != count) {
-        throw std::invalid_argument("line " + std::to_string(line_no) + " '" + line + "': " +
-                                    std::to_string(count) + " numbers expected");
+        throw std::invalid_argument("line " + std::to_string(line_no) + " '" + line +
+                                    "': " + std::to_string(count) + " numbers expected");
       }
       return v;
     };
@@ -532,12 +533,12 @@ void parse_description(const std::string& body, Worker& worker, Description& d) 
       for (int j = 0; j < 3; ++j) *dims[i][j] = v[j];
     } else if (key == "a_dtypes" || key == "b_dtypes" || key == "out_dtypes") {
       const uint64_t m = mask_of(value, parse_dtype, "dtype");
-      (key == "a_dtypes" ? op->contract.a_dtypes
+      (key == "a_dtypes"   ? op->contract.a_dtypes
        : key == "b_dtypes" ? op->contract.b_dtypes
                            : op->contract.out_dtypes) = m;
     } else if (key == "a_scale_layouts" || key == "b_scale_layouts" || key == "b_layouts") {
       const auto m = static_cast<uint32_t>(mask_of(value, parse_layout, "layout"));
-      (key == "a_scale_layouts" ? op->contract.a_scale_layouts
+      (key == "a_scale_layouts"   ? op->contract.a_scale_layouts
        : key == "b_scale_layouts" ? op->contract.b_scale_layouts
                                   : op->contract.b_layouts) = m;
     } else if (key == "scale_dtype") {
@@ -551,8 +552,7 @@ void parse_description(const std::string& body, Worker& worker, Description& d) 
       (key == "a_block" ? op->contract.a_block_cols : op->contract.b_block_cols) =
           static_cast<uint32_t>(v[1]);
     } else if (key == "a_scale_ld_align" || key == "b_scale_ld_align") {
-      (key == "a_scale_ld_align" ? op->contract.a_scale_ld_align
-                                 : op->contract.b_scale_ld_align) =
+      (key == "a_scale_ld_align" ? op->contract.a_scale_ld_align : op->contract.b_scale_ld_align) =
           static_cast<uint32_t>(nums(1)[0]);
     } else if (key == "convention") {
       op->contract.convention = d.keep(value);
@@ -622,7 +622,8 @@ std::vector<std::string> shipped_python_specs(std::string* why) {
   std::vector<std::string> specs;
   if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     if (why != nullptr) {
-      *why = interpreter() + " -m mxgate._worker --list failed (MXGATE_PYTHON; is the package on "
+      *why = interpreter() +
+             " -m mxgate._worker --list failed (MXGATE_PYTHON; is the package on "
              "PYTHONPATH?)";
     }
     return specs;
@@ -658,11 +659,10 @@ std::vector<const Implementation*> resolve_python(std::string_view spec_view) {
     if (d.ops.empty()) throw std::invalid_argument("the adapter declares no op");
     const mxgate_impl mi{d.keep(d.name), d.keep(d.text), static_cast<uint32_t>(d.ops.size()),
                          d.ops.data()};
-    const mxgate_plugin p{MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr, 1,
-                          &mi};
-    impls = implementations_of("python worker " + spec.substr(kPrefix.size()) + " (" +
-                                   interpreter() + ")",
-                               p);
+    const mxgate_plugin p{
+        MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr, 1, &mi};
+    impls = implementations_of(
+        "python worker " + spec.substr(kPrefix.size()) + " (" + interpreter() + ")", p);
   } catch (const std::invalid_argument& e) {
     throw PluginError(PluginError::Kind::kInput,
                       "--impl " + spec + ": malformed adapter description: " + e.what());

@@ -124,8 +124,8 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
     }
   }
   const std::size_t width = impl::dtype_bytes(target);
-  chunk = std::max<uint64_t>(1, std::min<uint64_t>(chunk, op.contract.k.max ? op.contract.k.max
-                                                                             : chunk));
+  chunk = std::max<uint64_t>(
+      1, std::min<uint64_t>(chunk, op.contract.k.max ? op.contract.k.max : chunk));
   std::vector<uint32_t> in;
   for (uint64_t i = 0; chunk_inputs(which, chunk, i, in); ++i) {
     // The harness takes at most the contract's K per call: split the chunk.

@@ -48,7 +48,7 @@ struct CastSurvey {
   std::string claimed;  // the op's claim ("" when none)
   uint64_t inputs = 0;
   std::string error;  // the op failed (an error, a decline, guard damage): the sweep stopped
-  std::vector<ClaimResult> results;  // one per distinct expected table
+  std::vector<ClaimResult> results;          // one per distinct expected table
   std::vector<std::string> matches() const;  // claims it equals bit for bit
   double seconds = 0;
 };

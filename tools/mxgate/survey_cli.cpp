@@ -184,16 +184,17 @@ std::string markdown(const std::vector<ImplRow>& rows, properties::CastInputs in
       for (const ClaimRow& cl : c.claims) {
         for (const std::string& name : split(cl.claims, ',')) {
           if (name == c.claimed) {
-            claim_state = cl.mismatches == 0 ? "no" : "**" + std::to_string(cl.mismatches) +
-                                                          " inputs; first " + cl.first + "**";
+            claim_state = cl.mismatches == 0 ? "no"
+                                             : "**" + std::to_string(cl.mismatches) +
+                                                   " inputs; first " + cl.first + "**";
           }
         }
         if (closest == nullptr || cl.mismatches < closest->mismatches) closest = &cl;
       }
       std::string other = "-";
       if (m.empty() && closest != nullptr) {
-        other = display(closest->claims) + ": " + std::to_string(closest->mismatches) + " inputs; first " +
-                closest->first;
+        other = display(closest->claims) + ": " + std::to_string(closest->mismatches) +
+                " inputs; first " + closest->first;
       }
       md << "| " << cell(r.name) << " | " << cell(c.op) << " | " << c.target << " | "
          << cell(c.claimed.empty() ? "(none)" : c.claimed) << " | " << c.inputs << " | "
@@ -334,8 +335,8 @@ int cmd_survey(const Argv& argv) {
         continue;
       }
       if (gi.families & impl::family_bit(impl::Family::kCast)) {
-        const ChildOutcome o = watchdog.run(
-            [&] { return cast_payload(gi.spec, backend, inputs); }, timeout);
+        const ChildOutcome o =
+            watchdog.run([&] { return cast_payload(gi.spec, backend, inputs); }, timeout);
         if (o.kind == ChildOutcome::Kind::kResult) {
           parse_casts(o.payload, row);
         } else {
@@ -357,7 +358,9 @@ int cmd_survey(const Argv& argv) {
         c.name = std::string(p.name) + "[" + gi.name + "]";
         c.backend = backend;
         const std::string impl_spec = gi.spec == "builtin" ? "" : gi.spec;
-        c.run = [&p, backend, s, impl_spec] { return property_check(p, backend, s, "", impl_spec); };
+        c.run = [&p, backend, s, impl_spec] {
+          return property_check(p, backend, s, "", impl_spec);
+        };
         const CheckRun run = run_in_child(c, watchdog, timeout);
         PropertyRow pr;
         pr.property = std::string(p.name);
