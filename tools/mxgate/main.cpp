@@ -36,7 +36,10 @@ constexpr Verb kVerbs[] = {
      "               host), host, hip, cuda, or a comma list; property and regression checks run\n"
      "               on each\n"
      "  --impl       implementations to gate besides the built-in one (`mxgate impls` lists\n"
-     "               them; SPEC: a shipped plugin NAME[:IMPL], PATH.so[:IMPL]): every property\n"
+     "               them; SPEC: a shipped plugin NAME[:IMPL], PATH.so[:IMPL], a Python adapter\n"
+     "               py:MODULE:OBJECT run in a worker process (MXGATE_PYTHON, default python3;\n"
+     "               one that crashes or hangs past MXGATE_PYTHON_TIMEOUT is an error of that\n"
+     "               check)): every property\n"
      "               of their ops' families, checks property.NAME[IMPL]; a plugin that does not\n"
      "               load is one error check impl.load[SPEC] and the run goes on. Unsupported\n"
      "               cases are counted and shown, never failures; an op declining a case inside\n"
@@ -257,7 +260,8 @@ constexpr Verb kVerbs[] = {
      "every op: its family, memory (host, cuda, hip; backend for the built-in ops, which run on\n"
      "the backend under test), contract (dimensions, dtypes, layouts, scale blocks, leading-\n"
      "dimension alignment, conventions, declared summation order) and accumulator model.\n"
-     "--impl SPEC: builtin, a shipped NAME, NAME:IMPL, NAME:all, PATH.so or PATH.so:IMPL.\n"
+     "--impl SPEC: builtin, a shipped NAME, NAME:IMPL, NAME:all, PATH.so, PATH.so:IMPL, or a\n"
+     "Python adapter py:MODULE:OBJECT (its worker process is started to list it).\n"
      "Plugins are listed without calling their init(). --json prints schema mxgate-impls/1.\n"
      "Exit 0, 2 when a plugin does not load (each named on stderr).",
      mxgate::cli::cmd_impls},
