@@ -261,6 +261,10 @@ std::vector<Implementation> convert(const std::string& path, const mxgate_plugin
 
 }  // namespace
 
+std::vector<Implementation> implementations_of(const std::string& origin, const mxgate_plugin& p) {
+  return convert(origin, p);
+}
+
 std::vector<Implementation> load_plugin(const std::string& path, bool call_init) {
   const std::lock_guard<std::mutex> lock(g_mutex);
   Loaded& l = loaded()[path];

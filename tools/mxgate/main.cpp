@@ -36,7 +36,10 @@ constexpr Verb kVerbs[] = {
      "               host), host, hip, cuda, or a comma list; property and regression checks run\n"
      "               on each\n"
      "  --impl       implementations to gate besides the built-in one (`mxgate impls` lists\n"
-     "               them; SPEC: a shipped plugin NAME[:IMPL], PATH.so[:IMPL]): every property\n"
+     "               them; SPEC: a shipped plugin NAME[:IMPL], PATH.so[:IMPL], a Python adapter\n"
+     "               py:MODULE:OBJECT run in a worker process (MXGATE_PYTHON, default python3;\n"
+     "               one that crashes or hangs past MXGATE_PYTHON_TIMEOUT is an error of that\n"
+     "               check)): every property\n"
      "               of their ops' families, checks property.NAME[IMPL]; a plugin that does not\n"
      "               load is one error check impl.load[SPEC] and the run goes on. Unsupported\n"
      "               cases are counted and shown, never failures; an op declining a case inside\n"
@@ -264,7 +267,8 @@ constexpr Verb kVerbs[] = {
      "every op: its family, memory (host, cuda, hip; backend for the built-in ops, which run on\n"
      "the backend under test), contract (dimensions, dtypes, layouts, scale blocks, leading-\n"
      "dimension alignment, conventions, declared summation order) and accumulator model.\n"
-     "--impl SPEC: builtin, a shipped NAME, NAME:IMPL, NAME:all, PATH.so or PATH.so:IMPL.\n"
+     "--impl SPEC: builtin, a shipped NAME, NAME:IMPL, NAME:all, PATH.so, PATH.so:IMPL, or a\n"
+     "Python adapter py:MODULE:OBJECT (its worker process is started to list it).\n"
      "Plugins are listed without calling their init(). --json prints schema mxgate-impls/1.\n"
      "Exit 0, 2 when a plugin does not load (each named on stderr).",
      mxgate::cli::cmd_impls},
@@ -278,6 +282,25 @@ constexpr Verb kVerbs[] = {
      "the default gate (`mxgate gate --exhaustive` adds it). Exit 0 all equal, 1 a mismatch, 2\n"
      "usage error or no host cast op.",
      mxgate::cli::cmd_sweep_cast},
+    {"survey",
+     "survey [--impl SPEC,...] [--json] [--markdown FILE] [--cast-inputs all|sample] [--seed S] "
+     "[--cases N] [--backend host|hip|cuda] [--check-timeout SECONDS]",
+     "What every implementation does, in one table: builtin, every shipped plugin (NAME:all) and\n"
+     "every shipped Python adapter (mxgate.adapters.SHIPPED, run by MXGATE_PYTHON; one that\n"
+     "cannot be imported or is unavailable here is listed as such), or those --impl names\n"
+     "(py:MODULE:OBJECT included). Per implementation:\n"
+     "  casts       each cast op (host memory, or the --backend's) and target format against\n"
+     "              every convention defining the format and, for e8m0, every e8m0 rule: the\n"
+     "              conventions it equals bit for bit, else the count of differing inputs and the\n"
+     "              first; --cast-inputs all (default) casts all 2^32 fp32 bit patterns,\n"
+     "              sample 393216 of them (every sign and exponent, ties, zeros, Inf, NaN)\n"
+     "  properties  every property that applies, with its verdict, cases, unsupported count and\n"
+     "              shrunk case (--seed, default 1; --cases, default 100)\n"
+     "Each piece runs in a watchdog child (--check-timeout, default 1800 s): a crash or hang is\n"
+     "an error of that piece and the survey goes on. Prints the markdown table (progress first);\n"
+     "--markdown FILE writes it, --json prints schema mxgate-survey/1 instead (progress on\n"
+     "stderr). Exit 0 when the survey ran (failures are its content), 2 usage error.",
+     mxgate::cli::cmd_survey},
 };
 
 void usage(FILE* out) {
