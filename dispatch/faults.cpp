@@ -68,6 +68,15 @@ std::span<const Fault> all_faults() { return kAll; }
 
 std::string_view to_string(Fault f) { return kRows[static_cast<std::size_t>(f)].name; }
 
+int fault_number(Fault f) {
+  const std::string_view name = to_string(f);
+  int n = 0;
+  for (std::size_t i = 1; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) {
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
 uint32_t kernel_fault_bits(const Faults& faults) {
   uint32_t out = 0;
   for (const FaultRow& r : kRows) {

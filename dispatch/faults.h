@@ -49,6 +49,8 @@ inline constexpr std::size_t kFaultCount = 23;
 std::span<const Fault> all_faults();
 std::string_view to_string(Fault f);  // "z1_no_per_step_fallback", ...
 std::optional<Fault> parse_fault(std::string_view s);
+// The class number of docs/bug_classes.md §2, from the name: 31 for "z31_nibble_order_swapped".
+int fault_number(Fault f);
 
 class Faults {
  public:

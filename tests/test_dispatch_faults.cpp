@@ -70,9 +70,8 @@ TEST(DispatchFaults, EveryFaultIdAppearsExactlyOnce) {
   for (int id = 0; id < static_cast<int>(kFaultCount); ++id) {
     EXPECT_EQ(seen[id], 1) << "fault id " << id;
     const std::string name(to_string(static_cast<Fault>(id)));
-    const std::size_t underscore = name.find('_');
-    ASSERT_TRUE(name.starts_with("z") && underscore != std::string::npos) << name;
-    const int number = std::stoi(name.substr(1, underscore - 1));
+    const int number = fault_number(static_cast<Fault>(id));
+    EXPECT_TRUE(name.starts_with("z" + std::to_string(number) + "_")) << name;
     EXPECT_GT(number, previous) << "fault id " << id << " is named " << name;
     if (id == 0) {
       EXPECT_EQ(number, 1) << name;
