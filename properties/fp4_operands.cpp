@@ -16,6 +16,7 @@
 #include "reference/fp4_pack.h"
 #include "reference/fp_encode.h"
 #include "reference/nvfp4_quant.h"
+#include "reference/scale_layout.h"
 
 namespace mxgate::properties {
 
@@ -197,6 +198,45 @@ std::vector<uint8_t> global_bytes(float v, Dtype dtype) {
   }
   std::vector<uint8_t> out(4);
   std::memcpy(out.data(), &v, 4);
+  return out;
+}
+
+GemmOutput run_fp4_gemm_kernel(gpu::Backend& be, gpu::Kernel kernel, const Fp4Operands& o,
+                               OutputFormat format, bool swizzled, uint32_t faults, uint8_t pad) {
+  const std::size_t kb = ceil_div(o.k, block_of(o));
+  const auto scales = [&](const std::vector<uint8_t>& grid, std::size_t rows) {
+    return swizzled ? pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, rows, kb,
+                                           std::span<const uint8_t>(grid), pad)
+                    : grid;
+  };
+  gpu::ScopedBuffers buffers(be);
+  gpu::Fp4GemmArgs g;
+  g.p.m = o.m;
+  g.p.n = o.n;
+  g.p.k = o.k;
+  g.p.a_format = o.a_dtype == Dtype::kE4m3fn ? gpu::Fp4Operand::kE4m3fn : gpu::Fp4Operand::kE2m1;
+  g.p.out = format == OutputFormat::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32;
+  g.p.swizzled_scales = swizzled;
+  g.p.faults = faults;
+  g.a = buffers.make(
+      o.a_dtype == Dtype::kE2m1 ? pack_fp4(o.a, o.m, o.k, NibbleOrder::kLowFirst, 0xF) : o.a, "A");
+  g.b = buffers.make(pack_fp4(o.b, o.n, o.k, NibbleOrder::kLowFirst, 0xF), "B");
+  g.a_scale = buffers.make(scales(o.a_scales, o.m), "As");
+  g.b_scale = buffers.make(scales(o.b_scales, o.n), "Bs");
+  g.a_global = buffers.make(std::vector<float>{o.a_global}, "global_a");
+  g.b_global = buffers.make(std::vector<float>{o.b_global}, "global_b");
+  const bool bf16_out = format == OutputFormat::kBf16;
+  g.out = buffers.allocate(o.m * o.n * (bf16_out ? 2 : 4), "C");
+  be.run({kernel, g});
+  GemmOutput out;
+  out.rows = o.m;
+  out.cols = o.n;
+  out.format = format;
+  if (bf16_out) {
+    out.bf16 = be.download_as<uint16_t>(g.out);
+  } else {
+    out.fp32 = be.download_as<float>(g.out);
+  }
   return out;
 }
 

@@ -58,6 +58,13 @@ GemmOutput run_fp4_gemm_op(gpu::Backend& under_test, const impl::Op& op, const F
                            OutputFormat format, impl::Layout scales, impl::Dtype global_dtype,
                            uint32_t kernel_faults, uint8_t pad = 0xFF);
 
+// One launch of built-in FP4 GEMM `kernel` (gemm_mxfp4, gemm_nvfp4) through Backend::run, no
+// contract check: packed operands, both scale grids row-major or in the 128x4 swizzle (padding
+// `pad`), fp32 globals. The backend checks of tests/test_gpu_checks_fp4.h use it.
+GemmOutput run_fp4_gemm_kernel(gpu::Backend& be, gpu::Kernel kernel, const Fp4Operands& o,
+                               OutputFormat format, bool swizzled, uint32_t faults = 0,
+                               uint8_t pad = 0xFF);
+
 // The bytes of one 1 x 1 global-scale tensor of `dtype` (F32 or BF16) holding `v`.
 std::vector<uint8_t> global_bytes(float v, impl::Dtype dtype);
 
