@@ -16,6 +16,7 @@ void add_cast_properties(std::vector<Property>& out);      // props_cast.cpp
 void add_quant_properties(std::vector<Property>& out);     // props_quant.cpp
 void add_gemm_properties(std::vector<Property>& out);      // props_gemm.cpp
 void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp
+void add_fp4_properties(std::vector<Property>& out);       // props_fp4.cpp
 
 // Size-independent choices: RapidCheck scales inRange and container sizes with a size that grows
 // over the run (case i of 100 has size i), which would make the first cases all minimal. These

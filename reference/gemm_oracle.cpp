@@ -628,7 +628,9 @@ GemmOutput exact_gemm(const GemmProblem& problem, OutputFormat format,
     std::vector<float> acc(problem.m * problem.n, 0.0f);
     Fp32Sink sink{acc.data(), problem.n};
     run_exact(problem, options, sink);
-    for (float& c : acc) c = fence(problem.alpha * c) + 0.0f;  // the epilogue multiply, +0 for 0
+    // The epilogue's one fp32 multiply, IEEE signs included: a negative acc whose product with
+    // alpha underflows is -0, as fl32(alpha * acc) is in every kernel (and in ordered_gemm).
+    for (float& c : acc) c = fence(problem.alpha * c);
     if (format == OutputFormat::kFp32) {
       out.fp32 = std::move(acc);
     } else {

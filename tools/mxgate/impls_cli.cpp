@@ -67,6 +67,9 @@ void print_op(const Op& op) {
     }
     std::printf("\n");
   }
+  if (c.global_dtypes != 0) {
+    std::printf("      global scales %s (1 x 1)\n", impl::describe_dtypes(c.global_dtypes).c_str());
+  }
   if (!c.conventions.empty()) {
     std::printf("      convention %s", joined(c.conventions).c_str());
     if (!c.element_convention.empty()) {
@@ -140,7 +143,9 @@ void json_op(report::JsonWriter& w, const Op& op) {
   } else {
     w.null();
   }
-  w.field("n_offset", c.n_offset).field("notes", c.notes).end_object();
+  w.field("n_offset", c.n_offset).field("notes", c.notes);
+  json_list(w, "global_dtypes", dtype_names(c.global_dtypes));
+  w.end_object();
   w.end_object();
 }
 
