@@ -68,7 +68,8 @@ std::string accumulators_text(const Args& a) {
 }
 
 const std::set<std::string>& probe_accumulator_options() {
-  static const std::set<std::string> options = {"simulate", "scaling", "m", "n", "k", "format"};
+  static const std::set<std::string> options = {"simulate", "impl", "backend", "scaling",
+                                                "m",        "n",    "k",       "format"};
   return options;
 }
 
@@ -78,7 +79,15 @@ const std::set<std::string>& probe_accumulator_flags() {
 }
 
 ProbeAccumulatorSpec probe_accumulator_spec(const Args& a) {
-  ProbeAccumulatorSpec spec{accumulator_spec("simulate", a.require("simulate")), {}, {}, false};
+  ProbeAccumulatorSpec spec;
+  const std::optional<std::string> simulate = a.get("simulate"), impl = a.get("impl");
+  if (simulate.has_value() == impl.has_value()) {
+    throw UsageError(simulate ? "--simulate and --impl exclude each other"
+                              : "missing required option --simulate or --impl");
+  }
+  if (simulate) spec.model = accumulator_spec("simulate", *simulate);
+  if (impl) spec.impl = *impl;
+  if (simulate && a.get("backend")) throw UsageError("--backend is for --impl, not --simulate");
   ProbeOptions& o = spec.options;
   spec.scaling = a.get("scaling").value_or("per-tensor");
   if (spec.scaling == "per-tensor") {
@@ -106,19 +115,29 @@ ProbeAccumulatorSpec probe_accumulator_spec(const Args& a) {
   return spec;
 }
 
-std::string probe_accumulator_text(const ProbeAccumulatorSpec& spec) {
+std::string probe_accumulator_text(const ProbeAccumulatorSpec& spec, const Fp8Gemm* gemm,
+                                   const std::string& implementation) {
   const ProbeOptions& o = spec.options;
+  if (gemm == nullptr && !spec.model) {
+    throw std::logic_error("probe_accumulator_text: no implementation to probe");
+  }
+  // "simulate MODEL" or "impl SPEC:OP" (text), "simulate:MODEL" or "impl:SPEC:OP" (JSON).
+  const bool simulated = gemm == nullptr;
+  const std::string what = simulated                ? spec.model->name
+                           : implementation.empty() ? spec.impl
+                                                    : implementation;
+  const std::string kind = simulated ? "simulate" : "impl";
   ProbeResult r;
   try {
-    r = probe_accumulator(simulated_fp8_gemm(spec.model), o);
+    r = probe_accumulator(simulated ? simulated_fp8_gemm(*spec.model) : *gemm, o);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());  // e.g. a chunk crossing the block scales
+    throw UsageError(e.what());  // e.g. a chunk crossing the block scales, an op's contract
   }
   if (spec.json) {
     std::ostringstream out;
     JsonWriter w(out);
     w.begin_object();
-    w.field("implementation", "simulate:" + spec.model.name);
+    w.field("implementation", kind + ":" + what);
     w.field("scaling", spec.scaling).field("k", o.k);
     w.field("precision_bits", r.precision_bits);
     w.field("precision_at_output_limit", r.precision_at_output_limit);
@@ -139,7 +158,7 @@ std::string probe_accumulator_text(const ProbeAccumulatorSpec& spec) {
     w.end_object();
     return out.str() + "\n";
   }
-  const std::string head = "probe-accumulator: simulate " + spec.model.name + " (" +
+  const std::string head = "probe-accumulator: " + kind + " " + what + " (" +
                            std::string(info(o.format).name) + ", " + spec.scaling +
                            " scales, M=" + std::to_string(o.m) + " N=" + std::to_string(o.n) +
                            " K=" + std::to_string(o.k) + ")\n";

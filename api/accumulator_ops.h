@@ -4,6 +4,7 @@
 // here. tools/mxgate/accumulator_cli.cpp prints the text; capi/ returns the listing.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -28,17 +29,25 @@ std::string accumulators_text(const Args& a);
 
 // ---- probe-accumulator --------------------------------------------------------------------------
 
-const std::set<std::string>& probe_accumulator_options();  // simulate scaling m n k format
-const std::set<std::string>& probe_accumulator_flags();    // json
+// simulate impl backend scaling m n k format (--impl and --backend are the CLI's: it resolves
+// the implementation, api/ knows none).
+const std::set<std::string>& probe_accumulator_options();
+const std::set<std::string>& probe_accumulator_flags();  // json
 
 struct ProbeAccumulatorSpec {
-  AccumulatorModel model;  // --simulate: the implementation is this model's simulation
+  // Exactly one of: --simulate (the implementation is this model's simulation), --impl SPEC[:OP]
+  // (an implementation's GEMM op, run by the caller).
+  std::optional<AccumulatorModel> model;
+  std::string impl;
   ProbeOptions options;
   std::string scaling;  // as given: per-tensor | block
   bool json = false;
 };
 ProbeAccumulatorSpec probe_accumulator_spec(const Args& a);
-// Runs the probe; what the CLI prints (a model the probe cannot run on is a UsageError).
-std::string probe_accumulator_text(const ProbeAccumulatorSpec& spec);
+// Runs the probe on `gemm` (the simulation of spec.model when null; `implementation` names the
+// implementation's op, "SPEC:OP", in the output); what the CLI prints. A model or implementation
+// the probe cannot run on is a UsageError.
+std::string probe_accumulator_text(const ProbeAccumulatorSpec& spec, const Fp8Gemm* gemm = nullptr,
+                                   const std::string& implementation = "");
 
 }  // namespace mxgate::api

@@ -21,6 +21,7 @@
 #include "api/args.h"
 #include "api/tensor_ops.h"
 #include "api/value_ops.h"
+#include "capi/check.h"
 #include "mxgate/api.h"
 #include "reference/convention.h"
 #include "reference/npy.h"
@@ -352,5 +353,30 @@ int mxgate_api_result_verdict(const mxgate_api_result* result, mxgate_api_verdic
 }
 
 void mxgate_api_result_free(mxgate_api_result* result) { delete result; }
+
+int mxgate_api_check(const char* property, size_t option_count, const char* const* names,
+                     const char* const* values, const mxgate_impl* impl,
+                     mxgate_api_result** result) {
+  if (!result) {
+    last_error = "result is NULL";
+    return MXGATE_API_ERROR_INPUT;
+  }
+  *result = nullptr;
+  return guarded([&] {
+    if (option_count > 0 && (!names || !values)) {
+      throw mxgate::api::UsageError("option_count is " + std::to_string(option_count) +
+                                    " but names or values is NULL");
+    }
+    mxgate::capi::NamedOptions named;
+    for (size_t i = 0; i < option_count; ++i) {
+      if (!names[i]) throw mxgate::api::UsageError("option " + std::to_string(i) + " has no name");
+      named.emplace_back(names[i],
+                         values[i] ? std::optional<std::string>(values[i]) : std::nullopt);
+    }
+    auto r = std::make_unique<mxgate_api_result>();
+    r->text = mxgate::capi::check_json(property, named, impl);
+    *result = r.release();
+  });
+}
 
 }  // extern "C"

@@ -55,6 +55,15 @@ constexpr std::array<FaultRow, kFaultCount> kRows = {{
     {Fault::kZ29Offset32Bit, "z29_offset_32bit", gpu::kernel_fault::kOffset32Bit},
     {Fault::kZ30LaunchCounterOrder, "z30_launch_counter_order",
      gpu::kernel_fault::kLaunchCounterOrder},
+    {Fault::kZ31NibbleOrderSwapped, "z31_nibble_order_swapped", gpu::kernel_fault::kNibbleSwap},
+    {Fault::kZ32E2m1TiesAway, "z32_e2m1_ties_away", gpu::kernel_fault::kE2m1TiesAway},
+    {Fault::kZ33E4m3SubnormalAsNormal, "z33_e4m3_subnormal_as_normal",
+     gpu::kernel_fault::kE4m3SubnormalAsNormal},
+    {Fault::kZ34Nvfp4Amax32, "z34_nvfp4_amax_over_32", gpu::kernel_fault::kNvfp4Amax32},
+    {Fault::kZ35Bf16GlobalAsFp32, "z35_bf16_global_as_fp32", gpu::kernel_fault::kGlobalReadAsFp32},
+    {Fault::kZ36ZeroAmaxNanScale, "z36_zero_amax_nan_scale", gpu::kernel_fault::kZeroAmaxNanScale},
+    {Fault::kZ37ScaleTailUnmasked, "z37_scale_tail_unmasked",
+     gpu::kernel_fault::kScaleTailUnmasked},
 }};
 
 // Rows in enum order: row i is fault i, so the faults of all_faults() and their names cannot
@@ -66,6 +75,7 @@ constexpr bool rows_in_enum_order() {
   return true;
 }
 static_assert(rows_in_enum_order(), "kRows must list the faults in enum order");
+static_assert(kFaultCount <= 64, "Faults keeps one bit per fault in a uint64_t");
 
 constexpr std::array<Fault, kFaultCount> kAll = [] {
   std::array<Fault, kFaultCount> a{};
@@ -78,6 +88,15 @@ constexpr std::array<Fault, kFaultCount> kAll = [] {
 std::span<const Fault> all_faults() { return kAll; }
 
 std::string_view to_string(Fault f) { return kRows[static_cast<std::size_t>(f)].name; }
+
+int fault_number(Fault f) {
+  const std::string_view name = to_string(f);
+  int n = 0;
+  for (std::size_t i = 1; i < name.size() && name[i] >= '0' && name[i] <= '9'; ++i) {
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
 
 uint32_t kernel_fault_bits(const Faults& faults) {
   uint32_t out = 0;

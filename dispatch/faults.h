@@ -1,10 +1,11 @@
 // The bug zoo (docs/bug_classes.md §2): named switches that re-create, in the dispatch framework,
 // the silent bug classes that live there. Off by default; a layer carries its own set, chosen at
 // run time (tests, `mxgate zoo`, `MXGATE_FAULTS`). Each fault changes behaviour on its minimal case
-// (tests/test_dispatch_faults.cpp). Z1-Z7 and Z19 live in the dispatch logic; Z8-Z18 and Z20-Z30
-// live in the quantizers, dequantizers and GEMM kernels under test (gpu/kernels, switched by the
-// kernel_fault bits of gpu/kernels/params.h: kernel_fault_bits maps a set to them), never in
-// reference/.
+// (tests/test_dispatch_faults.cpp). Z1-Z7 and Z19 live in the dispatch logic; Z8-Z18, Z20-Z30 and
+// Z31-Z37 (the FP4 kernels) live in the quantizers, dequantizers and GEMM kernels under test
+// (gpu/kernels, switched by the kernel_fault bits of gpu/kernels/params.h: kernel_fault_bits maps
+// a set to them), never in reference/. A fault's number is its name's ("z31_..." is Z31), not its
+// place in the enum.
 #pragma once
 
 #include <cstdint>
@@ -50,12 +51,22 @@ enum class Fault : uint8_t {
   kZ28KTailScaleUnmasked,     // MX dequant GEMM: K-tail tile's scale loads unmasked
   kZ29Offset32Bit,            // dequantize: element offsets wrap at 2^31 (device only)
   kZ30LaunchCounterOrder,     // gemm_bf16: summation order flips on every other launch
+  // The FP4 kernels (docs/bug_classes.md §2).
+  kZ31NibbleOrderSwapped,     // quantize_mxfp4 packs element 2i in the high nibble
+  kZ32E2m1TiesAway,           // quantize_mxfp4 rounds E2M1 ties away from zero
+  kZ33E4m3SubnormalAsNormal,  // gemm_nvfp4 decodes a subnormal E4M3 block scale as a normal
+  kZ34Nvfp4Amax32,            // quantize_nvfp4 takes each block's amax over 32 elements
+  kZ35Bf16GlobalAsFp32,       // quantize_nvfp4 reads a bf16 global amax as fp32
+  kZ36ZeroAmaxNanScale,       // quantize_nvfp4: zero block amax -> 1, unclamped E4M3 cast (NaN)
+  kZ37ScaleTailUnmasked,      // gemm_mxfp4 reads the scale columns of its last K tile unmasked
 };
-inline constexpr std::size_t kFaultCount = 30;
+inline constexpr std::size_t kFaultCount = 37;
 
 std::span<const Fault> all_faults();
 std::string_view to_string(Fault f);  // "z1_no_per_step_fallback", ...
 std::optional<Fault> parse_fault(std::string_view s);
+// The class number of docs/bug_classes.md §2, from the name: 31 for "z31_nibble_order_swapped".
+int fault_number(Fault f);
 
 class Faults {
  public:

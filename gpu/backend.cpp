@@ -182,6 +182,19 @@ int Backend::call_entry(const KernelEntry& entry, const Launch& l) const {
                    null(fn);
                    return fn(a.p, ptr(a.in), u8(a.codes), f32(a.scales));
                  },
+                 [&](Fp4QuantizeEntry fn, const Fp4QuantizeArgs& a) {
+                   null(fn);
+                   return fn(a.p, ptr(a.in), ptr(a.global), u8(a.codes), u8(a.scales));
+                 },
+                 [&](Fp4DequantEntry fn, const Fp4DequantArgs& a) {
+                   null(fn);
+                   return fn(a.p, u8(a.codes), u8(a.scales), f32(a.global), ptr(a.out));
+                 },
+                 [&](Fp4GemmEntry fn, const Fp4GemmArgs& a) {
+                   null(fn);
+                   return fn(a.p, u8(a.a), u8(a.a_scale), u8(a.b), u8(a.b_scale), f32(a.a_global),
+                             f32(a.b_global), ptr(a.out));
+                 },
                  [](const auto&, const auto&) -> int {
                    throw GpuError("argument struct does not belong to this kernel");
                  }},

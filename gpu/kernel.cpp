@@ -3,6 +3,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/blocks.h"
+#include "gpu/kernels/fp4_bits.h"
+
 namespace mxgate::gpu {
 
 // gpu/kernel_table.cpp.
@@ -28,8 +31,20 @@ bool args_fit(const KernelEntry& entry, const KernelArgs& args) {
                                [](GemmBf16Entry, const GemmArgs&) { return true; },
                                [](FaultEntry, const FaultArgs&) { return true; },
                                [](QuantizeBlockEntry, const QuantizeBlockArgs&) { return true; },
+                               [](Fp4QuantizeEntry, const Fp4QuantizeArgs&) { return true; },
+                               [](Fp4DequantEntry, const Fp4DequantArgs&) { return true; },
+                               [](Fp4GemmEntry, const Fp4GemmArgs&) { return true; },
                                [](const auto&, const auto&) { return false; }},
                     entry, args);
+}
+
+// Packed codes rows x ceil(cols/2); scales rows x ceil(cols/block) (the kernel's block: 32 for
+// MXFP4, 16 for NVFP4), or the swizzle's padded grid.
+std::vector<OutputSpec> fp4_quantize_outputs(const Fp4QuantizeArgs& a, uint32_t block) {
+  const std::size_t scale_cols = ceil_div(a.p.cols, block == 0 ? 1u : block);
+  const std::size_t scale_bytes =
+      a.p.swizzled_scales ? fp4::swizzle_128x4_bytes(a.p.rows, scale_cols) : a.p.rows * scale_cols;
+  return {{a.codes, a.p.rows * ((a.p.cols + 1) / 2), "codes"}, {a.scales, scale_bytes, "scales"}};
 }
 
 }  // namespace
@@ -83,6 +98,17 @@ std::vector<OutputSpec> launch_outputs(const Launch& l) {
                  },
                  [](const FaultArgs& a) -> std::vector<OutputSpec> {
                    return {{a.out, a.p.count * 4, "out"}};
+                 },
+                 [&c](const Fp4QuantizeArgs& a) -> std::vector<OutputSpec> {
+                   return fp4_quantize_outputs(a, c.a_block_cols);
+                 },
+                 [](const Fp4DequantArgs& a) -> std::vector<OutputSpec> {
+                   const std::size_t elem = a.p.out == OutDtype::kBf16 ? 2 : 4;
+                   return {{a.out, a.p.rows * a.p.cols * elem, "out"}};
+                 },
+                 [](const Fp4GemmArgs& a) -> std::vector<OutputSpec> {
+                   const std::size_t elem = a.p.out == OutDtype::kBf16 ? 2 : 4;
+                   return {{a.out, a.p.m * a.p.n * elem, "out"}};
                  },
                  [](const QuantizeBlockArgs& a) -> std::vector<OutputSpec> {
                    return {{a.codes, a.p.rows * a.p.cols, "codes"},

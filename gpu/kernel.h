@@ -54,9 +54,26 @@ struct QuantizeBlockArgs {
   BufferId in = kNoBuffer, codes = kNoBuffer, scales = kNoBuffer;
   QuantizeBlockParams p;
 };
+// The FP4 kernels (docs/fp4.md §12): packed E2M1 codes; `global` is NVFP4's 1 x 1 global scale
+// (the quantizer's global amax, the dequantizer's and GEMM's fp32 decode scales), kNoBuffer for
+// MXFP4.
+struct Fp4QuantizeArgs {
+  BufferId in = kNoBuffer, global = kNoBuffer, codes = kNoBuffer, scales = kNoBuffer;
+  Fp4QuantizeParams p;
+};
+struct Fp4DequantArgs {
+  BufferId codes = kNoBuffer, scales = kNoBuffer, global = kNoBuffer, out = kNoBuffer;
+  Fp4DequantParams p;
+};
+struct Fp4GemmArgs {
+  BufferId a = kNoBuffer, a_scale = kNoBuffer, b = kNoBuffer, b_scale = kNoBuffer;
+  BufferId a_global = kNoBuffer, b_global = kNoBuffer, out = kNoBuffer;
+  Fp4GemmParams p;
+};
 
-using KernelArgs = std::variant<QuantizeArgs, DequantArgs, UpcastArgs, PreshuffleArgs, GemmArgs,
-                                FaultArgs, QuantizeBlockArgs>;
+using KernelArgs =
+    std::variant<QuantizeArgs, DequantArgs, UpcastArgs, PreshuffleArgs, GemmArgs, FaultArgs,
+                 QuantizeBlockArgs, Fp4QuantizeArgs, Fp4DequantArgs, Fp4GemmArgs>;
 
 // Entry points, one signature per kind of kernel, shared by the host model (gpu/host) and the
 // device launcher (gpu/kernels/*.hip, gpu/kernels/launch.h). Pointers are the user regions of
@@ -76,9 +93,17 @@ using GemmBf16Entry = int (*)(const GemmParams&, const uint16_t* a, const uint16
 using FaultEntry = int (*)(const FaultParams&, float* out);
 using QuantizeBlockEntry = int (*)(const QuantizeBlockParams&, const void* in, uint8_t* codes,
                                    float* scales);
+using Fp4QuantizeEntry = int (*)(const Fp4QuantizeParams&, const void* in, const void* global,
+                                 uint8_t* codes, uint8_t* scales);
+using Fp4DequantEntry = int (*)(const Fp4DequantParams&, const uint8_t* codes,
+                                const uint8_t* scales, const float* global, void* out);
+using Fp4GemmEntry = int (*)(const Fp4GemmParams&, const uint8_t* a, const uint8_t* sa,
+                             const uint8_t* b, const uint8_t* sb, const float* ga, const float* gb,
+                             void* out);
 using KernelEntry =
     std::variant<QuantizeEntry, DequantEntry, UpcastEntry, PreshuffleEntry, GemmMxEntry,
-                 GemmBlockEntry, GemmBf16Entry, FaultEntry, QuantizeBlockEntry>;
+                 GemmBlockEntry, GemmBf16Entry, FaultEntry, QuantizeBlockEntry, Fp4QuantizeEntry,
+                 Fp4DequantEntry, Fp4GemmEntry>;
 
 // One row of the built-in kernel table.
 struct KernelDef {

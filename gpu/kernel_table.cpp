@@ -39,6 +39,7 @@ constexpr impl::LayoutMask kRowOrSwizzle = kRow | layout_bit(Layout::kNvSwizzle1
 constexpr impl::LayoutMask kColOrTma =
     layout_bit(Layout::kColMajor) | layout_bit(Layout::kTmaColMajor);
 constexpr impl::LayoutMask kPreshuffled = layout_bit(Layout::kAiterShuffle16x16);
+constexpr impl::DtypeMask kE2m1 = dtype_bit(Dtype::kE2m1);
 
 // Orders mirror the comments in kernels/gemm.h.
 constexpr DeclaredOrder kMxPerPartial32{32, true, 1, 2};
@@ -48,6 +49,7 @@ constexpr DeclaredOrder kWholeK{0, true, 1, 0};
 // Rows per M tile of the production kernels the GEMMs model (CUTLASS / CK block-scaled tiles,
 // tl.dot_scaled BLOCK_M): kernels/gemm.h kGemmWaveRows.
 constexpr uint32_t kMTile = 128;
+constexpr DeclaredOrder kNvPerPartial16{16, true, 1, 2};
 
 // One row; `host` and `device` must have the same signature (the kind of the kernel).
 template <class Entry>
@@ -240,6 +242,86 @@ const std::vector<KernelDef>& table() {
            .order = kBlockPerPartial128,
            .m_tile = kMTile,
            .ue8m0_scales = true}),
+      // The FP4 kernels (gpu/kernels/fp4_*.h, docs/fp4.md §12): E2M1 packed two per byte, element
+      // 2i in the low nibble; any K (odd K ends a packed row in a padding nibble).
+      row("quantize_mxfp4", Family::kQuantizeMx, &host::quantize_mxfp4,
+          &device::launch_quantize_mxfp4,
+          {.a_dtypes = kF32 | kBf16,
+           .out_dtypes = kE2m1,
+           .a_scale_layouts = kRow,
+           .scale_dtype = Dtype::kE8m0,
+           .a_block_rows = 1,
+           .a_block_cols = 32,
+           .conventions = {"ocp_mx"},
+           .notes = "MXFP4: FLOOR with emax 2, E2M1 RNE saturating at 6, a NaN block's codes 0 "
+                    "(docs/fp4.md §4.1)"}),
+      row("quantize_nvfp4", Family::kQuantizeNvfp4, &host::quantize_nvfp4,
+          &device::launch_quantize_nvfp4,
+          {.a_dtypes = kF32 | kBf16,
+           .out_dtypes = kE2m1,
+           .a_scale_layouts = kRowOrSwizzle,
+           .scale_dtype = Dtype::kE4m3fn,
+           .a_block_rows = 1,
+           .a_block_cols = 16,
+           .conventions = {"te_nvfp4_ref"},
+           .notes = "NVFP4 1x16, TE reference recipe from the global amax (fp32 or bf16): "
+                    "ge = min(2688 / amax, FLT_MAX), E4M3 scales clamped to 448 (docs/fp4.md §6.1)",
+           .global_dtypes = kF32 | kBf16}),
+      row("dequant_mxfp4", Family::kDequantize, &host::dequant_mxfp4, &device::launch_dequant_mxfp4,
+          {.a_dtypes = kE2m1,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRow,
+           .scale_dtype = Dtype::kE8m0,
+           .a_block_rows = 1,
+           .a_block_cols = 32,
+           .conventions = {"ocp_mx"},
+           .notes = "fl32(code * 2^(byte - 127)), OCP E8M0 rule; bf16 rounds that once more"}),
+      row("dequant_nvfp4", Family::kDequantizeNvfp4, &host::dequant_nvfp4,
+          &device::launch_dequant_nvfp4,
+          {.a_dtypes = kE2m1,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRow,
+           .scale_dtype = Dtype::kE4m3fn,
+           .a_block_rows = 1,
+           .a_block_cols = 16,
+           .conventions = {"te_nvfp4_ref"},
+           .notes = "fl32(fl32(code * scale) * global_decode); bf16 rounds that once more "
+                    "(docs/fp4.md §6.6)",
+           .global_dtypes = kF32}),
+      row("gemm_mxfp4", Family::kGemmMx, &host::gemm_mxfp4, &device::launch_gemm_mxfp4,
+          {.a_dtypes = kE2m1 | kE4m3,
+           .b_dtypes = kE2m1,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRowOrSwizzle,
+           .b_scale_layouts = kRowOrSwizzle,
+           .b_layouts = kRow,
+           .scale_dtype = Dtype::kE8m0,
+           .a_block_rows = 1,
+           .a_block_cols = 32,
+           .b_block_rows = 1,
+           .b_block_cols = 32,
+           .conventions = {"ocp_mx"},
+           .accumulator = "fp32_rn",
+           .notes = "MXFP4 x MXFP4 and MXFP8 x MXFP4 (A e4m3fn); K tiles of 128, data and scales "
+                    "masked; A and B scales share a layout",
+           .order = kMxPerPartial32}),
+      row("gemm_nvfp4", Family::kGemmNvfp4, &host::gemm_nvfp4, &device::launch_gemm_nvfp4,
+          {.a_dtypes = kE2m1,
+           .b_dtypes = kE2m1,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRowOrSwizzle,
+           .b_scale_layouts = kRowOrSwizzle,
+           .b_layouts = kRow,
+           .scale_dtype = Dtype::kE4m3fn,
+           .a_block_rows = 1,
+           .a_block_cols = 16,
+           .b_block_rows = 1,
+           .b_block_cols = 16,
+           .accumulator = "fp32_rn",
+           .notes = "NVFP4 x NVFP4: E4M3 1x16 scales, C = fl32(fl32(ga * gb) * acc) "
+                    "(docs/fp4.md §8); A and B scales share a layout",
+           .order = kNvPerPartial16,
+           .global_dtypes = kF32}),
   };
   return kTable;
 }

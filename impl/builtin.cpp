@@ -1,6 +1,7 @@
 #include "impl/builtin.h"
 
 #include <optional>
+#include <variant>
 
 #include "gpu/kernel.h"
 
@@ -34,10 +35,78 @@ gpu::OutDtype out_dtype(Dtype d) {
   return d == Dtype::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32;
 }
 
+gpu::InputDtype input_dtype(Dtype d) {
+  return d == Dtype::kBf16 ? gpu::InputDtype::kBf16 : gpu::InputDtype::kFp32;
+}
+
+// The FP4 kernels (docs/fp4.md §12): their own argument structs, one translation per kind of
+// entry (an MX family holds FP8 and FP4 kernels), nullopt (with `why`) when the entry is another.
+std::optional<gpu::KernelArgs> fp4_launch_args(gpu::Kernel k, const Call& call, std::string& why) {
+  if (std::holds_alternative<gpu::Fp4QuantizeEntry>(k->host)) {
+    gpu::Fp4QuantizeArgs a;
+    a.in = call.a.buffer;
+    a.global = call.a_global.buffer;
+    a.codes = call.out.buffer;
+    a.scales = call.out_scale.buffer;
+    a.p.rows = call.m;
+    a.p.cols = call.k;
+    a.p.input = input_dtype(call.a.dtype);
+    a.p.global_dtype =
+        call.a_global.dtype == Dtype::kBf16 ? gpu::GlobalDtype::kBf16 : gpu::GlobalDtype::kFp32;
+    a.p.swizzled_scales = call.out_scale.layout == Layout::kNvSwizzle128x4;
+    a.p.faults = call.kernel_faults;
+    return a;
+  }
+  if (std::holds_alternative<gpu::Fp4DequantEntry>(k->host)) {
+    gpu::Fp4DequantArgs a;
+    a.codes = call.a.buffer;
+    a.scales = call.a_scale.buffer;
+    a.global = call.a_global.buffer;
+    a.out = call.out.buffer;
+    a.p.rows = call.m;
+    a.p.cols = call.k;
+    a.p.out = out_dtype(call.out.dtype);
+    a.p.faults = call.kernel_faults;
+    return a;
+  }
+  if (std::holds_alternative<gpu::Fp4GemmEntry>(k->host)) {
+    if (call.a_scale.layout != call.b_scale.layout) {
+      why = "A and B scales must share a layout";
+      return std::nullopt;
+    }
+    gpu::Fp4GemmArgs a;
+    a.a = call.a.buffer;
+    a.a_scale = call.a_scale.buffer;
+    a.b = call.b.buffer;
+    a.b_scale = call.b_scale.buffer;
+    a.a_global = call.a_global.buffer;
+    a.b_global = call.b_global.buffer;
+    a.out = call.out.buffer;
+    a.p.m = call.m;
+    a.p.n = call.n;
+    a.p.k = call.k;
+    a.p.a_format =
+        call.a.dtype == Dtype::kE4m3fn ? gpu::Fp4Operand::kE4m3fn : gpu::Fp4Operand::kE2m1;
+    a.p.out = out_dtype(call.out.dtype);
+    a.p.swizzled_scales = call.a_scale.layout == Layout::kNvSwizzle128x4;
+    a.p.faults = call.kernel_faults;
+    return a;
+  }
+  why = std::string(k.name()) + " has no FP4 entry";
+  return std::nullopt;
+}
+
+bool is_fp4_kernel(gpu::Kernel k) {
+  return std::holds_alternative<gpu::Fp4QuantizeEntry>(k->host) ||
+         std::holds_alternative<gpu::Fp4DequantEntry>(k->host) ||
+         std::holds_alternative<gpu::Fp4GemmEntry>(k->host);
+}
+
 // The launch arguments of `call` for kernel `k` of family `f`: one translation per family, none
 // per kernel. nullopt (with `why`) for a call the kernel cannot express.
 std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std::string& why) {
   const Contract& c = k->contract;
+  if (is_fp4_kernel(k)) return fp4_launch_args(k, call, why);
   switch (*k->family) {
     case Family::kQuantizeMx: {
       const std::string& conv = call.convention.empty() ? c.conventions.front() : call.convention;
@@ -129,6 +198,9 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       return a;
     }
     case Family::kCast:
+    case Family::kQuantizeNvfp4:  // FP4 kernels only (above)
+    case Family::kDequantizeNvfp4:
+    case Family::kGemmNvfp4:
       break;
   }
   why = "family " + std::string(to_string(*k->family)) + " has no built-in launch";
@@ -170,6 +242,10 @@ const Op* Implementation::find_op(std::string_view op) const {
     if (o.name == op) return &o;
   }
   return nullptr;
+}
+
+bool is_planted_fault_description(std::string_view description) {
+  return description.starts_with(MXGATE_PLANTED_FAULT_PREFIX);
 }
 
 FamilyMask Implementation::families() const {

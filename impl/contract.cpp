@@ -1,6 +1,7 @@
 #include "impl/contract.h"
 
 #include <array>
+#include <utility>
 
 namespace mxgate::impl {
 namespace {
@@ -9,7 +10,7 @@ struct FamilyName {
   Family family;
   std::string_view name;
 };
-constexpr std::array<FamilyName, 9> kFamilies = {{
+constexpr std::array<FamilyName, 12> kFamilies = {{
     {Family::kCast, "cast"},
     {Family::kQuantizeMx, "quantize_mx"},
     {Family::kQuantizeBlock, "quantize_block"},
@@ -19,6 +20,9 @@ constexpr std::array<FamilyName, 9> kFamilies = {{
     {Family::kGemmMx, "gemm_mx"},
     {Family::kGemmBlock, "gemm_block"},
     {Family::kGemmBf16, "gemm_bf16"},
+    {Family::kQuantizeNvfp4, "quantize_nvfp4"},
+    {Family::kDequantizeNvfp4, "dequantize_nvfp4"},
+    {Family::kGemmNvfp4, "gemm_nvfp4"},
 }};
 
 struct DtypeName {
@@ -26,7 +30,7 @@ struct DtypeName {
   std::string_view name;
   std::size_t bytes;
 };
-constexpr std::array<DtypeName, 8> kDtypes = {{
+constexpr std::array<DtypeName, 11> kDtypes = {{
     {Dtype::kF32, "f32", 4},
     {Dtype::kBf16, "bf16", 2},
     {Dtype::kFp16, "fp16", 2},
@@ -35,6 +39,9 @@ constexpr std::array<DtypeName, 8> kDtypes = {{
     {Dtype::kE4m3fnuz, "e4m3fnuz", 1},
     {Dtype::kE5m2fnuz, "e5m2fnuz", 1},
     {Dtype::kE8m0, "e8m0", 1},
+    {Dtype::kE2m1, "e2m1", 0},  // packed, two per byte (tensor_bytes)
+    {Dtype::kE2m3, "e2m3", 1},
+    {Dtype::kE3m2, "e3m2", 1},
 }};
 
 struct LayoutName {
@@ -85,8 +92,8 @@ std::optional<std::string> check_tensor(std::string_view role, const Tensor& t, 
 }  // namespace
 
 std::span<const Family> all_families() {
-  static const std::array<Family, 9> kAll = [] {
-    std::array<Family, 9> a{};
+  static const std::array<Family, kFamilies.size()> kAll = [] {
+    std::array<Family, kFamilies.size()> a{};
     for (std::size_t i = 0; i < kFamilies.size(); ++i) a[i] = kFamilies[i].family;
     return a;
   }();
@@ -108,7 +115,12 @@ std::optional<Family> parse_family(std::string_view s) {
 }
 
 bool is_gemm(Family f) {
-  return f == Family::kGemmMx || f == Family::kGemmBlock || f == Family::kGemmBf16;
+  return f == Family::kGemmMx || f == Family::kGemmBlock || f == Family::kGemmBf16 ||
+         f == Family::kGemmNvfp4;
+}
+
+bool is_nvfp4(Family f) {
+  return f == Family::kQuantizeNvfp4 || f == Family::kDequantizeNvfp4 || f == Family::kGemmNvfp4;
 }
 
 std::string_view to_string(Memory m) {
@@ -126,8 +138,8 @@ std::string_view to_string(Memory m) {
 }
 
 std::span<const Dtype> all_dtypes() {
-  static const std::array<Dtype, 8> kAll = [] {
-    std::array<Dtype, 8> a{};
+  static const std::array<Dtype, kDtypes.size()> kAll = [] {
+    std::array<Dtype, kDtypes.size()> a{};
     for (std::size_t i = 0; i < kDtypes.size(); ++i) a[i] = kDtypes[i].dtype;
     return a;
   }();
@@ -153,6 +165,11 @@ std::size_t dtype_bytes(Dtype d) {
     if (n.dtype == d) return n.bytes;
   }
   return 0;
+}
+
+uint64_t tensor_bytes(Dtype d, uint64_t rows, uint64_t cols) {
+  if (d == Dtype::kE2m1) return rows * ((cols + 1) / 2);
+  return rows * cols * dtype_bytes(d);
 }
 
 std::vector<Dtype> dtypes_in(DtypeMask mask) {
@@ -213,8 +230,9 @@ std::optional<std::string> check_dims(std::string_view op, const Contract& c, ui
 
 std::optional<std::string> check_call(std::string_view op, const Contract& c, const Call& call) {
   if (auto why = check_dims(op, c, call.m, call.n, call.k)) return why;
-  const bool quantizer =
-      call.family == Family::kQuantizeMx || call.family == Family::kQuantizeBlock;
+  const bool quantizer = call.family == Family::kQuantizeMx ||
+                         call.family == Family::kQuantizeBlock ||
+                         call.family == Family::kQuantizeNvfp4;
   const std::optional<LayoutMask> any;  // tensors whose layout the family fixes
   struct Clause {
     std::string_view role;
@@ -231,10 +249,20 @@ std::optional<std::string> check_call(std::string_view op, const Contract& c, co
       {"b_scale", call.b_scale, scale, c.b_scale_layouts, c.b_scale_ld_align},
       {"out", call.out, c.out_dtypes, any, 1},
       {"out_scale", call.out_scale, quantizer ? scale : 0, c.a_scale_layouts, c.a_scale_ld_align},
+      {"a_global", call.a_global, c.global_dtypes, any, 1},
+      {"b_global", call.b_global, c.global_dtypes, any, 1},
   };
   for (const Clause& cl : clauses) {
     if (auto why = check_tensor(cl.role, cl.t, cl.dtypes, cl.layouts, cl.ld_align)) {
       return prefixed(op, *why);
+    }
+  }
+  for (const auto& [role, t] :
+       {std::pair<std::string_view, const Tensor&>{"a_global", call.a_global},
+        {"b_global", call.b_global}}) {
+    if (t.present() && (t.rows != 1 || t.cols != 1)) {
+      return prefixed(op, std::string(role) + " must be 1 x 1, got " + std::to_string(t.rows) +
+                              " x " + std::to_string(t.cols));
     }
   }
   if (!call.convention.empty() && !c.conventions.empty()) {

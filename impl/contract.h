@@ -28,13 +28,18 @@ enum class Family : uint32_t {
   kGemmMx = MXGATE_OP_GEMM_MX,
   kGemmBlock = MXGATE_OP_GEMM_BLOCK,
   kGemmBf16 = MXGATE_OP_GEMM_BF16,
+  kQuantizeNvfp4 = MXGATE_OP_QUANTIZE_NVFP4,
+  kDequantizeNvfp4 = MXGATE_OP_DEQUANTIZE_NVFP4,
+  kGemmNvfp4 = MXGATE_OP_GEMM_NVFP4,
 };
 using FamilyMask = uint32_t;
 constexpr FamilyMask family_bit(Family f) { return 1u << static_cast<uint32_t>(f); }
 std::span<const Family> all_families();
-std::string_view to_string(Family f);  // "cast", "quantize_mx", ..., "gemm_bf16"
+std::string_view to_string(Family f);  // "cast", "quantize_mx", ..., "gemm_nvfp4"
 std::optional<Family> parse_family(std::string_view s);
 bool is_gemm(Family f);
+// The NVFP4 families: E4M3 block scales of 1 x 16 and 1 x 1 global-scale tensors (plugin.h).
+bool is_nvfp4(Family f);
 
 // Where an op's buffers live. kBackend: the built-in ops run on whichever backend is under test
 // (host models, HIP, CUDA) and use its memory.
@@ -56,13 +61,21 @@ enum class Dtype : uint32_t {
   kE4m3fnuz = MXGATE_DTYPE_E4M3FNUZ,
   kE5m2fnuz = MXGATE_DTYPE_E5M2FNUZ,
   kE8m0 = MXGATE_DTYPE_E8M0,
+  kE2m1 = MXGATE_DTYPE_E2M1,
+  kE2m3 = MXGATE_DTYPE_E2M3,
+  kE3m2 = MXGATE_DTYPE_E3M2,
 };
 using DtypeMask = uint64_t;
 constexpr DtypeMask dtype_bit(Dtype d) { return uint64_t{1} << static_cast<uint32_t>(d); }
 std::span<const Dtype> all_dtypes();  // kNone excluded
-std::string_view to_string(Dtype d);  // "f32", "bf16", "fp16", "e4m3fn", ..., "e8m0"
+std::string_view to_string(Dtype d);  // "f32", "bf16", "fp16", "e4m3fn", ..., "e3m2"
 std::optional<Dtype> parse_dtype(std::string_view s);
-std::size_t dtype_bytes(Dtype d);  // bytes per stored element: 4, 2 or 1 (0 for kNone)
+// Bytes per stored element: 4, 2 or 1; 0 for kNone and for the packed E2M1 (tensor_bytes).
+std::size_t dtype_bytes(Dtype d);
+// Bytes of a rows x cols row-major tensor of `d` without padding: rows * ceil(cols / 2) for the
+// packed E2M1 (two per byte, every row starting on a byte: plugin.h), rows * cols * dtype_bytes
+// otherwise.
+uint64_t tensor_bytes(Dtype d, uint64_t rows, uint64_t cols);
 std::vector<Dtype> dtypes_in(DtypeMask mask);
 
 enum class Layout : uint32_t {
@@ -135,6 +148,7 @@ struct Contract {
   uint32_t m_tile = 0;
   bool b_scale_optional = false;
   bool ue8m0_scales = false;
+  DtypeMask global_dtypes = 0;  // NVFP4: dtypes of the 1 x 1 a_global / b_global (0: none)
 };
 
 // Rows x cols of the scale grid of a rows x cols operand under blocks of block_rows x block_cols
@@ -159,6 +173,7 @@ struct Call {
   Family family = Family::kCast;
   uint64_t m = 1, n = 1, k = 1;
   Tensor a, a_scale, b, b_scale, out, out_scale;
+  Tensor a_global, b_global;   // NVFP4 families: 1 x 1 global scales (plugin.h mxgate_call)
   std::string convention;      // one of the contract's conventions ("": its first)
   uint32_t kernel_faults = 0;  // zoo faults of the built-in kernels (gpu::kernel_fault bits)
   uint64_t n_offset = 0;

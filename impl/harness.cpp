@@ -43,6 +43,8 @@ const char* slot_name(Tensor Call::*slot) {
   if (slot == &Call::b) return "b";
   if (slot == &Call::b_scale) return "b_scale";
   if (slot == &Call::out) return "out";
+  if (slot == &Call::a_global) return "a_global";
+  if (slot == &Call::b_global) return "b_global";
   return "out_scale";
 }
 
@@ -82,8 +84,8 @@ void Invocation::output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint6
 
 void Invocation::run(Call call) {
   call.family = op_.family;
-  for (Tensor Call::*slot :
-       {&Call::a, &Call::a_scale, &Call::b, &Call::b_scale, &Call::out, &Call::out_scale}) {
+  for (Tensor Call::*slot : {&Call::a, &Call::a_scale, &Call::b, &Call::b_scale, &Call::out,
+                             &Call::out_scale, &Call::a_global, &Call::b_global}) {
     call.*slot = tensors_.*slot;
   }
   if (auto why = check_call(op_.name, op_.contract, call)) {

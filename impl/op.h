@@ -33,11 +33,18 @@ struct Op {
   std::string impl;  // its implementation's name (for messages and the watchdog)
 };
 
+// Whether an implementation's description declares it wrong on purpose: it starts with
+// MXGATE_PLANTED_FAULT_PREFIX ("planted fault:", include/mxgate/plugin.h). The one place that
+// reads the convention; `mxgate zoo --impl` then requires the gate to catch it (docs/plugins.md
+// §7).
+bool is_planted_fault_description(std::string_view description);
+
 struct Implementation {
-  std::string name;         // "builtin", "example", ...
-  std::string description;  // one line
-  std::string origin;       // "built in" or the plugin's path
-  std::string spec;         // what --impl names it by (regression files record it)
+  std::string name;            // "builtin", "example", ...
+  std::string description;     // one line
+  bool planted_fault = false;  // is_planted_fault_description(description), set when loaded
+  std::string origin;          // "built in" or the plugin's path
+  std::string spec;            // what --impl names it by (regression files record it)
   bool builtin = false;
   std::vector<Op> ops;
 

@@ -50,7 +50,7 @@ Dim dim(uint64_t align, uint64_t min, uint64_t max) {
 // The known bits of a dtype / layout mask (MXGATE_DTYPE_NONE is no dtype).
 constexpr DtypeMask kKnownDtypes = [] {
   DtypeMask m = 0;
-  for (uint32_t d = MXGATE_DTYPE_F32; d <= MXGATE_DTYPE_E8M0; ++d) m |= uint64_t{1} << d;
+  for (uint32_t d = MXGATE_DTYPE_F32; d <= MXGATE_DTYPE_E3M2; ++d) m |= uint64_t{1} << d;
   return m;
 }();
 constexpr LayoutMask kKnownLayouts = (1u << (MXGATE_LAYOUT_AITER_SHUFFLE_16X16 + 1)) - 1;
@@ -78,8 +78,14 @@ Contract convert_contract(const std::string& where, const mxgate_contract& in, F
   c.a_scale_layouts = layouts(in.a_scale_layouts, "a_scale_layouts");
   c.b_scale_layouts = layouts(in.b_scale_layouts, "b_scale_layouts");
   c.b_layouts = layouts(in.b_layouts, "b_layouts");
-  if (in.scale_dtype != MXGATE_DTYPE_NONE && in.scale_dtype != MXGATE_DTYPE_E8M0 &&
-      in.scale_dtype != MXGATE_DTYPE_F32) {
+  if (is_nvfp4(family)) {
+    // NVFP4: E4M3 block scales (used as unsigned) and global scales (plugin.h, docs/fp4.md §12).
+    if (in.scale_dtype != MXGATE_DTYPE_E4M3FN) {
+      throw std::invalid_argument(where + " contract.scale_dtype must be E4M3FN for " +
+                                  std::string(to_string(family)));
+    }
+  } else if (in.scale_dtype != MXGATE_DTYPE_NONE && in.scale_dtype != MXGATE_DTYPE_E8M0 &&
+             in.scale_dtype != MXGATE_DTYPE_F32) {
     throw std::invalid_argument(where + " contract.scale_dtype must be NONE, E8M0 or F32");
   }
   c.scale_dtype = static_cast<Dtype>(in.scale_dtype);
@@ -89,6 +95,21 @@ Contract convert_contract(const std::string& where, const mxgate_contract& in, F
   if (scaled && c.scale_dtype == Dtype::kNone) {
     throw std::invalid_argument(where + " contract.scale_dtype is NONE for a scaled family");
   }
+  // global_dtypes exists from the header revision that added it; an older contract has none.
+  const DtypeMask globals = dtypes(in.global_dtypes, "global_dtypes");
+  constexpr DtypeMask kGlobalDtypes = dtype_bit(Dtype::kF32) | dtype_bit(Dtype::kBf16);
+  if ((globals & ~kGlobalDtypes) != 0) {
+    throw std::invalid_argument(where + " contract.global_dtypes may hold only F32 and BF16");
+  }
+  if (is_nvfp4(family) && globals == 0) {
+    throw std::invalid_argument(where + " contract.global_dtypes is 0 for " +
+                                std::string(to_string(family)) + " (its global scales)");
+  }
+  if (!is_nvfp4(family) && globals != 0) {
+    throw std::invalid_argument(where + " contract.global_dtypes is set for " +
+                                std::string(to_string(family)) + ", which takes no global scale");
+  }
+  c.global_dtypes = globals;
   if (c.a_dtypes == 0 || c.out_dtypes == 0 || (is_gemm(family) && c.b_dtypes == 0)) {
     throw std::invalid_argument(where + " contract accepts no input or output dtype");
   }
@@ -153,6 +174,8 @@ std::function<Status(gpu::Backend&, const Call&, std::string&)> plugin_run(mxgat
     c.out = tensor(call.out);
     c.out_scale = tensor(call.out_scale);
     c.stream = be.stream();
+    c.a_global = tensor(call.a_global);
+    c.b_global = tensor(call.b_global);
     char buf[1024] = {};
     const mxgate_status s = fn(state, &c, buf, sizeof buf);
     buf[sizeof buf - 1] = '\0';
@@ -212,6 +235,7 @@ std::vector<Implementation> convert(const std::string& path, const mxgate_plugin
     Implementation impl;
     impl.name = mi.name;
     impl.description = text(mi.description);
+    impl.planted_fault = is_planted_fault_description(impl.description);
     impl.origin = path;
     impl.spec = path + ":" + impl.name;
     // Every op of the array shares the plugin's sizeof(mxgate_contract); the first one's
@@ -232,7 +256,7 @@ std::vector<Implementation> convert(const std::string& path, const mxgate_plugin
         throw fail(where + ": contract.struct_size " + std::to_string(mo.contract.struct_size) +
                    " differs from the first op's " + std::to_string(contract_size));
       }
-      if (mo.family < MXGATE_OP_CAST || mo.family > MXGATE_OP_GEMM_BF16) {
+      if (mo.family < MXGATE_OP_CAST || mo.family > MXGATE_OP_GEMM_NVFP4) {
         throw fail(where + ": family " + std::to_string(mo.family) + " is no mxgate_op_family");
       }
       if (mo.memory != MXGATE_MEMORY_HOST && mo.memory != MXGATE_MEMORY_CUDA &&
@@ -259,6 +283,10 @@ std::vector<Implementation> convert(const std::string& path, const mxgate_plugin
 }
 
 }  // namespace
+
+std::vector<Implementation> implementations_of(const std::string& origin, const mxgate_plugin& p) {
+  return convert(origin, p);
+}
 
 std::vector<Implementation> load_plugin(const std::string& path, bool call_init) {
   const std::lock_guard<std::mutex> lock(g_mutex);

@@ -30,4 +30,11 @@ class PluginError : public std::runtime_error {
 // plugin's init() (once per process) before returning; `mxgate impls` lists without it.
 std::vector<Implementation> load_plugin(const std::string& path, bool call_init = true);
 
+// The implementations of a plugin description already in memory, checked as load_plugin checks
+// a library's (names, families, memory, dtype and layout bits, conventions, accumulator names):
+// the Python routes build one (capi/check.cpp from ctypes, impl/python.cpp from a worker's
+// handshake). `origin` names it in messages and in Implementation::origin. Throws PluginError
+// (kInput) naming the field.
+std::vector<Implementation> implementations_of(const std::string& origin, const mxgate_plugin& p);
+
 }  // namespace mxgate::impl

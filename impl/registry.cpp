@@ -11,6 +11,7 @@
 #include <set>
 
 #include "impl/builtin.h"
+#include "impl/python.h"
 
 namespace mxgate::impl {
 namespace {
@@ -152,6 +153,7 @@ std::vector<std::string> shipped_plugin_names() {
 
 std::vector<const Implementation*> resolve(std::string_view spec, bool call_init) {
   if (spec == "builtin") return {&builtin()};
+  if (spec.rfind("py:", 0) == 0) return resolve_python(spec);
   if (spec.empty()) throw PluginError(PluginError::Kind::kInput, "--impl names nothing");
   // PATH:NAME splits at the last ':' after the last '/'.
   const std::size_t slash = spec.rfind('/');

@@ -7,6 +7,7 @@
 //                    NAME when it has one (`example`), else every implementation in it
 //   NAME:IMPL        the implementation IMPL of shipped plugin NAME (`example:example_faulty_x`)
 //   NAME:all         every implementation of shipped plugin NAME
+//   py:MODULE:OBJECT a Python adapter, run in a worker process (impl/python.h)
 // Plugin folders, searched in order: $MXGATE_PLUGIN_DIR (':'-separated), the build tree's
 // plugins/ found from the running program (../../plugins from tools/mxgate/mxgate, ../plugins
 // from tests/), and the folder this build wrote its plugins to. docs/plugins.md §6.

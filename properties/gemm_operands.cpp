@@ -11,6 +11,7 @@
 #include "impl/builtin.h"
 #include "impl/harness.h"
 #include "properties/scale_io.h"
+#include "reference/accumulator_exact.h"
 #include "reference/dequant.h"
 #include "reference/e8m0.h"
 #include "reference/format.h"
@@ -65,8 +66,29 @@ Operands bf16_operands(const std::vector<uint16_t>& a, const std::vector<uint16_
   o.b.resize(b.size() * 2);
   if (!a.empty()) std::memcpy(o.a.data(), a.data(), o.a.size());
   if (!b.empty()) std::memcpy(o.b.data(), b.data(), o.b.size());
+  o.types = {impl::Dtype::kBf16, impl::Dtype::kBf16};
   o.problem = bf16_gemm_problem(a, b, m, n, k);
   return o;
+}
+
+Format gemm_element_format(impl::Dtype d) {
+  switch (d) {
+    case impl::Dtype::kE4m3fn:
+      return Format::kE4M3FN;
+    case impl::Dtype::kE5m2:
+      return Format::kE5M2;
+    default:
+      throw std::invalid_argument("gemm_element_format: " + std::string(impl::to_string(d)) +
+                                  " is not an FP8 element type of the GEMM properties");
+  }
+}
+
+std::vector<impl::Dtype> fp8_element_types(impl::DtypeMask mask) {
+  std::vector<impl::Dtype> out;
+  for (impl::Dtype d : {impl::Dtype::kE4m3fn, impl::Dtype::kE5m2}) {
+    if (mask & impl::dtype_bit(d)) out.push_back(d);
+  }
+  return out;
 }
 
 GemmKind gemm_kind(impl::Family f) {
@@ -130,11 +152,23 @@ uint8_t e4m3_code(float v) {
   return static_cast<uint8_t>(encode(Format::kE4M3FN, v, EncodePolicy{}));
 }
 
+uint8_t fp8_code(Format f, float v) {
+  if (f == Format::kE4M3FN) return e4m3_code(v);
+  return static_cast<uint8_t>(encode(f, v, EncodePolicy{}));
+}
+
 Bytes random_codes(std::size_t count, std::mt19937_64& rng) {
+  return random_codes(Format::kE4M3FN, count, rng);
+}
+
+Bytes random_codes(Format f, std::size_t count, std::mt19937_64& rng) {
+  // The finite codes of the format, so the draw is one table lookup.
+  std::array<bool, 256> finite{};
+  for (int c = 0; c < 256; ++c) finite[c] = std::isfinite(decode(f, static_cast<uint32_t>(c)));
   Bytes out(count);
   for (uint8_t& c : out) {
     c = static_cast<uint8_t>(rng());
-    if ((c & 0x7F) == 0x7F) c = 0;
+    if (!finite[c]) c = 0;
   }
   return out;
 }
@@ -154,12 +188,27 @@ Operands first_rows(const Operands& o, std::size_t m) {
 
 namespace {
 
+// The largest |value| of fingerprint operands exact in `model`: 2 ({-2..2}), or 1 where an
+// aligned-chunk model keeps too few bits for products of 4 summed over one chunk
+// (reference/accumulator_exact.h: sum over the chunk of |a b| < 2^precision_bits units).
+int fingerprint_range(const AccumulatorModel& model, std::size_t k) {
+  if (model.kind != AccumulatorKind::kAlignedChunks) return 2;
+  const std::size_t len = model.chunks.chunk_k == 0 ? k : std::min(model.chunks.chunk_k, k);
+  const std::size_t units = std::size_t{1} << model.chunks.precision_bits;
+  if (4 * len < units) return 2;
+  if (len < units) return 1;
+  throw std::invalid_argument("no fingerprint operands: chunks of " + std::to_string(len) +
+                              " k reach 2^precision_bits of " + model.name);
+}
+
 // Fingerprint exponents: block (r, c) of an operand gets (r * 5 + c * 3 + salt) mod (span + 1),
 // centred on 0. Consecutive blocks along K differ by 3 (mod span + 1), neighbouring rows by 5.
-void fingerprint(GemmProblem& p, uint64_t seed) {
+void fingerprint(GemmProblem& p, uint64_t seed, const AccumulatorModel& model) {
+  const int v = fingerprint_range(model, p.k);
+  const uint64_t values = 2 * static_cast<uint64_t>(v) + 1;
   std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
-  for (float& v : p.a) v = static_cast<float>(static_cast<int>(rng() % 5) - 2);
-  for (float& v : p.b) v = static_cast<float>(static_cast<int>(rng() % 5) - 2);
+  for (float& x : p.a) x = static_cast<float>(static_cast<int>(rng() % values) - v);
+  for (float& x : p.b) x = static_cast<float>(static_cast<int>(rng() % values) - v);
   // sum |t| <= K * 4 * 2^(span_a + span_b) <= 2^24 units: span_a + span_b <= 22 - ceil(log2 K).
   int log2k = 0;
   while ((std::size_t{1} << log2k) < p.k) ++log2k;
@@ -179,38 +228,46 @@ void fingerprint(GemmProblem& p, uint64_t seed) {
   // the shape), on every problem up to 2^20 products (most random shapes).
   // Beyond, the O(M N K) check would cost more than the GEMM under test.
   std::string why;
-  if (p.m * p.n * p.k <= (std::size_t{1} << 20) && !is_exact_mode(p, &why)) {
-    throw std::logic_error("fingerprint operands are not exact-mode: " + why);
+  if (p.m * p.n * p.k <= (std::size_t{1} << 20) && !is_exact_mode(p, model, &why)) {
+    throw std::logic_error("fingerprint operands are not exact-mode in " + model.name + ": " + why);
   }
 }
 
 }  // namespace
 
 Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
-                        std::size_t k, uint64_t seed, bool fingerprint_scales) {
+                        std::size_t k, uint64_t seed, bool fingerprint_scales, ElementTypes types,
+                        const AccumulatorModel& model) {
   if (kind == GemmKind::kBf16) {
-    const GemmProblem p = make_exact_mode_operands(m, n, k, kMxfp8Blocks, false, seed).problem;
+    const GemmProblem p =
+        make_exact_mode_operands(m, n, k, kMxfp8Blocks, false, seed, model).problem;
     std::vector<uint16_t> a, b;
     for (float v : p.a) a.push_back(bf16_of(v));  // exact: the values are bf16 values
     for (float v : p.b) b.push_back(bf16_of(v));
     return bf16_operands(a, b, m, n, k);
   }
-  GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed).problem;
-  if (fingerprint_scales) fingerprint(p, seed);
+  GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed, model).problem;
+  if (fingerprint_scales) fingerprint(p, seed, model);
+  // Integers in {-8..8} (fingerprint: {-2..2}) are exact in E4M3FN and E5M2.
+  const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
   Bytes a, b;
   a.reserve(p.a.size());
   b.reserve(p.b.size());
-  for (float v : p.a) a.push_back(e4m3_code(v));
-  for (float v : p.b) b.push_back(e4m3_code(v));
+  for (float v : p.a) a.push_back(fp8_code(fa, v));
+  for (float v : p.b) b.push_back(fp8_code(fb, v));
+  Operands o;
   if (kind == GemmKind::kMx) {
-    MxQuantized qa{m, k, Format::kE4M3FN, a, {}}, qb{n, k, Format::kE4M3FN, b, {}};
+    MxQuantized qa{m, k, fa, a, {}}, qb{n, k, fb, b, {}};
     for (float s : p.a_scale) qa.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
     for (float s : p.b_scale) qb.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
-    return mx_operands(qa, qb);
+    o = mx_operands(qa, qb);
+  } else {
+    BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, fa, a, p.a_scale};
+    BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, fb, b, p.b_scale};
+    o = block_operands(qa, qb);
   }
-  BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, Format::kE4M3FN, a, p.a_scale};
-  BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, Format::kE4M3FN, b, p.b_scale};
-  return block_operands(qa, qb);
+  o.types = types;
+  return o;
 }
 
 Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k, uint64_t seed,
@@ -220,11 +277,20 @@ Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t
 }
 
 Operands exact_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
-                        uint64_t seed, bool fingerprint_scales) {
-  Operands o = exact_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed,
-                              fingerprint_scales);
-  apply_scale_rule(op, o);
-  return o;
+                        uint64_t seed, bool fingerprint_scales, ElementTypes types) {
+  const AccumulatorModel model = impl::accum_model_for(op);
+  const GemmKind kind = gemm_kind(op.family);
+  if (kind == GemmKind::kBf16) types = {impl::Dtype::kBf16, impl::Dtype::kBf16};
+  try {
+    Operands o = exact_operands(kind, op_blocks(op, m, n, k), m, n, k, seed, fingerprint_scales,
+                                types, model);
+    apply_scale_rule(op, o);
+    return o;
+  } catch (const std::invalid_argument& e) {
+    throw impl::Unsupported(op.name + ": no exact-mode operands for accumulator " + model.name +
+                            " at M=" + std::to_string(m) + " N=" + std::to_string(n) +
+                            " K=" + std::to_string(k) + " (" + e.what() + ")");
+  }
 }
 
 void apply_scale_rule(const impl::Op& op, Operands& o) {
@@ -237,7 +303,7 @@ void apply_scale_rule(const impl::Op& op, Operands& o) {
 }
 
 Operands general_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
-                          std::size_t k, uint64_t seed) {
+                          std::size_t k, uint64_t seed, ElementTypes types) {
   std::mt19937_64 rng(seed);
   if (kind == GemmKind::kBf16) {
     auto values = [&](std::size_t count) {
@@ -251,21 +317,30 @@ Operands general_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m
     const auto b = values(n * k);
     return bf16_operands(a, b, m, n, k);
   }
+  const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
+  Operands o;
   if (kind == GemmKind::kMx) {
-    MxQuantized qa{m, k, Format::kE4M3FN, random_codes(m * k, rng), {}};
-    MxQuantized qb{n, k, Format::kE4M3FN, random_codes(n * k, rng), {}};
+    MxQuantized qa{m, k, fa, random_codes(fa, m * k, rng), {}};
+    MxQuantized qb{n, k, fb, random_codes(fb, n * k, rng), {}};
     for (std::size_t i = 0; i < m * qa.scale_cols(); ++i) qa.scales.push_back(118 + rng() % 19);
     for (std::size_t i = 0; i < n * qb.scale_cols(); ++i) qb.scales.push_back(118 + rng() % 19);
-    return mx_operands(qa, qb);
+    o = mx_operands(qa, qb);
+  } else {
+    auto scale = [&] {
+      return float_of(static_cast<uint32_t>((119 + rng() % 6) << 23) | (rng() & 0x7FFFFF));
+    };
+    BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, fa, random_codes(fa, m * k, rng), {}};
+    BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, fb, random_codes(fb, n * k, rng), {}};
+    for (std::size_t i = 0; i < qa.scale_rows() * qa.scale_cols(); ++i) {
+      qa.scales.push_back(scale());
+    }
+    for (std::size_t i = 0; i < qb.scale_rows() * qb.scale_cols(); ++i) {
+      qb.scales.push_back(scale());
+    }
+    o = block_operands(qa, qb);
   }
-  auto scale = [&] {
-    return float_of(static_cast<uint32_t>((119 + rng() % 6) << 23) | (rng() & 0x7FFFFF));
-  };
-  BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, Format::kE4M3FN, random_codes(m * k, rng), {}};
-  BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, Format::kE4M3FN, random_codes(n * k, rng), {}};
-  for (std::size_t i = 0; i < qa.scale_rows() * qa.scale_cols(); ++i) qa.scales.push_back(scale());
-  for (std::size_t i = 0; i < qb.scale_rows() * qb.scale_cols(); ++i) qb.scales.push_back(scale());
-  return block_operands(qa, qb);
+  o.types = types;
+  return o;
 }
 
 Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
@@ -274,8 +349,8 @@ Operands general_operands(Kernel kernel, std::size_t m, std::size_t n, std::size
 }
 
 Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
-                          uint64_t seed) {
-  Operands o = general_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed);
+                          uint64_t seed, ElementTypes types) {
+  Operands o = general_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed, types);
   apply_scale_rule(op, o);
   return o;
 }
@@ -368,15 +443,14 @@ GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Opera
   const impl::Contract& c = op.contract;
   impl::Invocation inv(op, under_test);
   const GemmKind kind = gemm_kind(op.family);
-  const Dtype elem = kind == GemmKind::kBf16 ? Dtype::kBf16 : Dtype::kE4m3fn;
-  inv.input(&Call::a, o.a, o.m, o.k, o.k, elem, Layout::kRowMajor);
+  inv.input(&Call::a, o.a, o.m, o.k, o.k, o.types.a, Layout::kRowMajor);
   const bool preshuffled = (c.b_layouts & impl::layout_bit(Layout::kRowMajor)) == 0 &&
                            (c.b_layouts & impl::layout_bit(Layout::kAiterShuffle16x16)) != 0;
   if (preshuffled) {
     inv.input(&Call::b, shuffle_weight(sp(o.b), o.n, o.k, kind == GemmKind::kBf16 ? 2 : 1), o.n,
-              o.k, 0, elem, Layout::kAiterShuffle16x16);
+              o.k, 0, o.types.b, Layout::kAiterShuffle16x16);
   } else {
-    inv.input(&Call::b, o.b, o.n, o.k, o.k, elem, Layout::kRowMajor);
+    inv.input(&Call::b, o.b, o.n, o.k, o.k, o.types.b, Layout::kRowMajor);
   }
   const Layout bl = b_scale_layout(op, layout.scales);
   if (kind == GemmKind::kMx) {
@@ -451,7 +525,14 @@ OrderModel order_model(Kernel kernel, OutputFormat format) {
 }
 
 AccumModel accum_model(Kernel kernel, OutputFormat format) {
-  return impl::accum_model_for(*impl::builtin().find_op(kernel.name()), format);
+  const AccumulatorModel m = impl::accum_model_for(*impl::builtin().find_op(kernel.name()));
+  if (m.kind != AccumulatorKind::kFloat) {
+    throw std::logic_error(std::string(kernel.name()) + " declares accumulator " + m.name +
+                           ", not a float model");
+  }
+  AccumModel fp = m.fp;
+  fp.output = format;
+  return fp;
 }
 
 }  // namespace mxgate::properties

@@ -16,6 +16,7 @@
 #include "gpu/backend.h"
 #include "gpu/contract.h"
 #include "impl/op.h"
+#include "reference/accumulator.h"
 #include "reference/block_quant.h"
 #include "reference/gemm_oracle.h"
 #include "reference/mx_quant.h"
@@ -30,11 +31,23 @@ std::span<const T> sp(const std::vector<T>& v) {
   return {v.data(), v.size()};
 }
 
+// The element types of A and B: E4M3FN or E5M2 codes for the FP8 GEMMs (each operand its own),
+// bf16 for gemm_bf16.
+struct ElementTypes {
+  impl::Dtype a = impl::Dtype::kE4m3fn;
+  impl::Dtype b = impl::Dtype::kE4m3fn;
+};
+// The reference format of an FP8 element type (E4M3FN, E5M2); std::invalid_argument otherwise.
+Format gemm_element_format(impl::Dtype d);
+// The FP8 element types the properties generate (E4M3FN, E5M2) that `mask` accepts, in that order.
+std::vector<impl::Dtype> fp8_element_types(impl::DtypeMask mask);
+
 // Logical operands (A m x k, B n x k row-major; scales as logical row-major grids) and the
 // decoded problem the reference sees (whose `blocks` are the scale-block shapes).
 struct Operands {
   std::size_t m = 0, n = 0, k = 0;
-  Bytes a, b;  // E4M3FN codes, or bf16 bits (2 bytes per element)
+  ElementTypes types;
+  Bytes a, b;  // codes of types.a / types.b, or bf16 bits (2 bytes per element)
   Bytes a_e8m0, b_e8m0;
   std::vector<float> a_f32, b_f32;
   GemmProblem problem;
@@ -64,32 +77,44 @@ void apply_scale_rule(const impl::Op& op, Operands& o);
 
 // E4M3FN code of a small integer (exact) or any float (RNE, saturating).
 uint8_t e4m3_code(float v);
+// The code of `v` in FP8 format `f` (RNE, saturating; exact for the small integers and powers of
+// two the exact-mode operands hold).
+uint8_t fp8_code(Format f, float v);
 
 // Random finite E4M3FN codes (NaN codes 0x7F / 0xFF replaced by 0).
 Bytes random_codes(std::size_t count, std::mt19937_64& rng);
+// Random finite codes of FP8 format `f` (NaN and Inf codes replaced by 0).
+Bytes random_codes(Format f, std::size_t count, std::mt19937_64& rng);
 
 // The first m rows of A (with their scales): still valid operands of the same kind.
 Operands first_rows(const Operands& o, std::size_t m);
 
-// Exact-mode operands (gemm_oracle.h) in the input formats of a GEMM of `kind` with scale
-// blocks `blocks`. `fingerprint`: every scale block along K of a row gets its own power of two,
-// and neighbouring rows other ones (values in {-2..2} so the wider exponent window stays exact),
-// so a scale read from a wrong slot changes the result by a power of two at a located element.
+// Exact-mode operands in the input formats of a GEMM of `kind` with scale blocks `blocks`, exact
+// in accumulator `model` (reference/accumulator_exact.h: every summation the model allows is
+// exact, so a correct kernel with that accumulator is bit-equal to exact_gemm whatever its
+// order). `fingerprint`: every scale block along K of a row gets its own power of two, and
+// neighbouring rows other ones (values in {-2..2} so the wider exponent window stays exact), so a
+// scale read from a wrong slot changes the result by a power of two at a located element.
+// Throws std::invalid_argument when the model admits no such operands for the shape.
 Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
-                        std::size_t k, uint64_t seed, bool fingerprint = false);
+                        std::size_t k, uint64_t seed, bool fingerprint = false,
+                        ElementTypes types = {},
+                        const AccumulatorModel& model = *find_accumulator("fp32_rn"));
 Operands exact_operands(gpu::Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
                         uint64_t seed, bool fingerprint = false);
+// The op's kind, blocks and declared accumulator (impl/accumulator.h accum_model_for: throws
+// impl::ContractError); impl::Unsupported when its model admits no exact-mode operands here.
 Operands exact_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
-                        uint64_t seed, bool fingerprint = false);
+                        uint64_t seed, bool fingerprint = false, ElementTypes types = {});
 
 // General data: random finite codes; MX scale bytes in [118, 136]; fp32 scales with random
 // mantissas in [2^-8, 2^-2); bf16 values with random mantissas. Products round, sums round.
 Operands general_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
-                          std::size_t k, uint64_t seed);
+                          std::size_t k, uint64_t seed, ElementTypes types = {});
 Operands general_operands(gpu::Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
                           uint64_t seed);
 Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
-                          uint64_t seed);
+                          uint64_t seed, ElementTypes types = {});
 
 // Operand layouts of one built-in kernel launch beyond its contract's defaults
 // (gpu/kernels/params.h).
@@ -137,7 +162,8 @@ GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Opera
 // Bit-exact verdict of `actual` against `expected`, in `expected`'s output format.
 BitExactVerdict compare(const GemmOutput& expected, const GemmOutput& actual);
 
-// A built-in kernel's declared order / its accumulator model's bound structure.
+// A built-in kernel's declared order / its accumulator model's bound structure (the built-in
+// kernels declare fp32_rn, a float model).
 OrderModel order_model(gpu::Kernel kernel, OutputFormat format);
 AccumModel accum_model(gpu::Kernel kernel, OutputFormat format);
 // An op's declared order (it must declare one: DeclaredOrder).

@@ -75,6 +75,22 @@ std::span<const std::string_view> required_coverage() {
         "scale:absent",
         "scale:ue8m0",
         "determinism:run_twice",
+        // FP4 (props_fp4.cpp, docs/fp4.md §12): odd K (a padding nibble), K around the 16- and
+        // 32-element blocks, E2M1 ties and saturation, E4M3 block-scale codes, NVFP4 global
+        // scales at the extremes and in bf16, zero blocks, MXFP8 x MXFP4.
+        "fp4:k_odd",
+        "fp4:k%16!=0",
+        "fp4:k%32=16",
+        "e2m1:tie",
+        "e2m1:saturated",
+        "e4m3_scale:subnormal",
+        "e4m3_scale:0x00",
+        "e4m3_scale:0x7E",
+        "nvfp4:global_zero",
+        "nvfp4:global_extreme",
+        "nvfp4:global_bf16",
+        "fp4:zero_block",
+        "fp4:mixed_operands",
     };
     // Every built-in op every backend runs (a kernel with its own hardware check, the
     // satfinite quantize_mx_hw, is exercised where the hardware has it): a new row of the
@@ -106,6 +122,7 @@ std::span<const Property> all_properties() {
     add_gemm_properties(v);
     add_dispatch_properties(v);
     add_detect_properties(v);
+    add_fp4_properties(v);
     return v;
   }();
   return props;

@@ -19,6 +19,7 @@ void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp
 // props_detect.cpp: quantize_block.bit_exact, gemm.default_scale, determinism.run_twice,
 // dequantize.large_offsets (docs/bug_classes.md §2, detection work).
 void add_detect_properties(std::vector<Property>& out);
+void add_fp4_properties(std::vector<Property>& out);  // props_fp4.cpp
 
 // Size-independent choices: RapidCheck scales inRange and container sizes with a size that grows
 // over the run (case i of 100 has size i), which would make the first cases all minimal. These

@@ -272,6 +272,10 @@ bool run_twice_accepts(const Op& op) {
       return (c.a_dtypes & dtype_bit(e)) != 0 && (c.b_dtypes & dtype_bit(e)) != 0 && b_ok &&
              (c.out_dtypes & (dtype_bit(Dtype::kF32) | dtype_bit(Dtype::kBf16))) != 0;
     }
+    case Family::kQuantizeNvfp4:
+    case Family::kDequantizeNvfp4:
+    case Family::kGemmNvfp4:
+      return false;
   }
   return false;
 }

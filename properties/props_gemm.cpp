@@ -24,6 +24,7 @@
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
 #include "properties/shape_catalog.h"
+#include "reference/accumulator_bounds.h"
 #include "reference/format.h"
 #include "reference/scale_layout.h"
 #include "reference/weight_shuffle.h"
@@ -70,14 +71,16 @@ bool preshuffled_b(const Op& op) {
          (b & layout_bit(Layout::kAiterShuffle16x16)) != 0;
 }
 
-// A GEMM op the properties can feed: E4M3FN codes (bf16 for gemm_bf16) in row-major A, B
-// row-major or AITER-shuffled (with the shuffle's N % 16, K % 32), fp32 scales for block GEMMs,
-// e8m0 for MX, a scale layout, fp32 or bf16 output.
+// A GEMM op the properties can feed: E4M3FN or E5M2 codes, each operand a type its contract
+// accepts (bf16 for gemm_bf16), in row-major A, B row-major or AITER-shuffled (with the shuffle's
+// N % 16, K % 32), fp32 scales for block GEMMs, e8m0 for MX, a scale layout, fp32 or bf16 output.
 bool gemm_accepts(const Op& op) {
   const impl::Contract& c = op.contract;
   const GemmKind kind = gemm_kind(op.family);
-  const impl::Dtype elem = kind == GemmKind::kBf16 ? impl::Dtype::kBf16 : impl::Dtype::kE4m3fn;
-  if ((c.a_dtypes & impl::dtype_bit(elem)) == 0 || (c.b_dtypes & impl::dtype_bit(elem)) == 0) {
+  if (kind == GemmKind::kBf16) {
+    const impl::DtypeMask bf16 = impl::dtype_bit(impl::Dtype::kBf16);
+    if ((c.a_dtypes & bf16) == 0 || (c.b_dtypes & bf16) == 0) return false;
+  } else if (fp8_element_types(c.a_dtypes).empty() || fp8_element_types(c.b_dtypes).empty()) {
     return false;
   }
   if ((c.out_dtypes & (impl::dtype_bit(impl::Dtype::kF32) | impl::dtype_bit(impl::Dtype::kBf16))) ==
@@ -206,13 +209,39 @@ OutputFormat out_format(const Case& c) {
   throw CaseError("case field 'out' must be fp32 or bf16, not '" + o + "'");
 }
 
+// The FP8 element types of A and B a case of `op` picks from (its contract's, E4M3FN first: the
+// shrink target); the case names them (fields a_dtype, b_dtype) only where the op accepts more
+// than E4M3FN, so cases and regression files of E4M3FN-only ops read as before.
+using TypePick = std::pair<std::size_t, std::size_t>;
+
+rc::Gen<TypePick> gen_types(const Op& op) {
+  if (op.family == Family::kGemmBf16) return rc::gen::just(TypePick{0, 0});
+  const std::size_t na = fp8_element_types(op.contract.a_dtypes).size();
+  const std::size_t nb = fp8_element_types(op.contract.b_dtypes).size();
+  return rc::gen::pair(range(0, std::max<std::size_t>(na, 1)),
+                       range(0, std::max<std::size_t>(nb, 1)));
+}
+
+bool names_types(impl::DtypeMask mask) {
+  return mask != 0 && fp8_element_types(mask) != std::vector<impl::Dtype>{impl::Dtype::kE4m3fn};
+}
+
 Case gemm_case(std::string_view property, const Op& op, Shape3 s, int layout_pick,
-               std::string_view out, uint64_t seed) {
+               std::string_view out, uint64_t seed, TypePick types = {0, 0}) {
   Case c{std::string(property)};
   c.set("op", op.name);
   c.set("m", std::get<0>(s)).set("n", std::get<1>(s)).set("k", std::get<2>(s));
   c.set("layout", layout_choice(op, layout_pick));
   c.set("out", out).set("seed", seed);
+  if (op.family != Family::kGemmBf16) {
+    const impl::Contract& ct = op.contract;
+    if (names_types(ct.a_dtypes)) {
+      c.set("a_dtype", impl::to_string(fp8_element_types(ct.a_dtypes).at(types.first)));
+    }
+    if (names_types(ct.b_dtypes)) {
+      c.set("b_dtype", impl::to_string(fp8_element_types(ct.b_dtypes).at(types.second)));
+    }
+  }
   return c;
 }
 
@@ -227,6 +256,24 @@ rc::Gen<Shape3> gen_contract_shape(const impl::Contract& c, int max_blocks = 3) 
         }
         return s;
       });
+}
+
+// The element types a case names (E4M3FN where it names none); tags them for coverage.
+ElementTypes case_types(const Context& ctx, const Case& c, const Op& op) {
+  if (op.family == Family::kGemmBf16) return {impl::Dtype::kBf16, impl::Dtype::kBf16};
+  const auto read = [&c](const char* field) {
+    if (!c.has(field)) return impl::Dtype::kE4m3fn;
+    const std::string& text = c.text(field);
+    const auto d = impl::parse_dtype(text);
+    if (!d || (*d != impl::Dtype::kE4m3fn && *d != impl::Dtype::kE5m2)) {
+      throw CaseError("case field '" + std::string(field) + "' must be e4m3fn or e5m2, not '" +
+                      text + "'");
+    }
+    return *d;
+  };
+  const ElementTypes t{read("a_dtype"), read("b_dtype")};
+  ctx.tag("dtype:" + std::string(impl::to_string(t.a)) + "x" + std::string(impl::to_string(t.b)));
+  return t;
 }
 
 // Shapes of `op`: contract-derived random shapes, or (1 in 8) a catalog per-rank shape with
@@ -255,10 +302,10 @@ void tag_op(const Context& ctx, const Op& op) { ctx.tag("op:" + op.name); }
 rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     return rc::gen::apply(
-        [op](Shape3 s, int pick, const std::string& out, uint64_t seed) {
-          return gemm_case("gemm.exact", *op, s, pick, out, seed);
+        [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types) {
+          return gemm_case("gemm.exact", *op, s, pick, out, seed, types);
         },
-        gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op), gen_seed());
+        gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op), gen_seed(), gen_types(*op));
   });
 }
 
@@ -267,7 +314,7 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   const OutputFormat fmt = out_format(c);
   const OpLayout layout = op_layout(c, op, ctx);
-  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true);
+  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
   tag_op(ctx, op);
   tag_shape(ctx, m, n, k);
   tag_e8m0(ctx, o.a_e8m0);
@@ -281,21 +328,23 @@ rc::Gen<Case> gen_ordered(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     const impl::Contract& c = op->contract;
     return rc::gen::apply(
-        [op](Shape3 s, const std::string& out, uint64_t seed) {
-          return gemm_case("gemm.ordered_bound", *op, s, 0, out, seed);
+        [op](Shape3 s, const std::string& out, uint64_t seed, TypePick types) {
+          return gemm_case("gemm.ordered_bound", *op, s, 0, out, seed, types);
         },
-        gen_contract_shape(c), gen_out(*op), gen_seed());
+        gen_contract_shape(c), gen_out(*op), gen_seed(), gen_types(*op));
   });
 }
 
 // An op that declares its summation order must follow it bit for bit; every op must stay inside
-// the bound of its accumulator model (impl/accumulator.h accum_model_for).
+// the bound of its accumulator model (impl/accumulator.h accum_model_for; the bound of
+// reference/accumulator_bounds.h for that model).
 std::optional<Failure> check_ordered(const Context& ctx, const Case& c) {
   const Op& op = case_op(ctx, c);
   const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   const OutputFormat fmt = out_format(c);
   const OpLayout layout = op_layout(c, op, ctx);
-  const Operands o = general_operands(op, m, n, k, c.num("seed"));
+  const AccumulatorModel model = impl::accum_model_for(op);
+  const Operands o = general_operands(op, m, n, k, c.num("seed"), case_types(ctx, c, op));
   const GemmOutput got = run_gemm_op(*ctx.be, op, o, fmt, layout);
   tag_op(ctx, op);
   tag_shape(ctx, m, n, k);
@@ -305,13 +354,11 @@ std::optional<Failure> check_ordered(const Context& ctx, const Case& c) {
       return f;
     }
   }
-  const AccumModel model = impl::accum_model_for(op, fmt);
-  const BoundVerdict v = check_bound(compute_bounds(o.problem, model), got);
+  const BoundVerdict v = check_bound(compute_bounds(o.problem, model, fmt), got);
   if (v.ok()) return std::nullopt;
-  return Failure{op.name + " outside the error bound of accumulator " +
-                     (op.contract.accumulator.empty() ? "fp32_rn" : op.contract.accumulator) +
-                     ": " + v.summary(),
-                 std::nullopt, std::nullopt, got};
+  return Failure{
+      op.name + " outside the error bound of accumulator " + model.name + ": " + v.summary(),
+      std::nullopt, std::nullopt, got};
 }
 
 // ---- layouts.round_trip ---------------------------------------------------------------------
@@ -423,15 +470,15 @@ rc::Gen<Case> gen_column_split(const Context&, const Ops& ops) {
     const impl::Dim dn{unit, ct.n.min, ct.n.max};
     return rc::gen::apply(
         [op, unit, dn](std::size_t tp, std::size_t res, std::size_t blocks, std::size_t m,
-                       std::size_t k, uint64_t seed) {
+                       std::size_t k, uint64_t seed, TypePick types) {
           const std::size_t local = fit_dim(std::max(unit, (res + 128 * blocks) / unit * unit), dn);
           Case c = gemm_case("metamorphic.tp_column_split", *op,
-                             {fit_dim(m, op->contract.m), local * tp, k}, 0, "fp32", seed);
+                             {fit_dim(m, op->contract.m), local * tp, k}, 0, "fp32", seed, types);
           c.set("tp", tp);
           return c;
         },
         range(2, 9), pick(residues), range(0, 2), pick<std::size_t>({1, 2, 3, 4, 5}),
-        gen_k(ct.k, 1), gen_seed());
+        gen_k(ct.k, 1), gen_seed(), gen_types(*op));
   });
 }
 
@@ -457,7 +504,7 @@ std::optional<Failure> check_column_split(const Context& ctx, const Case& c) {
                             std::to_string(shard_unit(op)) + ")");
   }
   const OpLayout layout = op_layout(c, op, ctx);
-  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true);
+  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
   const GemmOutput full = run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, layout);
   // The full GEMM against the reference first: shards that agree with a wrong (or unwritten,
   // poisoned) full output would prove nothing.
@@ -506,17 +553,18 @@ rc::Gen<Case> gen_row_split(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     const impl::Contract& ct = op->contract;
     return rc::gen::apply(
-        [op](std::size_t tp, std::size_t m, std::size_t n, std::size_t tail, uint64_t seed) {
+        [op](std::size_t tp, std::size_t m, std::size_t n, std::size_t tail, uint64_t seed,
+             TypePick types) {
           // Every shard but the last is whole 128-blocks of K; the last may end in a residue.
           const std::size_t k = 128 * (tp - 1) + tail;
           if (m > 128)
             n = std::min(n,
                          fit_dim(2 * std::max<uint64_t>(1, op->contract.n.align), op->contract.n));
-          Case c = gemm_case("metamorphic.tp_row_split", *op, {m, n, k}, 0, "fp32", seed);
+          Case c = gemm_case("metamorphic.tp_row_split", *op, {m, n, k}, 0, "fp32", seed, types);
           c.set("tp", tp);
           return c;
         },
-        range(2, 5), gen_m(ct.m), gen_n(ct.n), gen_k(ct.k, 1), gen_seed());
+        range(2, 5), gen_m(ct.m), gen_n(ct.n), gen_k(ct.k, 1), gen_seed(), gen_types(*op));
   });
 }
 
@@ -528,7 +576,7 @@ std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
   const std::size_t tp = c.num("tp");
   if (tp < 2 || k <= 128 * (tp - 1)) throw CaseError("case field 'tp' needs K > 128 (tp - 1)");
   const OpLayout layout = op_layout(c, op, ctx);
-  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true);
+  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
   const GemmOutput full = run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, layout);
   if (auto f = compare_outputs("full GEMM vs exact_gemm",
                                exact_gemm(o.problem, OutputFormat::kFp32), full)) {
@@ -543,6 +591,7 @@ std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
     s.m = m;
     s.n = n;
     s.k = k1 - k0;
+    s.types = o.types;
     auto cols = [&](const Bytes& src, std::size_t rows) {
       Bytes out;
       for (std::size_t i = 0; i < rows; ++i) {
@@ -601,10 +650,11 @@ rc::Gen<Case> gen_poison(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     const impl::Contract& c = op->contract;
     return rc::gen::apply(
-        [op](Shape3 s, uint64_t seed) {
-          return gemm_case("metamorphic.padding_poison", *op, s, padded_pick(*op), "fp32", seed);
+        [op](Shape3 s, uint64_t seed, TypePick types) {
+          return gemm_case("metamorphic.padding_poison", *op, s, padded_pick(*op), "fp32", seed,
+                           types);
         },
-        gen_contract_shape(c, 2), gen_seed());
+        gen_contract_shape(c, 2), gen_seed(), gen_types(*op));
   });
 }
 
@@ -618,7 +668,7 @@ std::optional<Failure> check_poison(const Context& ctx, const Case& c) {
   Case zero = c;
   zero.set("pad", 0);
   const OpLayout clean = op_layout(zero, op, ctx);
-  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true);
+  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
   const GemmOutput want = exact_gemm(o.problem, OutputFormat::kFp32);
   tag_op(ctx, op);
   tag_shape(ctx, m, n, k);

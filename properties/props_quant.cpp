@@ -15,6 +15,7 @@
 #include "properties/props.h"
 #include "properties/scale_io.h"
 #include "properties/values.h"
+#include "reference/block_quant.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/e8m0.h"

@@ -154,6 +154,29 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
      [](const Case& c) {
        return op_is(c, "gemm_bf16") && c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 32;
      }},
+    // The FP4 kernels (docs/bug_classes.md §2).
+    {Fault::kZ31NibbleOrderSwapped, "quantize_fp4.bit_exact",
+     "one row, K <= 32 (one MXFP4 block; two different codes share a byte)", one_block},
+    {Fault::kZ32E2m1TiesAway, "quantize_fp4.bit_exact",
+     "one block (1 x 32) with an E2M1 tie (0.25, 1.25, 2.5 or 5 times the scale)", one_block},
+    {Fault::kZ33E4m3SubnormalAsNormal, "gemm_fp4.ordered_bound",
+     "M = N = 1, K <= 16 (one NVFP4 block whose scale is subnormal)",
+     [](const Case& c) { return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 16; }},
+    {Fault::kZ34Nvfp4Amax32, "quantize_fp4.bit_exact",
+     "one row, K <= 32 (two 16-blocks of one 32-span with different amax)", one_block},
+    {Fault::kZ35Bf16GlobalAsFp32, "quantize_fp4.bit_exact",
+     "one block (1 x 16), a bf16 global amax",
+     [](const Case& c) {
+       return c.num("rows") == 1 && c.num("cols") <= 16 && c.text("gdtype") == "bf16";
+     }},
+    {Fault::kZ36ZeroAmaxNanScale, "quantize_fp4.bit_exact", "one zero block (1 x 16)",
+     [](const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 16; }},
+    {Fault::kZ37ScaleTailUnmasked, "gemm_fp4.exact",
+     "M = N = 1, K <= 32, swizzled scales (one scale column, padded to 4)",
+     [](const Case& c) {
+       return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 32 &&
+              c.text("layout") == "nv_swizzle_128x4";
+     }},
 }};
 
 }  // namespace
@@ -270,16 +293,12 @@ ZooResult run_zoo(Fault f, gpu::Backend& be, const ZooOptions& opts) {
   return out;
 }
 
-bool is_planted_fault(const impl::Implementation& impl) {
-  return impl.name.find("faulty") != std::string::npos;
-}
-
 ImplZooResult run_impl_zoo(const impl::Implementation& impl, gpu::Backend& be,
                            const ZooOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   ImplZooResult out;
   out.impl = impl.name;
-  out.planted = is_planted_fault(impl);
+  out.planted = impl.planted_fault;
   Context ctx{&be, {}, nullptr, &impl};
   RunOptions ro;
   ro.cases = opts.cases;

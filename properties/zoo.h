@@ -68,11 +68,12 @@ struct ZooResult {
 
 ZooResult run_zoo(dispatch::Fault f, gpu::Backend& be, const ZooOptions& opts);
 
-// The zoo of an implementation with planted faults (a plugin's `*faulty*` implementations,
-// docs/plugins.md §7): every property that applies to it, run over `opts.seeds` seeds with no
-// zoo fault planted; the fastest detector shrinks the counterexample (from several seeds, the
-// smallest kept). `planted`: the implementation's name says it is wrong on purpose, so it must
-// be detected; any other must pass every property.
+// The zoo of an implementation with planted faults (docs/plugins.md §7): every property that
+// applies to it, run over `opts.seeds` seeds with no zoo fault planted; the fastest detector
+// shrinks the counterexample (from several seeds, the smallest kept). `planted`: the
+// implementation declares itself wrong on purpose (impl::Implementation::planted_fault: its
+// description starts with "planted fault:"), so it must be detected; any other must pass every
+// property.
 struct ImplZooResult {
   std::string impl;
   bool planted = false;
@@ -85,7 +86,6 @@ struct ImplZooResult {
   double seconds = 0;
   bool ok() const { return planted == detected; }
 };
-bool is_planted_fault(const impl::Implementation& impl);
 ImplZooResult run_impl_zoo(const impl::Implementation& impl, gpu::Backend& be,
                            const ZooOptions& opts);
 

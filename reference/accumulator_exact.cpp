@@ -122,9 +122,12 @@ ExactModeOperands make_exact_mode_operands(size_t m, size_t n, size_t k, BlockSi
                                 " > 2^24: no integer operands keep fp32 sums exact");
   }
   const size_t len = chunk_len(model, k);
-  if (scaled && k > len &&
-      ((len > blocks.a_k || blocks.a_k % len != 0) ||
-       (len > blocks.b_k || blocks.b_k % len != 0))) {
+  // A chunk crosses a scale block only where a block boundary (a multiple of the block, below K)
+  // falls inside it: never for a block spanning all of K (per-tensor or row-wise scales, any K).
+  const auto crosses = [k, len](size_t block) {
+    return block < k && (len > block || block % len != 0);
+  };
+  if (scaled && k > len && (crosses(blocks.a_k) || crosses(blocks.b_k))) {
     throw std::invalid_argument("make_exact_mode_operands: accumulator " + model.name +
                                 " sums chunks of " + num(len) +
                                 " k under one scale, but the scale blocks are " + num(blocks.a_k) +

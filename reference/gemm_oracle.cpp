@@ -628,7 +628,9 @@ GemmOutput exact_gemm(const GemmProblem& problem, OutputFormat format,
     std::vector<float> acc(problem.m * problem.n, 0.0f);
     Fp32Sink sink{acc.data(), problem.n};
     run_exact(problem, options, sink);
-    for (float& c : acc) c = fence(problem.alpha * c) + 0.0f;  // the epilogue multiply, +0 for 0
+    // The epilogue's one fp32 multiply, IEEE signs included: a negative acc whose product with
+    // alpha underflows is -0, as fl32(alpha * acc) is in every kernel (and in ordered_gemm).
+    for (float& c : acc) c = fence(problem.alpha * c);
     if (format == OutputFormat::kFp32) {
       out.fp32 = std::move(acc);
     } else {
@@ -947,18 +949,29 @@ bool is_exact_mode(const GemmProblem& problem, std::string* why) {
       }
     }
   }
+  // The scale exponent of every element (kZeroTerm: the element or its scale is zero), looked up
+  // once: the O(M N K) loops below then index arrays instead of the scale grids.
+  constexpr int kZeroTerm = std::numeric_limits<int>::min();
+  std::vector<int> a_se(p.a.size()), b_se(p.b.size());
+  for (size_t i = 0; i < p.m; ++i) {
+    for (size_t kk = 0; kk < p.k; ++kk) {
+      const float s = p.scale_a(i, kk);
+      a_se[i * p.k + kk] = av[i * p.k + kk].odd == 0 || s == 0 ? kZeroTerm : scale_exp(s);
+    }
+  }
+  for (size_t j = 0; j < p.n; ++j) {
+    for (size_t kk = 0; kk < p.k; ++kk) {
+      const float s = p.scale_b(j, kk);
+      b_se[j * p.k + kk] = bv[j * p.k + kk].odd == 0 || s == 0 ? kZeroTerm : scale_exp(s);
+    }
+  }
   for (size_t i = 0; i < p.m; ++i) {
     for (size_t j = 0; j < p.n; ++j) {
       const std::string at = " at C(" + num(i) + "," + num(j) + ")";
       auto term_exps = [&](size_t kk, int* ea, int* eb) {
-        const Value &x = av[i * p.k + kk], &y = bv[j * p.k + kk];
-        const float sa = p.scale_a(i, kk), sb = p.scale_b(j, kk);
-        if (x.odd == 0 || y.odd == 0 || sa == 0 || sb == 0) {
-          return false;
-        }
-        *ea = scale_exp(sa);
-        *eb = scale_exp(sb);
-        return true;
+        *ea = a_se[i * p.k + kk];
+        *eb = b_se[j * p.k + kk];
+        return *ea != kZeroTerm && *eb != kZeroTerm;
       };
       // (2) e0 = lowest set bit over nonzero terms.
       int e0 = std::numeric_limits<int>::max();

@@ -113,6 +113,23 @@ TEST(AccumulatorExactMode, CheckerRejectsWhatTheAccumulatorWouldRound) {
       std::invalid_argument);
 }
 
+// Guards against refusing exact-mode operands where no chunk can cross a scale block: per-tensor
+// scales (one block spanning all of K) with K = 300, not a multiple of the 128-k chunk (the last
+// chunk is [256, 300)), and row-wise ones; a block boundary inside a chunk (blocks of 96 k under
+// chunks of 128) is still refused.
+TEST(AccumulatorExactMode, ScalesSpanningAllOfKTakeAnyK) {
+  const AccumulatorModel& sm90 = *find_accumulator("sm90_fp8_mma");
+  for (const BlockSizes& b : {BlockSizes{3, 300, 4, 300}, BlockSizes{1, 300, 1, 300}}) {
+    const GemmProblem p = make_exact_mode_operands(3, 4, 300, b, true, 5, sm90).problem;
+    std::string why;
+    EXPECT_TRUE(is_exact_mode(p, sm90, &why)) << why;
+    EXPECT_EQ(simulate_gemm(p, sm90, OutputFormat::kFp32).fp32,
+              exact_gemm(p, OutputFormat::kFp32).fp32);
+  }
+  EXPECT_THROW(make_exact_mode_operands(3, 4, 300, BlockSizes{1, 96, 1, 96}, true, 5, sm90),
+               std::invalid_argument);
+}
+
 // Guards against fp32_rn drifting from today's exact-mode generator and checker (the gemm.exact
 // property and the gate use them).
 TEST(AccumulatorExactMode, Fp32RnIsTodaysGenerator) {

@@ -6,7 +6,8 @@
 // plugin op that crashes or hangs errors its check (the watchdog names the op), an op declining
 // inside its contract fails as a contract mismatch, an op the backend cannot run is unsupported
 // (a skip, not a failure); the JSON and JUnit reports name the implementation; regression files
-// record it and repro replays on it or on --impl.
+// record it and repro replays on it or on --impl; `probe-accumulator --impl` measures the
+// example's GEMM ops (fp32_rn) and names the targets it cannot drive.
 // Does not cover: what the properties check on plugin ops (property_plugins.cpp), loading
 // details (test_plugins.cpp), device plugins.
 #include <gtest/gtest.h>
@@ -15,6 +16,8 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tests/shell.h"
@@ -77,7 +80,10 @@ TEST(ImplsCli, ListsBuiltinAndTheExampleWithContracts) {
       "assert c['memory'] == 'host' and c['contract']['conventions'] == ['cuda_satfinite'], c\n"
       "assert c['contract']['out_dtypes'] == ['e4m3fn', 'e5m2', 'e8m0'], c\n"
       "assert e['gemm_block_deepseek']['contract']['b_scale_ld_align'] == 4\n"
-      "assert 'example_faulty_upcast_shift' in impls\n",
+      "assert e['gemm_mx']['accumulator_error'] is None, e['gemm_mx']\n"
+      "assert e['quantize_1x128']['family'] == 'quantize_block', e['quantize_1x128']\n"
+      "assert not impls['example']['planted_fault']\n"
+      "assert impls['example_faulty_upcast_shift']['planted_fault']\n",
       dir.file("impls.json"));
   EXPECT_EQ(py.exit_code, 0) << py.out;
   const Output text = mxgate({"impls"});
@@ -126,16 +132,19 @@ TEST(ImplsCli, GateOnTheExampleNamesItInTheReports) {
       "import json,sys\n"
       "d = json.load(open(sys.argv[1]))\n"
       "assert d['run']['impls'] == ['builtin', 'example'], d['run']\n"
-      "assert len(d['checks']) == 13, [c['name'] for c in d['checks']]\n"
+      "assert len(d['checks']) == 18, [c['name'] for c in d['checks']]\n"
       "assert all(c['impl'] == 'example' for c in d['checks'])\n"
       "# No example op takes an absent B scale, and a 2^31-element case is device only: those\n"
-      "# two are visible skips; every other property passes.\n"
+      "# two are visible skips, as are the FP4 properties (no E2M1 op in the example, listed with\n"
+      "# the reason); every other property passes.\n"
       "skips = {'property.gemm.default_scale[example]', "
       "'property.dequantize.large_offsets[example]'}\n"
-      "assert all((c['result'] == 'skip') == (c['name'] in skips) for c in d['checks']), "
-      "d['checks']\n"
-      "assert all(c['result'] == 'pass' for c in d['checks'] if c['name'] not in skips)\n"
-      "assert all(c['unsupported'] == 0 for c in d['checks'] if c['name'] not in skips)\n",
+      "fp4 = [c for c in d['checks'] if '_fp4.' in c['name']]\n"
+      "ran = [c for c in d['checks'] if '_fp4.' not in c['name'] and c['name'] not in skips]\n"
+      "assert all(c['result'] == 'pass' and c['unsupported'] == 0 for c in ran), ran\n"
+      "assert all(c['result'] == 'skip' for c in d['checks'] if c['name'] in skips), d['checks']\n"
+      "assert len(fp4) == 4 and all(c['result'] == 'skip' for c in fp4), fp4\n"
+      "assert all('cannot build its inputs' in c['detail'] for c in fp4), fp4\n",
       dir.file("g.json"));
   EXPECT_EQ(py.exit_code, 0) << py.out;
   std::ifstream xml(dir.file("g.xml"));
@@ -244,9 +253,57 @@ TEST(ImplsCli, ZooOverImplementations) {
             2);
 }
 
+// Guards against `probe-accumulator --impl` measuring something other than the op it names, or
+// turning an op it cannot drive into a measurement. The example's GEMMs add fp32 products in
+// increasing k with fp32 round-to-nearest-even (plugins/example/example.c): the probe reports 24
+// bits (the fp32 output's limit), nearest_even, no promotion chunk, model fp32_rn, on the op it
+// picks (the per-tensor gemm_block for per-tensor scaling, the 1x128 / 128x128 one for block
+// scaling) and on the one SPEC:OP names. Bad targets exit 2 naming the problem.
+TEST(ImplsCli, ProbeAccumulatorOnAnImplementation) {
+  const TempDir dir;
+  for (const auto& [spec, scaling, op] :
+       {std::tuple{"example", "per-tensor", "example:gemm_block_tensor"},
+        std::tuple{"example", "block", "example:gemm_block_deepseek"},
+        std::tuple{"example:gemm_mx", "per-tensor", "example:gemm_mx"}}) {
+    SCOPED_TRACE(spec);
+    const Output r = mxgate({"probe-accumulator", "--impl", spec, "--scaling", scaling, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    std::ofstream(dir.file("probe.json")) << r.out;
+    const Output py = python(
+        "import json,sys\n"
+        "p = json.load(open(sys.argv[1]))\n"
+        "assert p['implementation'] == 'impl:" +
+            std::string(op) +
+            "', p['implementation']\n"
+            "assert p['precision_bits'] == 24 and p['precision_at_output_limit'], p\n"
+            "assert p['rounding'] == 'nearest_even' and p['chunk_k'] == 0, p\n"
+            "assert p['model'] == 'fp32_rn', p\n",
+        dir.file("probe.json"));
+    EXPECT_EQ(py.exit_code, 0) << py.out;
+  }
+  const Output text = mxgate({"probe-accumulator", "--impl", "example"});
+  EXPECT_TRUE(has_line(text.out, R"(^probe-accumulator: impl example:gemm_block_tensor \(e4m3fn)"))
+      << text.out;
+  EXPECT_TRUE(has_line(text.out, R"(^  model +fp32_rn$)")) << text.out;
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--impl", "example:nope"}, "implementation example has no op 'nope'"},
+           {{"--impl", "example:cast_satfinite"}, "is a cast op, not an FP8 GEMM"},
+           {{"--impl", "example:all"}, "names 8 implementations; name one"},
+           {{"--impl", "example", "--format", "e5m2"}, "A element type e5m2 not in {e4m3fn}"},
+           {{"--impl", "example", "--simulate", "fp32_rn"}, "exclude each other"},
+           {{"--simulate", "fp32_rn", "--backend", "host"}, "--backend is for --impl"},
+           {{"--impl", test_plugin("bad_abi")}, "bad_abi"}}) {
+    std::vector<std::string> all = {"probe-accumulator"};
+    all.insert(all.end(), args.begin(), args.end());
+    const Output r = mxgate(all);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
+  }
+}
+
 // Guards against --help drifting from the implementation options the verbs accept.
 TEST(ImplsCli, HelpNamesTheImplOptions) {
-  for (const char* verb : {"gate", "property", "zoo", "repro", "impls"}) {
+  for (const char* verb : {"gate", "property", "zoo", "repro", "impls", "probe-accumulator"}) {
     const Output r = mxgate({verb, "--help"});
     ASSERT_EQ(r.exit_code, 0) << verb;
     EXPECT_NE(r.out.find("--impl"), std::string::npos) << verb << "\n" << r.out;

@@ -61,6 +61,22 @@ const char* convention_of(const std::string& source) {
   return nullptr;
 }
 
+// What JAX 0.11.2 on an H200 (XLA GPU) gave where it departs from ml_dtypes (docs/fp4.md §9.1,
+// a finding, not a convention): a NaN goes to 0x8 (-0) in E2M1 whatever its sign; in E2M3 and
+// E3M2 every input that rounds past the largest finite value (|x| >= max + ulp(max)/2, so 7.75 for
+// E2M3 and 30 for E3M2), +-Inf and NaN go to zero with the input's sign instead of saturating.
+// Everything else is ml_dtypes' byte.
+uint32_t jax_gpu_code(Format f, uint32_t in, uint32_t ml_dtypes_code) {
+  const float x = float_of(in);
+  const uint32_t sign_zero = (in >> 31) != 0 ? 1u << (info(f).bits - 1) : 0u;
+  if (f == Format::kE2M1) return std::isnan(x) ? 0x8u : ml_dtypes_code;
+  const uint32_t max_code = (1u << (info(f).bits - 1)) - 1;
+  const float max = decode(f, max_code);
+  const float half_ulp = (max - decode(f, max_code - 1)) / 2;
+  if (std::isnan(x) || std::fabs(x) >= max + half_ulp) return sign_zero;
+  return ml_dtypes_code;
+}
+
 // rcp.approx.ftz.f32 as nvfp4_quant.cpp models it: the correctly rounded reciprocal, subnormal
 // inputs and outputs flushed to zero.
 uint32_t rcp_model(uint32_t x) {
@@ -83,7 +99,10 @@ TEST(Fp4Vectors, EverySourceMatchesItsConvention) {
         l.file + ":" + std::to_string(l.number) + " " + l.kind + " " + l.source + " " + l.what;
     if (l.kind == "probe") {
       if (l.source == "ptx_rcp_approx_ftz") {
-        EXPECT_EQ(rcp_model(l.in), l.out) << where << std::hex << " input 0x" << l.in;
+        // docs/fp4.md §9.2: the H200 returns exactly 448 for 1/fl(1/448) (0x3b124925), one ulp
+        // above the correctly rounded 0x43dfffff; every other probe equals the model.
+        const uint32_t expected = l.in == 0x3b124925u ? 0x43e00000u : rcp_model(l.in);
+        EXPECT_EQ(expected, l.out) << where << std::hex << " input 0x" << l.in;
         ++compared[l.source];
       } else {
         ++not_compared[l.source];
@@ -105,9 +124,12 @@ TEST(Fp4Vectors, EverySourceMatchesItsConvention) {
     }
     const Convention* c = find_convention(name);
     ASSERT_NE(c, nullptr) << name;
-    EXPECT_EQ(encode_with(*c, *f, float_of(l.in)), l.out)
-        << where << std::hex << ": input 0x" << l.in << " (" << float_of(l.in) << ") under "
-        << name;
+    const uint32_t convention_code = encode_with(*c, *f, float_of(l.in));
+    const uint32_t expected = l.source.rfind("jax_gpu", 0) == 0
+                                  ? jax_gpu_code(*f, l.in, convention_code)
+                                  : convention_code;
+    EXPECT_EQ(expected, l.out) << where << std::hex << ": input 0x" << l.in << " ("
+                               << float_of(l.in) << ") under " << name;
     ++compared[l.source];
   }
   for (const auto& [s, n] : compared)

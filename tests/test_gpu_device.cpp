@@ -1,6 +1,7 @@
 // Covers the device backend (HIP on AMD, CUDA on NVIDIA; gpu/device, gpu/kernels/*.hip): the
-// checks of test_gpu_checks.h -- every kernel against the reference bit for bit, declared
-// orders, contracts, guard bands, poison, accounting -- plus the hardware satfinite quantize
+// checks of test_gpu_checks.h and test_gpu_checks_fp4.h -- every kernel (the FP4 ones too)
+// against the reference bit for bit, declared orders, contracts, guard bands, poison, accounting
+// -- plus the hardware satfinite quantize
 // on NVIDIA sm_89+, and every property suite of properties/ (tests/property_suite.h) on the
 // device. Every device test SKIPS (not passes) when no GPU is present; the check that every
 // kernel-table row has its device launcher in this build runs without one. Label `gpu`; built only
@@ -11,6 +12,7 @@
 #include "gpu/device/device_backend.h"
 #include "tests/property_suite.h"
 #include "tests/test_gpu_checks.h"
+#include "tests/test_gpu_checks_fp4.h"
 
 namespace mxgate::gpu {
 

@@ -2,11 +2,12 @@
 // of a layer names only the layers below it (reference/ and common/ nothing but themselves;
 // gpu/kernels/ no reference/, except the host side of the device cast sweep, whose .hip still
 // includes none; impl/ (the implementation model) nothing above gpu/ and reference/; probe/ only
-// reference/ and common/; api/ only reference/, probe/, report/ and common/; capi/ only api/ and
-// reference/; model/ (the decision model) only common/, and nothing below properties/ includes
-// model/; plugins/ and include/ nothing of mxgate but the C ABI headers; no layer includes one
-// above it), and the reference library links nothing but the standard library's threads (no
-// Eigen: only bench/ uses it).
+// reference/ and common/; api/ only reference/, probe/, report/ and common/; capi/ only api/,
+// reference/ and, for mxgate_api_check, properties/, impl/, gpu/ and report/; model/ (the
+// decision model) only common/, and nothing below properties/ includes model/; plugins/ and
+// include/ nothing of mxgate but the C ABI headers; no layer includes one above it), and the
+// reference library links nothing but the standard library's threads (no Eigen: only bench/
+// uses it).
 // Does not cover: what the code does with what it includes, folders the table does not name
 // (tests/, bench/, python/).
 #include <gtest/gtest.h>
@@ -76,9 +77,9 @@ const std::map<std::string, std::set<std::string>>& forbidden() {
       {"api",
        {"gpu", "impl", "dispatch", "model", "properties", "plugins", "capi", "tools", "fuzz",
         "tests", "bench"}},
-      {"capi",
-       {"gpu", "impl", "dispatch", "model", "properties", "report", "plugins", "probe", "tools",
-        "fuzz", "tests", "bench"}},
+      // capi/check.cpp runs the property suites for mxgate_api_check: properties/, impl/, the
+      // host backend of gpu/ and report/'s JSON writer, above which nothing of the library sits.
+      {"capi", {"dispatch", "model", "plugins", "probe", "tools", "fuzz", "tests", "bench"}},
       {"tools", {"capi", "plugins", "fuzz", "tests", "bench"}},
       // Implementations under test and the public C headers share no code with mxgate: a plugin
       // sees only include/mxgate/plugin.h ("mxgate/plugin.h"), the headers nothing.

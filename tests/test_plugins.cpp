@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "impl/registry.h"
 #include "properties/cast_sweep.h"
 #include "properties/property.h"
+#include "properties/zoo.h"
 
 namespace mxgate::impl {
 namespace {
@@ -54,7 +56,7 @@ TEST(PluginLoading, ShippedExampleLoadsWithItsContracts) {
   EXPECT_EQ(ex.name, "example");
   EXPECT_EQ(ex.spec, "example");
   EXPECT_FALSE(ex.builtin);
-  EXPECT_EQ(ex.ops.size(), 8u);
+  EXPECT_EQ(ex.ops.size(), 9u);
   const Op* deepseek = ex.find_op("gemm_block_deepseek");
   ASSERT_NE(deepseek, nullptr);
   EXPECT_EQ(deepseek->family, Family::kGemmBlock);
@@ -71,10 +73,10 @@ TEST(PluginLoading, ShippedExampleLoadsWithItsContracts) {
   EXPECT_EQ(cast->contract.conventions, std::vector<std::string>{"cuda_satfinite"});
   // Every implementation of the plugin: the correct one and one planted fault per family.
   const std::vector<const Implementation*> all = resolve("example:all");
-  EXPECT_EQ(all.size(), 7u);
+  EXPECT_EQ(all.size(), 8u);
   FamilyMask faulty = 0;
   for (const Implementation* i : all) {
-    if (i->name != "example") faulty |= i->families();
+    if (i->planted_fault) faulty |= i->families();
   }
   EXPECT_EQ(faulty, ex.families());
   EXPECT_EQ(resolve("example:example_faulty_upcast_shift").front()->spec,
@@ -263,25 +265,78 @@ Op gemm_op(const std::string& accumulator) {
   return op;
 }
 
-// Guards against a bound check that uses a model other than the op declares: a built-in kernel's
-// declared order sets the partial structure, an op without one gets the structure that holds
-// for every order, and an unknown model name is a contract error, not a silent default.
+// Guards against a bound check that uses a model other than the op declares: the name goes
+// through the reference's registry; for the float model a built-in kernel's declared order sets
+// the partial structure, an op without one gets the structure that holds for every order, and a
+// parameter the spec sets wins; an unknown model or parameter is a contract error, not a silent
+// default.
 TEST(Accumulator, ModelComesFromTheContract) {
-  const AccumModel declared =
-      accum_model_for(*builtin().find_op("gemm_blockscale"), OutputFormat::kFp32);
-  EXPECT_EQ(declared.block_k, 128u);
-  EXPECT_EQ(declared.product_roundings, 1);
-  EXPECT_EQ(declared.partial_roundings, 2);
-  EXPECT_EQ(declared.unit_roundoff, 0x1p-24);
-  const AccumModel any_order = accum_model_for(gemm_op("fp32_rn"), OutputFormat::kBf16);
-  EXPECT_EQ(any_order.block_k, 0u);
-  EXPECT_EQ(any_order.product_roundings, 3);
-  EXPECT_EQ(any_order.partial_roundings, 2);
-  EXPECT_EQ(any_order.output, OutputFormat::kBf16);
-  EXPECT_THROW((void)accum_model_for(gemm_op("sm90_fp8_mma_unknown"), OutputFormat::kFp32),
-               ContractError);
-  EXPECT_THROW((void)accum_model_for(*builtin().find_op("upcast_e8m0"), OutputFormat::kFp32),
-               ContractError);
+  const AccumulatorModel declared = accum_model_for(*builtin().find_op("gemm_blockscale"));
+  EXPECT_EQ(declared.name, "fp32_rn");
+  EXPECT_EQ(declared.kind, AccumulatorKind::kFloat);
+  EXPECT_EQ(declared.fp.block_k, 128u);
+  EXPECT_EQ(declared.fp.product_roundings, 1);
+  EXPECT_EQ(declared.fp.partial_roundings, 2);
+  EXPECT_EQ(declared.fp.unit_roundoff, 0x1p-24);
+  const AccumulatorModel any_order = accum_model_for(gemm_op(""));
+  EXPECT_EQ(any_order.name, "fp32_rn");
+  EXPECT_EQ(any_order.fp.block_k, 0u);
+  EXPECT_EQ(any_order.fp.product_roundings, 3);
+  EXPECT_EQ(any_order.fp.partial_roundings, 2);
+  const AccumulatorModel own = accum_model_for(gemm_op("fp32_rn:block_k=64"));
+  EXPECT_EQ(own.name, "fp32_rn:block_k=64");
+  EXPECT_EQ(own.fp.block_k, 64u);
+  EXPECT_EQ(own.fp.product_roundings, 3);
+  // The Hopper row of docs/accumulators.md §4: 14 bits, truncation, promotion every 128 k.
+  const AccumulatorModel sm90 = accum_model_for(gemm_op("sm90_fp8_mma"));
+  EXPECT_EQ(sm90.kind, AccumulatorKind::kAlignedChunks);
+  EXPECT_EQ(sm90.chunks.precision_bits, 14);
+  EXPECT_EQ(sm90.chunks.chunk_k, 128u);
+  EXPECT_EQ(sm90.chunks.rounding, AlignRounding::kTruncate);
+  EXPECT_EQ(accum_model_for(gemm_op("sm90_fp8_mma:precision_bits=13")).chunks.precision_bits, 13);
+  try {
+    (void)accum_model_for(gemm_op("sm100_fp8_mma"));
+    ADD_FAILURE() << "an unknown model was accepted";
+  } catch (const ContractError& e) {
+    EXPECT_TRUE(contains(e.what(), "test/g: accumulator model 'sm100_fp8_mma' is unknown"))
+        << e.what();
+    EXPECT_TRUE(contains(e.what(), "sm90_fp8_mma")) << e.what();  // the known ones are listed
+  }
+  try {
+    (void)accum_model_for(gemm_op("fp32_rn:chunk_k=64"));
+    ADD_FAILURE() << "a parameter of another kind of model was accepted";
+  } catch (const ContractError& e) {
+    EXPECT_TRUE(contains(e.what(), "unknown parameter 'chunk_k'")) << e.what();
+  }
+  EXPECT_THROW((void)accum_model_for(*builtin().find_op("upcast_e8m0")), ContractError);
+}
+
+// Guards against an aligned-chunk model applied to an op whose scale blocks it cannot describe
+// (a 128-k chunk promoted under one scale, on MX blocks of 32 k): the bound and the exact-mode
+// operands would assume one scale per chunk where there are four. It is a contract error naming
+// the op, the model and both block sizes; blocks the chunk divides (1x128 / 128x128, per-tensor)
+// are fine, a chunk longer than the block is not.
+TEST(Accumulator, ModelThatCannotApplyToTheScaleBlocksIsAContractError) {
+  Op mx = *resolve("example").front()->find_op("gemm_mx");
+  mx.contract.accumulator = "sm90_fp8_mma";
+  const std::optional<std::string> why = accumulator_problem(mx);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(contains(*why,
+                       "example/gemm_mx: accumulator sm90_fp8_mma promotes chunks of 128 k "
+                       "under one scale, but the op's A scale blocks span 32 k"))
+      << *why;
+  EXPECT_THROW((void)accum_model_for(mx), ContractError);
+  Op deepseek = *resolve("example").front()->find_op("gemm_block_deepseek");
+  deepseek.contract.accumulator = "sm90_fp8_mma";
+  EXPECT_FALSE(accumulator_problem(deepseek).has_value());
+  deepseek.contract.accumulator = "sm90_fp8_mma:chunk_k=256";
+  ASSERT_TRUE(accumulator_problem(deepseek).has_value());
+  EXPECT_TRUE(contains(*accumulator_problem(deepseek), "A scale blocks span 128 k"));
+  Op tensor = *resolve("example").front()->find_op("gemm_block_tensor");
+  tensor.contract.accumulator = "sm90_fp8_mma:chunk_k=0";  // one chunk over all of K
+  EXPECT_FALSE(accumulator_problem(tensor).has_value());
+  EXPECT_FALSE(accumulator_problem(*builtin().find_op("gemm_blockscale")).has_value());
+  EXPECT_FALSE(accumulator_problem(*builtin().find_op("upcast_e8m0")).has_value());
 }
 
 // Guards against the exhaustive cast sweep missing a rounding bug or misplacing it. Inputs
@@ -310,15 +365,16 @@ TEST(CastSweep, FindsAndLocatesTheFirstDifference) {
   EXPECT_TRUE(properties::sweep_targets(builtin()).empty());
 }
 
-// Guards against an accumulator model mxgate does not know being replaced by a default: the
-// bound check of that op is a contract error, while the checks that need no model still run.
-TEST(Accumulator, UnknownModelIsAContractErrorOfTheBoundCheckOnly) {
+// Guards against an accumulator model mxgate does not know being replaced by a default: every
+// check that needs the model (the bound, the exact-mode operands) is a contract error naming it,
+// while the checks that need none still run.
+TEST(Accumulator, UnknownModelIsAContractErrorOfTheChecksThatNeedIt) {
   Implementation im = *resolve("example").front();
   im.name = "example_unknown_accumulator";
   std::vector<Op> ops;
   for (Op op : im.ops) {
-    if (op.name != "gemm_block_tensor") continue;
-    op.contract.accumulator = "sm90_fp8_mma";  // the accumulator branch's model, absent here
+    if (op.name != "gemm_block_tensor" && op.name != "cast_satfinite") continue;
+    if (op.name == "gemm_block_tensor") op.contract.accumulator = "sm100_fp8_mma";
     op.impl = im.name;
     ops.push_back(op);
   }
@@ -327,14 +383,59 @@ TEST(Accumulator, UnknownModelIsAContractErrorOfTheBoundCheckOnly) {
   properties::RunOptions opts;
   opts.cases = 20;
   const properties::Context ctx{&be, {}, nullptr, &im};
-  const properties::RunResult bound =
-      properties::run_property(*properties::find_property("gemm.ordered_bound"), ctx, opts);
-  ASSERT_FALSE(bound.passed);
-  ASSERT_TRUE(bound.failure.has_value());
-  EXPECT_EQ(bound.failure->kind, properties::Failure::Kind::kError);
-  EXPECT_TRUE(contains(bound.failure->what, "contract error")) << bound.failure->what;
-  EXPECT_TRUE(contains(bound.failure->what, "'sm90_fp8_mma' is unknown")) << bound.failure->what;
-  EXPECT_TRUE(properties::run_property(*properties::find_property("gemm.exact"), ctx, opts).passed);
+  for (const char* name : {"gemm.ordered_bound", "gemm.exact"}) {
+    SCOPED_TRACE(name);
+    const properties::RunResult r =
+        properties::run_property(*properties::find_property(name), ctx, opts);
+    ASSERT_FALSE(r.passed);
+    ASSERT_TRUE(r.failure.has_value());
+    EXPECT_EQ(r.failure->kind, properties::Failure::Kind::kError);
+    EXPECT_TRUE(contains(r.failure->what, "contract error")) << r.failure->what;
+    EXPECT_TRUE(contains(r.failure->what, "'sm100_fp8_mma' is unknown")) << r.failure->what;
+  }
+  EXPECT_TRUE(
+      properties::run_property(*properties::find_property("cast.bit_exact"), ctx, opts).passed);
+}
+
+// Guards against `zoo --impl` deciding "planted fault" from a name: the implementation declares
+// it, its description starting with MXGATE_PLANTED_FAULT_PREFIX, read in one place when the plugin
+// loads. A planted fault under a plain name must still be caught; a correct implementation whose
+// name contains "faulty" must pass, and is no planted fault.
+TEST(PlantedFault, DeclaredByTheDescriptionNotTheName) {
+  EXPECT_TRUE(is_planted_fault_description("planted fault: casts round ties away from zero"));
+  EXPECT_FALSE(is_planted_fault_description("example_faulty_x, named like one"));
+  EXPECT_FALSE(is_planted_fault_description(" planted fault: not at the start"));
+  for (const Implementation* im : resolve("example:all")) {
+    EXPECT_EQ(im->planted_fault, im->name != "example") << im->name << ": " << im->description;
+  }
+  const auto only = [](Implementation im, const std::string& name, const std::string& op) {
+    im.name = name;
+    std::vector<Op> ops;
+    for (Op o : im.ops) {
+      if (o.name != op) continue;
+      o.impl = name;
+      ops.push_back(o);
+    }
+    im.ops = ops;
+    return im;
+  };
+  const Implementation planted =
+      only(*resolve("example:example_faulty_upcast_shift").front(), "upcast_b", "upcast_e8m0");
+  const Implementation correct =
+      only(*resolve("example").front(), "example_faulty_in_name_only", "upcast_e8m0");
+  gpu::HostBackend be;
+  properties::ZooOptions opts;
+  opts.seeds = 2;
+  opts.cases = 50;
+  const properties::ImplZooResult p = properties::run_impl_zoo(planted, be, opts);
+  EXPECT_TRUE(p.planted);
+  EXPECT_TRUE(p.detected);
+  EXPECT_EQ(p.caught_by, "upcast_e8m0.bit_exact");
+  EXPECT_TRUE(p.ok());
+  const properties::ImplZooResult c = properties::run_impl_zoo(correct, be, opts);
+  EXPECT_FALSE(c.planted);
+  EXPECT_FALSE(c.detected);
+  EXPECT_TRUE(c.ok());
 }
 
 }  // namespace

@@ -29,6 +29,20 @@ int gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const flo
                                 const uint8_t* b, const float* bs, void* out);
 int gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out);
 
+// The FP4 kernels (models_fp4.cpp).
+int quantize_mxfp4(const Fp4QuantizeParams& p, const void* in, const void* global, uint8_t* codes,
+                   uint8_t* scales);
+int quantize_nvfp4(const Fp4QuantizeParams& p, const void* in, const void* global, uint8_t* codes,
+                   uint8_t* scales);
+int dequant_mxfp4(const Fp4DequantParams& p, const uint8_t* codes, const uint8_t* scales,
+                  const float* global, void* out);
+int dequant_nvfp4(const Fp4DequantParams& p, const uint8_t* codes, const uint8_t* scales,
+                  const float* global, void* out);
+int gemm_mxfp4(const Fp4GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
+               const uint8_t* sb, const float* ga, const float* gb, void* out);
+int gemm_nvfp4(const Fp4GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
+               const uint8_t* sb, const float* ga, const float* gb, void* out);
+
 int fault_write_past_end(const FaultParams& p, float* out);
 int fault_skip_element(const FaultParams& p, float* out);
 

@@ -46,6 +46,21 @@ MXGATE_DEVICE_ENTRY int launch_gemm_blockscale_bpreshuffle(const GemmParams& p, 
                                                            const float* bs, void* out);
 MXGATE_DEVICE_ENTRY int launch_gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b,
                                          void* out);
+// The FP4 kernels (gpu/kernels/fp4_*.h).
+MXGATE_DEVICE_ENTRY int launch_quantize_mxfp4(const Fp4QuantizeParams& p, const void* in,
+                                              const void* global, uint8_t* codes, uint8_t* scales);
+MXGATE_DEVICE_ENTRY int launch_quantize_nvfp4(const Fp4QuantizeParams& p, const void* in,
+                                              const void* global, uint8_t* codes, uint8_t* scales);
+MXGATE_DEVICE_ENTRY int launch_dequant_mxfp4(const Fp4DequantParams& p, const uint8_t* codes,
+                                             const uint8_t* scales, const float* global, void* out);
+MXGATE_DEVICE_ENTRY int launch_dequant_nvfp4(const Fp4DequantParams& p, const uint8_t* codes,
+                                             const uint8_t* scales, const float* global, void* out);
+MXGATE_DEVICE_ENTRY int launch_gemm_mxfp4(const Fp4GemmParams& p, const uint8_t* a,
+                                          const uint8_t* sa, const uint8_t* b, const uint8_t* sb,
+                                          const float* ga, const float* gb, void* out);
+MXGATE_DEVICE_ENTRY int launch_gemm_nvfp4(const Fp4GemmParams& p, const uint8_t* a,
+                                          const uint8_t* sa, const uint8_t* b, const uint8_t* sb,
+                                          const float* ga, const float* gb, void* out);
 MXGATE_DEVICE_ENTRY int launch_fault_write_past_end(const FaultParams& p, float* out);
 MXGATE_DEVICE_ENTRY int launch_fault_skip_element(const FaultParams& p, float* out);
 // Detection work (docs/bug_classes.md §2: Z21, Z22).

@@ -44,6 +44,15 @@ inline constexpr uint32_t kDefaultScaleByteOne = 1u << 18;  // Z27: absent scale
 inline constexpr uint32_t kKTailScaleUnmasked = 1u << 19;   // Z28: K-tail tile's scales unmasked
 inline constexpr uint32_t kOffset32Bit = 1u << 20;          // Z29: element offsets wrap at 2^31
 inline constexpr uint32_t kLaunchCounterOrder = 1u << 21;   // Z30: K order flips every launch
+// The FP4 kernels' classes (docs/bug_classes.md §2, Z31-Z37), bits 24-30 (9-23 stay free for the
+// classes numbered between).
+inline constexpr uint32_t kNibbleSwap = 1u << 24;             // Z31: element 2i packed high
+inline constexpr uint32_t kE2m1TiesAway = 1u << 25;           // Z32: E2M1 ties away from zero
+inline constexpr uint32_t kE4m3SubnormalAsNormal = 1u << 26;  // Z33: exp field 0 read as normal
+inline constexpr uint32_t kNvfp4Amax32 = 1u << 27;            // Z34: NVFP4 block amax over 32
+inline constexpr uint32_t kGlobalReadAsFp32 = 1u << 28;       // Z35: a bf16 global read as fp32
+inline constexpr uint32_t kZeroAmaxNanScale = 1u << 29;       // Z36: zero amax -> 1, unclamped cast
+inline constexpr uint32_t kScaleTailUnmasked = 1u << 30;      // Z37: K-tail scales read unmasked
 }  // namespace kernel_fault
 
 // The FP8 element formats a kernel reads (dequant_mx_to_bf16; docs/formats.md §1).
@@ -111,6 +120,49 @@ struct GemmParams {
   uint64_t as_ld = 0;
   uint64_t n_offset = 0;
   uint64_t launch_index = 0;
+};
+
+// ---- FP4 kernels (docs/fp4.md §12) ------------------------------------------------------------
+// MXFP4: E2M1 elements, blocks of 32, E8M0 scales (OCP rule); NVFP4: E2M1, blocks of 16, E4M3
+// scales, a per-tensor global scale. E2M1 codes are packed two per byte, element 2i in the low
+// nibble, every row starting on a byte (ceil(cols/2) bytes per row). Which of the two a launch
+// is, is its kernel's (one row per scheme), never a parameter.
+enum class GlobalDtype : uint8_t { kFp32, kBf16 };
+// The element format of a GEMM operand: packed E2M1, or E4M3FN one per byte (MXFP8 x MXFP4).
+enum class Fp4Operand : uint8_t { kE2m1, kE4m3fn };
+
+// rows x cols fp32 / bf16 input -> packed codes rows x ceil(cols/2) bytes and scales rows x
+// ceil(cols/block): MXFP4 ocp_mx (FLOOR with emax 2, RNE, a NaN block's codes 0) row-major;
+// NVFP4 te_nvfp4_ref 1x16 (the global amax from `global`, one element of `global_dtype`), scales
+// row-major or in the 128x4 swizzle.
+struct Fp4QuantizeParams {
+  uint64_t rows = 0;
+  uint64_t cols = 0;
+  InputDtype input = InputDtype::kFp32;
+  GlobalDtype global_dtype = GlobalDtype::kFp32;
+  bool swizzled_scales = false;
+  uint32_t faults = 0;  // kernel_fault bits (Z31, Z32, Z34, Z35, Z36)
+};
+
+// Packed codes + scales (+ the fp32 global decode scale for NVFP4) -> fp32 or bf16 rows x cols.
+struct Fp4DequantParams {
+  uint64_t rows = 0;
+  uint64_t cols = 0;
+  OutDtype out = OutDtype::kBf16;
+  uint32_t faults = 0;
+};
+
+// C (m x n) = A (m x k) * B (n x k)^T: MXFP4 (A packed E2M1 or E4M3FN, B packed E2M1, E8M0
+// scales) or NVFP4 (both packed E2M1, E4M3 scales, alpha = fl(global_a * global_b)); scales
+// row-major or both in the 128x4 swizzle.
+struct Fp4GemmParams {
+  uint64_t m = 0;
+  uint64_t n = 0;
+  uint64_t k = 0;
+  Fp4Operand a_format = Fp4Operand::kE2m1;
+  OutDtype out = OutDtype::kFp32;
+  bool swizzled_scales = false;
+  uint32_t faults = 0;  // kernel_fault bits (Z33, Z37)
 };
 
 // Planted faults for testing the harness: fp32 output of `count` elements.

@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mxgate/plugin.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -120,6 +122,19 @@ MXGATE_API_EXPORT const char* mxgate_api_result_text(const mxgate_api_result* re
 MXGATE_API_EXPORT int mxgate_api_result_verdict(const mxgate_api_result* result,
                                                 mxgate_api_verdict* out);
 MXGATE_API_EXPORT void mxgate_api_result_free(mxgate_api_result* result);
+
+/* Runs property `property` (`mxgate property --list`) against `impl`, an implementation the
+ * caller built in memory (include/mxgate/plugin.h: ops of host memory whose run functions the
+ * caller provides, e.g. ctypes callbacks), with the property runner's generators, the ops'
+ * contracts and shrinking: `mxgate property NAME --impl ...` without a plugin file. `impl` is
+ * checked as a plugin's description is (a malformed one is MXGATE_API_ERROR_INPUT). Options:
+ * "seed", "cases", "max-size", "case" (the text of one case, replayed without its generator),
+ * "no-shrink" (a flag). The result's text is JSON (schema mxgate-check/1: passed, cases,
+ * unsupported and their reasons, the shrunk counterexample, the failure with its kind and
+ * located element). property NULL: the text lists the properties as JSON. docs/python.md §9. */
+MXGATE_API_EXPORT int mxgate_api_check(const char* property, size_t option_count,
+                                       const char* const* names, const char* const* values,
+                                       const mxgate_impl* impl, mxgate_api_result** result);
 
 #ifdef __cplusplus
 }

@@ -82,7 +82,25 @@ typedef enum mxgate_op_family {
    * dimension: per-tensor {0,0}, rowwise {1,0}, DeepSeek {1,128} x {128,128}). */
   MXGATE_OP_GEMM_BLOCK = 8,
   /* C = A . B^T on bf16 operands; no scales. */
-  MXGATE_OP_GEMM_BF16 = 9
+  MXGATE_OP_GEMM_BF16 = 9,
+  /* Appended for NVFP4 (E2M1 elements in blocks of 16 along cols, one E4M3 block scale per block
+   * used as unsigned, one per-tensor fp32 global scale; docs/fp4.md §6, §12). The global scales
+   * are 1 x 1 tensors of a dtype in contract.global_dtypes, in the op's memory (real kernels read
+   * them from device memory: FlashInfer's global_scale, cuBLASLt's alpha pointer). */
+  /* NVFP4 quantization: a = fp32 or bf16 (rows x cols); a_global = the tensor's global amax (the
+   * calibrated amax every recipe derives its global scale from: TE and FlashInfer 448*6/amax,
+   * torchao amax/(448*6)); out = packed E2M1 (rows x cols); out_scale = E4M3 (rows x
+   * ceil(cols/16)) in out_scale.layout. */
+  MXGATE_OP_QUANTIZE_NVFP4 = 10,
+  /* NVFP4 dequantization: a = packed E2M1 (rows x cols), a_scale = E4M3 (rows x ceil(cols/16)),
+   * a_global = the global decode scale; out = bf16 or fp32 (rows x cols): fl32(fl32(code *
+   * scale) * global), bf16 rounding that once more. */
+  MXGATE_OP_DEQUANTIZE_NVFP4 = 11,
+  /* NVFP4 GEMM: a (m x k), b (n x k) = packed E2M1; a_scale (m x ceil(k/16)), b_scale (n x
+   * ceil(k/16)) = E4M3; a_global, b_global = the global decode scales. out = fp32 or bf16:
+   * C = out(fl32(alpha * acc)), alpha = fl32(a_global * b_global), acc the fp32 accumulator (the
+   * cuBLASLt / CUTLASS epilogue). */
+  MXGATE_OP_GEMM_NVFP4 = 12
 } mxgate_op_family;
 
 /* Where the buffers live (the op's `memory`); device ops get a stream in the call. */
@@ -93,8 +111,15 @@ typedef enum mxgate_memory {
 } mxgate_memory;
 
 /* Element and scale types. Contracts use bit masks MXGATE_DTYPE_BIT(x). Codes are stored one
- * per byte (8-bit and narrower formats; FP4 packing is a later ABI extension) or as 16-bit
- * words (bf16, fp16), little endian. */
+ * per byte (8-bit formats, and the 6-bit E2M3 / E3M2 in the low bits of a byte) or as 16-bit
+ * words (bf16, fp16), little endian. E2M1 (FP4) is packed two per byte: element 2i of a row in
+ * the low nibble (bits 0-3), element 2i+1 in the high nibble (torchao pack_uint4, Triton, TE,
+ * FlashInfer, AITER: docs/fp4.md §5.1). A tensor's rows / cols / ld count ELEMENTS; a packed row
+ * of `cols` elements occupies ceil(cols / 2) bytes and every row starts on a byte (row r at byte
+ * r * ceil(ld / 2), ld = cols unless set), so an odd row ends in a padding nibble. mxgate fills
+ * the padding nibble of an input with 0xF (-6: reading it changes the result) and ignores that of
+ * an output. The MX families (quantize_mx, dequantize, gemm_mx) take E2M1 / E2M3 / E3M2 elements
+ * as they take FP8 ones (MXFP4, MXFP6: e8m0 scales of 1 x 32); NVFP4 has its own families. */
 typedef enum mxgate_dtype {
   MXGATE_DTYPE_NONE = 0,
   MXGATE_DTYPE_F32 = 1,
@@ -104,7 +129,10 @@ typedef enum mxgate_dtype {
   MXGATE_DTYPE_E5M2 = 5,
   MXGATE_DTYPE_E4M3FNUZ = 6,
   MXGATE_DTYPE_E5M2FNUZ = 7,
-  MXGATE_DTYPE_E8M0 = 8
+  MXGATE_DTYPE_E8M0 = 8,
+  MXGATE_DTYPE_E2M1 = 9,  /* FP4 1.2.1, bias 1, max 6, no Inf / NaN; packed (above) */
+  MXGATE_DTYPE_E2M3 = 10, /* FP6 1.2.3, bias 1, max 7.5, no Inf / NaN; one per byte */
+  MXGATE_DTYPE_E3M2 = 11  /* FP6 1.3.2, bias 3, max 28, no Inf / NaN; one per byte */
 } mxgate_dtype;
 #define MXGATE_DTYPE_BIT(d) (UINT64_C(1) << (d))
 
@@ -142,7 +170,7 @@ typedef struct mxgate_contract {
   uint32_t a_scale_layouts;            /* MXGATE_LAYOUT_BIT mask for a_scale / out_scale */
   uint32_t b_scale_layouts;            /* for b_scale */
   uint32_t b_layouts;                  /* for B (weights): ROW_MAJOR and / or AITER_SHUFFLE_16X16 */
-  uint32_t scale_dtype;                /* MXGATE_DTYPE_E8M0 or MXGATE_DTYPE_F32; NONE if unscaled */
+  uint32_t scale_dtype;                /* E8M0, F32, E4M3FN (NVFP4); NONE if unscaled */
   uint32_t a_block_rows, a_block_cols; /* scale block of A (0 = whole dimension) */
   uint32_t b_block_rows, b_block_cols; /* scale block of B (0 = whole dimension) */
   /* The convention it claims (`mxgate conventions`), e.g. "cuda_satfinite"; NULL: none. */
@@ -156,6 +184,10 @@ typedef struct mxgate_contract {
    * e.g. cuBLASLt's 128x128 weight scales want a row stride that is a multiple of 4. */
   uint32_t a_scale_ld_align;
   uint32_t b_scale_ld_align;
+  /* Appended (NVFP4). MXGATE_DTYPE_BIT mask of the dtypes the op reads its 1 x 1 global scales
+   * a_global / b_global in (F32 and / or BF16); 0: the op takes none. Required by the NVFP4
+   * families, whose scale_dtype is MXGATE_DTYPE_E4M3FN (block scales of 1 x 16). */
+  uint64_t global_dtypes;
 } mxgate_contract;
 
 /* One operand or result. `data` is host or device memory per the op's `memory`; `bytes` is the
@@ -177,6 +209,10 @@ typedef struct mxgate_call {
   mxgate_tensor a, a_scale, b, b_scale;
   mxgate_tensor out, out_scale;
   void* stream; /* device ops: the stream to launch on (mxgate synchronizes after the call) */
+  /* Appended (NVFP4): the 1 x 1 global scales of A and B (families QUANTIZE_NVFP4: a_global;
+   * DEQUANTIZE_NVFP4: a_global; GEMM_NVFP4: both), each one element of its dtype, in the op's
+   * memory. A plugin compiled before them sees a smaller struct_size and no NVFP4 family. */
+  mxgate_tensor a_global, b_global;
 } mxgate_call;
 
 /* `message` points at `message_size` bytes (at least 256) for a NUL-terminated reason; `state`
@@ -193,9 +229,14 @@ typedef struct mxgate_op {
   void* state;
 } mxgate_op;
 
+/* An implementation that is wrong on purpose (a planted fault, the proof that the gate catches
+ * it) says so by starting its description with this prefix; `mxgate zoo --impl` then requires it
+ * to be detected, and every other implementation to pass (docs/plugins.md). */
+#define MXGATE_PLANTED_FAULT_PREFIX "planted fault:"
+
 typedef struct mxgate_impl {
   const char* name;        /* [a-z0-9_]+, the NAME of --impl PATH.so:NAME */
-  const char* description; /* one line */
+  const char* description; /* one line; MXGATE_PLANTED_FAULT_PREFIX... for a planted fault */
   uint32_t op_count;
   const mxgate_op* ops;
 } mxgate_impl;

@@ -10,6 +10,8 @@
  *                                       e8m0 (round up, satfinite): convention cuda_satfinite
  *   quantize_mx   quantize_mx_ocp       OCP MX: scale 2^(floor(log2 amax) - 8), elements RNE,
  *                                       normals saturated, a NaN / Inf block all NaN
+ *   quantize_block quantize_1x128       vLLM per-token group quant: fp32 scale max(amax, 1e-10)
+ *                                       / 448 per 1 x 128, x / s clamped to +-448 (NaN -> -448)
  *   dequantize    dequantize_mx         code * 2^(e - 127) in fp32, bf16 by one RNE
  *   upcast_e8m0   upcast_e8m0           byte -> 2^(e - 127), 0xFF -> NaN
  *   gemm_mx       gemm_mx               MXFP8 GEMM, scales row-major or 128x4-swizzled
@@ -30,12 +32,13 @@
 
 typedef enum fault {
   FAULT_NONE,
-  FAULT_CAST_TIES_AWAY,      /* ties rounded away from zero (microxcaling's "nearest") */
-  FAULT_QUANTIZE_NOSAT,      /* elements cast without satfinite: overflow becomes NaN */
-  FAULT_DEQUANTIZE_SHIFT,    /* e8m0 decoded as byte << 23: 0x00 -> 0, 0xFF -> Inf */
-  FAULT_UPCAST_SHIFT,        /* the same in the upcast */
-  FAULT_GEMM_MX_B_SCALES_T,  /* B's scale grid read transposed (kb * N + n) */
-  FAULT_GEMM_BLOCK_DROP_TAIL /* K walked in whole blocks of 128: a partial last block lost */
+  FAULT_CAST_TIES_AWAY,       /* ties rounded away from zero (microxcaling's "nearest") */
+  FAULT_QUANTIZE_NOSAT,       /* elements cast without satfinite: overflow becomes NaN */
+  FAULT_DEQUANTIZE_SHIFT,     /* e8m0 decoded as byte << 23: 0x00 -> 0, 0xFF -> Inf */
+  FAULT_UPCAST_SHIFT,         /* the same in the upcast */
+  FAULT_GEMM_MX_B_SCALES_T,   /* B's scale grid read transposed (kb * N + n) */
+  FAULT_GEMM_BLOCK_DROP_TAIL, /* K walked in whole blocks of 128: a partial last block lost */
+  FAULT_QUANTIZE_BLOCK_NO_EPS /* amax without its 1e-10 floor: a zero block's scale is 0 */
 } fault;
 
 typedef struct op_state {
@@ -205,6 +208,42 @@ static mxgate_status quantize_run(void* state, const mxgate_call* call, char* ms
         const uint8_t code =
             byte == 0xFF ? 0x7F : fp8_encode(x * inv, &kE4m3, ROUND_NEAREST_EVEN, ov, 0);
         ((uint8_t*)call->out.data)[offset(&call->out, r, c)] = code;
+      }
+    }
+  }
+  return MXGATE_DONE;
+}
+
+/* ---- quantize_block (vLLM per_token_group_quant_fp8) ---------------------------------------- */
+
+/* Per block of the op's a_block_rows x a_block_cols: amax = fmaxf(max |x| (NaN ignored by fmaxf),
+ * 1e-10), s = amax / 448, q = fminf(fmaxf(x / s, -448), 448) (NaN -> -448), then RNE to E4M3. */
+static mxgate_status quantize_block_run(void* state, const mxgate_call* call, char* msg,
+                                        size_t size) {
+  const op_state* st = (const op_state*)state;
+  const uint64_t rows = call->m, cols = call->k;
+  const uint64_t br = st->a_block_rows, bc = st->a_block_cols;
+  const uint64_t grid_rows = (rows + br - 1) / br, grid_cols = (cols + bc - 1) / bc;
+  CHECK(&call->a, "a", rows, cols, MXGATE_DTYPE_F32, kRow, 4);
+  CHECK(&call->out, "out", rows, cols, MXGATE_DTYPE_E4M3FN, kRow, 1);
+  CHECK(&call->out_scale, "out_scale", grid_rows, grid_cols, MXGATE_DTYPE_F32, kRow, 4);
+  for (uint64_t gr = 0; gr < grid_rows; ++gr) {
+    for (uint64_t gc = 0; gc < grid_cols; ++gc) {
+      const uint64_t r1 = gr * br + br < rows ? gr * br + br : rows;
+      const uint64_t c1 = gc * bc + bc < cols ? gc * bc + bc : cols;
+      float amax = 0.0f;
+      for (uint64_t r = gr * br; r < r1; ++r) {
+        for (uint64_t c = gc * bc; c < c1; ++c) amax = fmaxf(amax, fabsf(f32_at(&call->a, r, c)));
+      }
+      if (st->fault != FAULT_QUANTIZE_BLOCK_NO_EPS) amax = fmaxf(amax, 1e-10f);
+      const float s = amax / 448.0f;
+      ((float*)call->out_scale.data)[offset(&call->out_scale, gr, gc)] = s;
+      for (uint64_t r = gr * br; r < r1; ++r) {
+        for (uint64_t c = gc * bc; c < c1; ++c) {
+          const float q = fminf(fmaxf(f32_at(&call->a, r, c) / s, -448.0f), 448.0f);
+          ((uint8_t*)call->out.data)[offset(&call->out, r, c)] =
+              fp8_encode(q, &kE4m3, ROUND_NEAREST_EVEN, OVERFLOW_SATURATE, 1);
+        }
       }
     }
   }
@@ -395,6 +434,8 @@ static op_state kDequantShift = {FAULT_DEQUANTIZE_SHIFT, 0, 0, 0, 0};
 static op_state kUpcastShift = {FAULT_UPCAST_SHIFT, 0, 0, 0, 0};
 static op_state kMxScalesT = {FAULT_GEMM_MX_B_SCALES_T, 0, 0, 0, 0};
 static op_state kDropTail = {FAULT_GEMM_BLOCK_DROP_TAIL, 1, 128, 128, 128};
+static op_state kGroup = {FAULT_NONE, 1, 128, 0, 0};
+static op_state kGroupNoEps = {FAULT_QUANTIZE_BLOCK_NO_EPS, 1, 128, 0, 0};
 
 /* Every op's contract starts from this: sizes from the header, everything else "none". */
 #define CONTRACT_BASE .struct_size = sizeof(mxgate_contract)
@@ -421,6 +462,21 @@ static op_state kDropTail = {FAULT_GEMM_BLOCK_DROP_TAIL, 1, 128, 128, 128};
          .convention = "ocp_mx",                                    \
          .notes = "OCP MX v1.0 section 6.3: floor(log2 amax) - 8"}, \
         quantize_run, &(state)                                      \
+  }
+
+#define QUANTIZE_BLOCK_OP(state)                                                               \
+  {                                                                                            \
+    "quantize_1x128", MXGATE_OP_QUANTIZE_BLOCK, MXGATE_MEMORY_HOST,                            \
+        {CONTRACT_BASE,                                                                        \
+         .a_dtypes = DT(F32),                                                                  \
+         .out_dtypes = DT(E4M3FN),                                                             \
+         .a_scale_layouts = LT(ROW_MAJOR),                                                     \
+         .scale_dtype = MXGATE_DTYPE_F32,                                                      \
+         .a_block_rows = 1,                                                                    \
+         .a_block_cols = 128,                                                                  \
+         .convention = "vllm_group_quant",                                                     \
+         .notes = "fp32 scale max(amax, 1e-10) / 448 per 1x128, x / s clamped (NaN -> -448)"}, \
+        quantize_block_run, &(state)                                                           \
   }
 
 #define DEQUANTIZE_OP(state)                                   \
@@ -491,6 +547,7 @@ static op_state kDropTail = {FAULT_GEMM_BLOCK_DROP_TAIL, 1, 128, 128, 128};
 static const mxgate_op kExampleOps[] = {
     CAST_OP(kCorrect),
     QUANTIZE_OP(kCorrect),
+    QUANTIZE_BLOCK_OP(kGroup),
     DEQUANTIZE_OP(kCorrect),
     UPCAST_OP(kCorrect),
     GEMM_MX_OP(kCorrect),
@@ -505,6 +562,7 @@ static const mxgate_op kExampleOps[] = {
 
 static const mxgate_op kFaultyCast[] = {CAST_OP(kCastTies)};
 static const mxgate_op kFaultyQuantize[] = {QUANTIZE_OP(kQuantNosat)};
+static const mxgate_op kFaultyQuantizeBlock[] = {QUANTIZE_BLOCK_OP(kGroupNoEps)};
 static const mxgate_op kFaultyDequantize[] = {DEQUANTIZE_OP(kDequantShift)};
 static const mxgate_op kFaultyUpcast[] = {UPCAST_OP(kUpcastShift)};
 static const mxgate_op kFaultyGemmMx[] = {GEMM_MX_OP(kMxScalesT)};
@@ -522,6 +580,10 @@ static const mxgate_impl kImpls[] = {
     {"example_faulty_quantize_nosat",
      "planted fault: quantized elements cast without satfinite (overflow -> NaN)",
      COUNT(kFaultyQuantize), kFaultyQuantize},
+    {"example_faulty_quantize_block_no_eps",
+     "planted fault: a 1x128 group's amax without its 1e-10 floor (a zero group's elements -> NaN "
+     "-> -448)",
+     COUNT(kFaultyQuantizeBlock), kFaultyQuantizeBlock},
     {"example_faulty_dequantize_shift",
      "planted fault: e8m0 scales decoded by byte << 23 (0x00 -> 0, 0xFF -> Inf)",
      COUNT(kFaultyDequantize), kFaultyDequantize},

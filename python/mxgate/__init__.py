@@ -11,6 +11,8 @@ ctypes: any CPython 3, numpy 1.24 or 2.x), with the same options and error texts
 """
 
 from ._native import library_path
+from .adapter import Adapter, AdapterError, Contract, Dim, Op, Unavailable, Unsupported, contract, op
+from .check import CheckResult, Location, Results, check, properties
 from .accumulator import Accumulator
 from .reference import (
     accumulators,
@@ -34,6 +36,20 @@ __version__ = "0.1.0"
 __all__ = [
     "NAN_ULP",
     "Accumulator",
+    "Adapter",
+    "AdapterError",
+    "CheckResult",
+    "Contract",
+    "Dim",
+    "Location",
+    "Op",
+    "Results",
+    "Unavailable",
+    "Unsupported",
+    "check",
+    "contract",
+    "op",
+    "properties",
     "Element",
     "Verdict",
     "accumulators",

@@ -123,6 +123,15 @@ _lib.mxgate_api_result_verdict.argtypes = [ctypes.c_void_p, ctypes.POINTER(Verdi
 _lib.mxgate_api_result_verdict.restype = ctypes.c_int
 _lib.mxgate_api_result_free.argtypes = [ctypes.c_void_p]
 _lib.mxgate_api_result_free.restype = None
+_lib.mxgate_api_check.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_size_t,
+    ctypes.POINTER(ctypes.c_char_p),
+    ctypes.POINTER(ctypes.c_char_p),
+    ctypes.c_void_p,
+    ctypes.POINTER(ctypes.c_void_p),
+]
+_lib.mxgate_api_check.restype = ctypes.c_int
 
 if _lib.mxgate_api_version() != API_VERSION:
     raise ImportError(
@@ -198,3 +207,19 @@ def names(verb):
     """The lines of a listing verb (formats, conventions) as a tuple."""
     _, text, _ = run(verb)
     return tuple(line for line in text.splitlines() if line)
+
+
+def check(prop, options, impl_address):
+    """mxgate_api_check: the JSON text of a property run against the mxgate_impl at
+    impl_address (prop None: the property list). Raises ValueError on bad input."""
+    names = [n.encode() for n, _ in options]
+    values = [None if v is None else v.encode() for _, v in options]
+    c_names = (ctypes.c_char_p * len(names))(*names)
+    c_values = (ctypes.c_char_p * len(values))(*values)
+    result = ctypes.c_void_p()
+    _check(_lib.mxgate_api_check(None if prop is None else prop.encode(), len(names), c_names,
+                                 c_values, impl_address, ctypes.byref(result)))
+    try:
+        return _lib.mxgate_api_result_text(result).decode()
+    finally:
+        _lib.mxgate_api_result_free(result)

@@ -103,6 +103,8 @@ std::vector<std::string> resolve_backends(const std::string& list, Watchdog& wat
   return resolved;
 }
 
+}  // namespace
+
 // Loads one --impl SPEC in a probe child (the gate never dlopens: a plugin that crashes in its
 // init takes a child down, not the gate) and lists what it names: one GateImpl per
 // implementation, or one carrying the load error.
@@ -160,9 +162,13 @@ std::vector<GateImpl> resolve_impl(const std::string& spec, Watchdog& watchdog, 
   return {failed};
 }
 
+namespace {
+
 std::string last_kernel(const ChildOutcome& o) {
   return "last kernel launched: " + (o.last_kernel.empty() ? std::string("none") : o.last_kernel);
 }
+
+}  // namespace
 
 CheckRun run_in_child(const GateCheck& c, Watchdog& watchdog, double timeout) {
   const ChildOutcome o = watchdog.run(
@@ -200,6 +206,8 @@ CheckRun run_in_child(const GateCheck& c, Watchdog& watchdog, double timeout) {
   }
   return error_run("unknown child outcome");
 }
+
+namespace {
 
 std::string result_word(CheckOutcome o) {
   switch (o) {

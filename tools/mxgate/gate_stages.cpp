@@ -75,6 +75,8 @@ std::string reasons(const properties::RunResult& r) {
   return out;
 }
 
+}  // namespace
+
 CheckRun property_check(const properties::Property& p, const std::string& backend,
                         const GateSettings& s, const std::string& heatmap_prefix,
                         const std::string& impl_spec) {
@@ -123,6 +125,8 @@ CheckRun property_check(const properties::Property& p, const std::string& backen
   }
   return run;
 }
+
+namespace {
 
 CheckRun regression_check(const std::string& path, const std::string& backend) {
   CheckRun run;

@@ -89,6 +89,17 @@ void add_decision_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 // gate_fuzz.cpp: replay + a time-boxed mutation run per fuzz target linked into the CLI.
 void add_fuzz_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 
+// gate.cpp, also used by `mxgate survey` (survey_cli.cpp): one --impl SPEC loaded in a probe
+// child (one GateImpl per implementation, or one carrying the load error), and one check run in
+// a watchdog child (a crash, hang or exit is an error result naming the last kernel).
+class Watchdog;
+std::vector<GateImpl> resolve_impl(const std::string& spec, Watchdog& watchdog, double timeout);
+CheckRun run_in_child(const GateCheck& c, Watchdog& watchdog, double timeout);
+// gate_stages.cpp: a property check of `impl_spec` ("" builtin) on `backend`.
+CheckRun property_check(const properties::Property& p, const std::string& backend,
+                        const GateSettings& s, const std::string& heatmap_prefix,
+                        const std::string& impl_spec);
+
 // A check that could not produce a result (an exception in the child, an environment error).
 CheckRun error_run(const std::string& detail);
 

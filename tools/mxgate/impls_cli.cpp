@@ -36,8 +36,7 @@ std::string joined(const std::vector<std::string>& v) {
 }
 
 std::string accumulator(const Op& op) {
-  if (!impl::is_gemm(op.family)) return "";
-  return op.contract.accumulator.empty() ? "fp32_rn" : op.contract.accumulator;
+  return impl::is_gemm(op.family) ? impl::declared_accumulator(op) : "";
 }
 
 void print_op(const Op& op) {
@@ -46,6 +45,9 @@ void print_op(const Op& op) {
               std::string(impl::to_string(op.family)).c_str(),
               std::string(impl::to_string(op.memory)).c_str());
   if (!accumulator(op).empty()) std::printf(" accumulator %s", accumulator(op).c_str());
+  if (const auto problem = impl::accumulator_problem(op)) {
+    std::printf("\n      contract error: %s", problem->c_str());
+  }
   std::printf("\n      %s; %s; %s\n", impl::describe_dim('M', c.m).c_str(),
               impl::describe_dim('N', c.n).c_str(), impl::describe_dim('K', c.k).c_str());
   std::printf("      a %s", impl::describe_dtypes(c.a_dtypes).c_str());
@@ -64,6 +66,9 @@ void print_op(const Op& op) {
       if (c.b_scale_ld_align > 1) std::printf(" ld %% %u", c.b_scale_ld_align);
     }
     std::printf("\n");
+  }
+  if (c.global_dtypes != 0) {
+    std::printf("      global scales %s (1 x 1)\n", impl::describe_dtypes(c.global_dtypes).c_str());
   }
   if (!c.conventions.empty()) {
     std::printf("      convention %s", joined(c.conventions).c_str());
@@ -112,6 +117,7 @@ void json_op(report::JsonWriter& w, const Op& op) {
   w.field("memory", impl::to_string(op.memory));
   const std::string acc = accumulator(op);
   w.field("accumulator", acc.empty() ? std::optional<std::string>() : acc);
+  w.field("accumulator_error", impl::accumulator_problem(op));
   w.key("contract").begin_object();
   json_dim(w, "m", c.m);
   json_dim(w, "n", c.n);
@@ -137,7 +143,9 @@ void json_op(report::JsonWriter& w, const Op& op) {
   } else {
     w.null();
   }
-  w.field("n_offset", c.n_offset).field("notes", c.notes).end_object();
+  w.field("n_offset", c.n_offset).field("notes", c.notes);
+  json_list(w, "global_dtypes", dtype_names(c.global_dtypes));
+  w.end_object();
   w.end_object();
 }
 
@@ -168,7 +176,8 @@ int cmd_impls(const Argv& argv) {
     w.begin_object().field("schema", "mxgate-impls/1").key("implementations").begin_array();
     for (const Implementation* i : impls) {
       w.begin_object().field("name", i->name).field("spec", i->spec).field("origin", i->origin);
-      w.field("description", i->description).key("ops").begin_array();
+      w.field("description", i->description).field("planted_fault", i->planted_fault);
+      w.key("ops").begin_array();
       for (const Op& op : i->ops) json_op(w, op);
       w.end_array().end_object();
     }
@@ -185,10 +194,7 @@ int cmd_impls(const Argv& argv) {
       for (const Op& op : i->ops) print_op(op);
       std::printf("\n");
     }
-    std::printf("accumulator models: ");
-    for (std::string_view n : impl::accumulator_names())
-      std::printf("%.*s ", int(n.size()), n.data());
-    std::printf("\n");
+    std::printf("accumulator models (mxgate accumulators): %s\n", accumulator_names().c_str());
     for (const auto& [plugin, message] : errors) {
       std::fprintf(stderr, "mxgate impls: %s\n", message.c_str());
     }

@@ -38,7 +38,10 @@ constexpr Verb kVerbs[] = {
      "               host), host, hip, cuda, or a comma list; property and regression checks run\n"
      "               on each\n"
      "  --impl       implementations to gate besides the built-in one (`mxgate impls` lists\n"
-     "               them; SPEC: a shipped plugin NAME[:IMPL], PATH.so[:IMPL]): every property\n"
+     "               them; SPEC: a shipped plugin NAME[:IMPL], PATH.so[:IMPL], a Python adapter\n"
+     "               py:MODULE:OBJECT run in a worker process (MXGATE_PYTHON, default python3;\n"
+     "               one that crashes or hangs past MXGATE_PYTHON_TIMEOUT is an error of that\n"
+     "               check)): every property\n"
      "               of their ops' families, checks property.NAME[IMPL]; a plugin that does not\n"
      "               load is one error check impl.load[SPEC] and the run goes on. Unsupported\n"
      "               cases are counted and shown, never failures; an op declining a case inside\n"
@@ -178,8 +181,8 @@ constexpr Verb kVerbs[] = {
      "\"source\"}].",
      mxgate::cli::cmd_accumulators},
     {"probe-accumulator",
-     "probe-accumulator --simulate MODEL[:PARAM=V,...] [--scaling per-tensor|block] [--m 16] "
-     "[--n 16] [--k 1024] [--format e4m3fn] [--json]",
+     "probe-accumulator (--simulate MODEL[:PARAM=V,...] | --impl SPEC[:OP] [--backend B]) "
+     "[--scaling per-tensor|block] [--m 16] [--n 16] [--k 1024] [--format e4m3fn] [--json]",
      "Measure an FP8 GEMM's accumulator with crafted inputs (the method of Fasi, Higham,\n"
      "Mikaitis, Pranesh, PeerJ CS 7:e330, 2021; docs/accumulators.md §7): the precision kept\n"
      "relative to the largest term, the rounding of the bits shifted out (truncate,\n"
@@ -189,10 +192,16 @@ constexpr Verb kVerbs[] = {
      "GEMM (--m, --n: 16; --k: 1024, chunks and groups up to K are found) with one nonzero\n"
      "row of A and of B; the result is C[0][0].\n"
      "  --simulate  the implementation is the software simulation of that model\n"
+     "  --impl      an implementation's gemm_block or gemm_mx op (SPEC as for `mxgate impls`;\n"
+     "              :OP names the op, else the gemm_block op whose scale blocks are the\n"
+     "              probe's, else the first GEMM op that can run the calls), called through\n"
+     "              the harness (guarded buffers, device memory for device ops) on --backend\n"
+     "              (auto, host, hip, cuda; default auto) (docs/plugins.md §10)\n"
      "  --scaling   per-tensor (default: one fp32 scale each) or block (1x128 / 128x128)\n"
      "  --format    FP8 element format of the codes (default e4m3fn; e5m2, e4m3fnuz, e5m2fnuz)\n"
      "--json prints the parameters, the matching model (or null) and the evidence.\n"
-     "Exit 0 after a measurement, 2 on bad input.",
+     "Exit 0 after a measurement, 2 on bad input (an op the probe cannot run on, a plugin that\n"
+     "cannot be loaded), 3 when a device op's device is missing.",
      mxgate::cli::cmd_probe_accumulator},
     {"plan",
      "plan --platform P (--scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
@@ -244,8 +253,9 @@ constexpr Verb kVerbs[] = {
      "the mismatch map of a GEMM fault (SVG + PNG) on a scaled-up copy of its case.\n"
      "With --impl: the same proof over implementations, e.g. a plugin's planted faults\n"
      "(`--impl example:all`): every property that applies runs on each, an implementation whose\n"
-     "name contains `faulty` must be detected (the property, its median cases and the shrunk case\n"
-     "are printed), any other must pass.\n"
+     "description starts with `planted fault:` (the plugin declares it wrong on purpose;\n"
+     "`mxgate impls` shows it) must be detected (the property, its median cases and the shrunk\n"
+     "case are printed), any other must pass.\n"
      "Exit 0 when every fault is detected with a minimal case (--impl: every planted one\n"
      "detected, every other passing), 1 otherwise.",
      mxgate::cli::cmd_zoo},
@@ -262,7 +272,8 @@ constexpr Verb kVerbs[] = {
      "every op: its family, memory (host, cuda, hip; backend for the built-in ops, which run on\n"
      "the backend under test), contract (dimensions, dtypes, layouts, scale blocks, leading-\n"
      "dimension alignment, conventions, declared summation order) and accumulator model.\n"
-     "--impl SPEC: builtin, a shipped NAME, NAME:IMPL, NAME:all, PATH.so or PATH.so:IMPL.\n"
+     "--impl SPEC: builtin, a shipped NAME, NAME:IMPL, NAME:all, PATH.so, PATH.so:IMPL, or a\n"
+     "Python adapter py:MODULE:OBJECT (its worker process is started to list it).\n"
      "Plugins are listed without calling their init(). --json prints schema mxgate-impls/1.\n"
      "Exit 0, 2 when a plugin does not load (each named on stderr).",
      mxgate::cli::cmd_impls},
@@ -285,6 +296,25 @@ constexpr Verb kVerbs[] = {
      "Exit 0 no failure, 1 an input failed (a target's check trapped or it hung), 2 usage error,\n"
      "3 the target is not linked into this build.",
      mxgate::cli::cmd_fuzz},
+    {"survey",
+     "survey [--impl SPEC,...] [--json] [--markdown FILE] [--cast-inputs all|sample] [--seed S] "
+     "[--cases N] [--backend host|hip|cuda] [--check-timeout SECONDS]",
+     "What every implementation does, in one table: builtin, every shipped plugin (NAME:all) and\n"
+     "every shipped Python adapter (mxgate.adapters.SHIPPED, run by MXGATE_PYTHON; one that\n"
+     "cannot be imported or is unavailable here is listed as such), or those --impl names\n"
+     "(py:MODULE:OBJECT included). Per implementation:\n"
+     "  casts       each cast op (host memory, or the --backend's) and target format against\n"
+     "              every convention defining the format and, for e8m0, every e8m0 rule: the\n"
+     "              conventions it equals bit for bit, else the count of differing inputs and the\n"
+     "              first; --cast-inputs all (default) casts all 2^32 fp32 bit patterns,\n"
+     "              sample 393216 of them (every sign and exponent, ties, zeros, Inf, NaN)\n"
+     "  properties  every property that applies, with its verdict, cases, unsupported count and\n"
+     "              shrunk case (--seed, default 1; --cases, default 100)\n"
+     "Each piece runs in a watchdog child (--check-timeout, default 1800 s): a crash or hang is\n"
+     "an error of that piece and the survey goes on. Prints the markdown table (progress first);\n"
+     "--markdown FILE writes it, --json prints schema mxgate-survey/1 instead (progress on\n"
+     "stderr). Exit 0 when the survey ran (failures are its content), 2 usage error.",
+     mxgate::cli::cmd_survey},
 };
 
 void usage(FILE* out) {

@@ -354,7 +354,7 @@ int cmd_zoo(const Argv& argv) {
       reg.c = *r.counterexample;
       reg.detects = {f};
       char name[16];
-      std::snprintf(name, sizeof name, "z%02d_", static_cast<int>(f) + 1);
+      std::snprintf(name, sizeof name, "z%02d_", dispatch::fault_number(f));
       properties::save_regression(reg, *save_dir + "/" + name + r.shrunk_by + ".case");
     }
     if (!json && r.not_applicable) {

@@ -33,6 +33,7 @@ int cmd_zoo(const Argv& args);
 int cmd_repro(const Argv& args);
 int cmd_impls(const Argv& args);
 int cmd_sweep_cast(const Argv& args);
+int cmd_survey(const Argv& args);
 int cmd_accumulators(const Argv& args);
 int cmd_probe_accumulator(const Argv& args);
 int cmd_fuzz(const Argv& args);

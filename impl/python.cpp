@@ -1,0 +1,680 @@
+#include "impl/python.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "impl/plugin.h"
+
+extern char** environ;
+
+namespace mxgate::impl {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kPrefix = "py:";
+constexpr std::size_t kTailBytes = 2048;
+
+double timeout_seconds() {
+  if (const char* env = std::getenv("MXGATE_PYTHON_TIMEOUT"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const double v = std::strtod(env, &end);
+    if (end != env && v > 0) return v;
+  }
+  return 120;
+}
+
+std::string tail(const std::string& s) {
+  std::string t = s.size() > 600 ? "..." + s.substr(s.size() - 600) : s;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  for (char& c : t) {
+    if (c == '\n') c = '|';
+  }
+  return t;
+}
+
+std::string program_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+// The folder holding the package `mxgate` of this source tree, when it has one (appended to the
+// worker's PYTHONPATH, after what the caller set).
+std::string package_dir() {
+#ifdef MXGATE_PYTHON_PACKAGE_DIR
+  std::error_code ec;
+  if (fs::is_regular_file(fs::path(MXGATE_PYTHON_PACKAGE_DIR) / "mxgate" / "_worker.py", ec)) {
+    return MXGATE_PYTHON_PACKAGE_DIR;
+  }
+#endif
+  return "";
+}
+
+// libmxgate.so of this build (the package loads it at import): next to the running program's
+// build tree, else where this build writes it.
+std::string library_path() {
+  std::vector<fs::path> candidates;
+  const std::string exe = program_dir();
+  if (!exe.empty()) {
+    candidates.push_back(fs::path(exe) / "../../capi/libmxgate.so");
+    candidates.push_back(fs::path(exe) / "../capi/libmxgate.so");
+  }
+#ifdef MXGATE_CAPI_BUILD_DIR
+  candidates.push_back(fs::path(MXGATE_CAPI_BUILD_DIR) / "libmxgate.so");
+#endif
+  for (const fs::path& p : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec).string();
+  }
+  return "";
+}
+
+std::string interpreter() {
+  const char* env = std::getenv("MXGATE_PYTHON");
+  return env != nullptr && *env != '\0' ? env : "python3";
+}
+
+void put_u32(std::string& s, uint32_t v) {
+  for (int i = 0; i < 4; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+void put_u64(std::string& s, uint64_t v) {
+  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+uint64_t get_le(const std::string& s, std::size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<uint8_t>(s[at + i])} << (8 * i);
+  return v;
+}
+
+// The worker's environment: the caller's, with this tree's package appended to PYTHONPATH and
+// this build's libmxgate.so as MXGATE_LIBRARY unless the caller set one.
+std::vector<std::string> worker_environment() {
+  std::vector<std::string> env;
+  bool has_library = false;
+  std::string pythonpath;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("PYTHONPATH=", 0) == 0) {
+      pythonpath = kv.substr(11);
+      continue;
+    }
+    if (kv.rfind("MXGATE_LIBRARY=", 0) == 0 && kv.size() > 15) has_library = true;
+    env.push_back(kv);
+  }
+  if (const std::string pkg = package_dir(); !pkg.empty()) {
+    pythonpath += (pythonpath.empty() ? "" : ":") + pkg;
+  }
+  if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
+  if (!has_library) {
+    if (const std::string lib = library_path(); !lib.empty())
+      env.push_back("MXGATE_LIBRARY=" + lib);
+  }
+  env.push_back("PYTHONDONTWRITEBYTECODE=1");
+  return env;
+}
+
+struct Message {
+  std::string header;
+  std::string body;
+};
+
+// One worker process for one spec, restarted after it dies or hangs.
+class Worker {
+ public:
+  explicit Worker(std::string spec) : spec_(std::move(spec)) {}
+  ~Worker() { stop(); }
+
+  // Starts the worker and returns its description; throws PluginError.
+  std::string start() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::string why;
+    if (!spawn(why)) throw PluginError(PluginError::Kind::kInput, why);
+    Message hello;
+    const auto deadline = Clock::now() + startup_timeout();
+    if (!receive(hello, deadline, why)) {
+      stop();
+      throw PluginError(PluginError::Kind::kInput,
+                        "--impl " + spec_ + ": the Python worker did not start: " + why);
+    }
+    if (hello.header == "unavailable") {
+      stop();
+      throw PluginError(PluginError::Kind::kEnvironment,
+                        "--impl " + spec_ + ": adapter unavailable: " + hello.body);
+    }
+    if (hello.header != "hello 1") {
+      stop();
+      throw PluginError(
+          PluginError::Kind::kInput,
+          "--impl " + spec_ + ": " +
+              (hello.header == "error" ? hello.body
+                                       : "unexpected handshake '" + hello.header +
+                                             "' (mxgate._worker of another version?)"));
+    }
+    description_ = hello.body;
+    return description_;
+  }
+
+  mxgate_status call(uint32_t index, const std::string& op, const mxgate_call& c,
+                     std::string& message) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::string why;
+    if (pid_ < 0) {
+      // Restarted after a crash or hang: it must describe the same ops.
+      Message hello;
+      if (!spawn(why) || !receive(hello, Clock::now() + startup_timeout(), why)) {
+        stop();
+        message = "python worker " + spec_ + " could not be restarted: " + why;
+        return MXGATE_ERROR;
+      }
+      if (hello.header != "hello 1" || hello.body != description_) {
+        stop();
+        message = "python worker " + spec_ + " restarted with another description";
+        return MXGATE_ERROR;
+      }
+    }
+    struct Slot {
+      const char* role;
+      const mxgate_tensor& t;
+      bool output;
+    };
+    const Slot slots[] = {{"a", c.a, false},    {"a_scale", c.a_scale, false},
+                          {"b", c.b, false},    {"b_scale", c.b_scale, false},
+                          {"out", c.out, true}, {"out_scale", c.out_scale, true}};
+    std::ostringstream h;
+    h << "call " << index << " " << c.m << " " << c.n << " " << c.k << "\n";
+    std::string body;
+    uint64_t out_bytes = 0;
+    for (const Slot& s : slots) {
+      if (s.t.data == nullptr) continue;
+      h << (s.output ? "out " : "in ") << s.role << " " << to_string(static_cast<Dtype>(s.t.dtype))
+        << " " << s.t.rows << " " << s.t.cols << " " << s.t.ld << " "
+        << to_string(static_cast<Layout>(s.t.layout)) << " " << s.t.bytes << "\n";
+      if (s.output) {
+        out_bytes += s.t.bytes;
+      } else {
+        body.append(static_cast<const char*>(s.t.data), s.t.bytes);
+      }
+    }
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout_seconds()));
+    Message reply;
+    if (!send(h.str(), body, deadline, why) || !receive(reply, deadline, why)) {
+      message = "python worker " + spec_ + " " + why + " in op " + op;
+      stop();
+      return MXGATE_ERROR;
+    }
+    if (reply.header == "unsupported") {
+      message = reply.body;
+      return MXGATE_UNSUPPORTED;
+    }
+    if (reply.header == "error") {
+      message = reply.body;
+      return MXGATE_ERROR;
+    }
+    if (reply.header != "done" || reply.body.size() != out_bytes) {
+      message = "python worker " + spec_ + " answered '" + reply.header + "' with " +
+                std::to_string(reply.body.size()) + " bytes; expected done with " +
+                std::to_string(out_bytes);
+      stop();
+      return MXGATE_ERROR;
+    }
+    std::size_t at = 0;
+    for (const Slot& s : slots) {
+      if (!s.output || s.t.data == nullptr) continue;
+      std::memcpy(s.t.data, reply.body.data() + at, s.t.bytes);
+      at += s.t.bytes;
+    }
+    return MXGATE_DONE;
+  }
+
+ private:
+  static Clock::duration startup_timeout() {
+    const double s = std::max(timeout_seconds(), 60.0);
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
+
+  bool spawn(std::string& why) {
+    stop();
+    int sv[2];
+    int err[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      why = std::string("socketpair: ") + std::strerror(errno);
+      return false;
+    }
+    if (::pipe2(err, O_CLOEXEC) != 0) {
+      ::close(sv[0]);
+      ::close(sv[1]);
+      why = std::string("pipe: ") + std::strerror(errno);
+      return false;
+    }
+    // Everything exec needs is built before fork: the child only dups and execs.
+    const std::string python = interpreter();
+    const std::string target(std::string_view(spec_).substr(kPrefix.size()));
+    std::vector<std::string> env = worker_environment();
+    std::vector<char*> envp;
+    for (std::string& kv : env) envp.push_back(kv.data());
+    envp.push_back(nullptr);
+    std::string a0 = python, a1 = "-m", a2 = "mxgate._worker", a3 = target;
+    char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      why = std::string("fork: ") + std::strerror(errno);
+      for (int fd : {sv[0], sv[1], err[0], err[1]}) ::close(fd);
+      return false;
+    }
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(125);
+      ::dup2(sv[1], STDIN_FILENO);
+      ::dup2(sv[1], STDOUT_FILENO);
+      ::dup2(err[1], STDERR_FILENO);
+      ::signal(SIGPIPE, SIG_DFL);
+      ::execvpe(argv[0], argv, envp.data());
+      const char msg[] = "cannot execute the interpreter (MXGATE_PYTHON)\n";
+      (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
+      ::_exit(127);
+    }
+    ::close(sv[1]);
+    ::close(err[1]);
+    pid_ = pid;
+    sock_ = sv[0];
+    err_ = err[0];
+    ::fcntl(err_, F_SETFL, ::fcntl(err_, F_GETFL) | O_NONBLOCK);
+    stderr_.clear();
+    inbox_.clear();
+    return true;
+  }
+
+  void stop() {
+    if (sock_ >= 0) ::close(sock_);
+    if (err_ >= 0) ::close(err_);
+    sock_ = err_ = -1;
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    pid_ = -1;
+  }
+
+  void drain_stderr() {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(err_, buf, sizeof buf);
+      if (n <= 0) return;
+      stderr_.append(buf, static_cast<std::size_t>(n));
+      if (stderr_.size() > 2 * kTailBytes) stderr_.erase(0, stderr_.size() - kTailBytes);
+    }
+  }
+
+  // How the worker ended (it closed its socket): waits for it.
+  std::string ended() {
+    int status = 0;
+    std::string how = "closed its connection";
+    if (pid_ > 0) {
+      for (int i = 0; i < 200; ++i) {
+        const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+        if (r == pid_) {
+          if (WIFSIGNALED(status)) {
+            how = "died: killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                  ::strsignal(WTERMSIG(status)) + ")";
+          } else if (WIFEXITED(status)) {
+            how = "died: exited with status " + std::to_string(WEXITSTATUS(status));
+          }
+          pid_ = -1;
+          break;
+        }
+        ::usleep(5000);
+      }
+    }
+    drain_stderr();
+    if (!stderr_.empty()) how += "; its last output: " + tail(stderr_);
+    return how;
+  }
+
+  std::string timed_out() {
+    drain_stderr();
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds());
+    std::string how =
+        "gave no answer within " + std::string(seconds) + " s (MXGATE_PYTHON_TIMEOUT), killed";
+    if (!stderr_.empty()) how += "; its last output: " + tail(stderr_);
+    return how;
+  }
+
+  // Waits until `fd` is ready for `events` while draining stderr; false on the deadline.
+  bool wait(int fd, short events, Clock::time_point deadline) {
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return false;
+      pollfd fds[2] = {{fd, events, 0}, {err_, POLLIN, 0}};
+      const int n = ::poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+      if (n < 0 && errno != EINTR) return false;
+      if (n > 0 && fds[1].revents != 0) drain_stderr();
+      if (n > 0 && fds[0].revents != 0) return true;
+    }
+  }
+
+  bool send(const std::string& header, const std::string& body, Clock::time_point deadline,
+            std::string& why) {
+    std::string frame;
+    put_u32(frame, static_cast<uint32_t>(header.size()));
+    frame += header;
+    put_u64(frame, body.size());
+    const std::string* parts[] = {&frame, &body};
+    for (const std::string* part : parts) {
+      std::size_t at = 0;
+      while (at < part->size()) {
+        if (!wait(sock_, POLLOUT, deadline)) {
+          why = timed_out();
+          return false;
+        }
+        const ssize_t n = ::send(sock_, part->data() + at, part->size() - at, MSG_NOSIGNAL);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n <= 0) {
+          why = ended();
+          return false;
+        }
+        at += static_cast<std::size_t>(n);
+      }
+    }
+    return true;
+  }
+
+  // Reads until inbox_ holds `count` bytes.
+  bool fill(std::size_t count, Clock::time_point deadline, std::string& why) {
+    char buf[1 << 16];
+    while (inbox_.size() < count) {
+      if (!wait(sock_, POLLIN, deadline)) {
+        why = timed_out();
+        return false;
+      }
+      const ssize_t n = ::recv(sock_, buf, sizeof buf, 0);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) {
+        why = ended();
+        return false;
+      }
+      inbox_.append(buf, static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+
+  bool receive(Message& m, Clock::time_point deadline, std::string& why) {
+    if (!fill(4, deadline, why)) return false;
+    const std::size_t hlen = get_le(inbox_, 0, 4);
+    if (!fill(4 + hlen + 8, deadline, why)) return false;
+    const std::size_t blen = get_le(inbox_, 4 + hlen, 8);
+    if (!fill(4 + hlen + 8 + blen, deadline, why)) return false;
+    m.header = inbox_.substr(4, hlen);
+    while (!m.header.empty() && m.header.back() == '\n') m.header.pop_back();
+    m.body = inbox_.substr(4 + hlen + 8, blen);
+    inbox_.erase(0, 4 + hlen + 8 + blen);
+    return true;
+  }
+
+  std::string spec_;
+  std::string description_;
+  pid_t pid_ = -1;
+  int sock_ = -1;
+  int err_ = -1;
+  std::string stderr_;
+  std::string inbox_;
+  std::mutex mutex_;
+};
+
+struct OpState {
+  Worker* worker;
+  uint32_t index;
+  std::string name;
+};
+
+mxgate_status worker_run(void* state, const mxgate_call* call, char* message, size_t size) {
+  const auto* s = static_cast<const OpState*>(state);
+  std::string text;
+  const mxgate_status status = s->worker->call(s->index, s->name, *call, text);
+  std::snprintf(message, size, "%s", text.c_str());
+  return status;
+}
+
+// A mask of names ("e4m3fn,bf16") through `parse`.
+template <class Parse>
+uint64_t mask_of(const std::string& list, Parse parse, const std::string& what) {
+  uint64_t mask = 0;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) continue;
+    const auto v = parse(item);
+    if (!v) throw std::invalid_argument("unknown " + what + " '" + item + "'");
+    mask |= uint64_t{1} << static_cast<uint32_t>(*v);
+  }
+  return mask;
+}
+
+// Everything a description points into, for as long as the implementation lives.
+struct Description {
+  std::deque<std::string> strings;
+  std::vector<mxgate_op> ops;
+  std::deque<OpState> states;
+  std::string name, text;
+  const char* keep(std::string s) { return strings.emplace_back(std::move(s)).c_str(); }
+};
+
+// The handshake body: "impl NAME", "description TEXT", then per op "op NAME" and its fields
+// (python/mxgate/_worker.py describe()).
+void parse_description(const std::string& body, Worker& worker, Description& d) {
+  std::stringstream in(body);
+  mxgate_op* op = nullptr;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (line.empty()) continue;
+    const std::size_t sp = line.find(' ');
+    const std::string key = line.substr(0, sp);
+    const std::string value = sp == std::string::npos ? "" : line.substr(sp + 1);
+    const auto nums = [&](std::size_t count) {
+      std::vector<uint64_t> v;
+      std::stringstream ss(value);
+      for (uint64_t x; ss >> x;) v.push_back(x);
+      if (v.size() != count) {
+        throw std::invalid_argument("line " + std::to_string(line_no) + " '" + line +
+                                    "': " + std::to_string(count) + " numbers expected");
+      }
+      return v;
+    };
+    if (key == "impl") {
+      d.name = value;
+    } else if (key == "description") {
+      d.text = value;
+    } else if (key == "op") {
+      mxgate_op o{};
+      o.name = d.keep(value);
+      o.memory = MXGATE_MEMORY_HOST;
+      o.contract.struct_size = sizeof(mxgate_contract);
+      o.run = &worker_run;
+      d.states.push_back({&worker, static_cast<uint32_t>(d.ops.size()), value});
+      o.state = &d.states.back();
+      d.ops.push_back(o);
+      op = &d.ops.back();
+    } else if (op == nullptr) {
+      throw std::invalid_argument("line " + std::to_string(line_no) + ": '" + key +
+                                  "' before the first op");
+    } else if (key == "family") {
+      const auto f = parse_family(value);
+      if (!f) throw std::invalid_argument("op " + std::string(op->name) + ": unknown family");
+      op->family = static_cast<uint32_t>(*f);
+    } else if (key == "m" || key == "n" || key == "k") {
+      const auto v = nums(3);
+      mxgate_contract& c = op->contract;
+      uint64_t* dims[3][3] = {{&c.m_align, &c.m_min, &c.m_max},
+                              {&c.n_align, &c.n_min, &c.n_max},
+                              {&c.k_align, &c.k_min, &c.k_max}};
+      const int i = key == "m" ? 0 : key == "n" ? 1 : 2;
+      for (int j = 0; j < 3; ++j) *dims[i][j] = v[j];
+    } else if (key == "a_dtypes" || key == "b_dtypes" || key == "out_dtypes") {
+      const uint64_t m = mask_of(value, parse_dtype, "dtype");
+      (key == "a_dtypes"   ? op->contract.a_dtypes
+       : key == "b_dtypes" ? op->contract.b_dtypes
+                           : op->contract.out_dtypes) = m;
+    } else if (key == "a_scale_layouts" || key == "b_scale_layouts" || key == "b_layouts") {
+      const auto m = static_cast<uint32_t>(mask_of(value, parse_layout, "layout"));
+      (key == "a_scale_layouts"   ? op->contract.a_scale_layouts
+       : key == "b_scale_layouts" ? op->contract.b_scale_layouts
+                                  : op->contract.b_layouts) = m;
+    } else if (key == "scale_dtype") {
+      const auto dt = value == "none" ? std::optional<Dtype>(Dtype::kNone) : parse_dtype(value);
+      if (!dt) throw std::invalid_argument("unknown scale_dtype '" + value + "'");
+      op->contract.scale_dtype = static_cast<uint32_t>(*dt);
+    } else if (key == "a_block" || key == "b_block") {
+      const auto v = nums(2);
+      (key == "a_block" ? op->contract.a_block_rows : op->contract.b_block_rows) =
+          static_cast<uint32_t>(v[0]);
+      (key == "a_block" ? op->contract.a_block_cols : op->contract.b_block_cols) =
+          static_cast<uint32_t>(v[1]);
+    } else if (key == "a_scale_ld_align" || key == "b_scale_ld_align") {
+      (key == "a_scale_ld_align" ? op->contract.a_scale_ld_align : op->contract.b_scale_ld_align) =
+          static_cast<uint32_t>(nums(1)[0]);
+    } else if (key == "convention") {
+      op->contract.convention = d.keep(value);
+    } else if (key == "accumulator") {
+      op->contract.accumulator = d.keep(value);
+    } else if (key == "notes") {
+      op->contract.notes = d.keep(value);
+    } else {
+      throw std::invalid_argument("line " + std::to_string(line_no) + ": unknown field '" + key +
+                                  "'");
+    }
+  }
+}
+
+std::mutex g_mutex;
+std::map<std::string, std::vector<const Implementation*>>& by_spec() {
+  static std::map<std::string, std::vector<const Implementation*>> m;
+  return m;
+}
+std::deque<Implementation>& storage() {
+  static std::deque<Implementation> d;
+  return d;
+}
+std::deque<Description>& descriptions() {
+  static std::deque<Description> d;
+  return d;
+}
+std::deque<std::unique_ptr<Worker>>& workers() {
+  static std::deque<std::unique_ptr<Worker>> w;
+  return w;
+}
+
+}  // namespace
+
+std::vector<std::string> shipped_python_specs(std::string* why) {
+  std::vector<std::string> env = worker_environment();
+  std::vector<char*> envp;
+  for (std::string& kv : env) envp.push_back(kv.data());
+  envp.push_back(nullptr);
+  std::string a0 = interpreter(), a1 = "-m", a2 = "mxgate._worker", a3 = "--list";
+  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    if (why != nullptr) *why = std::string("pipe: ") + std::strerror(errno);
+    return {};
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::execvpe(argv[0], argv, envp.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  if (pid > 0) {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::vector<std::string> specs;
+  if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (why != nullptr) {
+      *why = interpreter() +
+             " -m mxgate._worker --list failed (MXGATE_PYTHON; is the package on "
+             "PYTHONPATH?)";
+    }
+    return specs;
+  }
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) {
+    if (is_python_spec(line)) specs.push_back(line);
+  }
+  return specs;
+}
+
+bool is_python_spec(std::string_view spec) {
+  if (spec.substr(0, kPrefix.size()) != kPrefix) return false;
+  const std::string_view rest = spec.substr(kPrefix.size());
+  const std::size_t colon = rest.find(':');
+  return colon != std::string_view::npos && colon > 0 && colon + 1 < rest.size();
+}
+
+std::vector<const Implementation*> resolve_python(std::string_view spec_view) {
+  const std::string spec(spec_view);
+  if (!is_python_spec(spec)) {
+    throw PluginError(PluginError::Kind::kInput,
+                      "--impl " + spec + ": a Python adapter is named py:MODULE:OBJECT");
+  }
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  if (const auto it = by_spec().find(spec); it != by_spec().end()) return it->second;
+  Worker& worker = *workers().emplace_back(std::make_unique<Worker>(spec));
+  const std::string body = worker.start();
+  Description& d = descriptions().emplace_back();
+  std::vector<Implementation> impls;
+  try {
+    parse_description(body, worker, d);
+    if (d.ops.empty()) throw std::invalid_argument("the adapter declares no op");
+    const mxgate_impl mi{d.keep(d.name), d.keep(d.text), static_cast<uint32_t>(d.ops.size()),
+                         d.ops.data()};
+    const mxgate_plugin p{
+        MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr, 1, &mi};
+    impls = implementations_of(
+        "python worker " + spec.substr(kPrefix.size()) + " (" + interpreter() + ")", p);
+  } catch (const std::invalid_argument& e) {
+    throw PluginError(PluginError::Kind::kInput,
+                      "--impl " + spec + ": malformed adapter description: " + e.what());
+  }
+  std::vector<const Implementation*> out;
+  for (Implementation& i : impls) {
+    i.spec = spec;
+    storage().push_back(std::move(i));
+    out.push_back(&storage().back());
+  }
+  by_spec()[spec] = out;
+  return out;
+}
+
+}  // namespace mxgate::impl

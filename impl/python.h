@@ -1,0 +1,35 @@
+// Implementations written in Python: `--impl py:MODULE:OBJECT` names an adapter object
+// (python/mxgate/adapter.py: ops, contracts, a callable per op) that runs in a Python worker
+// process. The worker is the interpreter MXGATE_PYTHON (default python3) running
+// `-m mxgate._worker MODULE:OBJECT`; it describes the adapter's ops in a handshake, which goes
+// through the same checks as a plugin's description (impl/plugin.h implementations_of), then
+// answers one request per call: the call's input tensors in, its output tensors out.
+//
+// Isolation: a worker that dies during a call (a crash, an exit) or gives no answer within
+// MXGATE_PYTHON_TIMEOUT seconds (default 120; it is killed) makes that call an error naming the
+// op and how the worker ended; the next call starts a fresh worker. A worker that cannot start,
+// or whose adapter does not import, is a PluginError (kInput: exit 2); an adapter that reports
+// itself unavailable (an optional module missing, no device) a kEnvironment one (exit 3).
+// The wire protocol: docs/python.md §10.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "impl/op.h"
+
+namespace mxgate::impl {
+
+// Whether SPEC has the form py:MODULE:OBJECT.
+bool is_python_spec(std::string_view spec);
+
+// The implementation a py: spec names (process lifetime; one worker per spec). Throws
+// PluginError.
+std::vector<const Implementation*> resolve_python(std::string_view spec);
+
+// The adapters the package ships (mxgate.adapters.SHIPPED), as py: specs, from the worker's
+// interpreter; empty with `why` set when it cannot say (no interpreter, no package).
+std::vector<std::string> shipped_python_specs(std::string* why = nullptr);
+
+}  // namespace mxgate::impl

@@ -1,0 +1,189 @@
+#include "properties/cast_survey.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "impl/harness.h"
+#include "properties/cast_values.h"
+#include "reference/convention.h"
+#include "reference/e8m0.h"
+
+namespace mxgate::properties {
+namespace {
+
+constexpr uint64_t kAll = uint64_t{1} << 32;
+constexpr uint16_t kSampleLow[] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF};
+
+// The inputs of chunk `i` (ascending) and whether there is one.
+bool chunk_inputs(CastInputs which, uint64_t chunk, uint64_t i, std::vector<uint32_t>& out) {
+  out.clear();
+  if (which == CastInputs::kAll) {
+    const uint64_t lo = i * chunk;
+    if (lo >= kAll) return false;
+    const uint64_t hi = std::min(kAll, lo + chunk);
+    out.resize(hi - lo);
+    for (uint64_t x = lo; x < hi; ++x) out[x - lo] = static_cast<uint32_t>(x);
+    return true;
+  }
+  if (i > 0) return false;
+  out.reserve(65536 * std::size(kSampleLow));
+  for (uint32_t high = 0; high < 65536; ++high) {
+    for (uint16_t low : kSampleLow) out.push_back(high << 16 | low);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<Run>> claim_runs(const std::string& claim, Format f) {
+  if (claim.rfind("e8m0:", 0) == 0) {
+    const auto rule = parse_e8m0_encode(claim.substr(5));
+    if (!rule || f != Format::kE8M0) return std::nullopt;
+    return build_runs([&](uint32_t b) -> uint32_t { return e8m0_oracle(float_of(b), *rule); }, 0,
+                      kAll);
+  }
+  const Convention* c = find_convention(claim);
+  if (c == nullptr) return std::nullopt;
+  if (f == Format::kE8M0) {
+    if (!c->e8m0) return std::nullopt;
+    const E8m0Encode rule = *c->e8m0;
+    return build_runs([&](uint32_t b) -> uint32_t { return e8m0_oracle(float_of(b), rule); }, 0,
+                      kAll);
+  }
+  if (!defines(*c, f)) return std::nullopt;
+  const bool ieee16 = f == Format::kBF16 || f == Format::kFP16;
+  const EncodeOracle oracle(f, ieee16 ? kIeeeDefault : c->element);
+  return build_runs([&](uint32_t b) { return oracle.expected(pre_cast(*c, f, float_of(b))); }, 0,
+                    kAll);
+}
+
+std::vector<std::string> claims_for(Format f) {
+  std::vector<std::string> out;
+  for (const Convention& c : all_conventions()) {
+    if (f == Format::kE8M0 ? c.e8m0.has_value() : defines(c, f)) out.emplace_back(c.name);
+  }
+  if (f == Format::kE8M0) {
+    for (E8m0Encode r : all_e8m0_encodes()) out.push_back("e8m0:" + std::string(name(r)));
+  }
+  return out;
+}
+
+std::vector<std::string> CastSurvey::matches() const {
+  std::vector<std::string> out;
+  for (const ClaimResult& r : results) {
+    if (r.mismatches == 0) out.insert(out.end(), r.claims.begin(), r.claims.end());
+  }
+  return out;
+}
+
+std::vector<std::pair<const impl::Op*, impl::Dtype>> survey_targets(const impl::Implementation& im,
+                                                                    const gpu::Backend& be) {
+  std::vector<std::pair<const impl::Op*, impl::Dtype>> out;
+  for (const impl::Op& op : im.ops) {
+    if (op.family != impl::Family::kCast) continue;
+    if ((op.contract.a_dtypes & impl::dtype_bit(impl::Dtype::kF32)) == 0) continue;
+    if (op.memory != impl::Memory::kHost && op.memory != be.memory()) continue;
+    for (impl::Dtype d : impl::dtypes_in(op.contract.out_dtypes)) {
+      if (cast_format(d)) out.emplace_back(&op, d);
+    }
+  }
+  return out;
+}
+
+CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, CastInputs which,
+                       uint64_t chunk) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (op.family != impl::Family::kCast) throw impl::Unsupported(op.name + " is not a cast op");
+  const Format f = *cast_format(target);
+  CastSurvey out;
+  out.op = op.name;
+  out.target = target;
+  out.claimed = op.contract.conventions.empty() ? "" : op.contract.conventions.front();
+  // Distinct tables: claims with equal expected output share one comparison.
+  std::vector<std::vector<Run>> tables;
+  for (const std::string& claim : claims_for(f)) {
+    auto runs = claim_runs(claim, f);
+    if (!runs) continue;
+    bool merged = false;
+    for (std::size_t i = 0; i < tables.size() && !merged; ++i) {
+      const auto same = [](const Run& a, const Run& b) {
+        return a.begin == b.begin && a.code == b.code;
+      };
+      if (tables[i].size() == runs->size() &&
+          std::equal(tables[i].begin(), tables[i].end(), runs->begin(), same)) {
+        out.results[i].claims.push_back(claim);
+        merged = true;
+      }
+    }
+    if (!merged) {
+      tables.push_back(std::move(*runs));
+      out.results.push_back({{claim}, 0, std::nullopt, 0, 0});
+    }
+  }
+  const std::size_t width = impl::dtype_bytes(target);
+  chunk = std::max<uint64_t>(
+      1, std::min<uint64_t>(chunk, op.contract.k.max ? op.contract.k.max : chunk));
+  std::vector<uint32_t> in;
+  for (uint64_t i = 0; chunk_inputs(which, chunk, i, in); ++i) {
+    // The harness takes at most the contract's K per call: split the chunk.
+    const std::size_t per = std::min<std::size_t>(in.size(), chunk);
+    std::vector<uint32_t> codes(in.size());
+    for (std::size_t at = 0; at < in.size(); at += per) {
+      const std::size_t count = std::min(per, in.size() - at);
+      std::vector<uint8_t> bytes(count * 4);
+      std::memcpy(bytes.data(), in.data() + at, bytes.size());
+      try {
+        impl::Invocation inv(op, be);
+        inv.input(&impl::Call::a, bytes, 1, count, count, impl::Dtype::kF32,
+                  impl::Layout::kRowMajor);
+        inv.output(&impl::Call::out, count * width, 1, count, count, target,
+                   impl::Layout::kRowMajor);
+        impl::Call call;
+        call.m = 1;
+        call.k = count;
+        inv.run(call);
+        const std::vector<uint8_t> got = inv.read(&impl::Call::out);
+        for (std::size_t j = 0; j < count; ++j) {
+          uint32_t c = 0;
+          std::memcpy(&c, got.data() + j * width, width);
+          codes[at + j] = c;
+        }
+      } catch (const std::exception& e) {
+        out.error = e.what();
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return out;
+      }
+    }
+    // One thread per distinct table: each walks the chunk once.
+    const auto compare = [&](std::size_t t) {
+      const std::vector<Run>& runs = tables[t];
+      ClaimResult& r = out.results[t];
+      // The run holding in[0], then walk (inputs ascend).
+      std::size_t run = static_cast<std::size_t>(
+          std::upper_bound(runs.begin(), runs.end(), uint64_t{in.front()},
+                           [](uint64_t x, const Run& ru) { return x < ru.begin; }) -
+          runs.begin() - 1);
+      for (std::size_t j = 0; j < in.size(); ++j) {
+        while (run + 1 < runs.size() && runs[run + 1].begin <= in[j]) ++run;
+        const uint32_t want = runs[run].code;
+        if (codes[j] != want && r.mismatches++ == 0) {
+          r.first_input = in[j];
+          r.expected = want;
+          r.actual = codes[j];
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t t = 1; t < tables.size(); ++t) threads.emplace_back(compare, t);
+    if (!tables.empty()) compare(0);
+    for (std::thread& th : threads) th.join();
+    out.inputs += in.size();
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace mxgate::properties

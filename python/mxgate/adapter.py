@@ -1,0 +1,458 @@
+"""Adapters: implementations written in Python, in mxgate's implementation model
+(include/mxgate/plugin.h, docs/plugins.md §2-§3; docs/python.md §9).
+
+An adapter is a named set of ops. Each op has a family (what its tensors hold), a contract (the
+shapes, dtypes, layouts, scale blocks, convention and accumulator it declares: mxgate_contract
+field by field) and a callable on numpy arrays. The same adapter object runs in-process
+(`mxgate.check`) and in a worker process (`mxgate ... --impl py:MODULE:OBJECT`).
+
+    class MyKernels(mxgate.Adapter):
+        name = "mine"
+        description = "my fused FP8 GEMM"
+
+        @mxgate.op("gemm_mx", k=mxgate.Dim(align=32), accumulator="fp32_rn")
+        def gemm(self, a, a_scales, b, b_scales):
+            return my_gemm(a, a_scales, b, b_scales)      # float32 (M, N)
+
+The callable gets the family's inputs as numpy arrays (copies: keeping them is safe) and
+returns its outputs:
+
+    cast            fn(x) -> codes                  x float32 (count,); codes (count,)
+    quantize_mx     fn(x) -> (codes, scales)        x float32 (M, K) or uint16 bf16 bits
+    quantize_block  fn(x) -> (codes, scales)
+    dequantize      fn(codes, scales) -> y          y float32, or uint16 bf16 bits (M, K)
+    upcast_e8m0     fn(e8m0) -> y                   y float32 (count,)
+    preshuffle      fn(w) -> storage                uint8, the shuffled bytes
+    gemm_mx         fn(a, a_scales, b, b_scales) -> c       c float32 (M, N) or uint16 bf16 bits
+    gemm_block      fn(a, a_scales, b, b_scales) -> c
+    gemm_bf16       fn(a, b) -> c
+
+Codes are uint8 (uint16 for bf16 / fp16 values); torch / ml_dtypes float8 and bfloat16 arrays
+are accepted as outputs and read as their bits. A 2-D array in a row-major or column-major
+layout is given in its logical shape (rows, cols) whatever the physical order (a column-major
+one is the transpose of a C-contiguous array); a padded layout (tma_col_major,
+nv_swizzle_128x4, aiter_shuffle_16x16) is given, and returned, as its 1-D storage. A callable
+that also takes keyword `out_dtype` gets the output dtype's name ("f32", "bf16", "e4m3fn", ...),
+one that takes `call` a Call (m, n, k and every tensor's dtype and layout).
+
+Raise mxgate.Unsupported(reason) to decline a case (inside the declared contract that is a
+contract mismatch, a failure); any other exception is an error verdict naming the op.
+"""
+
+import dataclasses
+import inspect
+import traceback
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+import numpy as np
+
+FAMILIES = ("cast", "quantize_mx", "quantize_block", "dequantize", "upcast_e8m0", "preshuffle",
+            "gemm_mx", "gemm_block", "gemm_bf16")
+FAMILY_CODE = {f: i + 1 for i, f in enumerate(FAMILIES)}  # mxgate_op_family
+DTYPES = ("f32", "bf16", "fp16", "e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "e8m0")
+DTYPE_CODE = {d: i + 1 for i, d in enumerate(DTYPES)}  # mxgate_dtype
+LAYOUTS = ("row_major", "col_major", "tma_col_major", "nv_swizzle_128x4", "aiter_shuffle_16x16")
+LAYOUT_CODE = {l: i for i, l in enumerate(LAYOUTS)}  # mxgate_layout
+STRIDED = ("row_major", "col_major", "tma_col_major")
+
+# How a stored element of each dtype is held in numpy (bits for the narrow formats).
+NUMPY_OF = {"f32": np.dtype("<f4"), "bf16": np.dtype("<u2"), "fp16": np.dtype("<f2"),
+            "e4m3fn": np.dtype("u1"), "e5m2": np.dtype("u1"), "e4m3fnuz": np.dtype("u1"),
+            "e5m2fnuz": np.dtype("u1"), "e8m0": np.dtype("u1")}
+
+_INPUTS = {
+    "cast": ("a",), "quantize_mx": ("a",), "quantize_block": ("a",),
+    "dequantize": ("a", "a_scale"), "upcast_e8m0": ("a",), "preshuffle": ("a",),
+    "gemm_mx": ("a", "a_scale", "b", "b_scale"), "gemm_block": ("a", "a_scale", "b", "b_scale"),
+    "gemm_bf16": ("a", "b"),
+}
+_OUTPUTS = {"quantize_mx": ("out", "out_scale"), "quantize_block": ("out", "out_scale")}
+
+
+class Unsupported(Exception):
+    """Raised by an op to decline a case (MXGATE_UNSUPPORTED)."""
+
+
+class Unavailable(Exception):
+    """Raised by Adapter.check_available (or while building an adapter) when what it wraps is
+    absent here: an optional module, a device. The worker reports it as an environment error."""
+
+
+class AdapterError(ValueError):
+    """A malformed adapter or op declaration, or an op's output that does not fit its call."""
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One dimension's clause: a multiple of align, min <= v <= max (max 0: unbounded)."""
+
+    align: int = 1
+    min: int = 1
+    max: int = 0
+
+
+def _names(value, known, what):
+    if isinstance(value, str):
+        value = (value,)
+    out = tuple(value or ())
+    for v in out:
+        if v not in known:
+            raise AdapterError(f"unknown {what} '{v}' (known: {', '.join(known)})")
+    return out
+
+
+@dataclass(frozen=True)
+class Contract:
+    """mxgate_contract (include/mxgate/plugin.h) field by field; docs/plugins.md §3."""
+
+    m: Dim = Dim()
+    n: Dim = Dim()
+    k: Dim = Dim()
+    a_dtypes: Tuple[str, ...] = ()
+    b_dtypes: Tuple[str, ...] = ()
+    out_dtypes: Tuple[str, ...] = ()
+    a_scale_layouts: Tuple[str, ...] = ()
+    b_scale_layouts: Tuple[str, ...] = ()
+    b_layouts: Tuple[str, ...] = ()
+    scale_dtype: str = "none"
+    a_block: Tuple[int, int] = (0, 0)
+    b_block: Tuple[int, int] = (0, 0)
+    convention: Optional[str] = None
+    accumulator: Optional[str] = None
+    notes: str = ""
+    a_scale_ld_align: int = 1
+    b_scale_ld_align: int = 1
+
+    def __post_init__(self):
+        for f in ("a_dtypes", "b_dtypes", "out_dtypes"):
+            object.__setattr__(self, f, _names(getattr(self, f), DTYPES, "dtype"))
+        for f in ("a_scale_layouts", "b_scale_layouts", "b_layouts"):
+            object.__setattr__(self, f, _names(getattr(self, f), LAYOUTS, "layout"))
+        for f in ("m", "n", "k"):
+            d = getattr(self, f)
+            if isinstance(d, int):
+                object.__setattr__(self, f, Dim(align=d))
+        if self.scale_dtype not in ("none", "e8m0", "f32"):
+            raise AdapterError(f"scale_dtype must be none, e8m0 or f32, not '{self.scale_dtype}'")
+
+
+# What each family's contract is unless the declaration says otherwise.
+_DEFAULTS = {
+    "cast": dict(a_dtypes=("f32",)),
+    "quantize_mx": dict(a_dtypes=("f32",), out_dtypes=("e4m3fn",), scale_dtype="e8m0",
+                        a_block=(1, 32), a_scale_layouts=("row_major",)),
+    "quantize_block": dict(a_dtypes=("f32",), out_dtypes=("e4m3fn",), scale_dtype="f32",
+                           a_block=(1, 128), a_scale_layouts=("row_major",)),
+    "dequantize": dict(a_dtypes=("e4m3fn",), out_dtypes=("f32",), scale_dtype="e8m0",
+                       a_block=(1, 32), a_scale_layouts=("row_major",)),
+    "upcast_e8m0": dict(a_dtypes=("e8m0",), out_dtypes=("f32",)),
+    "preshuffle": dict(a_dtypes=("e4m3fn",), out_dtypes=("e4m3fn",),
+                       b_layouts=("aiter_shuffle_16x16",)),
+    "gemm_mx": dict(a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn",), out_dtypes=("f32",),
+                    scale_dtype="e8m0", a_block=(1, 32), b_block=(1, 32),
+                    a_scale_layouts=("row_major",), b_scale_layouts=("row_major",),
+                    b_layouts=("row_major",)),
+    "gemm_block": dict(a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn",), out_dtypes=("f32",),
+                       scale_dtype="f32", a_block=(1, 128), b_block=(128, 128),
+                       a_scale_layouts=("row_major",), b_scale_layouts=("row_major",),
+                       b_layouts=("row_major",)),
+    "gemm_bf16": dict(a_dtypes=("bf16",), b_dtypes=("bf16",), out_dtypes=("f32",),
+                      b_layouts=("row_major",)),
+}
+
+_CONTRACT_FIELDS = {f.name for f in dataclasses.fields(Contract)}
+
+
+def contract(family, **fields):
+    """The family's default contract with `fields` replacing its clauses."""
+    if family not in FAMILIES:
+        raise AdapterError(f"unknown family '{family}' (families: {', '.join(FAMILIES)})")
+    bad = set(fields) - _CONTRACT_FIELDS
+    if bad:
+        raise AdapterError(f"unknown contract field(s) {', '.join(sorted(bad))} "
+                           f"(fields: {', '.join(sorted(_CONTRACT_FIELDS))})")
+    return Contract(**{**_DEFAULTS[family], **fields})
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One tensor of a call, as mxgate_tensor describes it."""
+
+    role: str  # a, a_scale, b, b_scale, out, out_scale
+    dtype: str
+    rows: int
+    cols: int
+    ld: int
+    layout: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Call:
+    """What the keyword `call` receives: the call's shape and every tensor's description."""
+
+    family: str
+    m: int
+    n: int
+    k: int
+    tensors: Tuple[Tensor, ...]
+
+    def tensor(self, role):
+        for t in self.tensors:
+            if t.role == role:
+                return t
+        return None
+
+
+def _storage_count(t):
+    return t.nbytes // NUMPY_OF[t.dtype].itemsize
+
+
+def _view(buf, t):
+    """The logical view of a tensor's bytes (a numpy array over `buf`, not a copy)."""
+    dt = NUMPY_OF[t.dtype]
+    flat = np.frombuffer(buf, dtype=dt, count=_storage_count(t))
+    if t.layout == "row_major":
+        ld = t.ld or t.cols
+        return flat[: t.rows * ld].reshape(t.rows, ld)[:, : t.cols]
+    if t.layout in ("col_major", "tma_col_major") and (t.layout == "col_major" or t.ld):
+        ld = t.ld or t.rows
+        return flat[: t.cols * ld].reshape(t.cols, ld)[:, : t.rows].T
+    return flat
+
+
+def _logical(t):
+    return t.layout in STRIDED and not (t.layout == "tma_col_major" and not t.ld)
+
+
+def _as_bits(value, t, op):
+    """An output value as a numpy array of t's stored dtype, refusing anything that would
+    change a value (float64 for an fp32 result: mxgate does not round for the op)."""
+    from ._arrays import to_numpy
+
+    a, _ = to_numpy(value, "bits")
+    want = NUMPY_OF[t.dtype]
+    if a.dtype == want or (a.dtype.kind == want.kind and a.dtype.itemsize == want.itemsize):
+        return a.astype(want, copy=False)
+    raise AdapterError(f"{op}: output {t.role} is {a.dtype} {a.shape}; the call's {t.role} is "
+                       f"{t.dtype} ({want.str}) {t.rows} x {t.cols}: return that dtype (mxgate "
+                       f"does not convert an op's output)")
+
+
+def emit(t, value, target, op):
+    """Writes an op's output into `target` (a writable uint8 array of t.nbytes bytes, poisoned
+    by the caller) in t's layout: a logical (rows, cols) array (1-D for a single row) is laid
+    out, a 1-D array of the storage size is copied as it is."""
+    a = _as_bits(value, t, op)
+    typed = target.view(NUMPY_OF[t.dtype])
+    shape = (t.rows, t.cols)
+    if _logical(t) and a.size == t.rows * t.cols and (
+            a.shape == shape or (a.ndim == 1 and t.rows == 1)):
+        _typed_view(typed, t)[...] = a.reshape(shape)
+        return
+    if a.ndim == 1 and a.size == typed.size:
+        typed[:] = a
+        return
+    raise AdapterError(f"{op}: output {t.role} has shape {a.shape}; the call's {t.role} is "
+                       f"{t.rows} x {t.cols} in {t.layout}" +
+                       ("" if _logical(t) else f" (storage: {typed.size} elements, 1-D)"))
+
+
+def _typed_view(typed, t):
+    """The logical (rows, cols) view of a typed storage array (writable)."""
+    if t.layout == "row_major":
+        ld = t.ld or t.cols
+        return typed[: t.rows * ld].reshape(t.rows, ld)[:, : t.cols]
+    ld = t.ld or t.rows
+    return typed[: t.cols * ld].reshape(t.cols, ld)[:, : t.rows].T
+
+
+class Op:
+    """One op: name, family, contract and the callable."""
+
+    def __init__(self, family, fn, name=None, contract_=None, **fields):
+        if family not in FAMILIES:
+            raise AdapterError(f"unknown family '{family}' (families: {', '.join(FAMILIES)})")
+        if not callable(fn):
+            raise AdapterError(f"op {name or family}: {fn!r} is not callable")
+        self.family = family
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", family)
+        if not self.name or not all(c.islower() or c.isdigit() or c in "_." for c in self.name):
+            raise AdapterError(f"op name '{self.name}' is not [a-z0-9_.]+")
+        self.contract = contract_ if contract_ is not None else contract(family, **fields)
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = {}
+        kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
+        self._wants = tuple(w for w in ("out_dtype", "call") if kw or w in params)
+
+    def with_contract(self, **fields):
+        """A copy of this op with contract clauses replaced (e.g. accumulator=...)."""
+        c = dataclasses.replace(self.contract, **fields)
+        return Op(self.family, self.fn, self.name, c)
+
+    def invoke(self, m, n, k, tensors, buffers):
+        """Runs the op on one call: tensors (Tensor per present slot, inputs then outputs) and
+        their buffers (inputs: bytes-like; outputs: writable uint8 arrays). Returns (status,
+        message): status "done", "unsupported" or "error"; never raises."""
+        try:
+            by_role = dict(zip((t.role for t in tensors), zip(tensors, buffers)))
+            args = []
+            for role in _INPUTS[self.family]:
+                if role not in by_role:
+                    raise AdapterError(f"{self.name}: the call has no {role}")
+                t, buf = by_role[role]
+                v = np.array(_view(buf, t))
+                if self.family in ("cast", "upcast_e8m0") and v.ndim == 2:
+                    v = v.reshape(-1)
+                args.append(v)
+            outs = [r for r in _OUTPUTS.get(self.family, ("out",)) if r in by_role]
+            kwargs = {}
+            if "out_dtype" in self._wants:
+                kwargs["out_dtype"] = by_role["out"][0].dtype
+            if "call" in self._wants:
+                kwargs["call"] = Call(self.family, m, n, k, tuple(tensors))
+            result = self.fn(*args, **kwargs)
+            if len(outs) > 1:
+                if not isinstance(result, (tuple, list)) or len(result) != len(outs):
+                    raise AdapterError(f"{self.name}: a {self.family} op returns "
+                                       f"({', '.join(outs)}), got {type(result).__name__}")
+            else:
+                result = (result,)
+            for role, value in zip(outs, result):
+                t, target = by_role[role]
+                emit(t, value, target, self.name)
+            return "done", ""
+        except Unsupported as e:
+            return "unsupported", f"{self.name} declined: {e}"
+        except Exception as e:  # the op's own failure: an error verdict, never a crash
+            return "error", f"{self.name} raised {describe_exception(e)}"
+
+
+def describe_exception(e):
+    """'TypeError: message (file.py:12 in fn)': the exception and where it was raised."""
+    frames = traceback.extract_tb(e.__traceback__)
+    where = ""
+    if frames:
+        f = frames[-1]
+        where = f" ({f.filename.rsplit('/', 1)[-1]}:{f.lineno} in {f.name})"
+    return f"{type(e).__name__}: {e}{where}"
+
+
+def op(family, name=None, **fields):
+    """Decorator declaring a method of an Adapter subclass (or a function) as an op."""
+
+    def wrap(fn):
+        fn._mxgate_op = (family, name, fields)
+        return fn
+
+    return wrap
+
+
+class Adapter:
+    """A named set of ops. Subclasses set `name`, `description` and declare ops with @op, or
+    pass ops to the constructor. `check_available()` raises Unavailable when what the adapter
+    wraps is absent (the default: always available)."""
+
+    name = None
+    description = ""
+
+    def __init__(self, ops=None, name=None, description=None):
+        if name is not None:
+            self.name = name
+        if description is not None:
+            self.description = description
+        if not self.name:
+            self.name = type(self).__name__.lower()
+        if not all(c.islower() or c.isdigit() or c == "_" for c in self.name):
+            raise AdapterError(f"adapter name '{self.name}' is not [a-z0-9_]+")
+        self._ops = list(ops) if ops is not None else self._declared_ops()
+
+    def _declared_ops(self):
+        out = []
+        for attr in dir(type(self)):
+            fn = getattr(type(self), attr, None)
+            decl = getattr(fn, "_mxgate_op", None)
+            if decl is None:
+                continue
+            family, name, fields = decl
+            out.append(Op(family, getattr(self, attr), name or attr, **fields))
+        return out
+
+    @property
+    def ops(self):
+        return tuple(self._ops)
+
+    def check_available(self):
+        """Raises Unavailable(reason) when the adapter cannot run here."""
+
+    def find(self, name):
+        for o in self._ops:
+            if o.name == name:
+                return o
+        raise AdapterError(f"adapter {self.name} has no op '{name}' "
+                           f"(ops: {', '.join(o.name for o in self._ops)})")
+
+    def __repr__(self):
+        return f"<mxgate adapter {self.name}: {', '.join(o.name for o in self._ops)}>"
+
+
+def as_adapter(impl, op=None):
+    """(adapter, ops) for mxgate.check: an Adapter (op: one of its op names, or None for all),
+    an Op, or a callable with op naming its family (or an Op declaring it)."""
+    if isinstance(impl, type) and issubclass(impl, Adapter):
+        impl = impl()
+    if isinstance(impl, Adapter):
+        impl.check_available()
+        if op is None:
+            return impl, impl.ops
+        if isinstance(op, str):
+            return impl, (impl.find(op),)
+        raise AdapterError("with an adapter, op= names one of its ops")
+    if isinstance(impl, Op):
+        return Adapter([impl], name="python"), (impl,)
+    if callable(impl):
+        if isinstance(op, Op):
+            o = Op(op.family, impl, op.name, op.contract)
+        elif isinstance(op, str) and op in FAMILIES:
+            o = Op(op, impl, name=op)
+        else:
+            raise AdapterError("a plain callable needs op=FAMILY (" + ", ".join(FAMILIES) +
+                               ") or op=mxgate.Op(...) declaring its contract")
+        return Adapter([o], name="python"), (o,)
+    raise AdapterError(f"impl must be an mxgate.Adapter, an mxgate.Op or a callable, not "
+                       f"{type(impl).__name__}")
+
+
+def describe(adapter):
+    """The worker's handshake text (impl/python.cpp parse_description)."""
+
+    def line(s):
+        return " ".join(str(s).split())
+
+    out = [f"impl {adapter.name}", f"description {line(adapter.description)}"]
+    for o in adapter.ops:
+        c = o.contract
+        out.append(f"op {o.name}")
+        out.append(f"family {o.family}")
+        for d in ("m", "n", "k"):
+            v = getattr(c, d)
+            out.append(f"{d} {v.align} {v.min} {v.max}")
+        for f in ("a_dtypes", "b_dtypes", "out_dtypes", "a_scale_layouts", "b_scale_layouts",
+                  "b_layouts"):
+            out.append(f"{f} {','.join(getattr(c, f))}")
+        out.append(f"scale_dtype {c.scale_dtype}")
+        out.append(f"a_block {c.a_block[0]} {c.a_block[1]}")
+        out.append(f"b_block {c.b_block[0]} {c.b_block[1]}")
+        out.append(f"a_scale_ld_align {c.a_scale_ld_align}")
+        out.append(f"b_scale_ld_align {c.b_scale_ld_align}")
+        if c.convention:
+            out.append(f"convention {c.convention}")
+        if c.accumulator:
+            out.append(f"accumulator {c.accumulator}")
+        if c.notes:
+            out.append(f"notes {line(c.notes)}")
+    return "\n".join(out) + "\n"

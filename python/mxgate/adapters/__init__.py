@@ -1,0 +1,40 @@
+"""Adapters shipped with mxgate (docs/python.md §11): real implementations wrapped in mxgate's
+implementation model, each module import-guarded (importing it never needs the library it
+wraps; using an adapter whose library is absent raises mxgate.Unavailable naming it).
+
+    numpy          numpy matmul of dequantized operands (gemm_mx, gemm_block, gemm_bf16), the e8m0
+                   upcast and MX dequantization, written from the format specifications
+    numpy_faulty   the same with one planted fault each (the proof that the properties catch them)
+    ml_dtypes      numpy casts to ml_dtypes' float8 / e8m0 / float4 / float6 types
+    torch          torch casts on CPU and CUDA; torch._scaled_mm per-tensor, rowwise, 1x128 x 128x128
+    triton         casts in a Triton kernel; tl.dot_scaled with MX operands
+    jax            casts on the GPU through XLA
+
+SHIPPED lists every adapter as py:MODULE:OBJECT specs (what `mxgate survey` offers).
+"""
+
+SHIPPED = (
+    "py:mxgate.adapters.numpy:NumpyAdapter",
+    "py:mxgate.adapters.numpy_faulty:ScaleTransposed",
+    "py:mxgate.adapters.numpy_faulty:DropTrailingK",
+    "py:mxgate.adapters.numpy_faulty:ShiftE8m0",
+    "py:mxgate.adapters.numpy_faulty:ActScalesColMajor",
+    "py:mxgate.adapters.ml_dtypes:MlDtypesAdapter",
+    "py:mxgate.adapters.torch:TorchCpuAdapter",
+    "py:mxgate.adapters.torch:TorchCudaAdapter",
+    "py:mxgate.adapters.torch:ScaledMmAdapter",
+    "py:mxgate.adapters.triton:TritonAdapter",
+    "py:mxgate.adapters.jax:JaxAdapter",
+)
+
+
+def require(module, what):
+    """Imports `module` for adapter `what`, or raises mxgate.Unavailable naming it."""
+    import importlib
+
+    from ..adapter import Unavailable
+
+    try:
+        return importlib.import_module(module)
+    except Exception as e:  # ImportError, or a broken install raising anything at import
+        raise Unavailable(f"{what} needs {module}: {type(e).__name__}: {e}") from None

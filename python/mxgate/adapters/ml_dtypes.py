@@ -1,0 +1,50 @@
+"""ml_dtypes (https://github.com/jax-ml/ml_dtypes): numpy casts to its float8 and e8m0 types.
+
+Claims convention ml_dtypes (docs/conventions.md §2.8: ml_dtypes 0.6.0 ConvertImpl without
+saturation; E8M0 nearest, 0 and negatives NaN; decode OCP). Ops: `cast` (fp32 -> e4m3fn, e5m2,
+e4m3fnuz, e5m2fnuz, and e8m0 where the installed ml_dtypes has float8_e8m0fnu) and
+`upcast_e8m0`. Its float4_e2m1fn / float6_* types have no cast op here: the op ABI has no FP4 /
+FP6 dtype yet (include/mxgate/plugin.h, "FP4 packing is a later ABI extension").
+docs/python.md §11.3.
+"""
+
+import numpy as np
+
+from ..adapter import Adapter, Op, Unavailable
+from . import require
+
+_TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
+          "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu"}
+
+
+class MlDtypesAdapter(Adapter):
+    name = "ml_dtypes"
+    description = "numpy astype to ml_dtypes' float8 / e8m0 types"
+
+    def __init__(self):
+        self._error = None
+        try:
+            self.md = require("ml_dtypes", "the ml_dtypes adapter")
+        except Unavailable as e:
+            self._error = e
+            super().__init__(ops=[])
+            return
+        self.types = {k: getattr(self.md, v) for k, v in _TYPES.items() if hasattr(self.md, v)}
+        version = getattr(self.md, "__version__", "?")
+        ops = [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types), convention="ml_dtypes",
+                  notes=f"ml_dtypes {version}: np.float32 array .astype(type)")]
+        if "e8m0" in self.types:
+            ops.append(Op("upcast_e8m0", self.upcast_e8m0, "upcast_e8m0", convention="ml_dtypes",
+                          notes=f"ml_dtypes {version}: float8_e8m0fnu -> float32"))
+        super().__init__(ops=ops)
+
+    def check_available(self):
+        if self._error is not None:
+            raise self._error
+
+    def cast(self, x, out_dtype):
+        with np.errstate(all="ignore"):
+            return x.astype(self.types[out_dtype]).view(np.uint8)
+
+    def upcast_e8m0(self, e8m0):
+        return e8m0.view(self.types["e8m0"]).astype(np.float32)

@@ -1,0 +1,163 @@
+"""A real implementation in numpy: float32 matmul of operands numpy dequantizes itself, written
+from the format specifications (OCP MX v1.0 for e4m3fn / e5m2 / e8m0, docs/formats.md), sharing
+no code with mxgate's reference.
+
+Claims: upcast_e8m0 and dequantize follow ocp_mx (2^(e-127), 0xFF NaN; one fp32 multiply per
+element, bf16 output rounded once from that product). The GEMMs declare accumulator fp32_rn and
+no summation order: numpy's matmul (its BLAS) sums all of K in an order of its own, with or
+without FMA, so the true claim is the fp32 bound that holds for every order (one partial over K,
+at most three roundings per product: a*sa, b*sb, the product; impl/accumulator.h). It is NOT
+inside fp32_rn with partials of 128 (the block-128 model of check-gemm's default) for K > 128.
+docs/python.md §11.1.
+"""
+
+import numpy as np
+
+from ..adapter import Adapter, Dim, op
+
+
+def _fp8_table(exp_bits, man_bits, bias, fn):
+    """Values of all 256 codes of an FP8 format from its bit fields (fn: e4m3fn's one NaN
+    pattern per sign and no Inf; otherwise IEEE-like: exponent all ones is Inf / NaN)."""
+    codes = np.arange(256)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    e = (codes >> man_bits) & ((1 << exp_bits) - 1)
+    m = codes & ((1 << man_bits) - 1)
+    normal = (1.0 + m / (1 << man_bits)) * np.exp2(e.astype(float) - bias)
+    sub = (m / (1 << man_bits)) * np.exp2(1.0 - bias)
+    v = sign * np.where(e == 0, sub, normal)
+    top = (1 << exp_bits) - 1
+    if fn:
+        v = np.where((e == top) & (m == (1 << man_bits) - 1), np.nan, v)
+    else:
+        v = np.where(e == top, np.where(m == 0, sign * np.inf, np.nan), v)
+    return v.astype(np.float32)
+
+
+E4M3FN = _fp8_table(4, 3, 7, True)
+E5M2 = _fp8_table(5, 2, 15, False)
+_TABLES = {"e4m3fn": E4M3FN, "e5m2": E5M2}
+
+
+def e8m0_values(b):
+    """OCP E8M0: 2^(b - 127), 0xFF is NaN (exact in fp32, 2^-127 a subnormal)."""
+    b = np.asarray(b)
+    with np.errstate(over="ignore"):  # 0xFF: 2^128 overflows, then becomes NaN
+        v = np.exp2(b.astype(np.float64) - 127.0).astype(np.float32)
+    return np.where(b == 0xFF, np.float32(np.nan), v).astype(np.float32)
+
+
+def bf16_values(bits):
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+
+
+def to_bf16_bits(x):
+    """fp32 -> bf16 bits, round to nearest even, NaN kept quiet."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = ((u.astype(np.uint64) + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(x)
+    return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), rounded)
+
+
+def expand(scales, rows, cols, block_rows, block_cols):
+    """A scale grid spread over the rows x cols elements it scales (block 0: the whole dim)."""
+    s = np.asarray(scales, dtype=np.float32)
+    if block_rows == 0:
+        s = np.repeat(s, rows, axis=0)
+    else:
+        s = np.repeat(s, block_rows, axis=0)
+    if block_cols == 0:
+        s = np.repeat(s, cols, axis=1)
+    else:
+        s = np.repeat(s, block_cols, axis=1)
+    return s[:rows, :cols]
+
+
+def decode(codes, dtype):
+    return _TABLES[dtype][np.asarray(codes)]
+
+
+def finish(c, out_dtype):
+    c = np.asarray(c, dtype=np.float32)
+    return to_bf16_bits(c) if out_dtype == "bf16" else c
+
+
+class NumpyAdapter(Adapter):
+    name = "numpy"
+    description = "numpy float32 matmul of operands dequantized from the format specifications"
+
+    def mx_operand(self, codes, scales, dtype):
+        k = codes.shape[1]
+        with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow is Inf, as specified
+            return decode(codes, dtype) * expand(e8m0_values(scales), codes.shape[0], k, 1, 32)
+
+    def block_operand(self, codes, scales, dtype, block):
+        return decode(codes, dtype) * expand(scales, codes.shape[0], codes.shape[1], *block)
+
+    @op("gemm_mx", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
+        out_dtypes=("f32", "bf16"), a_scale_layouts=("row_major", "col_major"),
+        b_scale_layouts=("row_major", "col_major"), convention="ocp_mx", accumulator="fp32_rn",
+        notes="dequantize (OCP e8m0), numpy float32 matmul: fp32, any order over K")
+    def gemm_mx(self, a, a_scales, b, b_scales, call):
+        da, db = call.tensor("a").dtype, call.tensor("b").dtype
+        c = self.mx_operand(a, a_scales, da) @ self.mx_operand(b, b_scales, db).T
+        return finish(c, call.tensor("out").dtype)
+
+    def _gemm_block(self, a, a_scales, b, b_scales, call, a_block, b_block):
+        da, db = call.tensor("a").dtype, call.tensor("b").dtype
+        c = self.block_operand(a, a_scales, da, a_block) @ \
+            self.block_operand(b, b_scales, db, b_block).T
+        return finish(c, call.tensor("out").dtype)
+
+    @op("gemm_block", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
+        out_dtypes=("f32", "bf16"), a_scale_layouts=("row_major", "col_major", "tma_col_major"),
+        b_scale_layouts=("row_major",), a_block=(1, 128), b_block=(128, 128),
+        b_scale_ld_align=4, accumulator="fp32_rn",
+        notes="1x128 x 128x128 fp32 scales (DeepSeek); Bs rows padded to 4")
+    def gemm_block_deepseek(self, a, a_scales, b, b_scales, call):
+        return self._gemm_block(a, a_scales, b, b_scales, call, (1, 128), (128, 128))
+
+    @op("gemm_block", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
+        out_dtypes=("f32", "bf16"), a_block=(0, 0), b_block=(0, 0), accumulator="fp32_rn",
+        notes="one fp32 scale per tensor")
+    def gemm_block_tensor(self, a, a_scales, b, b_scales, call):
+        return self._gemm_block(a, a_scales, b, b_scales, call, (0, 0), (0, 0))
+
+    @op("gemm_block", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
+        out_dtypes=("f32", "bf16"), a_scale_layouts=("row_major", "col_major"), a_block=(1, 0),
+        b_block=(1, 0), accumulator="fp32_rn", notes="one fp32 scale per row of A and of B")
+    def gemm_block_rowwise(self, a, a_scales, b, b_scales, call):
+        return self._gemm_block(a, a_scales, b, b_scales, call, (1, 0), (1, 0))
+
+    @op("gemm_bf16", out_dtypes=("f32", "bf16"), accumulator="fp32_rn",
+        notes="bf16 -> fp32 exactly, numpy float32 matmul")
+    def gemm_bf16(self, a, b, out_dtype):
+        return finish(bf16_values(a) @ bf16_values(b).T, out_dtype)
+
+    @op("upcast_e8m0", convention="ocp_mx", notes="2^(e - 127), 0xFF -> NaN")
+    def upcast_e8m0(self, e8m0):
+        return e8m0_values(e8m0)
+
+    @op("dequantize", a_dtypes=("e4m3fn", "e5m2"), out_dtypes=("f32", "bf16"),
+        convention="ocp_mx", notes="one fp32 multiply per element; bf16 rounded once from it")
+    def dequantize(self, codes, scales, call):
+        y = self.mx_operand(codes, scales, call.tensor("a").dtype)
+        return finish(y, call.tensor("out").dtype)
+
+
+# The GEMM shapes of the speed figures (docs/python.md §12): M, N, K <= 256, and <= 64.
+class NumpySmall(NumpyAdapter):
+    name = "numpy_small"
+    description = "NumpyAdapter's gemm_mx limited to M, N, K <= 256 (speed figures)"
+    limit = 256
+
+    def __init__(self):
+        super().__init__()
+        d = Dim(max=self.limit)
+        self._ops = [o.with_contract(m=d, n=d, k=d) for o in self._ops if o.name == "gemm_mx"]
+
+
+class NumpyTiny(NumpySmall):
+    name = "numpy_tiny"
+    description = "NumpyAdapter's gemm_mx limited to M, N, K <= 64 (speed figures)"
+    limit = 64

@@ -1,0 +1,151 @@
+"""torch (https://pytorch.org): dtype casts on CPU and CUDA, and torch._scaled_mm on CUDA.
+
+Casts claim torch_2_11 (docs/conventions.md §2.7: the c10 Float8 casts, non-saturating; E8M0
+nearest with ties up; decode OCP), measured on CPU and CUDA with torch 2.11 (§3.2).
+
+torch._scaled_mm (aten/src/ATen/native/cuda/ScaledBlas.cpp, pytorch/pytorch): mat1 (M, K)
+row-major fp8, mat2 (K, N) column-major (our B (N, K) row-major, transposed), K and N multiples
+of 16; scales multiply (they are the dequantization scales). Modes, by the shapes and strides of
+the scales (is_tensorwise_scaling, is_rowwise_scaling, is_blockwise_1x128_scaling,
+is_blockwise_128x128_scaling there):
+  tensor   one fp32 scale each
+  rowwise  scale_a (M, 1), scale_b (1, N), fp32, contiguous; bf16 output (the CUTLASS path
+           before cuBLAS 12.9 accepts no other, so only bf16 is declared)
+  block    scale_a (M, ceil(K/128)) outer-dim-major (strides (1, M)); scale_b.t()
+           (ceil(N/128), ceil(K/128)) inner-dim-major with its row stride rounded up to 4 in the
+           versions that check "16-byte aligned strides" (unpadded in earlier ones: both tried);
+           M and N multiples of 4 as cuBLASLt's block scaling needs (docs/nvidia.md §3)
+use_fast_accum=False. Accumulator declared: sm90_fp8_mma, the Hopper FP8 tensor-core model of
+docs/accumulators.md measured on the H200 through cuBLASLt, which _scaled_mm calls.
+docs/python.md §11.4.
+"""
+
+import numpy as np
+
+from ..adapter import Adapter, Dim, Op, Unavailable
+from . import require
+
+_TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
+          "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu"}
+
+
+class _TorchBase(Adapter):
+    device = "cpu"
+
+    def __init__(self):
+        self._error = None
+        try:
+            self.torch = require("torch", f"the torch adapter ({self.device})")
+            if self.device == "cuda" and not self.torch.cuda.is_available():
+                raise Unavailable("torch has no CUDA device here (torch.cuda.is_available())")
+        except Unavailable as e:
+            self._error = e
+            super().__init__(ops=[])
+            return
+        super().__init__(ops=self.build_ops())
+
+    def check_available(self):
+        if self._error is not None:
+            raise self._error
+
+    def to_device(self, a):
+        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+
+    def bits(self, t):
+        return t.contiguous().view(self.torch.uint8).cpu().numpy()
+
+
+class TorchCpuAdapter(_TorchBase):
+    name = "torch_cpu"
+    description = "torch dtype casts on the CPU"
+    device = "cpu"
+
+    def build_ops(self):
+        t = self.torch
+        self.types = {k: getattr(t, v) for k, v in _TYPES.items() if hasattr(t, v)}
+        ops = [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
+                  convention="torch_2_11",
+                  notes=f"torch {t.__version__}: x.to(torch.float8_*) on {self.device}")]
+        if "e8m0" in self.types:
+            ops.append(Op("upcast_e8m0", self.upcast_e8m0, "upcast_e8m0", convention="torch_2_11",
+                          notes=f"torch {t.__version__}: float8_e8m0fnu.to(float32)"))
+        return ops
+
+    def cast(self, x, out_dtype):
+        return self.bits(self.to_device(x).to(self.types[out_dtype]))
+
+    def upcast_e8m0(self, e8m0):
+        t = self.to_device(e8m0).view(self.types["e8m0"])
+        return t.to(self.torch.float32).cpu().numpy()
+
+
+class TorchCudaAdapter(TorchCpuAdapter):
+    name = "torch_cuda"
+    description = "torch dtype casts on the CUDA device"
+    device = "cuda"
+
+
+class ScaledMmAdapter(_TorchBase):
+    name = "torch_scaled_mm"
+    description = "torch._scaled_mm on CUDA: per-tensor, rowwise and 1x128 x 128x128 block scales"
+    device = "cuda"
+
+    def build_ops(self):
+        t = self.torch
+        v = t.__version__
+        common = dict(a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn", "e5m2"), k=Dim(align=16),
+                      n=Dim(align=16), accumulator="sm90_fp8_mma")
+        return [
+            Op("gemm_block", self.tensor, "scaled_mm_tensor", out_dtypes=("f32", "bf16"),
+               a_block=(0, 0), b_block=(0, 0), notes=f"torch {v}: per-tensor scales", **common),
+            Op("gemm_block", self.rowwise, "scaled_mm_rowwise", out_dtypes=("bf16",),
+               a_block=(1, 0), b_block=(1, 0), notes=f"torch {v}: (M,1) x (1,N) scales",
+               **common),
+            Op("gemm_block", self.block, "scaled_mm_block", out_dtypes=("f32", "bf16"),
+               a_block=(1, 128), b_block=(128, 128), m=Dim(align=4),
+               **{**common, "n": Dim(align=16)},
+               notes=f"torch {v}: 1x128 activations (outer-dim-major) x 128x128 weights"),
+        ]
+
+    def _operands(self, a, b, call):
+        t = self.torch
+        fa = getattr(t, _TYPES[call.tensor("a").dtype])
+        fb = getattr(t, _TYPES[call.tensor("b").dtype])
+        return self.to_device(a).view(fa), self.to_device(b).view(fb).t()
+
+    def _mm(self, a, b, sa, sb, call):
+        t = self.torch
+        out = t.bfloat16 if call.tensor("out").dtype == "bf16" else t.float32
+        c = t._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=out, use_fast_accum=False)
+        if out == t.bfloat16:
+            return c.contiguous().view(t.int16).cpu().numpy().view(np.uint16)
+        return c.cpu().numpy()
+
+    def tensor(self, a, a_scales, b, b_scales, call):
+        fa, fb = self._operands(a, b, call)
+        sa = self.to_device(a_scales.reshape(()))
+        sb = self.to_device(b_scales.reshape(()))
+        return self._mm(fa, fb, sa, sb, call)
+
+    def rowwise(self, a, a_scales, b, b_scales, call):
+        fa, fb = self._operands(a, b, call)
+        sa = self.to_device(a_scales.reshape(-1, 1))
+        sb = self.to_device(b_scales.reshape(1, -1))
+        return self._mm(fa, fb, sa, sb, call)
+
+    def block(self, a, a_scales, b, b_scales, call):
+        fa, fb = self._operands(a, b, call)
+        sa = self.to_device(np.ascontiguousarray(a_scales.T)).t()  # (M, kb), strides (1, M)
+        nb, kb = b_scales.shape
+        padded = np.zeros((nb, -(-kb // 4) * 4), dtype=np.float32)
+        padded[:, :kb] = b_scales
+        first = None
+        for storage in (padded, np.ascontiguousarray(b_scales)):
+            sb = self.to_device(storage)[:, :kb].t()  # scale_b.t() is (nb, kb) inner-dim-major
+            try:
+                return self._mm(fa, fb, sa, sb, call)
+            except RuntimeError as e:  # this torch wants the other row stride
+                if "Invalid scaling configuration" not in str(e):
+                    raise
+                first = first or e
+        raise first
