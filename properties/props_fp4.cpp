@@ -23,6 +23,7 @@
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
 #include "properties/scale_io.h"
+#include "reference/accumulator_bounds.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/e8m0.h"
@@ -601,13 +602,12 @@ std::optional<Failure> check_ordered_fp4(const Context& ctx, const Case& c) {
       return f;
     }
   }
-  const AccumModel model = impl::accum_model_for(op, g.format);
-  const BoundVerdict v = check_bound(compute_bounds(o.problem, model), got);
+  const AccumulatorModel model = impl::accum_model_for(op);
+  const BoundVerdict v = check_bound(compute_bounds(o.problem, model, g.format), got);
   if (v.ok()) return std::nullopt;
-  return Failure{op.name + " outside the error bound of accumulator " +
-                     (op.contract.accumulator.empty() ? "fp32_rn" : op.contract.accumulator) +
-                     ": " + v.summary(),
-                 std::nullopt, std::nullopt, got};
+  return Failure{
+      op.name + " outside the error bound of accumulator " + model.name + ": " + v.summary(),
+      std::nullopt, std::nullopt, got};
 }
 
 bool gemm_fp4_accepts(const Op& op) { return is_fp4_gemm(op); }

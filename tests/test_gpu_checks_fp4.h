@@ -28,6 +28,7 @@
 #include "impl/accumulator.h"
 #include "impl/builtin.h"
 #include "properties/fp4_operands.h"
+#include "reference/accumulator_bounds.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
@@ -322,7 +323,7 @@ TEST_F(BackendTest, Fp4GemmsEqualOrderedEmulationAndStayInsideBound) {
             compare(ordered_gemm(o.problem, properties::order_model(op, f)), got);
         EXPECT_TRUE(v.ok()) << v.summary();
         const BoundVerdict b =
-            check_bound(compute_bounds(o.problem, impl::accum_model_for(op, f)), got);
+            check_bound(compute_bounds(o.problem, impl::accum_model_for(op), f), got);
         EXPECT_TRUE(b.ok()) << b.summary();
       }
     }
