@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "impl/harness.h"
+#include "properties/fp4_operands.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
 #include "properties/scale_io.h"
@@ -28,6 +29,7 @@
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/format.h"
+#include "reference/fp4_pack.h"
 #include "reference/quant_conventions.h"
 
 namespace mxgate::properties {
@@ -242,13 +244,37 @@ constexpr impl::FamilyMask kAllFamilies =
     family_bit(Family::kCast) | family_bit(Family::kQuantizeMx) |
     family_bit(Family::kQuantizeBlock) | family_bit(Family::kDequantize) |
     family_bit(Family::kUpcastE8m0) | family_bit(Family::kPreshuffle) |
-    family_bit(Family::kGemmMx) | family_bit(Family::kGemmBlock) | family_bit(Family::kGemmBf16);
+    family_bit(Family::kGemmMx) | family_bit(Family::kGemmBlock) | family_bit(Family::kGemmBf16) |
+    family_bit(Family::kQuantizeNvfp4) | family_bit(Family::kDequantizeNvfp4) |
+    family_bit(Family::kGemmNvfp4);
+
+constexpr impl::DtypeMask kE2m1Bit = dtype_bit(Dtype::kE2m1);
+constexpr impl::DtypeMask kFloatBits = dtype_bit(Dtype::kF32) | dtype_bit(Dtype::kBf16);
+
+// An FP4 quantizer (E2M1 out: MXFP4 quantize_mx, NVFP4) or dequantizer (E2M1 in), docs/fp4.md §12.
+bool fp4_quantizer(const Op& op) {
+  return (op.family == Family::kQuantizeMx || op.family == Family::kQuantizeNvfp4) &&
+         (op.contract.out_dtypes & kE2m1Bit) != 0;
+}
+bool fp4_dequantizer(const Op& op) {
+  return (op.family == Family::kDequantize || op.family == Family::kDequantizeNvfp4) &&
+         (op.contract.a_dtypes & kE2m1Bit) != 0;
+}
+// The dtype of an NVFP4 op's 1 x 1 global tensor: fp32 where it takes fp32.
+Dtype global_dtype_of(const Op& op) {
+  return (op.contract.global_dtypes & dtype_bit(Dtype::kF32)) != 0 ? Dtype::kF32 : Dtype::kBf16;
+}
 
 // What the run-twice property can feed: an input dtype the family's call form allows, an output
 // it can allocate.
 bool run_twice_accepts(const Op& op) {
   const impl::Contract& c = op.contract;
   const bool float_in = (c.a_dtypes & (dtype_bit(Dtype::kF32) | dtype_bit(Dtype::kBf16))) != 0;
+  if (fp4_quantizer(op)) return float_in && c.scale_dtype != Dtype::kNone && c.a_block_cols != 0;
+  if (fp4_dequantizer(op)) {
+    return c.scale_dtype != Dtype::kNone && c.a_block_cols != 0 && (c.out_dtypes & kFloatBits) != 0;
+  }
+  if (is_fp4_gemm(op)) return (c.out_dtypes & kFloatBits) != 0;
   switch (op.family) {
     case Family::kCast:
       return (c.a_dtypes & dtype_bit(Dtype::kF32)) != 0 && c.out_dtypes != 0;
@@ -272,7 +298,7 @@ bool run_twice_accepts(const Op& op) {
       return (c.a_dtypes & dtype_bit(e)) != 0 && (c.b_dtypes & dtype_bit(e)) != 0 && b_ok &&
              (c.out_dtypes & (dtype_bit(Dtype::kF32) | dtype_bit(Dtype::kBf16))) != 0;
     }
-    case Family::kQuantizeNvfp4:
+    case Family::kQuantizeNvfp4:  // FP4: above
     case Family::kDequantizeNvfp4:
     case Family::kGemmNvfp4:
       return false;
@@ -323,6 +349,54 @@ Outputs run_elementwise(const Context& ctx, const Op& op, std::size_t rows, std:
     }
   };
   std::vector<impl::Tensor impl::Call::*> outs = {&impl::Call::out};
+  const bool nvfp4 = op.family == Family::kQuantizeNvfp4 || op.family == Family::kDequantizeNvfp4;
+  const std::size_t fp4_scols =
+      ct.a_block_cols == 0 ? 0 : (cols + ct.a_block_cols - 1) / ct.a_block_cols;
+  if (fp4_quantizer(op)) {
+    // Packed E2M1 codes and one scale byte per block; NVFP4 reads the global amax (the input's).
+    float_input();
+    if (nvfp4) {
+      float amax = 0.0f;
+      for (float v : make_values(ValueClass::kNormal, rows, cols, seed))
+        amax = std::max(amax, std::fabs(v));
+      inv.input(&impl::Call::a_global, global_bytes(amax, global_dtype_of(op)), 1, 1, 1,
+                global_dtype_of(op), Layout::kRowMajor);
+    }
+    const Layout sl = first_scale_layout(ct.a_scale_layouts);
+    uint64_t ld = 0;
+    const std::size_t stored = stored_size(sl, rows, fp4_scols, ct.a_scale_ld_align, &ld);
+    inv.output(&impl::Call::out, impl::tensor_bytes(Dtype::kE2m1, rows, cols), rows, cols, cols,
+               Dtype::kE2m1, Layout::kRowMajor);
+    inv.output(&impl::Call::out_scale, stored, rows, fp4_scols, ld, ct.scale_dtype, sl);
+    outs.push_back(&impl::Call::out_scale);
+    inv.run(call);
+    return {inv.read(&impl::Call::out), inv.read(&impl::Call::out_scale)};
+  }
+  if (fp4_dequantizer(op)) {
+    // Random E2M1 codes (every nibble), scale bytes of moderate size (E8M0 118..136, E4M3
+    // 0x30..0x50), an NVFP4 global decode scale of 1.
+    std::vector<uint8_t> codes(rows * cols);
+    for (uint8_t& b : codes) b = static_cast<uint8_t>(rng() & 0xF);
+    std::vector<uint8_t> scales(rows * fp4_scols);
+    for (uint8_t& b : scales) {
+      b = static_cast<uint8_t>(nvfp4 ? 0x30 + rng() % 0x21 : 118 + rng() % 19);
+    }
+    const Layout sl = first_scale_layout(ct.a_scale_layouts);
+    const StoredScales<uint8_t> st =
+        store_scales<uint8_t>(sl, rows, fp4_scols, scales, ct.a_scale_ld_align, 0);
+    inv.input(&impl::Call::a, pack_fp4(codes, rows, cols, NibbleOrder::kLowFirst, 0xF), rows, cols,
+              cols, Dtype::kE2m1, Layout::kRowMajor);
+    inv.input(&impl::Call::a_scale, st.values, rows, fp4_scols, st.ld, ct.scale_dtype, sl);
+    if (nvfp4) {
+      inv.input(&impl::Call::a_global, global_bytes(1.0f, global_dtype_of(op)), 1, 1, 1,
+                global_dtype_of(op), Layout::kRowMajor);
+    }
+    const Dtype out = (ct.out_dtypes & dtype_bit(Dtype::kBf16)) ? Dtype::kBf16 : Dtype::kF32;
+    inv.output(&impl::Call::out, rows * cols * impl::dtype_bytes(out), rows, cols, cols, out,
+               Layout::kRowMajor);
+    inv.run(call);
+    return {inv.read(&impl::Call::out)};
+  }
   switch (op.family) {
     case Family::kCast: {
       const Dtype out = impl::dtypes_in(ct.out_dtypes).front();
@@ -404,6 +478,26 @@ std::optional<Failure> check_run_twice(const Context& ctx, const Case& c) {
   const uint64_t seed = c.num("seed");
   ctx.tag("op:" + op.name);
   ctx.tag("determinism:run_twice");
+  if (is_fp4_gemm(op)) {
+    // General FP4 data (random codes, every scale code), random NVFP4 global scales.
+    const std::size_t n = c.num("n");
+    const Dtype a = (op.contract.a_dtypes & kE2m1Bit) != 0 ? Dtype::kE2m1 : Dtype::kE4m3fn;
+    const Dtype g = global_dtype_of(op);
+    const Fp4Operands o = fp4_general_operands(op, a, m, n, k, seed, "random", g);
+    const OutputFormat fmt = (op.contract.out_dtypes & dtype_bit(Dtype::kF32)) != 0
+                                 ? OutputFormat::kFp32
+                                 : OutputFormat::kBf16;
+    const Layout sl = first_scale_layout(op.contract.a_scale_layouts);
+    const GemmOutput first = run_fp4_gemm_op(*ctx.be, op, o, fmt, sl, g, ctx.kernel_faults());
+    const GemmOutput second = run_fp4_gemm_op(*ctx.be, op, o, fmt, sl, g, ctx.kernel_faults());
+    if (fmt == OutputFormat::kFp32 ? bytes_of(first.fp32) == bytes_of(second.fp32)
+                                   : bytes_of(first.bf16) == bytes_of(second.bf16)) {
+      return std::nullopt;
+    }
+    return compare_outputs("I8: " + op.name + " run twice on the same inputs (second vs first)",
+                           first, second)
+        .value_or(Failure{"I8: " + op.name + " gave other NaN bits on the second run", {}, {}, {}});
+  }
   if (impl::is_gemm(op.family)) {
     const std::size_t n = c.num("n");
     const Operands o = general_operands(op, m, n, k, seed);

@@ -5,13 +5,16 @@
 // with the fault, fail at the element the mechanism predicts (row, column, count). Z19 is a
 // dispatch fault: also the launch it adds. Z29 is shown on the element body alone (the host
 // never runs 2^31 elements; the full shape is the `gpu` label's and the gate's on a device).
+// Also: determinism.run_twice (Z30's property) reaches every built-in op, FP4 ones included.
 // Does not cover: finding the faults from generated cases (tests/property_zoo.cpp), GPU backends.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "common/blocks.h"
@@ -19,6 +22,8 @@
 #include "dispatch/layer.h"
 #include "gpu/host/host_backend.h"
 #include "gpu/kernels/dequant_mx.h"
+#include "impl/builtin.h"
+#include "properties/property.h"
 #include "reference/format.h"
 #include "reference/verdict.h"
 
@@ -372,6 +377,34 @@ TEST(ZooFaultsDetect, Z30TheSameInputsTwiceGiveOtherBits) {
     if (faulty) {
       EXPECT_EQ(second[1], 1.0f + std::ldexp(1.0f, -23));
     }
+  }
+}
+
+// Guards against an op that determinism.run_twice silently leaves out (Z30 in another kernel
+// would pass the gate): on the host backend it must pick from every built-in op but the planted
+// test kernels of the table (none of them is in the built-in implementation) and the host-only
+// quantize_mx_hw, which it reaches where the hardware has it.
+TEST(ZooFaultsDetect, RunTwiceReachesEveryBuiltinOp) {
+  gpu::HostBackend be;
+  const properties::Property* p = properties::find_property("determinism.run_twice");
+  ASSERT_NE(p, nullptr);
+  const properties::Context ctx{&be, {}, nullptr, nullptr};
+  std::vector<std::string> why_not;
+  std::set<std::string> picked;
+  for (const impl::Op* op : properties::candidate_ops(*p, ctx, &why_not)) picked.insert(op->name);
+  std::string reasons;
+  for (const std::string& w : why_not) reasons += w + "\n";
+  for (const char* name :
+       {"quantize_mx", "dequant_mx_to_bf16", "upcast_e8m0", "preshuffle_weight", "gemm_mx_dequant",
+        "gemm_mx_dot_scaled", "gemm_blockscale", "gemm_blockscale_bpreshuffle", "gemm_bf16",
+        "quantize_act1x128_ue8m0", "gemm_blockscale_ue8m0", "quantize_mxfp4", "quantize_nvfp4",
+        "dequant_mxfp4", "dequant_nvfp4", "gemm_mxfp4", "gemm_nvfp4"}) {
+    EXPECT_EQ(picked.count(name), 1u) << name << " left out of determinism.run_twice\n" << reasons;
+  }
+  for (const impl::Op& op : impl::builtin().ops) {
+    EXPECT_TRUE(picked.count(op.name) == 1 || op.name == "quantize_mx_hw")
+        << op.name << " left out of determinism.run_twice\n"
+        << reasons;
   }
 }
 
