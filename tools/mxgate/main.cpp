@@ -26,7 +26,9 @@ constexpr Verb kVerbs[] = {
      "of corpus/regressions/*.case (regression.STEM), the decision model's tables of named cases\n"
      "on the model and on dispatch (decisions.tables), and every fuzz target of fuzz/, linked\n"
      "into this CLI (fuzz.TARGET: replay corpus/fuzz/TARGET, then mutate it for --fuzz-seconds).\n"
-     "A stage that cannot run (no corpus, a target not linked) is an error check, never a skip.\n"
+     "A stage that cannot run (no corpus, a target not linked) is an error check, never a skip;\n"
+     "only --skip skips a stage. A property that does not apply on a backend (the 2^31-element\n"
+     "dequantize.large_offsets on the host: Z29 is device only) is a skip naming why.\n"
      "A progress line per check, then a summary table (check, backend, cases, result, time). A\n"
      "failure prints the shrunk counterexample, the located element (coordinates, expected and\n"
      "actual bits, ULP distance) and one command that reproduces it.\n"
@@ -242,7 +244,7 @@ constexpr Verb kVerbs[] = {
      "zoo [--json] [--fault LIST] [--seeds N] [--cases N] [--seed S] [--backend B] "
      "[--expected-only] [--save-regressions DIR] [--heatmap-dir DIR] | zoo --impl SPEC,... "
      "[--json] [--seeds N] [--cases N] [--seed S] [--backend B]",
-     "Proof on the bug zoo (docs/bug_classes.md §2, Z1-Z16): for each fault, run every property\n"
+     "Proof on the bug zoo (docs/bug_classes.md §2, Z1-Z37): for each fault, run every property\n"
      "with the fault planted (--expected-only: just the property docs/bug_classes.md names),\n"
      "count the cases until the first failure over --seeds seeds (default 20) starting at\n"
      "--seed, capped at --cases (default 100), and shrink the counterexample. Prints per fault:\n"
@@ -256,8 +258,9 @@ constexpr Verb kVerbs[] = {
      "description starts with `planted fault:` (the plugin declares it wrong on purpose;\n"
      "`mxgate impls` shows it) must be detected (the property, its median cases and the shrunk\n"
      "case are printed), any other must pass.\n"
-     "Exit 0 when every fault is detected with a minimal case (--impl: every planted one\n"
-     "detected, every other passing), 1 otherwise.",
+     "A device-only class (Z29: 2^31 elements) prints n/a with the reason on the host backend.\n"
+     "Exit 0 when every fault is detected with a minimal case, a device-only one on the host\n"
+     "excepted (--impl: every planted one detected, every other passing), 1 otherwise.",
      mxgate::cli::cmd_zoo},
     {"repro", "repro FILE... [--backend B] [--impl SPEC]",
      "Replay regression files (corpus/regressions/*.case: property, impl, seed, case, optional\n"
