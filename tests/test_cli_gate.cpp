@@ -3,10 +3,12 @@
 // comes back from the checks' child processes into properties.coverage, usage errors exit 2,
 // demanding a device backend this build or machine lacks exits 3 (and one it has is used), the
 // watchdog kills a hung check (MXGATE_GATE_HANG), names it and its last kernel and the run goes
-// on, --time-budget 0 skips every check, and the summary table is printed.
+// on, --time-budget 0 skips every check, the summary table is printed, the fuzz targets and the
+// decision tables run in the default gate (no fuzz build needed), and --skip STAGE skips one
+// stage visibly (an unknown stage is a usage error).
 // Does NOT cover: what the checks themselves verify (their own test files: test_format.cpp,
-// property_host.cpp, ...), the report writers' escaping and layout (test_report.cpp), the fuzz
-// stage (it needs the `fuzz` preset's build; ctest label fuzz-smoke runs the fuzzers), device
+// property_host.cpp, ...), the report writers' escaping and layout (test_report.cpp), a fuzz
+// target that finds a bug (tools/mxgate/fuzz_runner.cpp is exercised by `mxgate fuzz`), device
 // backends (a CPU build has none).
 // Every run is kept fast with --only and --cases 5. MXGATE_FAULTS is unset for each run (the gate
 // refuses to run with faults on; test_dispatch_faults.cpp covers that).
@@ -132,6 +134,38 @@ TEST_F(Gate, CoverageComesBackFromThePropertyChecks) {
   EXPECT_EQ(py.exit_code, 0) << py.out;
 }
 
+// Guards against a main job that passes without running the fuzzers or the decision tables (the
+// fresh clone of issue 14 printed `fuzz.smoke ... skip (no fuzz build)` and exited 0): every fuzz
+// target of fuzz/ is a check of the default gate, linked into the CLI, that replays its seeds and
+// mutates them; decisions.tables replays the model's tables.
+TEST_F(Gate, FuzzTargetsAndDecisionTablesRunWithoutAFuzzBuild) {
+  const Output r = gate({"--only", "fuzz.", "--fuzz-seconds", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const char* t : {"fuzz_npy", "fuzz_shape_catalog", "fuzz_codecs", "fuzz_negotiation",
+                        "fuzz_dispatch", "fuzz_regression"}) {
+    EXPECT_TRUE(has_line(r.out, std::regex(R"(^\[\d+/6\] fuzz\.)" + std::string(t) +
+                                           R"( \(host\) \.\.\. pass \([1-9]\d* cases)")))
+        << t << "\n"
+        << r.out;
+  }
+  const Output d = gate({"--only", "decisions."});
+  EXPECT_EQ(d.exit_code, 0) << d.out;
+  EXPECT_TRUE(
+      has_line(d.out, std::regex(R"(^\[1/1\] decisions\.tables \(host\) \.\.\. pass \([1-9])")))
+      << d.out;
+}
+
+// Guards against a stage dropped silently: --skip STAGE lists every check of the stage as a
+// skip naming the option, and the summary counts them.
+TEST_F(Gate, SkipListsTheSkippedStage) {
+  const Output r = gate({"--only", "fuzz.", "--skip", "fuzz"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(has_line(
+      r.out, std::regex(R"(^\[1/6\] fuzz\.fuzz_npy \(host\) \.\.\. skip \(--skip fuzz\)$)")))
+      << r.out;
+  EXPECT_TRUE(has_line(r.out, std::regex(R"(^0 errors, 6 skipped$)"))) << r.out;
+}
+
 // Guards against bad usage running the gate (or exiting 1, which CI reads as a failed check).
 TEST_F(Gate, BadOptionsExit2) {
   for (const std::vector<std::string>& args :
@@ -140,7 +174,9 @@ TEST_F(Gate, BadOptionsExit2) {
                                              {"--check-timeout", "0"},
                                              {"--time-budget", "soon"},
                                              {"--report", "/no/such/folder/gate.json"},
-                                             {"--only", "reference.", "stray"}}) {
+                                             {"--only", "reference.", "stray"},
+                                             {"--skip", "fuzzing"},
+                                             {"--fuzz-seconds", "-1"}}) {
     const Output r = gate(args);
     EXPECT_EQ(r.exit_code, 2) << args[0] << "\n" << r.out;
     EXPECT_EQ(r.out.find("[1/"), std::string::npos) << "a check ran:\n" << r.out;
