@@ -18,6 +18,9 @@ constexpr uint32_t kFp4Fp6 = kFp4 | format_bit(Format::kE2M3) | format_bit(Forma
 constexpr EncodePolicy kSatFinite{Rounding::kNearestEven, Overflow::kSaturate,
                                   NanPolicy::kCanonical};
 constexpr EncodePolicy kTorchCast{Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kKeepSign};
+// As torch but a NaN becomes +-quiet_NaN(): E5M2 0x7E / 0xFE (measured, docs/conventions.md §3.7).
+constexpr EncodePolicy kMlDtypesCast{Rounding::kNearestEven, Overflow::kToInf,
+                                     NanPolicy::kQuietKeepSign};
 
 // FP4 / FP6 element policies (docs/fp4.md §3): all saturate; they differ in ties and NaN.
 constexpr EncodePolicy kSubOcp{Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kUndefined};
@@ -91,9 +94,9 @@ const std::array<Convention, 23> kConventions = {{
      kAllFp8, kTorchCast, E8m0Encode::kNearestTorch, E8m0Decode::kOcp},
     {"ml_dtypes",
      "ml_dtypes 0.6.0 ConvertImpl kSaturate=false: overflow -> infinity() (NaN for fn/fnuz); "
-     "e8m0 0 and negatives -> NaN; float4_e2m1fn / float6_*: infinity() is max, quiet_NaN() is "
-     "-0 (docs/fp4.md §3.1); docs/conventions.md §2.8",
-     kAllFp8 | kFp4Fp6, kTorchCast, E8m0Encode::kNearestMlDtypes, E8m0Decode::kOcp, false, 0.0f,
+     "NaN -> +-quiet_NaN() (e5m2 0x7E); e8m0 0 and negatives -> NaN; float4_e2m1fn / float6_*: "
+     "infinity() is max, quiet_NaN() is -0 (docs/fp4.md §3.1); docs/conventions.md §2.8",
+     kAllFp8 | kFp4Fp6, kMlDtypesCast, E8m0Encode::kNearestMlDtypes, E8m0Decode::kOcp, false, 0.0f,
      kSubMlDtypes},
     {"triton_nvidia",
      "Triton 3.6 NVIDIA cvt.rn.satfinite for e4m3 and e5m2 incl. Inf; dot_scaled emulation "

@@ -123,6 +123,11 @@ uint32_t EncodeOracle::special(float x) const {
       case NanPolicy::kTorchaoNormalPath:
         if (!none) oracle_undefined(format_, "NaN with nan_torchao_bits");
         return oracle_torchao_nan(format_, bits_of(x));
+      case NanPolicy::kQuietKeepSign:
+        // E5M2 (IEEE style): exponent 11111, mantissa 10; the formats with one NaN code keep it.
+        if (none) oracle_undefined(format_, "NaN");
+        if (format_ == Format::kE5M2) return negative ? 0xFEu : 0x7Eu;
+        return oracle_nan(format_, negative);
       case NanPolicy::kUndefined:
         oracle_undefined(format_, "NaN");
     }

@@ -165,6 +165,13 @@ uint32_t encode_nan(const EncodeTraits& t, Format f, const EncodePolicy& policy,
                                 std::string(info(f).name));
       }
       return torchao_nan_code(t, abs_bits, negative);
+    case NanPolicy::kQuietKeepSign:
+      if (t.no_specials) undefined(t, name(policy.nan), "NaN");
+      if (t.inf_pos != t.nan_pos) {  // a format with Inf: the quiet NaN, first mantissa bit only
+        const uint32_t quiet = (((1u << t.exp_bits) - 1u) << t.man_bits) | (1u << (t.man_bits - 1));
+        return quiet | (negative ? t.sign : 0u);
+      }
+      return nan_code(f, negative);
     case NanPolicy::kUndefined:
       throw UndefinedEncoding("NaN -> " + std::string(info(f).name) +
                               " is undefined by this convention's source (nan_undefined, "
@@ -332,6 +339,8 @@ std::string_view name(NanPolicy n) {
       return "nan_torchao_bits";
     case NanPolicy::kUndefined:
       return "nan_undefined";
+    case NanPolicy::kQuietKeepSign:
+      return "nan_quiet_keep_sign";
   }
   return "?";
 }

@@ -38,6 +38,10 @@ enum class NanPolicy : uint8_t {
   kToZeroSignFlipped,  // ml_dtypes: quiet_NaN() is the -0 code, negated for -NaN: +NaN -> -0
   kTorchaoNormalPath,  // torchao _f32_to_floatx_unpacked: NaN bits go down the normal-number path
   kUndefined,          // the source leaves NaN undefined (OCP MX); encoding one throws
+  // ml_dtypes >= 0.5 (FP8): +-quiet_NaN() of the target, the IEEE 754-2019 §6.2.1 quiet pattern
+  // where the format has Inf (E5M2: 0x7E / 0xFE, the first trailing-significand bit alone), the
+  // one NaN code otherwise (E4M3FN 0x7F / 0xFF, FNUZ 0x80); docs/conventions.md §2.8.
+  kQuietKeepSign,
 };
 
 // What an exactly -0.0 input becomes (results that round to zero keep their sign either way).

@@ -498,6 +498,16 @@ const EdgeCase kEdges[] = {
     {"transformer_engine", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, TE"},
     {"triton_nvidia", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, Triton-NV"},
     {"cuda_nosat", Format::kE4M3FN, 470.0f, 0x7F, "§1.3 e4m3 overflow, NOSAT"},
+    // E5M2 NaN: PyTorch keeps the all-ones mantissa (0x7F, docs/conventions.md §3.2); ml_dtypes
+    // 0.6.0
+    // gives +-quiet_NaN(), exponent 11111 and mantissa 10: 0x7E, measured on the H200 host for
+    // every
+    // NaN of the survey's sample (docs/conventions.md §3.7), 0xFE for -NaN (its float8.h).
+    {"torch_2_11", Format::kE5M2, kNaN, 0x7F, "§3.2 e5m2 NaN, PyTorch"},
+    {"ml_dtypes", Format::kE5M2, kNaN, 0x7E, "§3.7 e5m2 NaN, ml_dtypes quiet_NaN()"},
+    {"ml_dtypes", Format::kE5M2, -kNaN, 0xFE, "§3.7 e5m2 -NaN, ml_dtypes -quiet_NaN()"},
+    {"ml_dtypes", Format::kE4M3FN, -kNaN, 0xFF, "§3.7 e4m3fn -NaN, ml_dtypes: the one NaN code"},
+    {"ml_dtypes", Format::kE5M2FNUZ, -kNaN, 0x80, "§3.7 e5m2fnuz -NaN, ml_dtypes: 0x80"},
     {"aiter_triton", Format::kE4M3FN, 470.0f, 0x7E, "§1.3 e4m3 overflow, Triton-AMD"},
     {"deepgemm", Format::kE4M3FN, 1e6f, 0x7E, "§1.2.6 DeepGEMM __nv_fp8x4_e4m3 SATFINITE"},
     {"vllm_group_quant", Format::kE4M3FN, 1e6f, 0x7E, "§5.1 fminf(fmaxf(x, -448), 448)"},

@@ -538,6 +538,26 @@ TEST(Fp32Encode, IsIdentityOnBits) {
   }
 }
 
+// Guards against ml_dtypes' NaN rule losing its quiet pattern or its sign: every fp32 NaN (all
+// 2^23 - 1 payloads of each sign) becomes +-quiet_NaN(): E5M2 0x7E / 0xFE (exponent 11111,
+// mantissa 10), E4M3FN 0x7F / 0xFF, FNUZ 0x80 for both signs (docs/conventions.md §2.8, §3.7).
+TEST(NanQuietKeepSign, EveryNanPayload) {
+  const EncodePolicy p{Rounding::kNearestEven, Overflow::kToInf, NanPolicy::kQuietKeepSign};
+  struct Want {
+    Format f;
+    uint32_t pos, neg;
+  };
+  for (const Want w : {Want{Format::kE5M2, 0x7E, 0xFE}, Want{Format::kE4M3FN, 0x7F, 0xFF},
+                       Want{Format::kE4M3FNUZ, 0x80, 0x80}, Want{Format::kE5M2FNUZ, 0x80, 0x80}}) {
+    uint64_t wrong = 0;
+    for (uint32_t payload = 1; payload < (1u << 23); ++payload) {
+      wrong += encode(w.f, float_of(0x7F800000u | payload), p) != w.pos;
+      wrong += encode(w.f, float_of(0xFF800000u | payload), p) != w.neg;
+    }
+    EXPECT_EQ(wrong, 0u) << info(w.f).name;
+  }
+}
+
 // Guards against the CLI / report spellings of the policies changing silently.
 TEST(PolicyNames, Spellings) {
   EXPECT_EQ(name(Rounding::kNearestEven), "nearest_even");
@@ -550,6 +570,7 @@ TEST(PolicyNames, Spellings) {
   EXPECT_EQ(name(NanPolicy::kKeepSign), "nan_keep_sign");
   EXPECT_EQ(name(NanPolicy::kCanonical), "nan_canonical");
   EXPECT_EQ(name(NanPolicy::kToNegMax), "nan_to_neg_max");
+  EXPECT_EQ(name(NanPolicy::kQuietKeepSign), "nan_quiet_keep_sign");
   EXPECT_EQ(kIeeeDefault.rounding, Rounding::kNearestEven);
   EXPECT_EQ(kIeeeDefault.overflow, Overflow::kToInf);
   EXPECT_EQ(kIeeeDefault.nan, NanPolicy::kCanonical);

@@ -42,7 +42,13 @@ def test_numpy_adapter_passes_every_property_that_applies():
     assert {"gemm.exact", "gemm.ordered_bound", "dequantize.bit_exact", "upcast_e8m0.bit_exact",
             "metamorphic.tp_column_split", "metamorphic.tp_row_split",
             "metamorphic.padding_poison"} <= names
-    assert all(r.cases > 0 for r in rs), str(rs)
+    # The FP4 properties reach numpy's dequantize and gemm_mx by family, but those ops take no
+    # E2M1: no case, the reason said; every other property ran cases.
+    declined = [r for r in rs if r.cases == 0]
+    assert all(r.property.startswith(("quantize_fp4.", "dequantize_fp4.", "gemm_fp4."))
+               for r in declined), str(declined)
+    assert all("cannot build its inputs" in " ".join(r.unsupported_reasons) for r in declined)
+    assert len(declined) < len(rs), str(rs)
 
 
 # A plain function with op=FAMILY gets the family's default contract and passes.

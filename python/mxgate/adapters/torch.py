@@ -11,9 +11,10 @@ is_blockwise_128x128_scaling there):
   tensor   one fp32 scale each
   rowwise  scale_a (M, 1), scale_b (1, N), fp32, contiguous; bf16 output (the CUTLASS path
            before cuBLAS 12.9 accepts no other, so only bf16 is declared)
-  block    scale_a (M, ceil(K/128)) outer-dim-major (strides (1, M)); scale_b.t()
-           (ceil(N/128), ceil(K/128)) inner-dim-major with its row stride rounded up to 4 in the
-           versions that check "16-byte aligned strides" (unpadded in earlier ones: both tried);
+  block    scale_a (M, ceil(K/128)) outer-dim-major (strides (1, M)); scale_b (L4, ceil(N/128))
+           with strides (1, L4), L4 = ceil(K/128) rounded up to 4 (cuBLASLt's layout), else the
+           first of the (ceil(K/128), ceil(N/128)) views with row stride L4 or unpadded that this
+           torch accepts;
            M and N multiples of 4 as cuBLASLt's block scaling needs (docs/nvidia.md §3)
 use_fast_accum=False. Accumulator declared: sm90_fp8_mma, the Hopper FP8 tensor-core model of
 docs/accumulators.md measured on the H200 through cuBLASLt, which _scaled_mm calls.
@@ -140,8 +141,13 @@ class ScaledMmAdapter(_TorchBase):
         padded = np.zeros((nb, -(-kb // 4) * 4), dtype=np.float32)
         padded[:, :kb] = b_scales
         first = None
-        for storage in (padded, np.ascontiguousarray(b_scales)):
-            sb = self.to_device(storage)[:, :kb].t()  # scale_b.t() is (nb, kb) inner-dim-major
+        # cuBLASLt's 128x128 layout (pytorch/pytorch#166752): shape (L4, nb), strides (1, L4), L4 =
+        # kb rounded up to 4; then the same storage cut to (kb, nb); then unpadded (kb, nb), strides
+        # (1, kb), which torch 2.11 also accepts and cuBLASLt reads with the L4 stride: wrong
+        # numbers whenever kb % 4 != 0 (docs/python.md §14).
+        candidates = (self.to_device(padded).t(), self.to_device(padded)[:, :kb].t(),
+                      self.to_device(np.ascontiguousarray(b_scales)).t())
+        for sb in candidates:
             try:
                 return self._mm(fa, fb, sa, sb, call)
             except RuntimeError as e:  # this torch wants the other row stride
