@@ -276,6 +276,25 @@ ElementTypes case_types(const Context& ctx, const Case& c, const Op& op) {
   return t;
 }
 
+using NK = std::pair<std::size_t, std::size_t>;
+
+// A catalog (N, K) that shrinks by halving K or N inside the contract (fit_dim), so a failure
+// found on a production shape still shrinks toward the minimal case instead of stopping at the
+// smallest catalog entry that fails.
+rc::Gen<NK> gen_catalog_nk(const std::vector<NK>& cat, const impl::Dim& dn, const impl::Dim& dk) {
+  return rc::gen::mapcat(pick(cat), [dn, dk](NK nk) {
+    return rc::Gen<NK>([nk, dn, dk](const rc::Random&, int) {
+      return rc::shrinkable::shrinkRecur(nk, [dn, dk](const NK& v) {
+        std::vector<NK> smaller;
+        const std::size_t k2 = fit_dim(v.second / 2, dk), n2 = fit_dim(v.first / 2, dn);
+        if (k2 < v.second) smaller.push_back({v.first, k2});
+        if (n2 < v.first) smaller.push_back({n2, v.second});
+        return rc::seq::fromContainer(std::move(smaller));
+      });
+    });
+  });
+}
+
 // Shapes of `op`: contract-derived random shapes, or (1 in 8) a catalog per-rank shape with
 // M in {1, 2}.
 rc::Gen<Shape3> gen_shape(const Op& op) {
@@ -283,15 +302,15 @@ rc::Gen<Shape3> gen_shape(const Op& op) {
   rc::Gen<Shape3> random = gen_contract_shape(c);
   const auto& cat = catalog_shapes(op);
   if (cat.empty()) return random;
-  const impl::Dim dm = c.m;
+  const impl::Dim dm = c.m, dn = c.n, dk = c.k;
   // 1 case in 8 takes a catalog shape; the choice shrinks toward the random shapes.
-  return rc::gen::mapcat(range(0, 8), [random, cat, dm](std::size_t i) {
+  return rc::gen::mapcat(range(0, 8), [random, cat, dm, dn, dk](std::size_t i) {
     if (i < 7) return random;
     return rc::gen::apply(
-        [dm](std::size_t m, std::pair<std::size_t, std::size_t> nk) {
+        [dm](std::size_t m, NK nk) {
           return Shape3{fit_dim(m, dm), nk.first, nk.second};
         },
-        range(1, 3), pick(cat));
+        range(1, 3), gen_catalog_nk(cat, dn, dk));
   });
 }
 
