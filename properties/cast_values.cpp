@@ -147,6 +147,12 @@ std::optional<Format> cast_format(impl::Dtype d) {
   }
 }
 
+std::optional<Format> fp8_format(impl::Dtype d) {
+  const std::optional<Format> f = cast_format(d);
+  if (f && info(*f).bits == 8 && *f != Format::kE8M0) return f;
+  return std::nullopt;
+}
+
 std::function<uint32_t(float)> cast_encoder(std::string_view claim, Format f) {
   if (claim.rfind("e8m0:", 0) == 0) {
     const auto rule = parse_e8m0_encode(claim.substr(5));

@@ -35,6 +35,9 @@ std::optional<CastClass> parse_cast_class(std::string_view s);
 // The reference format of a cast target (nullopt for fp32 and kNone).
 std::optional<Format> cast_format(impl::Dtype d);
 
+// The FP8 element format of `d` (E4M3FN, E5M2 and their FNUZ variants), nullopt for any other.
+std::optional<Format> fp8_format(impl::Dtype d);
+
 // The reference encoder a cast op's claim names for target `f`: the convention's
 // (reference/convention.h encode_with), or for a claim "e8m0:RULE" the e8m0 rule of
 // reference/e8m0.h (target e8m0 only: a rule no convention holds, e.g. CUDA's round-to-zero

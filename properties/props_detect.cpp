@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "impl/harness.h"
+#include "properties/cast_values.h"
 #include "properties/fp4_operands.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
@@ -43,24 +44,9 @@ using impl::family_bit;
 using impl::Layout;
 using impl::Op;
 
-std::optional<Format> fp8_format_of(Dtype d) {
-  switch (d) {
-    case Dtype::kE4m3fn:
-      return Format::kE4M3FN;
-    case Dtype::kE5m2:
-      return Format::kE5M2;
-    case Dtype::kE4m3fnuz:
-      return Format::kE4M3FNUZ;
-    case Dtype::kE5m2fnuz:
-      return Format::kE5M2FNUZ;
-    default:
-      return std::nullopt;
-  }
-}
-
 std::optional<Dtype> first_fp8(impl::DtypeMask mask) {
   for (Dtype d : impl::dtypes_in(mask)) {
-    if (fp8_format_of(d)) return d;
+    if (fp8_format(d)) return d;
   }
   return std::nullopt;
 }
@@ -102,7 +88,7 @@ bool quantize_block_accepts(const Op& op) {
   if (!out || c.scale_dtype != Dtype::kF32 || c.a_block_cols == 0) return false;
   if (c.conventions.empty()) return false;
   for (const std::string& n : c.conventions) {
-    if (!block_convention(n, *fp8_format_of(*out), c.ue8m0_scales)) return false;
+    if (!block_convention(n, *fp8_format(*out), c.ue8m0_scales)) return false;
   }
   return true;
 }
@@ -139,7 +125,7 @@ std::optional<Failure> check_quantize_block(const Context& ctx, const Case& c) {
   const impl::Contract& ct = op.contract;
   const std::string& conv = c.text("conv");
   const Dtype element = *first_fp8(ct.out_dtypes);
-  const Format format = *fp8_format_of(element);
+  const Format format = *fp8_format(element);
   const Convention* convention = find_convention(conv);
   if (convention == nullptr || !block_convention(conv, format, ct.ue8m0_scales)) {
     throw CaseError("case field 'conv': " + conv + " has no block quantizer in the reference");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "impl/harness.h"
+#include "properties/cast_values.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
 #include "properties/scale_io.h"
@@ -34,26 +35,11 @@ using impl::family_bit;
 using impl::Layout;
 using impl::Op;
 
-std::optional<Format> element_format(Dtype d) {
-  switch (d) {
-    case Dtype::kE4m3fn:
-      return Format::kE4M3FN;
-    case Dtype::kE5m2:
-      return Format::kE5M2;
-    case Dtype::kE4m3fnuz:
-      return Format::kE4M3FNUZ;
-    case Dtype::kE5m2fnuz:
-      return Format::kE5M2FNUZ;
-    default:
-      return std::nullopt;
-  }
-}
-
 // The FP8 element formats an op writes (quantizers) or reads (dequantizers) among `mask`.
 std::vector<Dtype> fp8_dtypes(impl::DtypeMask mask) {
   std::vector<Dtype> out;
   for (Dtype d : impl::dtypes_in(mask)) {
-    if (element_format(d)) out.push_back(d);
+    if (fp8_format(d)) out.push_back(d);
   }
   return out;
 }
@@ -65,7 +51,7 @@ Dtype dtype_field(const Case& c, const Op& op, impl::DtypeMask mask) {
     return all.front();
   }
   const auto d = impl::parse_dtype(c.text("format"));
-  if (!d || !element_format(*d)) {
+  if (!d || !fp8_format(*d)) {
     throw CaseError("case field 'format' has unknown value '" + c.text("format") + "'");
   }
   return *d;
@@ -180,7 +166,7 @@ MxQuantized run_quantize(const Context& ctx, const Op& op, const std::string& co
   call.convention = conv;
   call.kernel_faults = ctx.kernel_faults();
   inv.run(call);
-  return {rows, cols, *element_format(element), inv.read(&impl::Call::out),
+  return {rows, cols, *fp8_format(element), inv.read(&impl::Call::out),
           load_scales<uint8_t>(sl, rows, kb, inv.read(&impl::Call::out_scale), ld_align)};
 }
 
@@ -280,7 +266,7 @@ std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
   const std::size_t rows = c.num("rows"), cols = c.num("cols");
   const QuantInput in = quant_input(c, rows, cols, bf16);
   const MxQuantized want =
-      quantize_mx(in.x, rows, cols, *element_format(element), reference_policy(op, conv));
+      quantize_mx(in.x, rows, cols, *fp8_format(element), reference_policy(op, conv));
   tag_quantized(ctx, in.x, want);
   tag_values(ctx, c);
   ctx.tag("op:" + op.name);
@@ -290,8 +276,8 @@ std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
                              want.scales, got.scales)) {
     return f;
   }
-  return compare_codes(std::string(impl::to_string(element)) + " codes", *element_format(element),
-                       rows, cols, want.data, got.data);
+  return compare_codes(std::string(impl::to_string(element)) + " codes", *fp8_format(element), rows,
+                       cols, want.data, got.data);
 }
 
 // ---- dequantize.bit_exact -------------------------------------------------------------------
@@ -369,7 +355,7 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
     throw CaseError("case field 'out' must be bf16 or fp32");
   }
   std::mt19937_64 rng(c.num("seed"));
-  MxQuantized q{rows, cols, *element_format(element), {}, {}};
+  MxQuantized q{rows, cols, *fp8_format(element), {}, {}};
   for (std::size_t i = 0; i < rows * cols; ++i) q.data.push_back(static_cast<uint8_t>(rng()));
   q.scales = scale_bytes(cls, rows * q.scale_cols(), rng);
   ctx.tag("op:" + op.name);
@@ -505,12 +491,12 @@ std::optional<Failure> check_shift(const Context& ctx, const Case& c) {
   // The unshifted run against the reference first: two runs that agree with each other (an
   // unwritten output, the same poison twice) prove nothing on their own.
   const MxQuantized ref =
-      quantize_mx(in.x, rows, cols, *element_format(element), reference_policy(op, conv));
+      quantize_mx(in.x, rows, cols, *fp8_format(element), reference_policy(op, conv));
   if (auto f = compare_codes("unshifted e8m0 scale bytes vs reference", Format::kE8M0, rows, kb,
                              ref.scales, q0.scales)) {
     return f;
   }
-  if (auto f = compare_codes("unshifted codes vs reference", *element_format(element), rows, cols,
+  if (auto f = compare_codes("unshifted codes vs reference", *fp8_format(element), rows, cols,
                              ref.data, q0.data)) {
     return f;
   }
