@@ -4,7 +4,9 @@
 #include <array>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <stdexcept>
+#include <vector>
 
 namespace mxgate::properties {
 
@@ -220,6 +222,36 @@ double median_cases(std::vector<int> cases) {
   return (static_cast<double>(a) + static_cast<double>(b)) / 2.0;
 }
 
+namespace {
+
+// Runs `p` unshrunk on seeds opts.seed .. opts.seed + opts.seeds - 1: nullopt when the first seed
+// passes (the property does not detect), else the cases each seed needed (0: that seed passed).
+std::optional<ZooDetection> detect_over_seeds(const Property& p, const Context& ctx, RunOptions ro,
+                                              const ZooOptions& opts) {
+  ro.seed = opts.seed;
+  const RunResult first = run_property(p, ctx, ro);
+  if (first.passed) return std::nullopt;
+  ZooDetection d;
+  d.property = std::string(p.name);
+  d.cases.push_back(first.cases);
+  for (int s = 1; s < opts.seeds; ++s) {
+    ro.seed = opts.seed + static_cast<uint64_t>(s);
+    const RunResult r = run_property(p, ctx, ro);
+    d.cases.push_back(r.passed ? 0 : r.cases);
+  }
+  d.median = median_cases(d.cases);
+  return d;
+}
+
+// The detection with the lowest median (the first of equals).
+std::vector<ZooDetection>::const_iterator fastest(const std::vector<ZooDetection>& ds) {
+  return std::min_element(ds.begin(), ds.end(), [](const ZooDetection& a, const ZooDetection& b) {
+    return a.median < b.median;
+  });
+}
+
+}  // namespace
+
 ZooResult run_zoo(Fault f, gpu::Backend& be, const ZooOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   const ZooClass& zc = zoo_class(f);
@@ -239,25 +271,11 @@ ZooResult run_zoo(Fault f, gpu::Backend& be, const ZooOptions& opts) {
   ro.shrink = false;
   for (const Property& p : all_properties()) {
     if (!opts.all_properties && p.name != zc.property) continue;
-    ro.seed = opts.seed;
-    const RunResult first = run_property(p, ctx, ro);
-    if (first.passed) continue;
-    ZooDetection d;
-    d.property = std::string(p.name);
-    d.cases.push_back(first.cases);
-    for (int s = 1; s < opts.seeds; ++s) {
-      ro.seed = opts.seed + static_cast<uint64_t>(s);
-      const RunResult r = run_property(p, ctx, ro);
-      d.cases.push_back(r.passed ? 0 : r.cases);
-    }
-    d.median = median_cases(d.cases);
-    out.detections.push_back(std::move(d));
+    if (auto d = detect_over_seeds(p, ctx, ro, opts)) out.detections.push_back(std::move(*d));
   }
   out.detected = !out.detections.empty();
   if (out.detected) {
-    const auto best = std::min_element(
-        out.detections.begin(), out.detections.end(),
-        [](const ZooDetection& a, const ZooDetection& b) { return a.median < b.median; });
+    const auto best = fastest(out.detections);
     out.caught_by = best->property;
     out.median = best->median;
     // Shrink with the property docs/bug_classes.md names when it detects (its case fields are the
@@ -305,25 +323,11 @@ ImplZooResult run_impl_zoo(const impl::Implementation& impl, gpu::Backend& be,
   ro.shrink = false;
   for (const Property& p : all_properties()) {
     if (!applies(p, impl)) continue;
-    ro.seed = opts.seed;
-    const RunResult first = run_property(p, ctx, ro);
-    if (first.passed) continue;
-    ZooDetection d;
-    d.property = std::string(p.name);
-    d.cases.push_back(first.cases);
-    for (int s = 1; s < opts.seeds; ++s) {
-      ro.seed = opts.seed + static_cast<uint64_t>(s);
-      const RunResult r = run_property(p, ctx, ro);
-      d.cases.push_back(r.passed ? 0 : r.cases);
-    }
-    d.median = median_cases(d.cases);
-    out.detections.push_back(std::move(d));
+    if (auto d = detect_over_seeds(p, ctx, ro, opts)) out.detections.push_back(std::move(*d));
   }
   out.detected = !out.detections.empty();
   if (out.detected) {
-    const auto best = std::min_element(
-        out.detections.begin(), out.detections.end(),
-        [](const ZooDetection& a, const ZooDetection& b) { return a.median < b.median; });
+    const auto best = fastest(out.detections);
     out.caught_by = best->property;
     out.median = best->median;
     ro.shrink = true;
