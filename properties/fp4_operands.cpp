@@ -277,19 +277,7 @@ GemmOutput run_fp4_gemm_op(gpu::Backend& under_test, const Op& op, const Fp4Oper
   call.k = o.k;
   call.kernel_faults = kernel_faults;
   inv.run(call);
-  const std::vector<uint8_t> raw = inv.read(&Call::out);
-  GemmOutput out;
-  out.rows = o.m;
-  out.cols = o.n;
-  out.format = format;
-  if (bf16_out) {
-    out.bf16.resize(o.m * o.n);
-    std::memcpy(out.bf16.data(), raw.data(), out.bf16.size() * 2);
-  } else {
-    out.fp32.resize(o.m * o.n);
-    std::memcpy(out.fp32.data(), raw.data(), out.fp32.size() * 4);
-  }
-  return out;
+  return gemm_output_of(inv.read(&Call::out), o.m, o.n, format);
 }
 
 }  // namespace mxgate::properties

@@ -489,16 +489,19 @@ GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Opera
   call.kernel_faults = layout.kernel_faults;
   call.n_offset = layout.n_offset;
   inv.run(call);
-  const Bytes raw = inv.read(&Call::out);
+  return gemm_output_of(inv.read(&Call::out), o.m, o.n, format);
+}
+
+GemmOutput gemm_output_of(const Bytes& raw, std::size_t m, std::size_t n, OutputFormat format) {
   GemmOutput out;
-  out.rows = o.m;
-  out.cols = o.n;
+  out.rows = m;
+  out.cols = n;
   out.format = format;
-  if (bf16_out) {
-    out.bf16.resize(o.m * o.n);
+  if (format == OutputFormat::kBf16) {
+    out.bf16.resize(m * n);
     std::memcpy(out.bf16.data(), raw.data(), out.bf16.size() * 2);
   } else {
-    out.fp32.resize(o.m * o.n);
+    out.fp32.resize(m * n);
     std::memcpy(out.fp32.data(), raw.data(), out.fp32.size() * 4);
   }
   return out;

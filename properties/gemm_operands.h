@@ -159,6 +159,9 @@ impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout);
 GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Operands& o,
                        OutputFormat format, const OpLayout& layout);
 
+// The m x n output an op wrote into `raw` (row-major fp32, or bf16 words), as a GemmOutput.
+GemmOutput gemm_output_of(const Bytes& raw, std::size_t m, std::size_t n, OutputFormat format);
+
 // Bit-exact verdict of `actual` against `expected`, in `expected`'s output format.
 BitExactVerdict compare(const GemmOutput& expected, const GemmOutput& actual);
 
