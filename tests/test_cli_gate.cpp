@@ -135,7 +135,7 @@ TEST_F(Gate, CoverageComesBackFromThePropertyChecks) {
 }
 
 // Guards against a main job that passes without running the fuzzers or the decision tables (the
-// fresh clone of issue 14 printed `fuzz.smoke ... skip (no fuzz build)` and exited 0): every fuzz
+// fresh clone once printed `fuzz.smoke ... skip (no fuzz build)` and exited 0): every fuzz
 // target of fuzz/ is a check of the default gate, linked into the CLI, that replays its seeds and
 // mutates them; decisions.tables replays the model's tables.
 TEST_F(Gate, FuzzTargetsAndDecisionTablesRunWithoutAFuzzBuild) {

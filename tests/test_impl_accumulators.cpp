@@ -139,22 +139,26 @@ std::string why(const properties::RunResult& r) {
 TEST(DeclaredAccumulator, SimulatedSm90PassesEveryGemmPropertyAsSm90FpMma) {
   const impl::Implementation im = simulated_impl("sm90_fp8_mma");
   properties::Coverage cov;
-  int ran = 0;
+  std::vector<std::string> ran;
   gpu::HostBackend be;
   for (const properties::Property& p : properties::all_properties()) {
     if (!properties::applies(p, im) ||
         properties::candidate_ops(p, properties::Context{&be, {}, nullptr, &im}).empty()) {
       continue;
     }
-    ++ran;
+    ran.emplace_back(p.name);
     const properties::RunResult r = run(std::string(p.name).c_str(), im, &cov);
     EXPECT_TRUE(r.passed) << p.name << ": " << why(r);
     EXPECT_EQ(r.cases, 100) << p.name;
     EXPECT_EQ(r.unsupported, 0) << p.name;
     for (const std::string& u : r.unsupported_reasons) ADD_FAILURE() << p.name << ": " << u;
   }
-  // gemm.exact, gemm.ordered_bound, the TP column and row splits (no padded layout: no poison).
-  EXPECT_EQ(ran, 4);
+  // The GEMM properties, the TP column and row splits, the poison of the allocator's slack past
+  // the buffers (no padded layout) and the run-twice check.
+  EXPECT_EQ(ran,
+            (std::vector<std::string>{"gemm.exact", "gemm.ordered_bound",
+                                      "metamorphic.tp_column_split", "metamorphic.tp_row_split",
+                                      "metamorphic.padding_poison", "determinism.run_twice"}));
   for (const char* tag : {"dtype:e4m3fnxe4m3fn", "dtype:e4m3fnxe5m2", "dtype:e5m2xe4m3fn",
                           "dtype:e5m2xe5m2", "op:sim_tensor", "op:sim_deepseek"}) {
     EXPECT_GT(cov.count(tag), 0u) << tag;
