@@ -165,9 +165,10 @@ MXGATE_HD inline float e8m0_reciprocal(uint8_t b) {
   return e == 0 ? f32_from(0x00400000u) : f32_from(e << 23);
 }
 
-// FLOOR (OCP MX §6.3, docs/formats.md §3.1/§3.3): floor(log2 amax) - 8 clamped to [-127, 127];
-// non-finite amax -> 0xFF; zero -> 0x00.
-MXGATE_HD inline uint8_t mx_scale_floor(float amax) {
+// OCP MX FLOOR (§6.3) for an element format of largest exponent `emax`: floor(log2 amax) - emax
+// clamped to [-127, 127]; non-finite amax -> 0xFF; zero -> 0x00. On the bits, subnormals through
+// their leading bit.
+MXGATE_HD inline uint8_t mx_scale_floor_emax(float amax, int emax) {
   const uint32_t a = f32_bits(amax) & 0x7FFFFFFFu;
   if (a >= 0x7F800000u) return 0xFFu;
   if (a == 0) return 0;
@@ -179,10 +180,13 @@ MXGATE_HD inline uint8_t mx_scale_floor(float amax) {
     for (uint32_t s = a; s != 0; s >>= 1) ++width;
     e = width - 1 - 149;
   }
-  int s = e - 8;
+  int s = e - emax;
   s = s < -127 ? -127 : (s > 127 ? 127 : s);
   return static_cast<uint8_t>(s + 127);
 }
+
+// FLOOR for E4M3 (emax 8; docs/formats.md §3.1/§3.3).
+MXGATE_HD inline uint8_t mx_scale_floor(float amax) { return mx_scale_floor_emax(amax, 8); }
 
 // RCEIL without saturation (torchao _f32_to_e8m0_rceil, docs/formats.md §2.1, §3.3): bit ceil of
 // fl32(amax * fl32(1/448)); NaN, Inf and exponent overflow -> 0xFF; a subnormal above 2^-127

@@ -69,23 +69,9 @@ MXGATE_HD inline float decode_e4m3_scale(uint8_t b, bool subnormal_as_normal) {
   return bits::decode_e4m3fn(b);
 }
 
-// OCP MX FLOOR for E2M1 (emax 2, docs/fp4.md §4.1): floor(log2 amax) - 2 clamped to [-127, 127];
-// non-finite amax -> 0xFF; zero -> 0x00. On the bits, subnormals through their leading bit.
+// OCP MX FLOOR for E2M1 (emax 2, docs/fp4.md §4.1).
 MXGATE_HD inline uint8_t mx_scale_floor_e2m1(float amax) {
-  const uint32_t a = bits::f32_bits(amax) & 0x7FFFFFFFu;
-  if (a >= 0x7F800000u) return 0xFFu;
-  if (a == 0) return 0;
-  int e;
-  if ((a >> 23) != 0) {
-    e = static_cast<int>(a >> 23) - 127;
-  } else {
-    int width = 0;
-    for (uint32_t s = a; s != 0; s >>= 1) ++width;
-    e = width - 1 - 149;
-  }
-  int s = e - 2;
-  s = s < -127 ? -127 : (s > 127 ? 127 : s);
-  return static_cast<uint8_t>(s + 127);
+  return bits::mx_scale_floor_emax(amax, 2);
 }
 
 // Offset of scale (r, c) of a grid with `cols` columns in the NVIDIA 128x4 swizzle
