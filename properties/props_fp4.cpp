@@ -465,9 +465,9 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
   call.k = cols;
   call.kernel_faults = ctx.kernel_faults();
   inv.run(call);
-  const std::vector<uint8_t> raw = inv.read(&impl::Call::out);
-  GemmOutput got{rows, cols, bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32, {}, {}};
-  GemmOutput want = got;
+  const OutputFormat format = bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32;
+  const GemmOutput got = gemm_output_of(inv.read(&impl::Call::out), rows, cols, format);
+  GemmOutput want{rows, cols, format, {}, {}};
   if (nv) {
     const NvFp4Quantized q{rows, cols, false, codes, scales, 1.0f, global};
     if (bf16_out) {
@@ -485,13 +485,6 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
     } else {
       want.fp32 = dequantize_mx(q, rule);
     }
-  }
-  if (bf16_out) {
-    got.bf16.resize(rows * cols);
-    std::memcpy(got.bf16.data(), raw.data(), raw.size());
-  } else {
-    got.fp32.resize(rows * cols);
-    std::memcpy(got.fp32.data(), raw.data(), raw.size());
   }
   return compare_outputs(bf16_out ? "dequantized bf16" : "dequantized fp32", want, got);
 }

@@ -375,16 +375,12 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
   call.k = cols;
   call.kernel_faults = ctx.kernel_faults();
   inv.run(call);
-  const std::vector<uint8_t> raw = inv.read(&impl::Call::out);
-  GemmOutput got{rows, cols, bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32, {}, {}};
-  GemmOutput want = got;
+  const OutputFormat format = bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32;
+  const GemmOutput got = gemm_output_of(inv.read(&impl::Call::out), rows, cols, format);
+  GemmOutput want{rows, cols, format, {}, {}};
   if (bf16_out) {
-    got.bf16.resize(rows * cols);
-    std::memcpy(got.bf16.data(), raw.data(), raw.size());
     want.bf16 = dequantize_mx_bf16(q, decode_rule(op));
   } else {
-    got.fp32.resize(rows * cols);
-    std::memcpy(got.fp32.data(), raw.data(), raw.size());
     want.fp32 = dequantize_mx(q, decode_rule(op));
   }
   return compare_outputs(bf16_out ? "dequantized bf16" : "dequantized fp32", want, got);
@@ -426,9 +422,7 @@ std::optional<Failure> check_upcast(const Context& ctx, const Case& c) {
   call.k = count;
   call.kernel_faults = ctx.kernel_faults();
   inv.run(call);
-  const std::vector<uint8_t> raw = inv.read(&impl::Call::out);
-  GemmOutput got{1, count, OutputFormat::kFp32, std::vector<float>(count), {}};
-  std::memcpy(got.fp32.data(), raw.data(), raw.size());
+  const GemmOutput got = gemm_output_of(inv.read(&impl::Call::out), 1, count, OutputFormat::kFp32);
   GemmOutput want{1, count, OutputFormat::kFp32, {}, {}};
   for (uint8_t b : bytes) want.fp32.push_back(decode_e8m0(b, decode_rule(op)));
   return compare_outputs("upcast fp32", want, got);
