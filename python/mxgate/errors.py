@@ -18,11 +18,15 @@ keeps working.
 import re
 from typing import Optional
 
-_OPTION = re.compile(r"--[a-z0-9][a-z0-9-]*(?=: )")
+_OPTION = re.compile(r"--[a-z0-9][a-z0-9-]*(?=[: ])")
 
 
 class Error(Exception):
-    """Base of every exception mxgate raises on purpose. message: the text, also str(e)."""
+    """Base of every exception mxgate raises on purpose. message: the text, also str(e);
+    status: the library's status for this kind of failure (include/mxgate/api.h: 2 input,
+    4 memory, 5 runtime, 6 internal; None where the library has none)."""
+
+    status: Optional[int] = None
 
     def __init__(self, message: str = "") -> None:
         super().__init__(message)
@@ -37,6 +41,8 @@ class InputError(Error, ValueError):
     `mxgate VERB: ` prefix. verb: the CLI verb whose input it was ("gemm"; "property" for
     mxgate.check; None for checks made in Python); option: the CLI option the message starts
     with ("--a-scales"), None when it names none."""
+
+    status = 2
 
     def __init__(self, message: str = "", verb: Optional[str] = None) -> None:
         super().__init__(message)
@@ -69,6 +75,8 @@ class Unavailable(Error):
 
 class OutOfMemory(Error, MemoryError):
     """The library could not allocate (status 4)."""
+
+    status = 4
 
 
 class LibraryError(Error, RuntimeError):
