@@ -38,9 +38,9 @@ from . import spec as _spec
 Shape2 = Tuple[int, int]
 ShapeArg = Union[Shape2, "st.SearchStrategy[Shape2]"]
 
-# Block sizes of the schemes (docs/formats.md: OCP MX v1.0 blocks of 32 along K; NVFP4 blocks of
-# 16; DeepSeek activation groups of 1 x 128 and weight blocks of 128 x 128). test_strategies.py
-# holds them to the scale shapes mxgate.quantize returns.
+# Block sizes of the schemes: MX blocks of 32 along K (docs/formats.md §3), NVFP4 blocks of 16
+# (docs/fp4.md §6), DeepSeek activation groups of 1 x 128 and weight blocks of 128 x 128
+# (docs/formats.md §5). test_strategies.py holds them to the scale shapes mxgate.quantize returns.
 MX_BLOCK = 32
 NVFP4_BLOCK = 16
 DEEPSEEK_BLOCK = 128
