@@ -1,5 +1,5 @@
-// libmxgate.so: the C ABI of include/mxgate/api.h over the API layer (api/). Each verb builds the
-// CLI's Args from the option pairs and the names of the input arrays, runs the same api/
+// libmxgate.so: the C ABI of include/mxgate/api.h over the API layer (verbs/). Each verb builds the
+// CLI's Args from the option pairs and the names of the input arrays, runs the same verbs/
 // function the CLI verb runs, and keeps the outputs in a result the caller frees. Nothing may
 // escape an extern "C" function: every exception becomes a status and this thread's message.
 #include <algorithm>
@@ -17,14 +17,14 @@
 #include <utility>
 #include <vector>
 
-#include "api/accumulator_ops.h"
-#include "api/args.h"
-#include "api/tensor_ops.h"
-#include "api/value_ops.h"
 #include "capi/check.h"
 #include "mxgate/api.h"
 #include "reference/convention.h"
 #include "reference/npy.h"
+#include "verbs/accumulator_ops.h"
+#include "verbs/args.h"
+#include "verbs/tensor_ops.h"
+#include "verbs/value_ops.h"
 
 struct mxgate_api_result {
   struct Output {
@@ -41,8 +41,8 @@ struct mxgate_api_result {
 namespace mxgate::capi {
 namespace {
 
-using api::Args;
-using api::UsageError;
+using verbs::Args;
+using verbs::UsageError;
 
 thread_local std::string last_error;
 
@@ -68,7 +68,7 @@ class Inputs {
     for (const auto& [name, array] : by_name_) named.emplace_back(name, name);
   }
 
-  api::ArrayReader reader(const Args& a) const {
+  verbs::ArrayReader reader(const Args& a) const {
     return [this, &a](const std::string& option) { return read(a, option); };
   }
 
@@ -120,7 +120,7 @@ void add_output(mxgate_api_result& r, std::string name, NpyArray array) {
   r.arrays.push_back(std::move(o));
 }
 
-mxgate_api_element element(const api::LocatedElement& e) {
+mxgate_api_element element(const verbs::LocatedElement& e) {
   mxgate_api_element out{};
   out.row = e.row;
   out.col = e.col;
@@ -135,11 +135,11 @@ mxgate_api_element element(const api::LocatedElement& e) {
   return out;
 }
 
-mxgate_api_verdict verdict(const api::CheckGemmResult& r) {
+mxgate_api_verdict verdict(const verbs::CheckGemmResult& r) {
   mxgate_api_verdict v{};
   v.struct_size = sizeof v;
   v.ok = r.ok() ? 1 : 0;
-  v.mode = r.mode == api::CheckMode::kExact ? 0 : 1;
+  v.mode = r.mode == verbs::CheckMode::kExact ? 0 : 1;
   v.output = r.output == OutputFormat::kFp32 ? 0 : 1;
   v.rows = r.rows;
   v.cols = r.cols;
@@ -168,46 +168,46 @@ std::set<std::string> none() { return {}; }
 
 const std::vector<Verb>& verbs() {
   static const std::vector<Verb> table = {
-      {"encode", [] { return plus(api::codec_options(), "values"); }, none,
+      {"encode", [] { return plus(verbs::codec_options(), "values"); }, none,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::CodecSpec spec = api::codec_spec(a);
-         add_output(r, "codes", api::encode_array(spec, in.reader(a)("values")));
+         const verbs::CodecSpec spec = verbs::codec_spec(a);
+         add_output(r, "codes", verbs::encode_array(spec, in.reader(a)("values")));
        }},
-      {"decode", [] { return plus(api::codec_options(), "codes"); }, none,
+      {"decode", [] { return plus(verbs::codec_options(), "codes"); }, none,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::CodecSpec spec = api::codec_spec(a);
-         add_output(r, "values", api::decode_array(spec, in.reader(a)("codes")));
+         const verbs::CodecSpec spec = verbs::codec_spec(a);
+         add_output(r, "values", verbs::decode_array(spec, in.reader(a)("codes")));
        }},
-      {"quantize", api::quantize_options, api::quantize_flags,
+      {"quantize", verbs::quantize_options, verbs::quantize_flags,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::QuantizeSpec spec = api::quantize_spec(a);
-         api::QuantizeResult q = api::quantize(spec, in.reader(a));
+         const verbs::QuantizeSpec spec = verbs::quantize_spec(a);
+         verbs::QuantizeResult q = verbs::quantize(spec, in.reader(a));
          add_output(r, "data", std::move(q.data));
          add_output(r, "scales", std::move(q.scales));
          if (q.global) add_output(r, "global", std::move(*q.global));  // nvfp4
        }},
-      {"dequantize", api::dequantize_options, api::dequantize_flags,
+      {"dequantize", verbs::dequantize_options, verbs::dequantize_flags,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::DequantizeSpec spec = api::dequantize_spec(a);
-         add_output(r, "out", api::dequantize(spec, in.reader(a)));
+         const verbs::DequantizeSpec spec = verbs::dequantize_spec(a);
+         add_output(r, "out", verbs::dequantize(spec, in.reader(a)));
        }},
-      {"gemm", api::gemm_options, none,
+      {"gemm", verbs::gemm_options, none,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const OutputFormat dtype = api::output_dtype(a);
-         const api::GemmSpec spec = api::gemm_spec(a);
-         const api::LoadedGemm loaded = api::load_gemm(spec, in.reader(a));
-         add_output(r, "out", api::exact_gemm_array(loaded.problem, dtype));
+         const OutputFormat dtype = verbs::output_dtype(a);
+         const verbs::GemmSpec spec = verbs::gemm_spec(a);
+         const verbs::LoadedGemm loaded = verbs::load_gemm(spec, in.reader(a));
+         add_output(r, "out", verbs::exact_gemm_array(loaded.problem, dtype));
        }},
-      {"check-gemm", api::check_gemm_options, none,
+      {"check-gemm", verbs::check_gemm_options, none,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::CheckGemmSpec spec = api::check_gemm_spec(a);
-         const api::CheckGemmResult c = api::check_gemm(spec, in.reader(a));
+         const verbs::CheckGemmSpec spec = verbs::check_gemm_spec(a);
+         const verbs::CheckGemmResult c = verbs::check_gemm(spec, in.reader(a));
          r.text = c.text;
          r.verdict = verdict(c);
        }},
       {"formats", none, none,
        [](const Args&, const Inputs&, mxgate_api_result& r) {
-         for (Format f : api::codec_formats()) r.text += std::string(info(f).name) + "\n";
+         for (Format f : verbs::codec_formats()) r.text += std::string(info(f).name) + "\n";
        }},
       {"conventions", none, none,
        [](const Args&, const Inputs&, mxgate_api_result& r) {
@@ -215,10 +215,10 @@ const std::vector<Verb>& verbs() {
        }},
       // One name per line, as the other listings; with the flag json, `mxgate accumulators
       // --json`: every model with its parameters, description and sources.
-      {"accumulators", none, api::accumulators_flags,
+      {"accumulators", none, verbs::accumulators_flags,
        [](const Args& a, const Inputs&, mxgate_api_result& r) {
          if (a.flag("json")) {
-           r.text = api::accumulators_text(a);
+           r.text = verbs::accumulators_text(a);
            return;
          }
          for (const AccumulatorModel& m : all_accumulators()) r.text += m.name + "\n";
@@ -318,10 +318,10 @@ size_t mxgate_api_result_array_count(const mxgate_api_result* result) {
 
 int mxgate_api_result_array(const mxgate_api_result* result, size_t index, mxgate_api_array* out) {
   return guarded([&] {
-    if (!result || !out) throw mxgate::api::UsageError("result or out is NULL");
+    if (!result || !out) throw mxgate::verbs::UsageError("result or out is NULL");
     if (index >= result->arrays.size()) {
-      throw mxgate::api::UsageError("output " + std::to_string(index) + " of " +
-                                    std::to_string(result->arrays.size()));
+      throw mxgate::verbs::UsageError("output " + std::to_string(index) + " of " +
+                                      std::to_string(result->arrays.size()));
     }
     const mxgate_api_result::Output& o = result->arrays[index];
     out->name = o.name.c_str();
@@ -340,11 +340,12 @@ const char* mxgate_api_result_text(const mxgate_api_result* result) {
 
 int mxgate_api_result_verdict(const mxgate_api_result* result, mxgate_api_verdict* out) {
   return guarded([&] {
-    if (!result || !out) throw mxgate::api::UsageError("result or out is NULL");
-    if (!result->verdict) throw mxgate::api::UsageError("this result has no verdict (check-gemm)");
+    if (!result || !out) throw mxgate::verbs::UsageError("result or out is NULL");
+    if (!result->verdict)
+      throw mxgate::verbs::UsageError("this result has no verdict (check-gemm)");
     if (out->struct_size < 8) {
-      throw mxgate::api::UsageError("struct_size " + std::to_string(out->struct_size) +
-                                    " is too small");
+      throw mxgate::verbs::UsageError("struct_size " + std::to_string(out->struct_size) +
+                                      " is too small");
     }
     const uint32_t size = out->struct_size;
     std::memcpy(out, &*result->verdict, std::min<size_t>(size, sizeof(mxgate_api_verdict)));
@@ -364,12 +365,13 @@ int mxgate_api_check(const char* property, size_t option_count, const char* cons
   *result = nullptr;
   return guarded([&] {
     if (option_count > 0 && (!names || !values)) {
-      throw mxgate::api::UsageError("option_count is " + std::to_string(option_count) +
-                                    " but names or values is NULL");
+      throw mxgate::verbs::UsageError("option_count is " + std::to_string(option_count) +
+                                      " but names or values is NULL");
     }
     mxgate::capi::NamedOptions named;
     for (size_t i = 0; i < option_count; ++i) {
-      if (!names[i]) throw mxgate::api::UsageError("option " + std::to_string(i) + " has no name");
+      if (!names[i])
+        throw mxgate::verbs::UsageError("option " + std::to_string(i) + " has no name");
       named.emplace_back(names[i],
                          values[i] ? std::optional<std::string>(values[i]) : std::nullopt);
     }

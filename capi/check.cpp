@@ -2,19 +2,19 @@
 
 #include <sstream>
 
-#include "api/args.h"
 #include "gpu/host/host_backend.h"
 #include "impl/harness.h"
 #include "impl/plugin.h"
 #include "properties/case.h"
 #include "properties/property.h"
 #include "report/json_writer.h"
+#include "verbs/args.h"
 
 namespace mxgate::capi {
 namespace {
 
-using api::UsageError;
 using properties::Failure;
+using verbs::UsageError;
 
 std::vector<std::string> family_names(impl::FamilyMask mask) {
   std::vector<std::string> out;
@@ -64,7 +64,7 @@ std::string check_json(const char* property, const NamedOptions& options, const 
   if (p == nullptr) {
     throw UsageError("unknown property '" + std::string(property) + "' (mxgate property --list)");
   }
-  const api::Args a(options, {"seed", "cases", "max-size", "case"}, {"no-shrink"});
+  const verbs::Args a(options, {"seed", "cases", "max-size", "case"}, {"no-shrink"});
   if (mi == nullptr) throw UsageError("impl is NULL");
   const mxgate_plugin plugin{
       MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr, 1, mi};

@@ -18,7 +18,7 @@ using NamedOptions = std::vector<std::pair<std::string, std::optional<std::strin
 
 // property nullptr: the property list ([{"name", "families", "guards"}]). Options: seed, cases,
 // max-size, case (one case's text: replayed without its generator), no-shrink (a flag). Throws
-// api::UsageError on bad input (an unknown property or option, a malformed implementation or
+// verbs::UsageError on bad input (an unknown property or option, a malformed implementation or
 // case).
 std::string check_json(const char* property, const NamedOptions& options, const mxgate_impl* impl);
 

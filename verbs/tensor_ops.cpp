@@ -1,4 +1,4 @@
-#include "api/tensor_ops.h"
+#include "verbs/tensor_ops.h"
 
 #include <cmath>
 #include <cstdio>
@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "api/accumulator_ops.h"
 #include "common/blocks.h"
 #include "reference/accumulator_bounds.h"
 #include "reference/accumulator_exact.h"
@@ -21,8 +20,9 @@
 #include "reference/fp_encode.h"
 #include "reference/quant_conventions.h"
 #include "report/heatmap.h"
+#include "verbs/accumulator_ops.h"
 
-namespace mxgate::api {
+namespace mxgate::verbs {
 namespace {
 
 constexpr const char* kFp8FormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz";
@@ -801,4 +801,4 @@ CheckGemmResult check_gemm(const CheckGemmSpec& spec, const ArrayReader& read) {
   return r;
 }
 
-}  // namespace mxgate::api
+}  // namespace mxgate::verbs
