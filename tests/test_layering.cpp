@@ -3,11 +3,11 @@
 // gpu/kernels/ no reference/, except the host side of the device cast sweep, whose .hip still
 // includes none; impl/ (the implementation model) nothing above gpu/ and reference/; probe/ only
 // reference/ and common/; verbs/ only reference/, probe/, report/ and common/; capi/ only verbs/,
-// reference/ and, for mxgate_api_check, properties/, impl/, gpu/ and report/; model/ (the
-// decision model) only common/, and nothing below properties/ includes model/; plugins/ and
-// include/ nothing of mxgate but the C ABI headers; no layer includes one above it), and the
-// reference library links nothing but the standard library's threads (no Eigen: only bench/
-// uses it).
+// reference/ and, for mxgate_api_check, properties/, impl/, gpu/ and report/; properties/ may
+// include report/ (which sits on reference/ alone); model/ (the decision model) only common/, and
+// nothing below properties/ includes model/; plugins/ and include/ nothing of mxgate but the C
+// ABI headers; no layer includes one above it), and the reference library links nothing but the
+// standard library's threads (no Eigen: only bench/ uses it).
 // Does not cover: what the code does with what it includes, folders the table does not name
 // (tests/, bench/, python/).
 #include <gtest/gtest.h>
@@ -67,7 +67,8 @@ const std::map<std::string, std::set<std::string>>& forbidden() {
       {"dispatch", with_above({"model", "properties", "report", "plugins"})},
       {"model",
        with_above({"reference", "gpu", "impl", "dispatch", "properties", "report", "plugins"})},
-      {"properties", with_above({"report", "plugins"})},
+      // properties/ renders a run's result with report/'s JSON writer (run_report.h).
+      {"properties", with_above({"plugins"})},
       {"report", with_above({"gpu", "impl", "dispatch", "model", "properties", "plugins"})},
       // The accumulator probe (docs/accumulators.md §7) measures through a callable: the
       // reference's models and formats only.
@@ -77,8 +78,9 @@ const std::map<std::string, std::set<std::string>>& forbidden() {
       {"verbs",
        {"gpu", "impl", "dispatch", "model", "properties", "plugins", "capi", "tools", "fuzz",
         "tests", "bench"}},
-      // capi/check.cpp runs the property suites for mxgate_api_check: properties/, impl/, the
-      // host backend of gpu/ and report/'s JSON writer, above which nothing of the library sits.
+      // capi/ has two parts: verb_calls.cpp runs verbs/ for mxgate_api_run; property_check.cpp
+      // runs the property suites for mxgate_api_check: properties/, impl/ and the host backend
+      // of gpu/, above which nothing of the library sits.
       {"capi", {"dispatch", "model", "plugins", "probe", "tools", "fuzz", "tests", "bench"}},
       {"tools", {"capi", "plugins", "fuzz", "tests", "bench"}},
       // Implementations under test and the public C headers share no code with mxgate: a plugin

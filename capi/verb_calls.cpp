@@ -1,23 +1,19 @@
-// libmxgate.so: the C ABI of include/mxgate/api.h over the API layer (verbs/). Each verb builds the
-// CLI's Args from the option pairs and the names of the input arrays, runs the same verbs/
-// function the CLI verb runs, and keeps the outputs in a result the caller frees. Nothing may
-// escape an extern "C" function: every exception becomes a status and this thread's message.
+// libmxgate.so, part one: mxgate_api_run (include/mxgate/api.h), each verb through the verbs
+// library (verbs/). A call builds the CLI's Args from the option pairs and the names of the input
+// arrays, runs the same verbs/ function the CLI verb runs, and keeps the outputs in a result the
+// caller frees (call_result.h). Part two, mxgate_api_check, is property_check.cpp.
 #include <algorithm>
-#include <cstring>
-#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
-#include <new>
 #include <optional>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "capi/check.h"
+#include "capi/call_result.h"
 #include "mxgate/api.h"
 #include "reference/convention.h"
 #include "reference/npy.h"
@@ -26,25 +22,11 @@
 #include "verbs/tensor_ops.h"
 #include "verbs/value_ops.h"
 
-struct mxgate_api_result {
-  struct Output {
-    std::string name;
-    std::string descr;
-    std::vector<uint64_t> shape;
-    mxgate::NpyArray array;
-  };
-  std::vector<Output> arrays;
-  std::string text;
-  std::optional<mxgate_api_verdict> verdict;
-};
-
 namespace mxgate::capi {
 namespace {
 
 using verbs::Args;
 using verbs::UsageError;
-
-thread_local std::string last_error;
 
 constexpr uint32_t kMaxRank = 32;  // NumPy's limit is 64; no verb takes more than 2
 
@@ -243,49 +225,13 @@ mxgate_api_result* run(const char* verb_name, std::size_t option_count, const ch
   if (verb == verbs().end()) {
     throw UsageError("unknown verb '" + std::string(name) + "' (verbs: " + verb_names() + ")");
   }
-  if (option_count > 0 && (!names || !values)) {
-    throw UsageError("option_count is " + std::to_string(option_count) +
-                     " but names or values is NULL");
-  }
-  std::vector<Args::Named> named;
-  for (std::size_t i = 0; i < option_count; ++i) {
-    if (!names[i]) throw UsageError("option " + std::to_string(i) + " has no name");
-    named.emplace_back(names[i], values[i] ? std::optional<std::string>(values[i]) : std::nullopt);
-  }
+  std::vector<Args::Named> named = named_options(option_count, names, values);
   const Inputs inputs(array_count, arrays);
   inputs.add_options(named);
   const Args a(named, verb->options(), verb->flags());
   auto result = std::make_unique<mxgate_api_result>();
   verb->run(a, inputs, *result);
   return result.release();
-}
-
-// Calls f; any exception becomes a status and this thread's message.
-template <class F>
-int guarded(F&& f) {
-  try {
-    f();
-    last_error.clear();
-    return MXGATE_API_OK;
-  } catch (const UsageError& e) {
-    last_error = e.what();
-    return MXGATE_API_ERROR_INPUT;
-  } catch (const NpyError& e) {
-    last_error = e.what();
-    return MXGATE_API_ERROR_INPUT;
-  } catch (const std::logic_error& e) {  // invalid_argument, out_of_range, length_error
-    last_error = e.what();
-    return MXGATE_API_ERROR_INPUT;
-  } catch (const std::bad_alloc&) {
-    last_error = "out of memory";
-    return MXGATE_API_ERROR_MEMORY;
-  } catch (const std::exception& e) {
-    last_error = e.what();
-    return MXGATE_API_ERROR_RUNTIME;
-  } catch (...) {
-    last_error = "unknown exception (a bug in mxgate)";
-    return MXGATE_API_ERROR_INTERNAL;
-  }
 }
 
 }  // namespace
@@ -295,8 +241,6 @@ using mxgate::capi::guarded;
 using mxgate::capi::last_error;
 
 extern "C" {
-
-uint32_t mxgate_api_version(void) { return MXGATE_API_VERSION; }
 
 int mxgate_api_run(const char* verb, size_t option_count, const char* const* names,
                    const char* const* values, size_t array_count, const mxgate_api_array* arrays,
@@ -308,77 +252,6 @@ int mxgate_api_run(const char* verb, size_t option_count, const char* const* nam
   *result = nullptr;
   return guarded(
       [&] { *result = mxgate::capi::run(verb, option_count, names, values, array_count, arrays); });
-}
-
-const char* mxgate_api_last_error(void) { return last_error.c_str(); }
-
-size_t mxgate_api_result_array_count(const mxgate_api_result* result) {
-  return result ? result->arrays.size() : 0;
-}
-
-int mxgate_api_result_array(const mxgate_api_result* result, size_t index, mxgate_api_array* out) {
-  return guarded([&] {
-    if (!result || !out) throw mxgate::verbs::UsageError("result or out is NULL");
-    if (index >= result->arrays.size()) {
-      throw mxgate::verbs::UsageError("output " + std::to_string(index) + " of " +
-                                      std::to_string(result->arrays.size()));
-    }
-    const mxgate_api_result::Output& o = result->arrays[index];
-    out->name = o.name.c_str();
-    out->descr = o.descr.c_str();
-    out->rank = static_cast<uint32_t>(o.shape.size());
-    out->reserved = 0;
-    out->shape = o.shape.data();
-    out->data = o.array.bytes.data();
-    out->nbytes = o.array.bytes.size();
-  });
-}
-
-const char* mxgate_api_result_text(const mxgate_api_result* result) {
-  return result ? result->text.c_str() : "";
-}
-
-int mxgate_api_result_verdict(const mxgate_api_result* result, mxgate_api_verdict* out) {
-  return guarded([&] {
-    if (!result || !out) throw mxgate::verbs::UsageError("result or out is NULL");
-    if (!result->verdict)
-      throw mxgate::verbs::UsageError("this result has no verdict (check-gemm)");
-    if (out->struct_size < 8) {
-      throw mxgate::verbs::UsageError("struct_size " + std::to_string(out->struct_size) +
-                                      " is too small");
-    }
-    const uint32_t size = out->struct_size;
-    std::memcpy(out, &*result->verdict, std::min<size_t>(size, sizeof(mxgate_api_verdict)));
-    out->struct_size = size;
-  });
-}
-
-void mxgate_api_result_free(mxgate_api_result* result) { delete result; }
-
-int mxgate_api_check(const char* property, size_t option_count, const char* const* names,
-                     const char* const* values, const mxgate_impl* impl,
-                     mxgate_api_result** result) {
-  if (!result) {
-    last_error = "result is NULL";
-    return MXGATE_API_ERROR_INPUT;
-  }
-  *result = nullptr;
-  return guarded([&] {
-    if (option_count > 0 && (!names || !values)) {
-      throw mxgate::verbs::UsageError("option_count is " + std::to_string(option_count) +
-                                      " but names or values is NULL");
-    }
-    mxgate::capi::NamedOptions named;
-    for (size_t i = 0; i < option_count; ++i) {
-      if (!names[i])
-        throw mxgate::verbs::UsageError("option " + std::to_string(i) + " has no name");
-      named.emplace_back(names[i],
-                         values[i] ? std::optional<std::string>(values[i]) : std::nullopt);
-    }
-    auto r = std::make_unique<mxgate_api_result>();
-    r->text = mxgate::capi::check_json(property, named, impl);
-    *result = r.release();
-  });
 }
 
 }  // extern "C"
