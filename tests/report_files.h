@@ -1,6 +1,6 @@
-// Test helper for the tests of report/ (test_report.cpp, test_heatmap.cpp): a shell command's exit
-// status, a file's bytes in and out, and whether xmllint (the schema and well-formedness checks)
-// is installed.
+// Test helper for the tests of report/ (test_report.cpp, test_heatmap.cpp, both in namespace
+// mxgate::report): a shell command's exit status, a file's bytes in and out, and whether xmllint
+// (the schema and well-formedness checks) is installed.
 #pragma once
 
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-namespace mxgate::report_test {
+namespace mxgate::report {
 
 // Exit status of a shell command (-1 when it did not exit normally).
 inline int run(const std::string& command) {
@@ -31,4 +31,4 @@ inline void write_text(const std::string& path, const std::string& text) {
 
 inline bool have_xmllint() { return run("command -v xmllint >/dev/null 2>&1") == 0; }
 
-}  // namespace mxgate::report_test
+}  // namespace mxgate::report

@@ -26,10 +26,6 @@
 namespace mxgate::report {
 namespace {
 
-using report_test::have_xmllint;
-using report_test::read_file;
-using report_test::run;
-using report_test::write_text;
 using test_support::shell_quote;
 using test_support::TempDir;
 

@@ -28,10 +28,6 @@
 namespace mxgate::report {
 namespace {
 
-using report_test::have_xmllint;
-using report_test::read_file;
-using report_test::run;
-using report_test::write_text;
 using test_support::TempDir;
 
 const std::string kPython = "/usr/bin/python3";
