@@ -32,7 +32,7 @@ std::vector<Implementation> load_plugin(const std::string& path, bool call_init 
 
 // The implementations of a plugin description already in memory, checked as load_plugin checks
 // a library's (names, families, memory, dtype and layout bits, conventions, accumulator names):
-// the Python routes build one (capi/check.cpp from ctypes, impl/python.cpp from a worker's
+// the Python routes build one (capi/property_check.cpp from ctypes, impl/python.cpp from a worker's
 // handshake). `origin` names it in messages and in Implementation::origin. Throws PluginError
 // (kInput) naming the field.
 std::vector<Implementation> implementations_of(const std::string& origin, const mxgate_plugin& p);

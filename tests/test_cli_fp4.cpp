@@ -3,7 +3,7 @@
 // packed-width mismatch, an NVFP4 quantize -> dequantize -> gemm -> check-gemm round trip on
 // .npy files (bytes derived by hand, docs/fp4.md §6), and a mixed E2M3 x E3M2 MXFP6 gemm. Does NOT
 // cover: the reference arithmetic itself (test_fp4_*.cpp), the FP8 verbs (test_cli_formats.cpp,
-// test_cli_tensors.cpp).
+// test_cli_tensors.cpp, test_cli_gemm.cpp).
 #include <gtest/gtest.h>
 
 #include <string>

@@ -7,9 +7,9 @@
 // decision tables run in the default gate (no fuzz build needed), and --skip STAGE skips one
 // stage visibly (an unknown stage is a usage error).
 // Does NOT cover: what the checks themselves verify (their own test files: test_format.cpp,
-// property_host.cpp, ...), the report writers' escaping and layout (test_report.cpp), a fuzz
-// target that finds a bug (tools/mxgate/fuzz_runner.cpp is exercised by `mxgate fuzz`), device
-// backends (a CPU build has none).
+// property_host.cpp, ...), the report writers' escaping and layout (test_report.cpp,
+// test_heatmap.cpp), a fuzz target that finds a bug (tools/mxgate/fuzz_runner.cpp is exercised by
+// `mxgate fuzz`), device backends (a CPU build has none).
 // Every run is kept fast with --only and --cases 5. MXGATE_FAULTS is unset for each run (the gate
 // refuses to run with faults on; test_dispatch_faults.cpp covers that).
 #include <gtest/gtest.h>

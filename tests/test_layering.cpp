@@ -2,12 +2,12 @@
 // of a layer names only the layers below it (reference/ and common/ nothing but themselves;
 // gpu/kernels/ no reference/, except the host side of the device cast sweep, whose .hip still
 // includes none; impl/ (the implementation model) nothing above gpu/ and reference/; probe/ only
-// reference/ and common/; api/ only reference/, probe/, report/ and common/; capi/ only api/,
-// reference/ and, for mxgate_api_check, properties/, impl/, gpu/ and report/; model/ (the
-// decision model) only common/, and nothing below properties/ includes model/; plugins/ and
-// include/ nothing of mxgate but the C ABI headers; no layer includes one above it), and the
-// reference library links nothing but the standard library's threads (no Eigen: only bench/
-// uses it).
+// reference/ and common/; verbs/ only reference/, probe/, report/ and common/; capi/ only verbs/,
+// reference/ and, for mxgate_api_check, properties/, impl/, gpu/ and report/; properties/ may
+// include report/ (which sits on reference/ alone); model/ (the decision model) only common/, and
+// nothing below properties/ includes model/; plugins/ and include/ nothing of mxgate but the C
+// ABI headers; no layer includes one above it), and the reference library links nothing but the
+// standard library's threads (no Eigen: only bench/ uses it).
 // Does not cover: what the code does with what it includes, folders the table does not name
 // (tests/, bench/, python/).
 #include <gtest/gtest.h>
@@ -38,9 +38,9 @@ std::string read_file(const fs::path& p) {
 // Folder (recursive) -> the include roots it must not use. A root is the first path part of an
 // include ("reference/x.h" -> "reference"); gpu/kernels is named apart from gpu.
 const std::map<std::string, std::set<std::string>>& forbidden() {
-  // The top layers, which nothing of the library includes (api/ only tools/ and capi/ may, the
-  // accumulator probe only api/ and tools/).
-  static const std::set<std::string> kTop = {"api",   "capi",  "tools", "fuzz",
+  // The top layers, which nothing of the library includes (verbs/ only tools/ and capi/ may, the
+  // accumulator probe only verbs/ and tools/).
+  static const std::set<std::string> kTop = {"verbs", "capi",  "tools", "fuzz",
                                              "tests", "bench", "probe"};
   auto with_above = [](std::set<std::string> roots) {
     roots.insert(kTop.begin(), kTop.end());
@@ -67,18 +67,20 @@ const std::map<std::string, std::set<std::string>>& forbidden() {
       {"dispatch", with_above({"model", "properties", "report", "plugins"})},
       {"model",
        with_above({"reference", "gpu", "impl", "dispatch", "properties", "report", "plugins"})},
-      {"properties", with_above({"report", "plugins"})},
+      // properties/ renders a run's result with report/'s JSON writer (run_report.h).
+      {"properties", with_above({"plugins"})},
       {"report", with_above({"gpu", "impl", "dispatch", "model", "properties", "plugins"})},
       // The accumulator probe (docs/accumulators.md §7) measures through a callable: the
       // reference's models and formats only.
       {"probe",
-       {"gpu", "impl", "dispatch", "model", "properties", "report", "plugins", "api", "capi",
+       {"gpu", "impl", "dispatch", "model", "properties", "report", "plugins", "verbs", "capi",
         "tools", "fuzz", "tests", "bench"}},
-      {"api",
+      {"verbs",
        {"gpu", "impl", "dispatch", "model", "properties", "plugins", "capi", "tools", "fuzz",
         "tests", "bench"}},
-      // capi/check.cpp runs the property suites for mxgate_api_check: properties/, impl/, the
-      // host backend of gpu/ and report/'s JSON writer, above which nothing of the library sits.
+      // capi/ has two parts: verb_calls.cpp runs verbs/ for mxgate_api_run; property_check.cpp
+      // runs the property suites for mxgate_api_check: properties/, impl/ and the host backend
+      // of gpu/, above which nothing of the library sits.
       {"capi", {"dispatch", "model", "plugins", "probe", "tools", "fuzz", "tests", "bench"}},
       {"tools", {"capi", "plugins", "fuzz", "tests", "bench"}},
       // Implementations under test and the public C headers share no code with mxgate: a plugin

@@ -7,7 +7,7 @@
  *
  * Options are the CLI's, by name without "--" ("scheme" = "mx"; a flag has a NULL value); each
  * input array stands for the CLI option of its name ("a", "a-scales", "in", "c", ...). The verb
- * runs the same validation as the CLI (api/tensor_ops.h, api/value_ops.h), so an error message
+ * runs the same validation as the CLI (verbs/tensor_ops.h, verbs/value_ops.h), so an error message
  * is the CLI's text (for an input array, the CLI's message without the file name). Nothing is
  * written anywhere except the heatmap file check-gemm draws on request.
  *

@@ -1,6 +1,6 @@
 """The Python API against the CLI verbs on the same data: encode, decode, quantize, dequantize,
 gemm and check-gemm through both must give equal bytes (or, where the input is refused, the same
-message). Both run the library code of api/, so a difference means the Python layer or the C ABI
+message). Both run the library code of verbs/, so a difference means the Python layer or the C ABI
 changed data on the way (a dtype widened, a shape transposed, an option dropped or defaulted
 differently).
 Not covered here: the semantics of the reference itself (the C++ suites test that), bad input

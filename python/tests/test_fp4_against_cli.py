@@ -3,7 +3,7 @@ and e3m2 under every convention; quantize / dequantize with the schemes mx (FP6 
 mxfp4, mxfp6 and nvfp4 (every recipe, --global-amax, --tile, --pow2-scales, a physical scale
 layout, an odd K with its padding nibble and --k); gemm and check-gemm for mxfp4, mxfp6, mixed
 MX operands and nvfp4 with its global scales. Both sides must give equal bytes, or refuse with the
-same message. Both run api/, so a difference is the Python layer or the C ABI changing data on
+same message. Both run verbs/, so a difference is the Python layer or the C ABI changing data on
 the way (packed codes unpacked, the global scale dropped, an option not forwarded).
 Not covered here: the FP4 semantics themselves (tests/test_fp4_*.cpp, tests/test_cli_fp4.cpp),
 bad input beyond the refusals met on the way (test_bad_input.py)."""

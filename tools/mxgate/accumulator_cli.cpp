@@ -1,13 +1,12 @@
 // Verbs on accumulator models (docs/accumulators.md): `accumulators` lists the registry,
 // `probe-accumulator` measures an accumulator: a simulated model's (--simulate, all of it in
-// api/accumulator_ops.h, shared with the C API) or an implementation's GEMM op (--impl SPEC[:OP],
+// verbs/accumulator_ops.h, shared with the C API) or an implementation's GEMM op (--impl SPEC[:OP],
 // run here through the harness: properties/crafted_gemm.h; docs/plugins.md §10).
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "api/accumulator_ops.h"
 #include "impl/harness.h"
 #include "impl/plugin.h"
 #include "impl/registry.h"
@@ -16,6 +15,7 @@
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/impl_select.h"
 #include "tools/mxgate/verbs.h"
+#include "verbs/accumulator_ops.h"
 
 namespace mxgate::cli {
 namespace {
@@ -157,7 +157,7 @@ Target resolve_target(const std::string& spec, const ProbeOptions& o) {
   return t;
 }
 
-int probe_impl(const Args& a, const api::ProbeAccumulatorSpec& spec) {
+int probe_impl(const Args& a, const verbs::ProbeAccumulatorSpec& spec) {
   const Target t = resolve_target(spec.impl, spec.options);
   const std::unique_ptr<gpu::Backend> be = make_backend(a.get("backend").value_or("auto"));
   const impl::Op& op = *t.op;
@@ -169,7 +169,7 @@ int probe_impl(const Args& a, const api::ProbeAccumulatorSpec& spec) {
       throw EnvironmentError(e.what());
     }
   };
-  std::fputs(api::probe_accumulator_text(spec, &gemm, t.impl->spec + ":" + op.name).c_str(),
+  std::fputs(verbs::probe_accumulator_text(spec, &gemm, t.impl->spec + ":" + op.name).c_str(),
              stdout);
   return 0;
 }
@@ -177,18 +177,18 @@ int probe_impl(const Args& a, const api::ProbeAccumulatorSpec& spec) {
 }  // namespace
 
 int cmd_accumulators(const Argv& argv) {
-  const Args a(argv, {}, api::accumulators_flags());
+  const Args a(argv, {}, verbs::accumulators_flags());
   no_positionals(a);
-  std::fputs(api::accumulators_text(a).c_str(), stdout);
+  std::fputs(verbs::accumulators_text(a).c_str(), stdout);
   return 0;
 }
 
 int cmd_probe_accumulator(const Argv& argv) {
-  const Args a(argv, api::probe_accumulator_options(), api::probe_accumulator_flags());
+  const Args a(argv, verbs::probe_accumulator_options(), verbs::probe_accumulator_flags());
   no_positionals(a);
-  const api::ProbeAccumulatorSpec spec = api::probe_accumulator_spec(a);
+  const verbs::ProbeAccumulatorSpec spec = verbs::probe_accumulator_spec(a);
   if (!spec.impl.empty()) return probe_impl(a, spec);
-  std::fputs(api::probe_accumulator_text(spec).c_str(), stdout);
+  std::fputs(verbs::probe_accumulator_text(spec).c_str(), stdout);
   return 0;
 }
 

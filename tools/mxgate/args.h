@@ -1,13 +1,13 @@
-// The CLI's option parsing is the API layer's (api/args.h): the verbs use it unqualified.
+// The CLI's option parsing is the verbs library's (verbs/args.h): the verbs use it unqualified.
 #pragma once
 
-#include "api/args.h"
+#include "verbs/args.h"
 
 namespace mxgate::cli {
 
-using api::Args;
-using api::parse_code;
-using api::parse_value;
-using api::UsageError;
+using verbs::Args;
+using verbs::parse_code;
+using verbs::parse_value;
+using verbs::UsageError;
 
 }  // namespace mxgate::cli

@@ -1,15 +1,15 @@
 // Verbs on single values: encode, decode, conventions. The options of encode and decode (and
-// their error texts) are api/value_ops.h, shared with the C API.
+// their error texts) are verbs/value_ops.h, shared with the C API.
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "api/value_ops.h"
 #include "reference/convention.h"
 #include "reference/format.h"
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/verbs.h"
+#include "verbs/value_ops.h"
 
 namespace mxgate::cli {
 namespace {
@@ -20,8 +20,8 @@ int hex_digits(Format f) { return (info(f).bits + 3) / 4; }
 }  // namespace
 
 int cmd_encode(const Argv& argv) {
-  const Args a(argv, api::codec_options());
-  const api::CodecSpec spec = api::codec_spec(a);
+  const Args a(argv, verbs::codec_options());
+  const verbs::CodecSpec spec = verbs::codec_spec(a);
   const Format f = spec.format;
   const Convention& c = *spec.convention;
   if (a.positionals().empty()) throw UsageError("no VALUE given");
@@ -36,8 +36,8 @@ int cmd_encode(const Argv& argv) {
 }
 
 int cmd_decode(const Argv& argv) {
-  const Args a(argv, api::codec_options());
-  const api::CodecSpec spec = api::codec_spec(a);
+  const Args a(argv, verbs::codec_options());
+  const verbs::CodecSpec spec = verbs::codec_spec(a);
   const Format f = spec.format;
   const Convention& c = *spec.convention;
   if (a.positionals().empty()) throw UsageError("no code given");

@@ -69,12 +69,6 @@ const impl::Implementation* child_impl(const std::string& spec, CheckRun& run) {
   return nullptr;
 }
 
-std::string reasons(const properties::RunResult& r) {
-  std::string out;
-  for (const std::string& w : r.unsupported_reasons) out += (out.empty() ? "" : "; ") + w;
-  return out;
-}
-
 }  // namespace
 
 CheckRun property_check(const properties::Property& p, const std::string& backend,
@@ -98,12 +92,13 @@ CheckRun property_check(const properties::Property& p, const std::string& backen
   const std::string impl_opt = im->builtin ? "" : " --impl " + im->spec;
   if (r.passed && r.cases == 0 && r.unsupported != 0) {
     run.report.result = CheckOutcome::kSkip;
-    run.report.detail = "unsupported: " + reasons(r);
+    run.report.detail = "unsupported: " + properties::unsupported_reasons(r);
     return run;
   }
   if (r.passed) {
     if (r.unsupported != 0) {
-      run.report.detail = std::to_string(r.unsupported) + " unsupported: " + reasons(r);
+      run.report.detail =
+          std::to_string(r.unsupported) + " unsupported: " + properties::unsupported_reasons(r);
     }
     return run;
   }

@@ -13,6 +13,7 @@
 #include "impl/registry.h"
 #include "properties/property.h"
 #include "properties/regression.h"
+#include "properties/run_report.h"
 #include "properties/zoo.h"
 #include "report/heatmap.h"
 #include "report/json_writer.h"
@@ -41,16 +42,6 @@ std::string describe(const dispatch::Faults& f) {
   return out.empty() ? "none" : out;
 }
 
-std::string located(const Failure& f) {
-  if (!f.where) return "";
-  const bool bf16 = f.expected && f.expected->format == OutputFormat::kBf16;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "element (%zu,%zu): expected 0x%0*X, actual 0x%0*X, %llu ulp",
-                f.where->row, f.where->col, bf16 ? 4 : 8, f.where->expected_bits, bf16 ? 4 : 8,
-                f.where->actual_bits, static_cast<unsigned long long>(f.where->ulp_distance));
-  return buf;
-}
-
 std::optional<std::string> write_failure_heatmap(const Failure& f, const std::string& title,
                                                  const std::string& prefix) {
   if (!f.expected || !f.actual) return std::nullopt;
@@ -73,47 +64,10 @@ std::optional<std::string> write_failure_heatmap(const Failure& f, const std::st
   return prefix + ".svg";
 }
 
-namespace {
-
-void print_failure(const properties::RunResult& r) {
-  if (r.counterexample) std::printf("    shrunk case: %s\n", r.counterexample->describe().c_str());
-  if (r.failure) {
-    std::printf("    failure: %s\n", r.failure->what.c_str());
-    const std::string loc = located(*r.failure);
-    if (!loc.empty()) std::printf("    %s\n", loc.c_str());
-  }
-}
-
-}  // namespace
-
-namespace {
-
-// " (2 cases unsupported: REASON; REASON)" or "".
-std::string unsupported_text(const properties::RunResult& r) {
-  if (r.unsupported == 0) return "";
-  std::string out = " (" + std::to_string(r.unsupported) + " unsupported: ";
-  for (std::size_t i = 0; i < r.unsupported_reasons.size(); ++i) {
-    out += (i ? "; " : "") + r.unsupported_reasons[i];
-  }
-  return out + ")";
-}
-
-}  // namespace
-
 int cmd_property(const Argv& argv) {
   const Args a(argv, {"backend", "seed", "cases", "faults", "save", "impl"}, {"list"});
   if (a.flag("list")) {
-    for (const properties::Property& p : properties::all_properties()) {
-      std::string families;
-      for (impl::Family f : impl::all_families()) {
-        if (p.families & impl::family_bit(f)) {
-          families += (families.empty() ? "" : ",") + std::string(impl::to_string(f));
-        }
-      }
-      std::printf("%-32.*s [%s] %.*s\n", static_cast<int>(p.name.size()), p.name.data(),
-                  families.empty() ? "builtin" : families.c_str(),
-                  static_cast<int>(p.guards.size()), p.guards.data());
-    }
+    std::fputs(properties::property_list_text().c_str(), stdout);
     return 0;
   }
   if (a.positionals().empty()) throw UsageError("name a property (or `all`); --list lists them");
@@ -161,19 +115,9 @@ int cmd_property(const Argv& argv) {
                   opts.cases, describe(faults).c_str());
       std::fflush(stdout);
       const properties::RunResult r = properties::run_property(*p, ctx, opts);
-      if (r.passed && r.cases == 0) {
-        std::printf("unsupported%s\n", unsupported_text(r).c_str());
-        continue;
-      }
-      std::printf("%s after %d cases%s\n",
-                  r.passed ? "pass"
-                           : (r.failure ? std::string(properties::to_string(r.failure->kind))
-                                        : std::string("fail"))
-                                 .c_str(),
-                  r.cases, unsupported_text(r).c_str());
+      std::fputs(properties::run_text(r).c_str(), stdout);
       if (r.passed) continue;
       ++failed;
-      print_failure(r);
       std::printf("    reproduce: mxgate property %.*s%s --backend %s --seed %llu --cases %d%s\n",
                   static_cast<int>(p->name.size()), p->name.data(), impl_opt.c_str(),
                   backend_name.c_str(), static_cast<unsigned long long>(opts.seed), opts.cases,

@@ -1,5 +1,6 @@
 // Shared by the property verbs (property, zoo, repro) and the gate: the faults a run plants,
-// a failure's one-line location, and the mismatch heatmap of a failing GEMM output.
+// a failure's one-line location (properties/run_report.h renders it), and the mismatch heatmap of
+// a failing GEMM output.
 #pragma once
 
 #include <optional>
@@ -7,6 +8,7 @@
 
 #include "dispatch/faults.h"
 #include "properties/property.h"
+#include "properties/run_report.h"
 
 namespace mxgate::cli {
 
@@ -14,8 +16,7 @@ namespace mxgate::cli {
 dispatch::Faults faults_option(const std::optional<std::string>& list);
 std::string describe(const dispatch::Faults& f);
 
-// "element (r,c): expected 0x..., actual 0x..., N ulp" or "".
-std::string located(const properties::Failure& f);
+using properties::located;
 
 // Writes PREFIX.svg and PREFIX.png when the failure carries a whole GEMM output; returns the
 // SVG path, or nullopt when there is nothing to draw.

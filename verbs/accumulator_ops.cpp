@@ -1,4 +1,4 @@
-#include "api/accumulator_ops.h"
+#include "verbs/accumulator_ops.h"
 
 #include <optional>
 #include <sstream>
@@ -8,7 +8,7 @@
 #include "reference/format.h"
 #include "report/json_writer.h"
 
-namespace mxgate::api {
+namespace mxgate::verbs {
 namespace {
 
 using report::JsonWriter;
@@ -165,4 +165,4 @@ std::string probe_accumulator_text(const ProbeAccumulatorSpec& spec, const Fp8Ge
   return head + format_probe_result(r);
 }
 
-}  // namespace mxgate::api
+}  // namespace mxgate::verbs

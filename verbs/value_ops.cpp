@@ -1,8 +1,8 @@
-#include "api/value_ops.h"
+#include "verbs/value_ops.h"
 
 #include <cstdio>
 
-namespace mxgate::api {
+namespace mxgate::verbs {
 namespace {
 
 std::string describe(const NpyArray& a) {
@@ -97,4 +97,4 @@ NpyArray decode_array(const CodecSpec& spec, const NpyArray& codes) {
   return NpyArray(codes.shape, out);
 }
 
-}  // namespace mxgate::api
+}  // namespace mxgate::verbs

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "api/args.h"
 #include "reference/convention.h"
 #include "reference/format.h"
 #include "reference/npy.h"
+#include "verbs/args.h"
 
-namespace mxgate::api {
+namespace mxgate::verbs {
 
 // The formats encode and decode accept (every format but fp32), in the reference's order, and
 // their names as one space-separated list.
@@ -36,4 +36,4 @@ CodecSpec codec_spec(const Args& a);
 NpyArray encode_array(const CodecSpec& spec, const NpyArray& values);
 NpyArray decode_array(const CodecSpec& spec, const NpyArray& codes);
 
-}  // namespace mxgate::api
+}  // namespace mxgate::verbs

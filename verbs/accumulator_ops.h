@@ -8,11 +8,11 @@
 #include <set>
 #include <string>
 
-#include "api/args.h"
 #include "probe/accumulator_probe.h"
 #include "reference/accumulator.h"
+#include "verbs/args.h"
 
-namespace mxgate::api {
+namespace mxgate::verbs {
 
 // NAME or NAME:param=value,... (parse_accumulator_spec); a bad spec is a UsageError
 // "--OPTION: " + the reference's message (unknown model with the names, unknown parameter with
@@ -30,7 +30,7 @@ std::string accumulators_text(const Args& a);
 // ---- probe-accumulator --------------------------------------------------------------------------
 
 // simulate impl backend scaling m n k format (--impl and --backend are the CLI's: it resolves
-// the implementation, api/ knows none).
+// the implementation, verbs/ knows none).
 const std::set<std::string>& probe_accumulator_options();
 const std::set<std::string>& probe_accumulator_flags();  // json
 
@@ -50,4 +50,4 @@ ProbeAccumulatorSpec probe_accumulator_spec(const Args& a);
 std::string probe_accumulator_text(const ProbeAccumulatorSpec& spec, const Fp8Gemm* gemm = nullptr,
                                    const std::string& implementation = "");
 
-}  // namespace mxgate::api
+}  // namespace mxgate::verbs

@@ -1,51 +1,33 @@
-// libmxgate.so: the C ABI of include/mxgate/api.h over the API layer (api/). Each verb builds the
-// CLI's Args from the option pairs and the names of the input arrays, runs the same api/
-// function the CLI verb runs, and keeps the outputs in a result the caller frees. Nothing may
-// escape an extern "C" function: every exception becomes a status and this thread's message.
+// libmxgate.so, part one: mxgate_api_run (include/mxgate/api.h), each verb through the verbs
+// library (verbs/). A call builds the CLI's Args from the option pairs and the names of the input
+// arrays, runs the same verbs/ function the CLI verb runs, and keeps the outputs in a result the
+// caller frees (call_result.h). Part two, mxgate_api_check, is property_check.cpp.
 #include <algorithm>
-#include <cstring>
-#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
-#include <new>
 #include <optional>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "api/accumulator_ops.h"
-#include "api/args.h"
-#include "api/tensor_ops.h"
-#include "api/value_ops.h"
-#include "capi/check.h"
+#include "capi/call_result.h"
 #include "capi/shapes.h"
 #include "mxgate/api.h"
 #include "reference/convention.h"
 #include "reference/npy.h"
-
-struct mxgate_api_result {
-  struct Output {
-    std::string name;
-    std::string descr;
-    std::vector<uint64_t> shape;
-    mxgate::NpyArray array;
-  };
-  std::vector<Output> arrays;
-  std::string text;
-  std::optional<mxgate_api_verdict> verdict;
-};
+#include "verbs/accumulator_ops.h"
+#include "verbs/args.h"
+#include "verbs/tensor_ops.h"
+#include "verbs/value_ops.h"
 
 namespace mxgate::capi {
 namespace {
 
-using api::Args;
-using api::UsageError;
-
-thread_local std::string last_error;
+using verbs::Args;
+using verbs::UsageError;
 
 constexpr uint32_t kMaxRank = 32;  // NumPy's limit is 64; no verb takes more than 2
 
@@ -69,7 +51,7 @@ class Inputs {
     for (const auto& [name, array] : by_name_) named.emplace_back(name, name);
   }
 
-  api::ArrayReader reader(const Args& a) const {
+  verbs::ArrayReader reader(const Args& a) const {
     return [this, &a](const std::string& option) { return read(a, option); };
   }
 
@@ -121,7 +103,7 @@ void add_output(mxgate_api_result& r, std::string name, NpyArray array) {
   r.arrays.push_back(std::move(o));
 }
 
-mxgate_api_element element(const api::LocatedElement& e) {
+mxgate_api_element element(const verbs::LocatedElement& e) {
   mxgate_api_element out{};
   out.row = e.row;
   out.col = e.col;
@@ -136,11 +118,11 @@ mxgate_api_element element(const api::LocatedElement& e) {
   return out;
 }
 
-mxgate_api_verdict verdict(const api::CheckGemmResult& r) {
+mxgate_api_verdict verdict(const verbs::CheckGemmResult& r) {
   mxgate_api_verdict v{};
   v.struct_size = sizeof v;
   v.ok = r.ok() ? 1 : 0;
-  v.mode = r.mode == api::CheckMode::kExact ? 0 : 1;
+  v.mode = r.mode == verbs::CheckMode::kExact ? 0 : 1;
   v.output = r.output == OutputFormat::kFp32 ? 0 : 1;
   v.rows = r.rows;
   v.cols = r.cols;
@@ -169,46 +151,46 @@ std::set<std::string> none() { return {}; }
 
 const std::vector<Verb>& verbs() {
   static const std::vector<Verb> table = {
-      {"encode", [] { return plus(api::codec_options(), "values"); }, none,
+      {"encode", [] { return plus(verbs::codec_options(), "values"); }, none,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::CodecSpec spec = api::codec_spec(a);
-         add_output(r, "codes", api::encode_array(spec, in.reader(a)("values")));
+         const verbs::CodecSpec spec = verbs::codec_spec(a);
+         add_output(r, "codes", verbs::encode_array(spec, in.reader(a)("values")));
        }},
-      {"decode", [] { return plus(api::codec_options(), "codes"); }, none,
+      {"decode", [] { return plus(verbs::codec_options(), "codes"); }, none,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::CodecSpec spec = api::codec_spec(a);
-         add_output(r, "values", api::decode_array(spec, in.reader(a)("codes")));
+         const verbs::CodecSpec spec = verbs::codec_spec(a);
+         add_output(r, "values", verbs::decode_array(spec, in.reader(a)("codes")));
        }},
-      {"quantize", api::quantize_options, api::quantize_flags,
+      {"quantize", verbs::quantize_options, verbs::quantize_flags,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::QuantizeSpec spec = api::quantize_spec(a);
-         api::QuantizeResult q = api::quantize(spec, in.reader(a));
+         const verbs::QuantizeSpec spec = verbs::quantize_spec(a);
+         verbs::QuantizeResult q = verbs::quantize(spec, in.reader(a));
          add_output(r, "data", std::move(q.data));
          add_output(r, "scales", std::move(q.scales));
          if (q.global) add_output(r, "global", std::move(*q.global));  // nvfp4
        }},
-      {"dequantize", api::dequantize_options, api::dequantize_flags,
+      {"dequantize", verbs::dequantize_options, verbs::dequantize_flags,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::DequantizeSpec spec = api::dequantize_spec(a);
-         add_output(r, "out", api::dequantize(spec, in.reader(a)));
+         const verbs::DequantizeSpec spec = verbs::dequantize_spec(a);
+         add_output(r, "out", verbs::dequantize(spec, in.reader(a)));
        }},
-      {"gemm", api::gemm_options, none,
+      {"gemm", verbs::gemm_options, none,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const OutputFormat dtype = api::output_dtype(a);
-         const api::GemmSpec spec = api::gemm_spec(a);
-         const api::LoadedGemm loaded = api::load_gemm(spec, in.reader(a));
-         add_output(r, "out", api::exact_gemm_array(loaded.problem, dtype));
+         const OutputFormat dtype = verbs::output_dtype(a);
+         const verbs::GemmSpec spec = verbs::gemm_spec(a);
+         const verbs::LoadedGemm loaded = verbs::load_gemm(spec, in.reader(a));
+         add_output(r, "out", verbs::exact_gemm_array(loaded.problem, dtype));
        }},
-      {"check-gemm", api::check_gemm_options, none,
+      {"check-gemm", verbs::check_gemm_options, none,
        [](const Args& a, const Inputs& in, mxgate_api_result& r) {
-         const api::CheckGemmSpec spec = api::check_gemm_spec(a);
-         const api::CheckGemmResult c = api::check_gemm(spec, in.reader(a));
+         const verbs::CheckGemmSpec spec = verbs::check_gemm_spec(a);
+         const verbs::CheckGemmResult c = verbs::check_gemm(spec, in.reader(a));
          r.text = c.text;
          r.verdict = verdict(c);
        }},
       {"formats", none, none,
        [](const Args&, const Inputs&, mxgate_api_result& r) {
-         for (Format f : api::codec_formats()) r.text += std::string(info(f).name) + "\n";
+         for (Format f : verbs::codec_formats()) r.text += std::string(info(f).name) + "\n";
        }},
       {"conventions", none, none,
        [](const Args&, const Inputs&, mxgate_api_result& r) {
@@ -216,10 +198,10 @@ const std::vector<Verb>& verbs() {
        }},
       // One name per line, as the other listings; with the flag json, `mxgate accumulators
       // --json`: every model with its parameters, description and sources.
-      {"accumulators", none, api::accumulators_flags,
+      {"accumulators", none, verbs::accumulators_flags,
        [](const Args& a, const Inputs&, mxgate_api_result& r) {
          if (a.flag("json")) {
-           r.text = api::accumulators_text(a);
+           r.text = verbs::accumulators_text(a);
            return;
          }
          for (const AccumulatorModel& m : all_accumulators()) r.text += m.name + "\n";
@@ -254,49 +236,13 @@ mxgate_api_result* run(const char* verb_name, std::size_t option_count, const ch
   if (verb == verbs().end()) {
     throw UsageError("unknown verb '" + std::string(name) + "' (verbs: " + verb_names() + ")");
   }
-  if (option_count > 0 && (!names || !values)) {
-    throw UsageError("option_count is " + std::to_string(option_count) +
-                     " but names or values is NULL");
-  }
-  std::vector<Args::Named> named;
-  for (std::size_t i = 0; i < option_count; ++i) {
-    if (!names[i]) throw UsageError("option " + std::to_string(i) + " has no name");
-    named.emplace_back(names[i], values[i] ? std::optional<std::string>(values[i]) : std::nullopt);
-  }
+  std::vector<Args::Named> named = named_options(option_count, names, values);
   const Inputs inputs(array_count, arrays);
   inputs.add_options(named);
   const Args a(named, verb->options(), verb->flags());
   auto result = std::make_unique<mxgate_api_result>();
   verb->run(a, inputs, *result);
   return result.release();
-}
-
-// Calls f; any exception becomes a status and this thread's message.
-template <class F>
-int guarded(F&& f) {
-  try {
-    f();
-    last_error.clear();
-    return MXGATE_API_OK;
-  } catch (const UsageError& e) {
-    last_error = e.what();
-    return MXGATE_API_ERROR_INPUT;
-  } catch (const NpyError& e) {
-    last_error = e.what();
-    return MXGATE_API_ERROR_INPUT;
-  } catch (const std::logic_error& e) {  // invalid_argument, out_of_range, length_error
-    last_error = e.what();
-    return MXGATE_API_ERROR_INPUT;
-  } catch (const std::bad_alloc&) {
-    last_error = "out of memory";
-    return MXGATE_API_ERROR_MEMORY;
-  } catch (const std::exception& e) {
-    last_error = e.what();
-    return MXGATE_API_ERROR_RUNTIME;
-  } catch (...) {
-    last_error = "unknown exception (a bug in mxgate)";
-    return MXGATE_API_ERROR_INTERNAL;
-  }
 }
 
 }  // namespace
@@ -306,8 +252,6 @@ using mxgate::capi::guarded;
 using mxgate::capi::last_error;
 
 extern "C" {
-
-uint32_t mxgate_api_version(void) { return MXGATE_API_VERSION; }
 
 int mxgate_api_run(const char* verb, size_t option_count, const char* const* names,
                    const char* const* values, size_t array_count, const mxgate_api_array* arrays,
@@ -319,75 +263,6 @@ int mxgate_api_run(const char* verb, size_t option_count, const char* const* nam
   *result = nullptr;
   return guarded(
       [&] { *result = mxgate::capi::run(verb, option_count, names, values, array_count, arrays); });
-}
-
-const char* mxgate_api_last_error(void) { return last_error.c_str(); }
-
-size_t mxgate_api_result_array_count(const mxgate_api_result* result) {
-  return result ? result->arrays.size() : 0;
-}
-
-int mxgate_api_result_array(const mxgate_api_result* result, size_t index, mxgate_api_array* out) {
-  return guarded([&] {
-    if (!result || !out) throw mxgate::api::UsageError("result or out is NULL");
-    if (index >= result->arrays.size()) {
-      throw mxgate::api::UsageError("output " + std::to_string(index) + " of " +
-                                    std::to_string(result->arrays.size()));
-    }
-    const mxgate_api_result::Output& o = result->arrays[index];
-    out->name = o.name.c_str();
-    out->descr = o.descr.c_str();
-    out->rank = static_cast<uint32_t>(o.shape.size());
-    out->reserved = 0;
-    out->shape = o.shape.data();
-    out->data = o.array.bytes.data();
-    out->nbytes = o.array.bytes.size();
-  });
-}
-
-const char* mxgate_api_result_text(const mxgate_api_result* result) {
-  return result ? result->text.c_str() : "";
-}
-
-int mxgate_api_result_verdict(const mxgate_api_result* result, mxgate_api_verdict* out) {
-  return guarded([&] {
-    if (!result || !out) throw mxgate::api::UsageError("result or out is NULL");
-    if (!result->verdict) throw mxgate::api::UsageError("this result has no verdict (check-gemm)");
-    if (out->struct_size < 8) {
-      throw mxgate::api::UsageError("struct_size " + std::to_string(out->struct_size) +
-                                    " is too small");
-    }
-    const uint32_t size = out->struct_size;
-    std::memcpy(out, &*result->verdict, std::min<size_t>(size, sizeof(mxgate_api_verdict)));
-    out->struct_size = size;
-  });
-}
-
-void mxgate_api_result_free(mxgate_api_result* result) { delete result; }
-
-int mxgate_api_check(const char* property, size_t option_count, const char* const* names,
-                     const char* const* values, const mxgate_impl* impl,
-                     mxgate_api_result** result) {
-  if (!result) {
-    last_error = "result is NULL";
-    return MXGATE_API_ERROR_INPUT;
-  }
-  *result = nullptr;
-  return guarded([&] {
-    if (option_count > 0 && (!names || !values)) {
-      throw mxgate::api::UsageError("option_count is " + std::to_string(option_count) +
-                                    " but names or values is NULL");
-    }
-    mxgate::capi::NamedOptions named;
-    for (size_t i = 0; i < option_count; ++i) {
-      if (!names[i]) throw mxgate::api::UsageError("option " + std::to_string(i) + " has no name");
-      named.emplace_back(names[i],
-                         values[i] ? std::optional<std::string>(values[i]) : std::nullopt);
-    }
-    auto r = std::make_unique<mxgate_api_result>();
-    r->text = mxgate::capi::check_json(property, named, impl);
-    *result = r.release();
-  });
 }
 
 }  // extern "C"

@@ -15,7 +15,6 @@
 #include <set>
 #include <string>
 
-#include "api/args.h"
 #include "reference/accumulator.h"
 #include "reference/block_quant.h"
 #include "reference/convention.h"
@@ -26,8 +25,9 @@
 #include "reference/nvfp4_quant.h"
 #include "reference/scale_layout.h"
 #include "reference/verdict.h"
+#include "verbs/args.h"
 
-namespace mxgate::api {
+namespace mxgate::verbs {
 
 // The input array an option stands for (CLI: the .npy file it names; C API: the array passed
 // under its name). Throws UsageError naming the option when there is none or it cannot be read.
@@ -173,4 +173,4 @@ struct CheckGemmResult {
 // Reads gemm's inputs, then "c"; writes the heatmap when asked.
 CheckGemmResult check_gemm(const CheckGemmSpec& spec, const ArrayReader& read);
 
-}  // namespace mxgate::api
+}  // namespace mxgate::verbs

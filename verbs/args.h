@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace mxgate::api {
+namespace mxgate::verbs {
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -55,4 +55,4 @@ uint32_t parse_code(const std::string& text, int bits);
 // check, shared with the array form of decode).
 void check_code_fits(uint64_t code, int bits, const std::string& shown);
 
-}  // namespace mxgate::api
+}  // namespace mxgate::verbs

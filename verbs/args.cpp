@@ -1,11 +1,11 @@
-#include "api/args.h"
+#include "verbs/args.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 
-namespace mxgate::api {
+namespace mxgate::verbs {
 
 Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& options,
            const std::set<std::string>& flags) {
@@ -119,4 +119,4 @@ void check_code_fits(uint64_t code, int bits, const std::string& shown) {
   }
 }
 
-}  // namespace mxgate::api
+}  // namespace mxgate::verbs

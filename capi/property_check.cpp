@@ -1,0 +1,99 @@
+// libmxgate.so, part two: mxgate_api_check (include/mxgate/api.h), a property of properties/ run
+// against an implementation built in memory by the caller (an mxgate_impl whose ops' run
+// functions are the caller's callbacks: the Python package's ctypes adapters, docs/python.md §9),
+// with the CLI property runner's generators, contracts and shrinking, on a host backend. The
+// result is JSON (schema mxgate-check/1), rendered by properties/run_report.h as `mxgate property`
+// renders its text. Part one, mxgate_api_run and the verbs, is verb_calls.cpp.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capi/call_result.h"
+#include "gpu/host/host_backend.h"
+#include "impl/harness.h"
+#include "impl/plugin.h"
+#include "mxgate/api.h"
+#include "mxgate/plugin.h"
+#include "properties/case.h"
+#include "properties/property.h"
+#include "properties/run_report.h"
+#include "verbs/args.h"
+
+namespace mxgate::capi {
+namespace {
+
+using verbs::UsageError;
+
+// property nullptr: the property list. Options: seed, cases, max-size, case (one case's text:
+// replayed without its generator), no-shrink (a flag). Throws UsageError on bad input (an unknown
+// property or option, a malformed implementation or case).
+std::string check_json(const char* property, const std::vector<verbs::Args::Named>& options,
+                       const mxgate_impl* mi) {
+  if (property == nullptr) return properties::property_list_json();
+  const properties::Property* p = properties::find_property(property);
+  if (p == nullptr) {
+    throw UsageError("unknown property '" + std::string(property) + "' (mxgate property --list)");
+  }
+  const verbs::Args a(options, {"seed", "cases", "max-size", "case"}, {"no-shrink"});
+  if (mi == nullptr) throw UsageError("impl is NULL");
+  const mxgate_plugin plugin{
+      MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr, 1, mi};
+  std::vector<impl::Implementation> impls;
+  try {
+    impls = impl::implementations_of("python (in-process)", plugin);
+  } catch (const impl::PluginError& e) {
+    throw UsageError(e.what());
+  }
+  const impl::Implementation& im = impls.front();
+  gpu::HostBackend be;
+  const properties::Context ctx{&be, {}, nullptr, &im};
+  properties::RunOptions ro;
+  ro.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
+  ro.cases = static_cast<int>(a.integer("cases", 100, 1, 100000000));
+  ro.max_size = static_cast<int>(a.integer("max-size", 100, 1, 100000));
+  ro.shrink = !a.flag("no-shrink");
+  properties::RunResult r;
+  if (const auto text = a.get("case")) {
+    properties::Case c;
+    try {
+      c = properties::Case::parse(std::string(p->name), *text);
+      r.counterexample = c;
+      r.failure = properties::check_case(*p, ctx, c);
+      r.cases = 1;
+    } catch (const properties::CaseError& e) {
+      throw UsageError(std::string("case: ") + e.what());
+    } catch (const impl::Unsupported& e) {
+      r.unsupported = 1;
+      r.unsupported_reasons.emplace_back(e.what());
+    }
+    r.passed = !r.failure;
+    if (r.passed) r.counterexample.reset();
+  } else {
+    r = properties::run_property(*p, ctx, ro);
+  }
+  return properties::run_json(p->name, im.name, ro, r);
+}
+
+}  // namespace
+}  // namespace mxgate::capi
+
+extern "C" {
+
+int mxgate_api_check(const char* property, size_t option_count, const char* const* names,
+                     const char* const* values, const mxgate_impl* impl,
+                     mxgate_api_result** result) {
+  if (!result) {
+    mxgate::capi::last_error = "result is NULL";
+    return MXGATE_API_ERROR_INPUT;
+  }
+  *result = nullptr;
+  return mxgate::capi::guarded([&] {
+    const auto named = mxgate::capi::named_options(option_count, names, values);
+    auto r = std::make_unique<mxgate_api_result>();
+    r->text = mxgate::capi::check_json(property, named, impl);
+    *result = r.release();
+  });
+}
+
+}  // extern "C"
