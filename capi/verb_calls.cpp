@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "capi/call_result.h"
+#include "capi/shapes.h"
 #include "mxgate/api.h"
 #include "reference/convention.h"
 #include "reference/npy.h"
@@ -204,6 +205,16 @@ const std::vector<Verb>& verbs() {
            return;
          }
          for (const AccumulatorModel& m : all_accumulators()) r.text += m.name + "\n";
+       }},
+      // `mxgate shapes` as JSON (capi/shapes.h).
+      {"shapes",
+       [] {
+         return std::set<std::string>{"model", "tp", "catalog"};
+       },
+       [] { return std::set<std::string>{"flagged"}; },
+       [](const Args& a, const Inputs&, mxgate_api_result& r) {
+         r.text = shapes_json(a.get("model"), a.integer("tp", 0, 1, 1024), a.flag("flagged"),
+                              a.get("catalog"));
        }},
   };
   return table;

@@ -4,16 +4,23 @@ for MXFP4 / MXFP6 / NVFP4 (docs/fp4.md), as numpy functions (docs/python.md).
     import mxgate
     codes = mxgate.encode([448.0, 464.0], "e4m3fn", "torch_2_11")
     v = mxgate.check_gemm(a, a_scales, b, b_scales, c, scheme="mx")
-    assert v.ok, v
+    assert v.passed, v
+    r = mxgate.check("gemm.exact", "py:mxgate.adapters.numpy:NumpyAdapter")
+    assert r.passed, r
 
 The functions run the same library code as the `mxgate` CLI verbs (libmxgate.so through
-ctypes: any CPython 3, numpy 1.24 or 2.x), with the same options and error texts.
+ctypes: any CPython 3, numpy 1.24 or 2.x), with the same options and error texts. Every result
+spells success `passed`; every exception raised on purpose is an `mxgate.Error`. The pytest
+plugin is `mxgate.pytest_plugin`, the hypothesis strategies `mxgate.strategies`.
 """
 
 from ._native import library_path
-from .adapter import Adapter, AdapterError, Contract, Dim, Op, Unavailable, Unsupported, contract, op
-from .check import CheckResult, Location, Results, check, properties
 from .accumulator import Accumulator
+from .adapter import Adapter, Contract, Dim, Op, contract, op
+from .catalog import Shape, shapes
+from .check import check, properties
+from .errors import (AdapterError, Error, InputError, LibraryError, OutOfMemory, Unavailable,
+                     Unsupported)
 from .reference import (
     accumulators,
     check_gemm,
@@ -29,6 +36,8 @@ from .reference import (
     quantize_mxfp4,
     quantize_nvfp4,
 )
+from .result import CheckResult, Location
+from .spec import load
 from .verdict import NAN_ULP, Element, Verdict
 
 __version__ = "0.1.0"
@@ -41,19 +50,21 @@ __all__ = [
     "CheckResult",
     "Contract",
     "Dim",
+    "Element",
+    "Error",
+    "InputError",
+    "LibraryError",
     "Location",
     "Op",
-    "Results",
+    "OutOfMemory",
+    "Shape",
     "Unavailable",
     "Unsupported",
-    "check",
-    "contract",
-    "op",
-    "properties",
-    "Element",
     "Verdict",
     "accumulators",
+    "check",
     "check_gemm",
+    "contract",
     "conventions",
     "decode",
     "dequantize",
@@ -61,9 +72,13 @@ __all__ = [
     "formats",
     "gemm",
     "library_path",
+    "load",
+    "op",
+    "properties",
     "quantize",
     "quantize_block",
     "quantize_mx",
     "quantize_mxfp4",
     "quantize_nvfp4",
+    "shapes",
 ]

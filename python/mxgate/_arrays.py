@@ -13,6 +13,8 @@ with the CLI's message. Nothing is converted silently in a way that changes a va
 
 import numpy as np
 
+from .errors import InputError
+
 DLPACK_CPU = 1
 DLPACK_CUDA_HOST = 3
 
@@ -98,7 +100,7 @@ def host_array(x, role, kind, fmt=None, plain=None):
     representable); otherwise it keeps numpy's dtype and the library names the problem.
     """
     if x is None:
-        raise ValueError(f"--{role}: None is not an array")
+        raise InputError(f"--{role}: None is not an array")
     if plain is not None and _is_plain(x):
         a = np.asarray(x)
         if a.dtype.kind in "iufb":
@@ -108,7 +110,7 @@ def host_array(x, role, kind, fmt=None, plain=None):
                     x = b
     a, narrow = to_numpy(x, kind)
     if kind == "bits" and narrow and fmt and _NARROW[narrow][0] != fmt:
-        raise ValueError(f"--{role}: a {narrow} array holds {_NARROW[narrow][0]} codes, not {fmt}")
+        raise InputError(f"--{role}: a {narrow} array holds {_NARROW[narrow][0]} codes, not {fmt}")
     if a.dtype.byteorder == ">":
         a = a.astype(a.dtype.newbyteorder("<"))  # same values, the byte order the library reads
     return a if a.flags.c_contiguous else a.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import Error, InputError, LibraryError, OutOfMemory
+
 API_VERSION = 1
 LIBRARY_NAME = "libmxgate.so"
 
@@ -140,18 +142,20 @@ if _lib.mxgate_api_version() != API_VERSION:
     )
 
 
-def _error(status):
+def _error(status: int, verb: str) -> Error:
+    """The exception of a failed call (errors.py): InputError for bad input (a ValueError),
+    OutOfMemory, or LibraryError naming the status."""
     message = (_lib.mxgate_api_last_error() or b"").decode("utf-8", "replace")
     if status == ERROR_INPUT:
-        return ValueError(message)
+        return InputError(message, verb=verb)
     if status == ERROR_MEMORY:
-        return MemoryError(message)
-    return RuntimeError(message)
+        return OutOfMemory(message)
+    return LibraryError(message, status=status)
 
 
-def _check(status):
+def _check(status, verb):
     if status != OK:
-        raise _error(status)
+        raise _error(status, verb)
 
 
 def run(verb, options=(), arrays=(), want_verdict=False):
@@ -160,7 +164,7 @@ def run(verb, options=(), arrays=(), want_verdict=False):
     options: (name, value) pairs, value a str or None (a flag); arrays: (name, ndarray) pairs,
     each C-contiguous and little-endian. Returns (outputs, text, verdict): outputs a dict of role
     -> ndarray (copies), text what the CLI prints, verdict a VerdictStruct when asked for.
-    Raises ValueError with the CLI's message on bad input.
+    Raises InputError (a ValueError) with the CLI's message on bad input.
     """
     names = [n.encode() for n, _ in options]
     values = [None if v is None else v.encode() for _, v in options]
@@ -177,13 +181,14 @@ def run(verb, options=(), arrays=(), want_verdict=False):
         _lib.mxgate_api_run(
             verb.encode(), len(names), c_names, c_values, len(arrays), c_arrays,
             ctypes.byref(result),
-        )
+        ),
+        verb,
     )
     try:
         outputs = {}
         out = Array()
         for i in range(_lib.mxgate_api_result_array_count(result)):
-            _check(_lib.mxgate_api_result_array(result, i, ctypes.byref(out)))
+            _check(_lib.mxgate_api_result_array(result, i, ctypes.byref(out)), verb)
             dtype = np.dtype(out.descr.decode())
             shape = tuple(out.shape[d] for d in range(out.rank))
             if out.nbytes:
@@ -197,7 +202,7 @@ def run(verb, options=(), arrays=(), want_verdict=False):
         if want_verdict:
             verdict = VerdictStruct()
             verdict.struct_size = ctypes.sizeof(VerdictStruct)
-            _check(_lib.mxgate_api_result_verdict(result, ctypes.byref(verdict)))
+            _check(_lib.mxgate_api_result_verdict(result, ctypes.byref(verdict)), verb)
         return outputs, text, verdict
     finally:
         _lib.mxgate_api_result_free(result)
@@ -211,14 +216,15 @@ def names(verb):
 
 def check(prop, options, impl_address):
     """mxgate_api_check: the JSON text of a property run against the mxgate_impl at
-    impl_address (prop None: the property list). Raises ValueError on bad input."""
+    impl_address (prop None: the property list). Raises InputError (a ValueError) on bad
+    input; its verb is "property", the CLI verb of the same run."""
     names = [n.encode() for n, _ in options]
     values = [None if v is None else v.encode() for _, v in options]
     c_names = (ctypes.c_char_p * len(names))(*names)
     c_values = (ctypes.c_char_p * len(values))(*values)
     result = ctypes.c_void_p()
     _check(_lib.mxgate_api_check(None if prop is None else prop.encode(), len(names), c_names,
-                                 c_values, impl_address, ctypes.byref(result)))
+                                 c_values, impl_address, ctypes.byref(result)), "property")
     try:
         return _lib.mxgate_api_result_text(result).decode()
     finally:

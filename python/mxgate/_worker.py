@@ -16,7 +16,6 @@ adapter prints goes to stderr (mxgate keeps its tail for error messages). Every 
 The worker exits when mxgate closes the connection.
 """
 
-import importlib
 import os
 import struct
 import sys
@@ -57,19 +56,11 @@ def _write(f, header, body=b""):
 
 
 def load(target):
-    """The adapter MODULE:OBJECT names (an instance; a class is instantiated)."""
-    from .adapter import Adapter, AdapterError
+    """The adapter MODULE:OBJECT names (an instance; a class is instantiated): mxgate.spec.load,
+    the loader mxgate.check and the pytest plugin use too."""
+    from .spec import load as load_spec
 
-    module, _, name = target.partition(":")
-    obj = getattr(importlib.import_module(module), name, None)
-    if obj is None:
-        raise AdapterError(f"module {module} has no attribute '{name}'")
-    if isinstance(obj, type) and issubclass(obj, Adapter):
-        obj = obj()
-    if not isinstance(obj, Adapter):
-        raise AdapterError(f"{target} is a {type(obj).__name__}, not an mxgate.Adapter")
-    obj.check_available()
-    return obj
+    return load_spec(target)
 
 
 def serve(adapter, proto_in, proto_out):

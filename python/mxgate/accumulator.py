@@ -2,7 +2,7 @@
 
 import json
 from dataclasses import dataclass
-from typing import Dict
+from typing import Dict, Tuple
 
 
 @dataclass(frozen=True)
@@ -18,11 +18,11 @@ class Accumulator:
     description: str
     source: str
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
     @classmethod
-    def list_from_json(cls, text):
+    def list_from_json(cls, text: str) -> Tuple["Accumulator", ...]:
         """The models of `mxgate accumulators --json` text, in registry order."""
         return tuple(
             cls(name=m["name"], kind=m["kind"], parameters=dict(m["parameters"]),

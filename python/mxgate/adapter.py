@@ -43,9 +43,11 @@ import dataclasses
 import inspect
 import traceback
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
 import numpy as np
+
+from .errors import AdapterError, Unavailable, Unsupported  # Unavailable: adapters import it here
 
 FAMILIES = ("cast", "quantize_mx", "quantize_block", "dequantize", "upcast_e8m0", "preshuffle",
             "gemm_mx", "gemm_block", "gemm_bf16")
@@ -68,19 +70,6 @@ _INPUTS = {
     "gemm_bf16": ("a", "b"),
 }
 _OUTPUTS = {"quantize_mx": ("out", "out_scale"), "quantize_block": ("out", "out_scale")}
-
-
-class Unsupported(Exception):
-    """Raised by an op to decline a case (MXGATE_UNSUPPORTED)."""
-
-
-class Unavailable(Exception):
-    """Raised by Adapter.check_available (or while building an adapter) when what it wraps is
-    absent here: an optional module, a device. The worker reports it as an environment error."""
-
-
-class AdapterError(ValueError):
-    """A malformed adapter or op declaration, or an op's output that does not fit its call."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +153,7 @@ _DEFAULTS = {
 _CONTRACT_FIELDS = {f.name for f in dataclasses.fields(Contract)}
 
 
-def contract(family, **fields):
+def contract(family: str, **fields: Any) -> Contract:
     """The family's default contract with `fields` replacing its clauses."""
     if family not in FAMILIES:
         raise AdapterError(f"unknown family '{family}' (families: {', '.join(FAMILIES)})")
@@ -198,7 +187,7 @@ class Call:
     k: int
     tensors: Tuple[Tensor, ...]
 
-    def tensor(self, role):
+    def tensor(self, role: str) -> Optional[Tensor]:
         for t in self.tensors:
             if t.role == role:
                 return t
@@ -240,7 +229,7 @@ def _as_bits(value, t, op):
                        f"does not convert an op's output)")
 
 
-def emit(t, value, target, op):
+def emit(t: Tensor, value: Any, target: np.ndarray, op: str) -> None:
     """Writes an op's output into `target` (a writable uint8 array of t.nbytes bytes, poisoned
     by the caller) in t's layout: a logical (rows, cols) array (1-D for a single row) is laid
     out, a 1-D array of the storage size is copied as it is."""
@@ -271,7 +260,8 @@ def _typed_view(typed, t):
 class Op:
     """One op: name, family, contract and the callable."""
 
-    def __init__(self, family, fn, name=None, contract_=None, **fields):
+    def __init__(self, family: str, fn: Callable[..., Any], name: Optional[str] = None,
+                 contract_: Optional[Contract] = None, **fields: Any) -> None:
         if family not in FAMILIES:
             raise AdapterError(f"unknown family '{family}' (families: {', '.join(FAMILIES)})")
         if not callable(fn):
@@ -289,12 +279,13 @@ class Op:
         kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
         self._wants = tuple(w for w in ("out_dtype", "call") if kw or w in params)
 
-    def with_contract(self, **fields):
+    def with_contract(self, **fields: Any) -> "Op":
         """A copy of this op with contract clauses replaced (e.g. accumulator=...)."""
         c = dataclasses.replace(self.contract, **fields)
         return Op(self.family, self.fn, self.name, c)
 
-    def invoke(self, m, n, k, tensors, buffers):
+    def invoke(self, m: int, n: int, k: int, tensors: Sequence[Tensor],
+               buffers: Sequence[Any]) -> Tuple[str, str]:
         """Runs the op on one call: tensors (Tensor per present slot, inputs then outputs) and
         their buffers (inputs: bytes-like; outputs: writable uint8 arrays). Returns (status,
         message): status "done", "unsupported" or "error"; never raises."""
@@ -332,7 +323,7 @@ class Op:
             return "error", f"{self.name} raised {describe_exception(e)}"
 
 
-def describe_exception(e):
+def describe_exception(e: BaseException) -> str:
     """'TypeError: message (file.py:12 in fn)': the exception and where it was raised."""
     frames = traceback.extract_tb(e.__traceback__)
     where = ""
@@ -342,7 +333,8 @@ def describe_exception(e):
     return f"{type(e).__name__}: {e}{where}"
 
 
-def op(family, name=None, **fields):
+def op(family: str, name: Optional[str] = None,
+       **fields: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator declaring a method of an Adapter subclass (or a function) as an op."""
 
     def wrap(fn):
@@ -357,10 +349,11 @@ class Adapter:
     pass ops to the constructor. `check_available()` raises Unavailable when what the adapter
     wraps is absent (the default: always available)."""
 
-    name = None
-    description = ""
+    name: Optional[str] = None
+    description: str = ""
 
-    def __init__(self, ops=None, name=None, description=None):
+    def __init__(self, ops: Optional[Iterable[Op]] = None, name: Optional[str] = None,
+                 description: Optional[str] = None) -> None:
         if name is not None:
             self.name = name
         if description is not None:
@@ -383,24 +376,24 @@ class Adapter:
         return out
 
     @property
-    def ops(self):
+    def ops(self) -> Tuple[Op, ...]:
         return tuple(self._ops)
 
-    def check_available(self):
+    def check_available(self) -> None:
         """Raises Unavailable(reason) when the adapter cannot run here."""
 
-    def find(self, name):
+    def find(self, name: str) -> Op:
         for o in self._ops:
             if o.name == name:
                 return o
         raise AdapterError(f"adapter {self.name} has no op '{name}' "
                            f"(ops: {', '.join(o.name for o in self._ops)})")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<mxgate adapter {self.name}: {', '.join(o.name for o in self._ops)}>"
 
 
-def as_adapter(impl, op=None):
+def as_adapter(impl: Any, op: Union[str, Op, None] = None) -> Tuple["Adapter", Tuple[Op, ...]]:
     """(adapter, ops) for mxgate.check: an Adapter (op: one of its op names, or None for all),
     an Op, or a callable with op naming its family (or an Op declaring it)."""
     if isinstance(impl, type) and issubclass(impl, Adapter):
@@ -427,7 +420,7 @@ def as_adapter(impl, op=None):
                        f"{type(impl).__name__}")
 
 
-def describe(adapter):
+def describe(adapter: Adapter) -> str:
     """The worker's handshake text (impl/python.cpp parse_description)."""
 
     def line(s):

@@ -10,14 +10,21 @@ the reference and the comparison stay in C++.
 import ctypes
 import json
 import sys
-from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Callable, Iterable, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _native
+from . import spec as _spec
 from .adapter import (DTYPES, FAMILY_CODE, DTYPE_CODE, LAYOUT_CODE, LAYOUTS, Adapter, Tensor,
                       as_adapter, describe_exception)
+from .adapter import Op
+from .errors import InputError
+from .result import CheckResult, Location
+
+Impl = Union[Adapter, type, Op, Callable[..., object], str]
+"""What mxgate.check runs: an Adapter (or subclass), an Op, a plain callable, or a spec string
+(py:MODULE:OBJECT, MODULE:OBJECT)."""
 
 
 class _CContract(ctypes.Structure):
@@ -141,119 +148,7 @@ class _InMemory:
         return _STATUS[status]
 
 
-@dataclass(frozen=True)
-class Location:
-    """The first differing element of a failure: row, col (for elementwise ops: 0 and the
-    element), the expected and actual bits (fp32 / bf16 patterns, codes) and the ULP distance."""
-
-    row: int
-    col: int
-    expected_bits: int
-    actual_bits: int
-    ulp: int
-
-    @property
-    def coords(self):
-        return (self.row, self.col)
-
-
-@dataclass(frozen=True, repr=False)
-class CheckResult:
-    """What mxgate.check found. passed; cases run; unsupported (cases the implementation could
-    not take: counted, never failures) and their reasons; the shrunk counterexample (the case's
-    one-line text) with the failure's kind ("fail", "contract_mismatch", "error"), what and
-    location; reproduce: a snippet that replays the shrunk case; cli: the same run from the
-    shell when the adapter is importable (py:MODULE:OBJECT). str() tells the whole story;
-    repr() fits pytest's 240-character assertion message."""
-
-    property: str
-    impl: str
-    passed: bool
-    cases: int
-    unsupported: int
-    unsupported_reasons: Tuple[str, ...]
-    ops: Tuple[str, ...]
-    seed: int
-    cases_requested: int
-    counterexample: Optional[str] = None
-    kind: Optional[str] = None
-    failure: Optional[str] = None
-    location: Optional[Location] = None
-    output: str = "fp32"
-    reproduce: Optional[str] = None
-    cli: Optional[str] = None
-
-    @property
-    def verdict(self):
-        if self.passed:
-            return "pass" if self.cases else "unsupported"
-        return self.kind or "fail"
-
-    def _located(self):
-        e = self.location
-        if e is None:
-            return ""
-        w = 4 if self.output == "bf16" else 8
-        return (f"element ({e.row},{e.col}): expected 0x{e.expected_bits:0{w}X}, actual "
-                f"0x{e.actual_bits:0{w}X}, {e.ulp} ulp")
-
-    def __str__(self):
-        head = f"{self.property} on {self.impl}: "
-        if self.passed:
-            head += (f"pass after {self.cases} cases" if self.cases else "no case ran") + \
-                f" (seed {self.seed})"
-        else:
-            head += f"{self.verdict.upper()} after {self.cases} cases (seed {self.seed})"
-        lines = [head + f", {self.unsupported} unsupported"]
-        if self.ops:
-            lines.append("  ops: " + ", ".join(self.ops))
-        for r in self.unsupported_reasons:
-            lines.append("  unsupported: " + r)
-        if not self.passed:
-            if self.counterexample:
-                lines.append("  shrunk case: " + self.counterexample)
-            if self.failure:
-                lines.append("  failure: " + self.failure)
-            if self.location:
-                lines.append("  " + self._located())
-            if self.reproduce:
-                lines.append("  reproduce: " + self.reproduce)
-            if self.cli:
-                lines.append("  cli: " + self.cli)
-        return "\n".join(lines)
-
-    def __repr__(self):
-        if self.passed:
-            return (f"CheckResult({self.property}[{self.impl}] {self.verdict}, cases={self.cases},"
-                    f" unsupported={self.unsupported})")
-        at = f" at {self.location.coords}" if self.location else ""
-        case = self.counterexample or (self.failure or "")[:80]
-        text = f"CheckResult({self.property}[{self.impl}] {self.verdict.upper()}{at}: {case}"
-        if len(text) > 225:
-            text = text[:222] + "..."
-        return text + "; print() it)"
-
-
-class Results(tuple):
-    """The results of several properties (mxgate.check("all", ...)): passed when every one
-    passed; str() lists them all, repr() the ones that did not pass."""
-
-    @property
-    def passed(self):
-        return all(r.passed for r in self)
-
-    def __str__(self):
-        return "\n".join(str(r) for r in self)
-
-    def __repr__(self):
-        bad = [r for r in self if not r.passed]
-        if not bad:
-            return f"Results({len(self)} properties pass)"
-        text = "Results(" + "; ".join(repr(r) for r in bad)
-        return (text[:222] + "...)") if len(text) > 225 else text + ")"
-
-
-def properties():
+def properties() -> Tuple[Tuple[str, Tuple[str, ...], str], ...]:
     """Every property: a tuple of (name, families, guards)."""
     text = _native.check(None, [], None)
     return tuple((p["name"], tuple(p["families"]), p["guards"]) for p in json.loads(text))
@@ -277,7 +172,9 @@ def _import_spec(impl):
 
 
 def _impl_expression(impl, spec, op):
-    if spec:
+    if isinstance(impl, str):
+        expr = repr(impl)
+    elif spec:
         mod, name = spec.split(":")
         expr = f"{mod}.{name}"
         if isinstance(impl, Adapter) and getattr(sys.modules[mod], name) is type(impl):
@@ -289,26 +186,43 @@ def _impl_expression(impl, spec, op):
     return expr + (f", op={op!r}" if op is not None else "")
 
 
-def check(property, impl, op=None, cases=100, seed=1, accumulator=None, case=None,
-          shrink=True, max_size=None):
-    """Runs `property` (mxgate.properties(); "all" or a list: every one that applies, returned
-    as Results) against `impl`: an Adapter (op: one of its ops by name, default all), an Op, or
+def check(property: Union[str, Iterable[str]], impl: Impl, op: Union[str, Op, None] = None,
+          cases: int = 100, seed: int = 1, accumulator: Optional[str] = None,
+          case: Optional[str] = None, shrink: bool = True,
+          max_size: Optional[int] = None) -> CheckResult:
+    """Runs `property` (mxgate.properties(); "all": every one that applies to impl's ops, or a
+    list of names) against `impl`: an Adapter (op: one of its ops by name, default all), an Op,
     a plain callable with op= its family name (default contract of that family) or an Op
-    declaring it. accumulator replaces the GEMM ops' declared accumulator model
-    (`mxgate accumulators`). case= replays one case's text (a CheckResult's counterexample)
-    without the generator. Returns a CheckResult; raises ValueError for a malformed adapter,
-    contract or option, never for a failing implementation."""
-    adapter, ops = as_adapter(impl, op)
+    declaring it, or a spec string naming an adapter (py:MODULE:OBJECT or MODULE:OBJECT, as the
+    CLI's --impl). accumulator replaces the GEMM ops' declared accumulator model (`mxgate
+    accumulators`). case= replays one case's text (a CheckResult's counterexample) without the
+    generator. Returns one CheckResult whatever `property` is (several: its `results` holds one
+    per property). Raises InputError (a ValueError) for a malformed adapter, contract, spec or
+    option, Unavailable when the adapter cannot run here; never for a failing implementation."""
+    target = _spec.load(impl) if isinstance(impl, str) else impl
+    adapter, ops = as_adapter(target, op)
     if accumulator is not None:
         ops = tuple(o.with_contract(accumulator=accumulator) if o.family.startswith("gemm")
                     else o for o in ops)
     if not isinstance(property, str) or property == "all":
-        names = [p for p, _, _ in properties()] if property == "all" else list(property)
-        table = {p: set(f) for p, f, _ in properties()}
+        if case is not None:
+            raise InputError("case= replays one property's case: name one property, not "
+                             f"{property!r}", verb="property")
+        listed = properties()
+        names = [p for p, _, _ in listed] if property == "all" else list(property)
+        table = {p: set(f) for p, f, _ in listed}
         families = {o.family for o in ops}
         picked = [p for p in names if property != "all" or table.get(p, set()) & families]
-        return Results(check(p, impl, op=op, cases=cases, seed=seed, accumulator=accumulator,
-                             shrink=shrink, max_size=max_size) for p in picked)
+        parts = [_check_one(p, impl, target, adapter, ops, op, cases, seed, accumulator, case,
+                            shrink, max_size) for p in picked]
+        label = "all" if property == "all" else ",".join(names)
+        return CheckResult.of_several(label, adapter.name, seed, cases, parts)
+    return _check_one(property, impl, target, adapter, ops, op, cases, seed, accumulator, case,
+                      shrink, max_size)
+
+
+def _check_one(property, impl, target, adapter, ops, op, cases, seed, accumulator, case, shrink,
+               max_size):
     memory = _InMemory(adapter, ops)
     options = [("seed", str(seed)), ("cases", str(cases))]
     if max_size is not None:
@@ -323,7 +237,10 @@ def check(property, impl, op=None, cases=100, seed=1, accumulator=None, case=Non
     j = json.loads(text)
     f = j["failure"]
     where = f.get("where") if f else None
-    spec = _import_spec(impl) if isinstance(impl, (Adapter, type)) else None
+    if isinstance(impl, str):
+        spec = ":".join(_spec.parse(impl))
+    else:
+        spec = _import_spec(target) if isinstance(target, (Adapter, type)) else None
     result = dict(
         property=j["property"], impl=j["impl"], passed=j["passed"], cases=j["cases"],
         unsupported=j["unsupported"], unsupported_reasons=tuple(j["unsupported_reasons"]),

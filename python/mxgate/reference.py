@@ -12,6 +12,7 @@ nibble, (rows, ceil(K/2)) uint8, with `k` giving K where no unpacked operand doe
 """
 
 import os
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -19,6 +20,11 @@ from . import _native
 from ._arrays import host_array
 from .accumulator import Accumulator
 from .verdict import Verdict
+
+# Anything an array argument takes (docs/python.md §3.1): numpy arrays, objects with __array__
+# or DLPack (torch / CuPy / JAX, on any device), plain Python numbers and lists.
+ArrayInput = Any
+PathLike = Union[str, "os.PathLike[str]"]
 
 _SIXTEEN_BIT = ("bf16", "fp16")
 _MX_SCALES = ("mx", "mxfp4", "mxfp6")
@@ -46,18 +52,18 @@ def _value_text(v):
     return v.hex()  # "inf", "-inf", or "0x1.8p+2"
 
 
-def formats():
+def formats() -> Tuple[str, ...]:
     """The format names encode / decode accept: e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0 bf16 fp16
     e2m1 e2m3 e3m2."""
     return _native.names("formats")
 
 
-def conventions():
+def conventions() -> Tuple[str, ...]:
     """The named conventions (`mxgate conventions` shows each one's policies and source)."""
     return _native.names("conventions")
 
 
-def accumulators():
+def accumulators() -> Tuple[Accumulator, ...]:
     """The named accumulator models (`mxgate accumulators`), in registry order: a tuple of
     Accumulator (name, kind, parameters, description, source). check_gemm(accumulator=NAME) takes
     a name, or NAME:param=value,... to override parameters (docs/accumulators.md §1)."""
@@ -65,7 +71,7 @@ def accumulators():
     return Accumulator.list_from_json(text)
 
 
-def encode(x, fmt, convention):
+def encode(x: ArrayInput, fmt: str, convention: str) -> np.ndarray:
     """Values to codes under `convention`: uint8 for 8-bit formats and for e2m1 / e2m3 / e3m2
     (one code per byte, not packed), uint16 for bf16 and fp16, same shape. x is float32 or
     float64 (rounded once to fp32, as the CLI rounds decimal text); float16 / bfloat16 / float8
@@ -79,7 +85,7 @@ def encode(x, fmt, convention):
     return out["codes"]
 
 
-def decode(codes, fmt, convention):
+def decode(codes: ArrayInput, fmt: str, convention: str) -> np.ndarray:
     """Codes (uint8 or uint16, any shape) to float32 values; e8m0 uses the convention's decode
     rule, every other format decodes exactly."""
     options = []
@@ -91,8 +97,10 @@ def decode(codes, fmt, convention):
     return out["values"]
 
 
-def quantize(x, scheme, fmt, convention, *, scale_layout=None, ue8m0=False, global_amax=None,
-             tile=None, pow2_scales=False):
+def quantize(x: ArrayInput, scheme: str, fmt: Optional[str], convention: str, *,
+             scale_layout: Optional[str] = None, ue8m0: bool = False,
+             global_amax: Optional[float] = None, tile: Optional[str] = None,
+             pow2_scales: bool = False) -> Tuple[np.ndarray, ...]:
     """`mxgate quantize`: x (M, K) float32 / float64 -> (codes uint8 (M, K), scales); e2m1 codes
     packed (M, ceil(K/2)). scheme mx (fmt any MX element format, FP8 / FP6 / FP4), mxfp4 (e2m1,
     fmt may be None), mxfp6 (fmt e2m3 or e3m2): scales uint8 e8m0 (M, ceil(K/32)); act1x128:
@@ -118,19 +126,22 @@ def quantize(x, scheme, fmt, convention, *, scale_layout=None, ue8m0=False, glob
     return out["data"], out["scales"]
 
 
-def quantize_mx(x, fmt, convention, *, scale_layout=None):
+def quantize_mx(x: ArrayInput, fmt: str, convention: str, *,
+                scale_layout: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
     """MX quantization, blocks of 32 along K: (codes, e8m0 scale bytes). fmt may be an FP6 / FP4
     element format (e2m3, e3m2, e2m1: packed codes)."""
     return quantize(x, "mx", fmt, convention, scale_layout=scale_layout)
 
 
-def quantize_mxfp4(x, convention, *, scale_layout=None):
+def quantize_mxfp4(x: ArrayInput, convention: str, *,
+                   scale_layout: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
     """MXFP4: e2m1 codes packed (M, ceil(K/2)) and e8m0 scale bytes (M, ceil(K/32))."""
     return quantize(x, "mxfp4", None, convention, scale_layout=scale_layout)
 
 
-def quantize_nvfp4(x, convention, *, global_amax=None, tile=None, pow2_scales=False,
-                   scale_layout=None):
+def quantize_nvfp4(x: ArrayInput, convention: str, *, global_amax: Optional[float] = None,
+                   tile: Optional[str] = None, pow2_scales: bool = False,
+                   scale_layout: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """NVFP4 (docs/fp4.md §6): (e2m1 codes packed (M, ceil(K/2)), uint8 E4M3 block scales
     (M, ceil(K/16)), float32 (1,) global decode scale) with the recipe of `convention`
     (te_nvfp4_ref, torchao_nvfp4, flashinfer_nvfp4)."""
@@ -138,14 +149,17 @@ def quantize_nvfp4(x, convention, *, global_amax=None, tile=None, pow2_scales=Fa
                     global_amax=global_amax, tile=tile, pow2_scales=pow2_scales)
 
 
-def quantize_block(x, fmt, convention, *, scheme="act1x128", ue8m0=False, scale_layout=None):
+def quantize_block(x: ArrayInput, fmt: str, convention: str, *, scheme: str = "act1x128",
+                   ue8m0: bool = False,
+                   scale_layout: Optional[str] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Block FP8 (DeepSeek-style): scheme act1x128 (activations, 1x128 groups) or w128x128
     (weights, 128x128 blocks); (codes, float32 scales)."""
     return quantize(x, scheme, fmt, convention, scale_layout=scale_layout, ue8m0=ue8m0)
 
 
-def dequantize(data, scales, fmt, convention, *, scheme="mx", dtype="float32", k=None,
-               global_scale=None, pow2_scales=False):
+def dequantize(data: ArrayInput, scales: ArrayInput, fmt: Optional[str], convention: str, *,
+               scheme: str = "mx", dtype: str = "float32", k: Optional[int] = None,
+               global_scale: Optional[ArrayInput] = None, pow2_scales: bool = False) -> np.ndarray:
     """`mxgate dequantize`: codes times logical row-major scales (mx bytes decoded by the
     convention's e8m0 rule) -> float32 (M, K), or dtype="bf16": uint16 bf16 bits. Packed e2m1
     data (schemes mx with fmt e2m1, mxfp4, nvfp4) holds k codes a row (default twice the
@@ -219,8 +233,12 @@ def _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format=Non
     return options, arrays
 
 
-def gemm(a, a_scales, b, b_scales, *, scheme="mx", fmt=None, convention=None, dtype="float32",
-         a_format=None, b_format=None, k=None, a_global=None, b_global=None):
+def gemm(a: ArrayInput, a_scales: Optional[ArrayInput], b: ArrayInput,
+         b_scales: Optional[ArrayInput], *, scheme: str = "mx", fmt: Optional[str] = None,
+         convention: Optional[str] = None, dtype: str = "float32", a_format: Optional[str] = None,
+         b_format: Optional[str] = None, k: Optional[int] = None,
+         a_global: Optional[ArrayInput] = None,
+         b_global: Optional[ArrayInput] = None) -> np.ndarray:
     """The exact oracle C = A * B^T rounded once (`mxgate gemm`).
 
     scheme mx: a (M, K), b (N, K) uint8 codes of fmt (default e4m3fn; a_format / b_format give
@@ -240,10 +258,14 @@ def gemm(a, a_scales, b, b_scales, *, scheme="mx", fmt=None, convention=None, dt
 
 
 def check_gemm(
-    a, a_scales, b, b_scales, c, *, scheme="mx", fmt=None, convention=None, mode="exact",
-    accumulator=None, acc_bits=None, block_k=None, dtype=None, heatmap=None, a_format=None,
-    b_format=None, k=None, a_global=None, b_global=None,
-):
+    a: ArrayInput, a_scales: Optional[ArrayInput], b: ArrayInput, b_scales: Optional[ArrayInput],
+    c: ArrayInput, *, scheme: str = "mx", fmt: Optional[str] = None,
+    convention: Optional[str] = None, mode: str = "exact", accumulator: Optional[str] = None,
+    acc_bits: Optional[int] = None, block_k: Optional[int] = None, dtype: Optional[str] = None,
+    heatmap: Optional[PathLike] = None, a_format: Optional[str] = None,
+    b_format: Optional[str] = None, k: Optional[int] = None,
+    a_global: Optional[ArrayInput] = None, b_global: Optional[ArrayInput] = None,
+) -> Verdict:
     """Checks a kernel's C (float32 (M, N), or uint16 bf16 bits) against the oracle
     (`mxgate check-gemm`); gemm's inputs, the FP4 schemes and their options included.
     mode="exact": C must equal the correctly rounded result bit for bit (any NaN equals any
@@ -253,7 +275,8 @@ def check_gemm(
     accumulator=NAME[:param=value,...] (accumulators(), e.g. "sm90_fp8_mma" for Hopper FP8
     tensor cores) or the manual form acc_bits / block_k (default 24 / 128: fp32_rn).
     heatmap: an .svg or .png file to draw the mismatches into.
-    Returns a Verdict; raises ValueError on bad input, never on a failing C."""
+    Returns a Verdict (passed: C passes); raises InputError (a ValueError) on bad input, never
+    on a failing C."""
     options, arrays = _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format,
                                    b_format, k, a_global, b_global)
     arrays.append(("c", host_array(c, "c", "bits", fmt=None, plain=np.float32)))

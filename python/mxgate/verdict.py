@@ -2,7 +2,7 @@
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 NAN_ULP = 2**64 - 1  # reference/verdict.h kNanUlpDistance: NaN against a number
 
@@ -30,7 +30,7 @@ class Element:
     def coords(self) -> Tuple[int, int]:
         return (self.row, self.col)
 
-    def __str__(self):
+    def __str__(self) -> str:
         digits = 8 if self.output == "fp32" else 4
         ulp = "NaN-vs-number" if self.ulp == NAN_ULP else f"{self.ulp} ulp"
         text = (
@@ -62,12 +62,13 @@ def _element(e, bound_mode, output):
 
 @dataclass(frozen=True, repr=False)
 class Verdict:
-    """check_gemm's verdict. ok: C passes; mismatches: elements whose bits differ (exact mode) or
+    """check_gemm's verdict. passed: C passes (success is spelt `passed` on every result:
+    mxgate.check's CheckResult too); mismatches: elements whose bits differ (exact mode) or
     outside their bound (bound mode); first: the row-major first of them; worst: the largest ULP
     distance (exact) or excess (bound); text: what `mxgate check-gemm` prints; heatmap: the file
     drawn on request."""
 
-    ok: bool
+    passed: bool
     mode: str  # "exact" or "bound"
     output: str  # C's format: "fp32" or "bf16"
     shape: Tuple[int, int]
@@ -77,7 +78,7 @@ class Verdict:
     text: str
     heatmap: Optional[str] = None
 
-    def __str__(self):
+    def __str__(self) -> str:
         """The CLI's text; in bound mode (whose summary has no bits) the located elements too."""
         lines = [self.text.rstrip("\n")]
         if self.mode == "bound":
@@ -87,17 +88,19 @@ class Verdict:
             lines.append(f"heatmap: {self.heatmap}")
         return "\n".join(lines)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         located = (("first", self.first), ("worst", self.worst))
         where = "".join(f", {name}={e.coords}" for name, e in located if e)
-        return f"Verdict(ok={self.ok}, mode={self.mode!r}, mismatches={self.mismatches}{where})"
+        return (f"Verdict(passed={self.passed}, mode={self.mode!r}, "
+                f"mismatches={self.mismatches}{where})")
 
     @classmethod
-    def from_struct(cls, v, text, heatmap):
+    def from_struct(cls, v: Any, text: str, heatmap: Optional[str]) -> "Verdict":
+        """The verdict of a check-gemm result (_native.VerdictStruct), its text and heatmap."""
         bound_mode = v.mode == 1
         output = "fp32" if v.output == 0 else "bf16"
         return cls(
-            ok=bool(v.ok),
+            passed=bool(v.ok),
             mode="bound" if bound_mode else "exact",
             output=output,
             shape=(v.rows, v.cols),

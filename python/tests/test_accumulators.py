@@ -63,7 +63,7 @@ def check_both(cli, files, a, sa, b, sb, c, mode, accumulator):
     code, out, err = cli("check-gemm", "--scheme", "block", *args, "--mode", mode,
                          "--accumulator", accumulator)
     v = mxgate.check_gemm(a, sa, b, sb, c, scheme="block", mode=mode, accumulator=accumulator)
-    assert code == (0 if v.ok else 1), err
+    assert code == (0 if v.passed else 1), err
     assert v.text == out, (mode, accumulator)
     return v
 
@@ -90,17 +90,17 @@ def test_h200_result_passes_sm90_and_fails_fp32_rn(cli, files):
     assert mxgate.gemm(a, sa, b, sb, scheme="block")[0, 0] == 65552.0
     h200 = np.array([[65536.0]], np.float32)
     v = check_both(cli, files, a, sa, b, sb, h200, "bound", "sm90_fp8_mma")
-    assert v.ok, str(v)
+    assert v.passed, str(v)
     assert "bound mode (accumulator sm90_fp8_mma)" in v.text
     v = check_both(cli, files, a, sa, b, sb, h200, "bound", "fp32_rn")
-    assert not v.ok and v.first.coords == (0, 0), str(v)
+    assert not v.passed and v.first.coords == (0, 0), str(v)
     # The model can lose at most kappa Q = (65 products + 3 running partials) * 2^3 = 544 here
     # (docs/accumulators.md §5); 1040 below the exact sum is outside.
     wrong = np.array([[65536.0 - 1024.0]], np.float32)
     v = check_both(cli, files, a, sa, b, sb, wrong, "bound", "sm90_fp8_mma")
-    assert not v.ok and v.worst.coords == (0, 0) and v.worst.excess > 0, str(v)
+    assert not v.passed and v.worst.coords == (0, 0) and v.worst.excess > 0, str(v)
     v = check_both(cli, files, a, sa, b, sb, h200, "exact", "sm90_fp8_mma")
-    assert not v.ok and v.first.coords == (0, 0)
+    assert not v.passed and v.first.coords == (0, 0)
     assert "operands exact in accumulator sm90_fp8_mma: no (" in v.text, v.text
 
 
@@ -121,7 +121,7 @@ def test_check_gemm_named_accumulator_equals_cli(cli, files, accumulator):
     for c, passes in ((exact, True), (wrong, False)):
         for mode in ("exact", "bound"):
             v = check_both(cli, files, a, sa, b, sb, c, mode, accumulator)
-            assert v.ok == passes, (mode, str(v))
+            assert v.passed == passes, (mode, str(v))
             assert ("operands exact in accumulator " + accumulator) in v.text or mode == "bound"
             if not passes:
                 assert v.first.coords == (2, 5), str(v)

@@ -263,12 +263,12 @@ def test_check_gemm_equals_cli(cli, files, scheme):
                                      files(f"cli.{ext}"))
                 v = mxgate.check_gemm(a, sa, b, sb, c, scheme=scheme, mode=mode,
                                       heatmap=files(f"py.{ext}"), **extra)
-                assert code == (0 if v.ok else 1), err
+                assert code == (0 if v.passed else 1), err
                 assert v.text == out, (mode, extra)
                 with open(files(f"cli.{ext}"), "rb") as f1, open(files(f"py.{ext}"), "rb") as f2:
                     assert f1.read() == f2.read(), ext
             # Exact mode must catch the one-ulp flip; the doubled element fails every mode.
-            assert v.ok == passes, (mode, extra, str(v))
+            assert v.passed == passes, (mode, extra, str(v))
 
 
 # Guards against the listings drifting from the CLI's: every convention of `mxgate conventions`,

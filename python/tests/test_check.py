@@ -38,7 +38,7 @@ def test_numpy_adapter_passes_bound_mode_fp32_rn():
 def test_numpy_adapter_passes_every_property_that_applies():
     rs = mxgate.check("all", NumpyAdapter(), cases=30, seed=2)
     assert rs.passed, rs
-    names = {r.property for r in rs}
+    names = {r.property for r in rs.results}
     assert {"gemm.exact", "gemm.ordered_bound", "dequantize.bit_exact", "upcast_e8m0.bit_exact",
             "metamorphic.tp_column_split", "metamorphic.tp_row_split",
             "metamorphic.padding_poison"} <= names
@@ -46,7 +46,7 @@ def test_numpy_adapter_passes_every_property_that_applies():
     # E2M1, and gemm_mx takes no absent B scale (gemm.default_scale): no case, the reason said.
     # dequantize.large_offsets (2^31 elements) is device only: on the host, not applicable. Every
     # other property ran cases.
-    declined = [r for r in rs if r.cases == 0]
+    declined = [r for r in rs.results if r.cases == 0]
     unbuildable = ("quantize_fp4.", "dequantize_fp4.", "gemm_fp4.", "gemm.default_scale")
     for r in declined:
         reasons = " ".join(r.unsupported_reasons)
@@ -55,7 +55,7 @@ def test_numpy_adapter_passes_every_property_that_applies():
         else:
             assert r.property.startswith(unbuildable), str(declined)
             assert "cannot build its inputs" in reasons, r
-    assert len(declined) < len(rs), str(rs)
+    assert len(declined) < len(rs.results), str(rs)
 
 
 # A plain function with op=FAMILY gets the family's default contract and passes.

@@ -2,7 +2,9 @@
 the README's command (`python3 -m pip install --no-build-isolation --no-deps ./python`, here in a
 venv with the system's numpy and setuptools) on a copy of python/ laid out like a checkout whose
 default build holds libmxgate.so; the installed package, imported from outside the checkout,
-loads its own copy of the library; `pip wheel` tags the wheel py3-none-<platform> (no CPython
+loads its own copy of the library, carries the adapters and the shape catalog (compiled into the
+library), and registers the pytest plugin (entry point pytest11: pytest loads it without -p, and
+with -p it stays one plugin); `pip wheel` tags the wheel py3-none-<platform> (no CPython
 extension: one wheel for every CPython 3).
 Not covered: installing on the H200 (Python 3.12, numpy 2.x), which uses the same wheel."""
 
@@ -23,8 +25,8 @@ def run(*args, cwd=None, env=None):
 
 
 # Guards against the install needing the network or a build isolation the machine cannot give,
-# leaving the library out of the package, or the installed package loading a checkout's library
-# instead of its own.
+# leaving the library, the adapters or the pytest plugin out of the package, or the installed
+# package loading a checkout's library (or reading the checkout's catalog) instead of its own.
 def test_pip_install_and_wheel(tmp_path):
     checkout = tmp_path / "repo"
     shutil.copytree(REPO / "python", checkout / "python",
@@ -48,6 +50,15 @@ def test_pip_install_and_wheel(tmp_path):
     assert module.startswith(str(venv)) and library.startswith(str(venv)), out
     assert library.endswith("mxgate/_lib/libmxgate.so")
     assert codes == "[126, 126]"
+    out = run(python, "-c", "import mxgate; print(len(mxgate.shapes()))", cwd=tmp_path, env=env)
+    assert int(out) == len(mxgate.shapes()) > 0, out
+    for plugin_arg in ([], ["-p", "mxgate.pytest_plugin"]):
+        r = subprocess.run([str(python), "-m", "pytest", "-p", "no:cacheprovider", "-v",
+                            *plugin_arg, "--mxgate-impl", "py:mxgate.adapters.numpy:NumpyAdapter",
+                            "--mxgate-cases", "5", "-k", "upcast_e8m0.bit_exact"],
+                           capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "mxgate::numpy::upcast_e8m0::upcast_e8m0.bit_exact PASSED" in r.stdout, r.stdout
     (checkout / "build" / "default" / "capi").mkdir(parents=True)
     (checkout / "build" / "default" / "capi" / "libmxgate.so").symlink_to(mxgate.library_path)
     run(python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", tmp_path / "dist",

@@ -101,7 +101,7 @@ def test_numpy_matmul_equals_gemm_on_exact_mode_operands(scheme, seed):
     assert oracle.dtype == np.float32 and oracle.shape == (m, n)
     assert oracle.tobytes() == c.tobytes(), (scheme, m, n, k, seed)
     v = mxgate.check_gemm(a, sa, b, sb, c, scheme=scheme)
-    assert v.ok and v.mismatches == 0 and v.first is None, v
+    assert v.passed and v.mismatches == 0 and v.first is None, v
 
 
 # Guards against mxgate.dequantize disagreeing with the format definitions numpy applies above
@@ -147,7 +147,7 @@ def test_numpy_matmul_passes_bound_mode(scheme, seed):
         ops, da, db = general_operands(scheme, m, n, k, seed)
         c = numpy_gemm(da, db)
         v = mxgate.check_gemm(*ops, c, scheme=scheme, mode="bound", **model)
-        assert v.ok, (k, model, str(v))
+        assert v.passed, (k, model, str(v))
 
 
 # Guards against bound mode passing a wrong implementation: numpy with the trailing K block
@@ -159,9 +159,9 @@ def test_numpy_matmul_without_trailing_block_fails(scheme):
     kept = (k - 1) // (32 if scheme == "mx" else 128) * (32 if scheme == "mx" else 128)
     c = numpy_gemm(da[:, :kept], db[:, :kept])
     v = mxgate.check_gemm(*ops, c, scheme=scheme, mode="bound", accumulator="fp32_rn")
-    assert not v.ok and v.mismatches > 0, v
+    assert not v.passed and v.mismatches > 0, v
     assert v.worst is not None and 0 <= v.worst.row < m and 0 <= v.worst.col < n
     assert v.worst.actual == float(c[v.worst.row, v.worst.col])
     assert v.worst.excess > 0 and v.worst.bound is not None
     exact = mxgate.check_gemm(*ops, c, scheme=scheme)
-    assert not exact.ok and exact.mismatches == v.mismatches == m * n, (exact, v)
+    assert not exact.passed and exact.mismatches == v.mismatches == m * n, (exact, v)

@@ -20,7 +20,7 @@ def check(c, **kw):
 # Guards against a verdict that passes a correct C or reports elements for it.
 def test_correct_c_passes():
     v = check(np.array([[11.0, 17.0]], np.float32))
-    assert v.ok and v.mismatches == 0 and v.first is None and v.worst is None
+    assert v.passed and v.mismatches == 0 and v.first is None and v.worst is None
     assert v.mode == "exact" and v.output == "fp32" and v.shape == (1, 2)
     assert str(v).endswith("PASS") and "all 2 elements match" in str(v)
 
@@ -31,7 +31,7 @@ def test_correct_c_passes():
 def test_first_and_worst_are_located():
     c = np.array([[np.nextafter(np.float32(11), np.float32(12)), 20.0]], np.float32)
     v = check(c)
-    assert not v.ok and v.mismatches == 2
+    assert not v.passed and v.mismatches == 2
     assert v.first.coords == (0, 0) and v.first.ulp == 1
     assert (v.first.expected_bits, v.first.actual_bits) == (0x41300000, 0x41300001)
     assert v.worst.coords == (0, 1) and v.worst.ulp == 0x180000
@@ -40,7 +40,7 @@ def test_first_and_worst_are_located():
     assert v.worst.bound is None and v.worst.exact is None
     assert "(0,1) expected 0x41880000 (17) actual 0x41a00000 (20) 1572864 ulp" in str(v)
     assert str(v).endswith("FAIL")
-    assert repr(v) == "Verdict(ok=False, mode='exact', mismatches=2, first=(0, 0), worst=(0, 1))"
+    assert repr(v) == "Verdict(passed=False, mode='exact', mismatches=2, first=(0, 0), worst=(0, 1))"
 
 
 # Guards against NaN against a number ranking below a finite mismatch (it is always the worst)
@@ -67,7 +67,7 @@ def test_bf16_c_is_located_in_bf16_bits():
 # (about 4 * 2^-24 * 17); expected bits are those of 17, actual of 17.5 = 0x418c0000.
 def test_bound_mode_reports_exact_bound_and_excess():
     v = check(np.array([[11.0, 17.5]], np.float32), mode="bound", accumulator="fp32_rn")
-    assert v.mode == "bound" and not v.ok and v.mismatches == 1
+    assert v.mode == "bound" and not v.passed and v.mismatches == 1
     w = v.worst
     assert v.first == w and w.coords == (0, 1)
     assert w.exact == 17.0 and w.actual == 17.5
@@ -87,4 +87,4 @@ def test_heatmap_on_request(tmp_path, ext, magic, c):
     data = path.read_bytes()
     assert data.startswith(magic)
     if ext == "svg":
-        assert (b'class="m"' in data) == (not v.ok)
+        assert (b'class="m"' in data) == (not v.passed)
