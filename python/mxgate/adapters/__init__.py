@@ -8,6 +8,8 @@ wraps; using an adapter whose library is absent raises mxgate.Unavailable naming
     ml_dtypes      numpy casts to ml_dtypes' float8 / e8m0 / float4 / float6 types
     torch          torch casts on CPU and CUDA; torch._scaled_mm per-tensor, rowwise, 1x128 x 128x128
     triton         casts in a Triton kernel; tl.dot_scaled with MX operands
+    triton_dot     Triton FP8 tl.dot GEMM with per-tensor scales, one op per tile configuration
+                   (tactic), each declaring its accumulator model
     jax            casts on the GPU through XLA
 
 SHIPPED lists every adapter as py:MODULE:OBJECT specs (what `mxgate survey` offers).
@@ -24,6 +26,7 @@ SHIPPED = (
     "py:mxgate.adapters.torch:TorchCudaAdapter",
     "py:mxgate.adapters.torch:ScaledMmAdapter",
     "py:mxgate.adapters.triton:TritonAdapter",
+    "py:mxgate.adapters.triton_dot:TritonDotAdapter",
     "py:mxgate.adapters.jax:JaxAdapter",
 )
 
