@@ -1,9 +1,10 @@
-"""The adapters of optional libraries (python/mxgate/adapters/: ml_dtypes, torch, triton, jax;
-docs/python.md §11). Where the library is absent (this CI: Debian's python3 has none of them)
-the adapter's module still imports and the adapter raises mxgate.Unavailable naming the missing
-module; where it is present its casts are held to the convention they claim and its GEMMs to
-the GEMM properties. Every skip is decided by whether the module imports (and, for CUDA, whether
-torch sees a device), never by an outcome."""
+"""The adapters of optional libraries (python/mxgate/adapters/: ml_dtypes, torch, triton,
+triton_dot, jax; docs/python.md §11; test_triton_dot.py has triton_dot's own). Where the library
+is absent (this CI: Debian's python3 has none of them) the adapter's module still imports and
+the adapter raises mxgate.Unavailable naming the missing module; where it is present its casts
+are held to the convention they claim and its GEMMs to the GEMM properties. Every skip is
+decided by whether the module imports (and, for CUDA, whether torch sees a device), never by an
+outcome."""
 
 import importlib
 import importlib.util
@@ -19,6 +20,7 @@ ADAPTERS = [
     ("torch", "TorchCudaAdapter", ("torch",), True),
     ("torch", "ScaledMmAdapter", ("torch",), True),
     ("triton", "TritonAdapter", ("torch", "triton"), True),
+    ("triton_dot", "TritonDotAdapter", ("triton", "torch"), True),
     ("jax", "JaxAdapter", ("jax",), True),
 ]
 IDS = [c for _, c, _, _ in ADAPTERS]
@@ -63,7 +65,7 @@ def present(module, cls, needs, cuda):
     return adapter(module, cls)
 
 
-CASTS = [a for a in ADAPTERS if a[1] != "ScaledMmAdapter"]
+CASTS = [a for a in ADAPTERS if a[1] not in ("ScaledMmAdapter", "TritonDotAdapter")]
 
 
 # A cast adapter that claims a convention equals it on the edges of every target format.
@@ -92,8 +94,9 @@ def test_upcast_e8m0(module, cls, needs, cuda):
 
 # The GEMM adapters on exact-mode data: any correct accumulator gives the exact result.
 @pytest.mark.parametrize("module,cls,needs,cuda",
-                         [a for a in ADAPTERS if a[1] in ("ScaledMmAdapter", "TritonAdapter")],
-                         ids=["ScaledMmAdapter", "TritonAdapter"])
+                         [a for a in ADAPTERS
+                          if a[1] in ("ScaledMmAdapter", "TritonAdapter", "TritonDotAdapter")],
+                         ids=["ScaledMmAdapter", "TritonAdapter", "TritonDotAdapter"])
 def test_gemm_exact_mode(module, cls, needs, cuda):
     a = present(module, cls, needs, cuda)
     r = mxgate.check("gemm.exact", a, cases=50)

@@ -102,8 +102,8 @@ class TritonDotAdapter(Adapter):
     def __init__(self):
         self._error = None
         try:
-            self.torch = require("torch", f"the {self.name} adapter")
             triton = require("triton", f"the {self.name} adapter")
+            self.torch = require("torch", f"the {self.name} adapter")
             tl = require("triton.language", f"the {self.name} adapter")
             if not self.torch.cuda.is_available():
                 raise Unavailable("no CUDA device here (torch.cuda.is_available())")

@@ -1,0 +1,115 @@
+"""The Triton FP8 tl.dot adapter (python/mxgate/adapters/triton_dot.py; docs/python.md §11.7) and
+its GPU script scripts/run-triton-dot-probe, as far as a host without triton can test them: the
+adapter and every per-tile adapter are Unavailable naming triton, each tile declares the model its
+instruction has on sm_90 (wgmma never promoted, mma.sync fp32) and the registry knows it, the
+survey offers the adapter, and the script refuses bad usage (exit 2) and a host without triton,
+torch or CUDA (exit 3, saying what is missing). The GPU half is the script's run on the H200."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import mxgate
+from mxgate.adapters import SHIPPED
+from mxgate.adapters import triton_dot
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "run-triton-dot-probe"
+ADAPTERS = [triton_dot.TritonDotAdapter, triton_dot.TritonDotScaleFirstBlock,
+            *triton_dot.PER_TILE.values()]
+
+
+def gpu_ready():
+    if importlib.util.find_spec("triton") is None or importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+# Without triton every adapter of the module says it needs triton, instead of failing in a run.
+@pytest.mark.parametrize("cls", ADAPTERS, ids=[c.__name__ for c in ADAPTERS])
+def test_unavailable_names_triton(cls):
+    if importlib.util.find_spec("triton") is not None:
+        pytest.skip("triton installed: the guard is not exercised")
+    a = cls()
+    assert a.ops == ()
+    with pytest.raises(mxgate.Unavailable, match="triton"):
+        a.check_available()
+    with pytest.raises(mxgate.Unavailable, match="triton"):
+        mxgate.check("gemm.exact", a)
+
+
+# A wgmma tile (M a multiple of 64) on Triton's default never promotes (sm90_fp8_mma_nopromo), a
+# promoted one promotes every 128 k (sm90_fp8_mma), an mma.sync tile claims fp32: a tile that
+# declared another model would get bounds its instruction does not meet.
+def test_each_tile_declares_its_instruction_model():
+    seen = set()
+    for t in triton_dot.TILES:
+        assert t.op not in seen and t.op.startswith("dot_fp8_"), t
+        seen.add(t.op)
+        if t.bm % 64 != 0:
+            want = "fp32_rn"
+        elif t.imprecise is None:
+            want = "sm90_fp8_mma_nopromo"
+        else:
+            assert t.imprecise == 128 and t.bk == 128, t  # chunks of 128 k at multiples of 128
+            want = "sm90_fp8_mma"
+        assert t.accumulator == want, t
+    assert {"dot_fp8_16x16", "dot_fp8_64x64", "dot_fp8_128x128"} <= seen
+
+
+# Every declared model is one the library knows (an unknown one makes every bound check of
+# the op a contract error). sm90_fp8_mma_nopromo comes with the accumulator-model work.
+def test_declared_models_are_registered():
+    known = {m.name for m in mxgate.accumulators()}
+    for t in triton_dot.TILES:
+        if t.accumulator == "sm90_fp8_mma_nopromo" and t.accumulator not in known:
+            pytest.skip("sm90_fp8_mma_nopromo is not in this library's registry yet")
+        assert t.accumulator in known, t
+
+
+# Every tile can be gated alone, through an adapter of that one tile, and the survey offers
+# the adapter of all tiles.
+def test_per_tile_adapters_and_shipped():
+    assert set(triton_dot.PER_TILE) == {t.op for t in triton_dot.TILES}
+    names = set()
+    for op, cls in triton_dot.PER_TILE.items():
+        assert cls.tiles == (op,)
+        names.add(cls.name)
+    assert len(names) == len(triton_dot.PER_TILE)
+    assert triton_dot.TritonDotScaleFirstBlock.description.startswith("planted fault:")
+    assert "py:mxgate.adapters.triton_dot:TritonDotAdapter" in SHIPPED
+
+
+def run_script(*args, env=None):
+    return subprocess.run(["sh", str(SCRIPT), *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+# Bad usage is exit 2 with the usage line, not a run that writes half a result.
+def test_script_usage(tmp_path):
+    r = run_script()
+    assert r.returncode == 2 and "usage: scripts/run-triton-dot-probe" in r.stderr, r
+    r = run_script(str(tmp_path / "no_build"), str(tmp_path / "out"))
+    assert r.returncode == 2 and "no mxgate at" in r.stderr, r
+
+
+# On a host without triton (or torch, or CUDA) the script stops with exit 3 and says what is
+# missing, instead of probing nothing and reporting success.
+def test_script_without_triton_says_so(cli, tmp_path):
+    if gpu_ready():
+        pytest.skip("triton, torch and CUDA present: the script would run")
+    build = Path(cli.path).resolve().parents[2]
+    env = dict(os.environ, MXGATE_PYTHON=sys.executable)
+    r = run_script(str(build), str(tmp_path / "out"), env=env)
+    assert r.returncode == 3, r
+    assert "cannot run the Triton FP8 tl.dot adapter" in r.stderr, r
+    missing = [m for m in ("triton", "torch") if importlib.util.find_spec(m) is None]
+    reason = f"needs {missing[0]}: " if missing else "no CUDA device"
+    assert reason in r.stderr, r
+    assert not (tmp_path / "out" / "summary.md").exists()
