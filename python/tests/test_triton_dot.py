@@ -7,6 +7,7 @@ torch or CUDA (exit 3, saying what is missing). The GPU half is the script's run
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +114,43 @@ def test_script_without_triton_says_so(cli, tmp_path):
     reason = f"needs {missing[0]}: " if missing else "no CUDA device"
     assert reason in r.stderr, r
     assert not (tmp_path / "out" / "summary.md").exists()
+
+
+def fake_env(tmp_path):
+    env = dict(os.environ, MXGATE_PYTHON=sys.executable, MXGATE_TRITON_DOT_MODULE="fake_triton_dot",
+               MXGATE_CASES="10", MXGATE_SEEDS="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "python" / "tests"),
+                                         env.get("PYTHONPATH", "")])
+    return env
+
+
+# Every step of the script runs through to summary.md on a numpy stand-in (fake_triton_dot.py),
+# so the H200 run does not stop at the script's own plumbing: the probe finds the stand-in's
+# fp32 accumulator, the spot values are the exact 2^16 + 4, the gate passes and the planted
+# misplaced scale is caught; a second run adds to the same OUT_DIR.
+def test_script_steps_on_a_stand_in(cli, tmp_path):
+    build = Path(cli.path).resolve().parents[2]
+    out = tmp_path / "out"
+    env = fake_env(tmp_path)
+    r = run_script(str(build), str(out), "probe", "spot", env=env)
+    assert r.returncode == 0, r
+    text = (out / "summary.md").read_text()
+    assert "| dot_fp8_64x64 | fp32_rn | fp32_rn (chunk_k 0, 24 bits" in text, text
+    assert "65540, 65540, 65540, 65540 | not run |" in text, text
+    assert "planted misplaced scale (TritonDotScaleFirstBlock): not run" in text, text
+    r = run_script(str(build), str(out), "gate", "planted", "dot_fp8_64x64", env=env)
+    assert r.returncode == 0, r
+    text = (out / "summary.md").read_text()
+    assert re.search(r"\| \d+ pass \|$", text.splitlines()[2]), text  # every check passed
+    planted = [line for line in text.splitlines() if line.startswith("planted")][0]
+    assert "detected True" in planted and "gemm.ordered_bound" in planted, text  # the bound too
+    assert text.rstrip().endswith("no problems"), text
+    status = (out / "status.log").read_text()
+    assert status.count(" rc=0 ") == 5, status
+
+
+# A word that is neither a step nor a tile is bad usage, named in the message.
+def test_script_unknown_step(cli, tmp_path):
+    build = Path(cli.path).resolve().parents[2]
+    r = run_script(str(build), str(tmp_path / "out"), "bogus", env=fake_env(tmp_path))
+    assert r.returncode == 2 and "'bogus' is no step" in r.stderr, r
