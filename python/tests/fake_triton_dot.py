@@ -1,8 +1,8 @@
 """A numpy stand-in for mxgate.adapters.triton_dot with the names scripts/run-triton-dot-probe
 reads (TILES, PER_TILE, TritonDotAdapter with gemm(tile, ...), TritonDotScaleFirstBlock), so the
 script's steps run through to summary.md on a host without a GPU (test_triton_dot.py,
-MXGATE_TRITON_DOT_MODULE=fake_triton_dot). One tile, computed in float64 and rounded once to
-fp32, declaring fp32_rn: the probe finds that model; the planted fault is the real one's."""
+MXGATE_TRITON_DOT_MODULE=fake_triton_dot). One tile accumulating in fp32 in k order,
+declaring fp32_rn: the probe finds that model; the planted fault is the real one's."""
 
 import numpy as np
 
@@ -29,13 +29,18 @@ class TritonDotAdapter(Adapter):
         super().__init__(ops=ops)
 
     def gemm(self, tile, a, a_scales, b, b_scales, call):
-        x = decode(a, call.tensor("a").dtype).astype(np.float64)
-        y = decode(b, call.tensor("b").dtype).astype(np.float64)
+        # fp32 round-to-nearest, k in increasing order (products of FP8 values are exact in
+        # fp32), the scales once at the end: what fp32_rn simulates (its ordered_gemm).
+        x = decode(a, call.tensor("a").dtype).astype(np.float32)
+        y = decode(b, call.tensor("b").dtype).astype(np.float32)
         s = np.float32(np.float32(a_scales.reshape(-1)[0]) * np.float32(b_scales.reshape(-1)[0]))
-        if not self.fault:
-            return np.float32(x @ y.T).astype(np.float32) * s
-        first = np.float32(x[:, :tile.bk] @ y[:, :tile.bk].T) * s
-        return (first + np.float32(x[:, tile.bk:] @ y[:, tile.bk:].T)).astype(np.float32)
+        acc = np.zeros((x.shape[0], y.shape[0]), np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for k in range(x.shape[1]):
+                acc += np.outer(x[:, k], y[:, k])
+                if self.fault and k == tile.bk - 1:  # planted: the first K block scaled alone
+                    acc *= s
+            return acc if self.fault and x.shape[1] >= tile.bk else acc * s
 
 
 class FakeDot64(TritonDotAdapter):
