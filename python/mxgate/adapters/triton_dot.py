@@ -11,12 +11,14 @@ scale per tensor), so every GEMM property of that family applies.
 Which tensor-core instruction a tile becomes decides the accumulator. On sm_90 Triton lowers a
 dot to wgmma when the tile's M is a multiple of 64 (one warpgroup per 64 rows), else to
 mma.sync. The NVIDIA backend sets max_num_imprecise_acc_default = 2**30 on sm_90
-(third_party/nvidia/backend/compiler.py, CUDABackend.parse_options), so an FP8 wgmma dot never
-promotes its tensor-core partial to fp32 registers: the whole of K accumulates in the tensor
-core. Measured on the H200 (Triton 3.6, issue 23): 2^16 at k = 0 and 4 at k = 31, 100, 900
-(K = 1024) and 4000 (K = 4096) give 65536 with 64x64 and 128x128 tiles, 65540 with 16x16 tiles.
-A dot given max_num_imprecise_acc = 128 adds a fresh wgmma partial to the fp32 acc every 128 k
-(cuBLASLt's promotion; not yet measured here).
+(third_party/nvidia/backend/compiler.py, CUDABackend.parse_options), and the wgmma lowering keeps
+a separate partial only when max_num_imprecise_acc <= the dot's K (WarpGroupDotOp::
+needsPartialAccumulator), so an FP8 wgmma dot never promotes its tensor-core partial to fp32
+registers: the loop-carried acc is the wgmma's C, and all of K accumulates in the tensor core.
+Measured on the H200 (Triton 3.6, issue 23): 2^16 at k = 0 and 4 at k = 31, 100, 900 (K = 1024)
+and 4000 (K = 4096) give 65536 with 64x64 and 128x128 tiles, 65540 with 16x16 tiles.
+A dot given max_num_imprecise_acc = 128 with BK = 128 adds a fresh wgmma partial to the fp32 acc
+every 128 k, at multiples of 128 (cuBLASLt's promotion; not yet measured here).
 """
 
 from typing import NamedTuple, Optional, Tuple
