@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "reference/exact_sum.h"
+#include "reference/fp_fence.h"
 #include "reference/parallel.h"
 
 // fl(a*b) must stay a separate rounding from the addition that follows (no FMA contraction);
-// fence() below makes that hold for every compiler.
+// fence() (fp_fence.h) makes that hold for every compiler.
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -20,19 +21,6 @@ namespace mxgate {
 namespace {
 
 using std::size_t;
-
-inline float fence(float x) {
-#if defined(__GNUC__) && defined(__x86_64__)
-  __asm__("" : "+x"(x));
-  return x;
-#elif defined(__GNUC__) && defined(__aarch64__)
-  __asm__("" : "+w"(x));
-  return x;
-#else
-  volatile float v = x;
-  return v;
-#endif
-}
 
 constexpr int kFinestUnit = -149;  // the fp32 register holding a partial has no finer unit
 
