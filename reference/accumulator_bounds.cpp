@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "reference/gemm_bound_terms.h"
+#include "reference/gemm_shared.h"
 #include "reference/parallel.h"
 
 namespace mxgate {
@@ -286,18 +286,13 @@ class AlignedChunkBounds {
 
 void require_constant_scales(const GemmProblem& p, size_t chunk_k, const std::string& model) {
   const size_t len = chunk_k == 0 ? p.k : chunk_k;
-  for (size_t k0 = 0; k0 < p.k; k0 += len) {
-    const size_t last = std::min(p.k, k0 + len) - 1;
-    const bool a_ok = p.a_scale.empty() || k0 / p.blocks.a_k == last / p.blocks.a_k;
-    const bool b_ok = p.b_scale.empty() || k0 / p.blocks.b_k == last / p.blocks.b_k;
-    if (!a_ok || !b_ok) {
-      throw std::invalid_argument(
-          "accumulator " + model + ": chunk [" + std::to_string(k0) + ", " +
-          std::to_string(last + 1) + ") of chunk_k=" + std::to_string(len) + " crosses a" +
-          (a_ok ? " B" : "n A") + " scale block (" + (a_ok ? "b_k=" : "a_k=") +
-          std::to_string(a_ok ? p.blocks.b_k : p.blocks.a_k) +
-          "): the model sums a chunk under one scale (docs/accumulators.md §3)");
-    }
+  if (const auto x = first_scale_crossing(p, chunk_k)) {
+    throw std::invalid_argument(
+        "accumulator " + model + ": chunk [" + std::to_string(x->begin) + ", " +
+        std::to_string(x->end) + ") of chunk_k=" + std::to_string(len) + " crosses a" +
+        (x->a ? "n A" : " B") + " scale block (" + (x->a ? "a_k=" : "b_k=") +
+        std::to_string(x->a ? p.blocks.a_k : p.blocks.b_k) +
+        "): the model sums a chunk under one scale (docs/accumulators.md §3)");
   }
 }
 

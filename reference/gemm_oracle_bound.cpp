@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "reference/gemm_bound_terms.h"
 #include "reference/gemm_oracle.h"
+#include "reference/gemm_shared.h"
 
-// Clang contracts a*b + c into an FMA by default; every file of the GEMM oracle compiles without
-// contraction, so no result depends on where code lives.
+// The bound is evaluated in double exactly as the derivation in gemm_oracle.h writes it: Clang
+// would contract a*b + c into an FMA by default and move the bound's last bits.
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -19,12 +19,6 @@
 namespace mxgate {
 
 using std::size_t;
-
-namespace {
-
-std::string num(size_t x) { return std::to_string(x); }
-
-}  // namespace
 
 GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model) {
   validate_gemm_problem(problem);
@@ -100,9 +94,9 @@ GemmBounds compute_bounds(const GemmProblem& problem, const AccumModel& model) {
 
 BoundVerdict check_bound(const GemmBounds& bounds, const GemmOutput& actual) {
   if (actual.rows != bounds.rows || actual.cols != bounds.cols) {
-    throw std::invalid_argument("check_bound: output is " + num(actual.rows) + "x" +
-                                num(actual.cols) + ", bounds are " + num(bounds.rows) + "x" +
-                                num(bounds.cols));
+    throw std::invalid_argument("check_bound: output is " + std::to_string(actual.rows) + "x" +
+                                std::to_string(actual.cols) + ", bounds are " +
+                                std::to_string(bounds.rows) + "x" + std::to_string(bounds.cols));
   }
   if (actual.format != bounds.output) {
     throw std::invalid_argument("check_bound: output format differs from the model's");

@@ -9,12 +9,6 @@
 #define MXGATE_X86_DOT_ENGINES 1
 #endif
 
-// Clang contracts a*b + c into an FMA by default. The sums here are exact either way, but every
-// file of the GEMM oracle compiles without contraction, so no result depends on where code lives.
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
-
 namespace mxgate {
 namespace gemm_engine {
 namespace {

@@ -12,12 +12,6 @@
 #include "reference/gemm_oracle_dot.h"
 #include "reference/parallel.h"
 
-// Clang contracts a*b + c into an FMA by default; every file of the GEMM oracle compiles without
-// contraction, so no result depends on where code lives.
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
-
 namespace mxgate::gemm_engine {
 namespace {
 

@@ -7,12 +7,7 @@
 #include "reference/fp_fence.h"
 #include "reference/gemm_oracle.h"
 #include "reference/gemm_oracle_engine.h"
-
-// Clang contracts a*b + c into an FMA by default; every file of the GEMM oracle compiles without
-// contraction, so no result depends on where code lives.
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
+#include "reference/gemm_shared.h"
 
 namespace mxgate {
 
@@ -21,24 +16,18 @@ using std::size_t;
 GemmOutput exact_gemm(const GemmProblem& problem, OutputFormat format,
                       const ExactOptions& options) {
   validate_gemm_problem(problem);
-  GemmOutput out;
-  out.rows = problem.m;
-  out.cols = problem.n;
-  out.format = format;
   if (problem.alpha != 1.0f) {
     std::vector<float> acc(problem.m * problem.n, 0.0f);
     gemm_engine::exact_sums_fp32(problem, options, acc.data());
     // The epilogue's one fp32 multiply, IEEE signs included: a negative acc whose product with
     // alpha underflows is -0, as fl32(alpha * acc) is in every kernel (and in ordered_gemm).
     for (float& c : acc) c = fence(problem.alpha * c);
-    if (format == OutputFormat::kFp32) {
-      out.fp32 = std::move(acc);
-    } else {
-      out.bf16.resize(acc.size());
-      for (size_t e = 0; e < acc.size(); ++e) out.bf16[e] = round_to_bf16_bits(acc[e]);
-    }
-    return out;
+    return gemm_output_from_fp32(problem.m, problem.n, format, std::move(acc));
   }
+  GemmOutput out;
+  out.rows = problem.m;
+  out.cols = problem.n;
+  out.format = format;
   if (format == OutputFormat::kFp32) {
     out.fp32.assign(problem.m * problem.n, 0.0f);
     gemm_engine::exact_sums_fp32(problem, options, out.fp32.data());

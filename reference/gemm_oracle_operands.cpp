@@ -13,12 +13,6 @@
 #include "reference/float_bits.h"
 #include "reference/gemm_oracle.h"
 
-// Clang contracts a*b + c into an FMA by default; every file of the GEMM oracle compiles without
-// contraction, so no result depends on where code lives.
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
-
 namespace mxgate {
 
 using std::size_t;

@@ -8,9 +8,11 @@
 #include "reference/exact_sum.h"
 #include "reference/fp_fence.h"
 #include "reference/gemm_oracle.h"
+#include "reference/gemm_shared.h"
 
-// Clang contracts a*b + c into an FMA by default; every file of the GEMM oracle compiles without
-// contraction, so no result depends on where code lives.
+// The ordered emulation must round every operation separately. Clang contracts a*b + c into an
+// FMA by default (-ffp-contract=on), GCC does with GNU dialects (-ffp-contract=fast); the
+// pragma covers Clang, and fence() (fp_fence.h) makes fusion impossible for every compiler.
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -19,35 +21,21 @@ namespace mxgate {
 
 using std::size_t;
 
-namespace {
-
-std::string num(size_t x) { return std::to_string(x); }
-
-}  // namespace
-
 GemmOutput ordered_gemm(const GemmProblem& problem, const OrderModel& order) {
   validate_gemm_problem(problem);
   const GemmProblem& p = problem;
   const size_t len = order.block_k == 0 ? p.k : order.block_k;
   const bool per_partial = order.scale_application == ScaleApplication::kPerPartial;
   if (per_partial) {
-    for (size_t k0 = 0; k0 < p.k; k0 += len) {
-      const size_t last = std::min(p.k, k0 + len) - 1;
-      const bool a_ok = p.a_scale.empty() || k0 / p.blocks.a_k == last / p.blocks.a_k;
-      const bool b_ok = p.b_scale.empty() || k0 / p.blocks.b_k == last / p.blocks.b_k;
-      if (!a_ok || !b_ok) {
-        throw std::invalid_argument(
-            "ordered_gemm: kPerPartial needs each K-block inside one scale block, but block [" +
-            num(k0) + ", " + num(last + 1) + ") of block_k=" + num(len) + " crosses a" +
-            (a_ok ? " B" : "n A") + " scale block (" + (a_ok ? "b_k=" : "a_k=") +
-            num(a_ok ? p.blocks.b_k : p.blocks.a_k) + "); use kPerProduct or a smaller block_k");
-      }
+    if (const auto x = first_scale_crossing(p, len)) {
+      throw std::invalid_argument(
+          "ordered_gemm: kPerPartial needs each K-block inside one scale block, but block [" +
+          std::to_string(x->begin) + ", " + std::to_string(x->end) + ") of block_k=" +
+          std::to_string(len) + " crosses a" + (x->a ? "n A" : " B") + " scale block (" +
+          (x->a ? "a_k=" : "b_k=") + std::to_string(x->a ? p.blocks.a_k : p.blocks.b_k) +
+          "); use kPerProduct or a smaller block_k");
     }
   }
-  GemmOutput out;
-  out.rows = p.m;
-  out.cols = p.n;
-  out.format = order.output;
   std::vector<float> c(p.m * p.n);
   for (size_t i = 0; i < p.m; ++i) {
     const float* a = &p.a[i * p.k];
@@ -75,15 +63,7 @@ GemmOutput ordered_gemm(const GemmProblem& problem, const OrderModel& order) {
       c[i * p.n + j] = p.alpha == 1.0f ? acc : fence(p.alpha * acc);
     }
   }
-  if (order.output == OutputFormat::kFp32) {
-    out.fp32 = std::move(c);
-  } else {
-    out.bf16.resize(c.size());
-    for (size_t e = 0; e < c.size(); ++e) {
-      out.bf16[e] = round_to_bf16_bits(c[e]);
-    }
-  }
-  return out;
+  return gemm_output_from_fp32(p.m, p.n, order.output, std::move(c));
 }
 
 }  // namespace mxgate

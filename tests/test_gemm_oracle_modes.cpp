@@ -29,11 +29,7 @@ namespace mxgate {
 namespace {
 
 using test_support::bits;
-using test_support::e4m3_value;
 using test_support::kInf;
-using test_support::kNan;
-using test_support::random_e4m3;
-using test_support::random_mixed_bf16_problem;
 using test_support::random_problem;
 using test_support::Scales;
 using test_support::shuffled_naive_gemm;
