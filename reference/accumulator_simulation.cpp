@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "reference/exact_sum.h"
 #include "reference/fp_fence.h"
 #include "reference/gemm_shared.h"
 #include "reference/parallel.h"

@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "reference/exact_sum.h"
 #include "reference/fp_fence.h"
 #include "reference/gemm_oracle.h"
 #include "reference/gemm_shared.h"
