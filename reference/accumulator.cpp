@@ -8,6 +8,8 @@
 #include <system_error>
 #include <vector>
 
+#include "reference/float_bits.h"
+
 namespace mxgate {
 namespace {
 
@@ -65,8 +67,6 @@ const std::vector<AccumulatorModel>& registry() {
   static const std::vector<AccumulatorModel> models = {fp32_rn(), sm90_fp8_mma()};
   return models;
 }
-
-int ceil_log2(std::size_t x) { return x <= 1 ? 0 : static_cast<int>(std::bit_width(x - 1)); }
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 

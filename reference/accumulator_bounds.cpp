@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/gemm_shared.h"
 #include "reference/parallel.h"
 
 namespace mxgate {
@@ -145,7 +146,7 @@ count_signs(const SignMasks& a, const SignMasks& b, size_t k0, size_t k1) {
 
 // g[jj] = sum over k in [k0, k1) of a[k] * panel[k * kCols + jj], in double (each product exact;
 // the sum's rounding is covered by step 5 in any order, FMA or not). The hot loop of the bound,
-// also compiled for AVX2 and picked at run time where the CPU has it (as gemm_oracle.cpp's
+// also compiled for AVX2 and picked at run time where the CPU has it (as gemm_oracle_dot.cpp's
 // kernels are).
 template <int kVariant>
 inline void group_sums_body(const float* a, const float* panel, size_t k0, size_t k1, double* g) {
@@ -285,18 +286,13 @@ class AlignedChunkBounds {
 
 void require_constant_scales(const GemmProblem& p, size_t chunk_k, const std::string& model) {
   const size_t len = chunk_k == 0 ? p.k : chunk_k;
-  for (size_t k0 = 0; k0 < p.k; k0 += len) {
-    const size_t last = std::min(p.k, k0 + len) - 1;
-    const bool a_ok = p.a_scale.empty() || k0 / p.blocks.a_k == last / p.blocks.a_k;
-    const bool b_ok = p.b_scale.empty() || k0 / p.blocks.b_k == last / p.blocks.b_k;
-    if (!a_ok || !b_ok) {
-      throw std::invalid_argument(
-          "accumulator " + model + ": chunk [" + std::to_string(k0) + ", " +
-          std::to_string(last + 1) + ") of chunk_k=" + std::to_string(len) + " crosses a" +
-          (a_ok ? " B" : "n A") + " scale block (" + (a_ok ? "b_k=" : "a_k=") +
-          std::to_string(a_ok ? p.blocks.b_k : p.blocks.a_k) +
-          "): the model sums a chunk under one scale (docs/accumulators.md §3)");
-    }
+  if (const auto x = first_scale_crossing(p, chunk_k)) {
+    throw std::invalid_argument(
+        "accumulator " + model + ": chunk [" + std::to_string(x->begin) + ", " +
+        std::to_string(x->end) + ") of chunk_k=" + std::to_string(len) + " crosses a" +
+        (x->a ? "n A" : " B") + " scale block (" + (x->a ? "a_k=" : "b_k=") +
+        std::to_string(x->a ? p.blocks.a_k : p.blocks.b_k) +
+        "): the model sums a chunk under one scale (docs/accumulators.md §3)");
   }
 }
 
@@ -319,13 +315,7 @@ GemmBounds aligned_chunk_bounds(const GemmProblem& problem, const AccumulatorMod
   ExactOptions exact;
   exact.threads = threads;
   out.exact = exact_gemm_fp64(p, exact);
-  GemmProblem abs_problem = p;
-  for (auto* v : {&abs_problem.a, &abs_problem.b, &abs_problem.a_scale, &abs_problem.b_scale}) {
-    for (float& x : *v) {
-      x = std::fabs(x);
-    }
-  }
-  out.abs_sum = exact_gemm_fp64(abs_problem, exact);
+  out.abs_sum = exact_gemm_fp64(magnitude_problem(p), exact);
 
   const AlignedChunkBounds engine(p, c);
   const double chunks = static_cast<double>(engine.chunk_count());
@@ -334,17 +324,7 @@ GemmBounds aligned_chunk_bounds(const GemmProblem& problem, const AccumulatorMod
   const double gamma = nu / (1 - nu);
   const double ops = chunks * (c.partial_roundings + 1);
 
-  std::vector<double> amp_a(p.m, 1.0), amp_b(p.n, 1.0);
-  for (size_t i = 0; i < p.m; ++i) {
-    for (size_t kk = 0; kk < p.k; kk += p.blocks.a_k) {
-      amp_a[i] = std::max(amp_a[i], std::fabs(static_cast<double>(p.scale_a(i, kk))));
-    }
-  }
-  for (size_t j = 0; j < p.n; ++j) {
-    for (size_t kk = 0; kk < p.k; kk += p.blocks.b_k) {
-      amp_b[j] = std::max(amp_b[j], std::fabs(static_cast<double>(p.scale_b(j, kk))));
-    }
-  }
+  const ScaleAmplification amp = scale_amplification(p);
   const bool bf16 = output == OutputFormat::kBf16;
   out.bound.assign(p.m * p.n, 0.0);
   const size_t panels = (p.n + kCols - 1) / kCols;
@@ -364,7 +344,7 @@ GemmBounds aligned_chunk_bounds(const GemmProblem& problem, const AccumulatorMod
             continue;  // NaN / Inf must be matched exactly
           }
           const ChunkTotals& t = totals[jj];
-          const double eta = 0x1p-150 * ops * amp_a[i] * amp_b[j];
+          const double eta = 0x1p-150 * ops * amp.a[i] * amp.b[j];
           double bound = gamma * t.promoted + t.error + (1 + gamma) * eta;
           if (t.infinite || !((1 + gamma) * t.promoted + eta < 0x1.ffffffp127)) {
             bound = HUGE_VAL;

@@ -8,14 +8,15 @@
 #include <stdexcept>
 #include <vector>
 
+#include "reference/float_bits.h"
+#include "reference/gemm_shared.h"
+
 namespace mxgate {
 namespace {
 
 using std::size_t;
 
 std::string num(size_t x) { return std::to_string(x); }
-
-int ceil_log2(size_t x) { return x <= 1 ? 0 : static_cast<int>(std::bit_width(x - 1)); }
 
 void require_fp32_rn(const AccumulatorModel& m) {
   if (m.fp.unit_roundoff != 0x1p-24) {
@@ -60,12 +61,8 @@ bool chunks_exact(const GemmProblem& p, const AccumulatorModel& m, std::string* 
   };
   const int prec = m.chunks.precision_bits;
   const size_t len = chunk_len(m, p.k);
-  for (size_t k0 = 0; k0 < p.k; k0 += len) {
-    const size_t last = std::min(p.k, k0 + len) - 1;
-    if ((!p.a_scale.empty() && k0 / p.blocks.a_k != last / p.blocks.a_k) ||
-        (!p.b_scale.empty() && k0 / p.blocks.b_k != last / p.blocks.b_k)) {
-      return fail("chunk [" + num(k0) + ", " + num(last + 1) + ") crosses a scale block");
-    }
+  if (const auto x = first_scale_crossing(p, len)) {
+    return fail("chunk [" + num(x->begin) + ", " + num(x->end) + ") crosses a scale block");
   }
   std::vector<Odd> av(p.a.size()), bv(p.b.size());
   std::transform(p.a.begin(), p.a.end(), av.begin(), decompose);

@@ -7,11 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "reference/exact_sum.h"
+#include "reference/fp_fence.h"
+#include "reference/gemm_shared.h"
 #include "reference/parallel.h"
 
 // fl(a*b) must stay a separate rounding from the addition that follows (no FMA contraction);
-// fence() below makes that hold for every compiler.
+// fence() (fp_fence.h) makes that hold for every compiler.
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -20,19 +21,6 @@ namespace mxgate {
 namespace {
 
 using std::size_t;
-
-inline float fence(float x) {
-#if defined(__GNUC__) && defined(__x86_64__)
-  __asm__("" : "+x"(x));
-  return x;
-#elif defined(__GNUC__) && defined(__aarch64__)
-  __asm__("" : "+w"(x));
-  return x;
-#else
-  volatile float v = x;
-  return v;
-#endif
-}
 
 constexpr int kFinestUnit = -149;  // the fp32 register holding a partial has no finer unit
 
@@ -70,18 +58,12 @@ std::vector<ChunkRange> chunk_ranges(size_t k, size_t chunk_k) {
   return out;
 }
 
-void require_constant_scales(const GemmProblem& p, const std::vector<ChunkRange>& chunks,
-                             const std::string& model) {
-  for (const ChunkRange& c : chunks) {
-    const size_t last = c.end - 1;
-    const bool a_ok = p.a_scale.empty() || c.begin / p.blocks.a_k == last / p.blocks.a_k;
-    const bool b_ok = p.b_scale.empty() || c.begin / p.blocks.b_k == last / p.blocks.b_k;
-    if (!a_ok || !b_ok) {
-      throw std::invalid_argument(
-          "accumulator " + model + ": chunk [" + std::to_string(c.begin) + ", " +
-          std::to_string(c.end) + ") crosses a" + (a_ok ? " B" : "n A") +
-          " scale block; the tensor core sums a chunk under one scale (docs/accumulators.md §3)");
-    }
+void require_constant_scales(const GemmProblem& p, size_t chunk_k, const std::string& model) {
+  if (const auto x = first_scale_crossing(p, chunk_k)) {
+    throw std::invalid_argument(
+        "accumulator " + model + ": chunk [" + std::to_string(x->begin) + ", " +
+        std::to_string(x->end) + ") crosses a" + (x->a ? "n A" : " B") +
+        " scale block; the tensor core sums a chunk under one scale (docs/accumulators.md §3)");
   }
 }
 
@@ -158,7 +140,7 @@ GemmOutput simulate_gemm(const GemmProblem& problem, const AccumulatorModel& mod
   const GemmProblem& p = problem;
   const AlignedChunkParams& params = model.chunks;
   const std::vector<ChunkRange> chunks = chunk_ranges(p.k, params.chunk_k);
-  require_constant_scales(p, chunks, model.name);
+  require_constant_scales(p, params.chunk_k, model.name);
   std::vector<float> c(p.m * p.n);
   parallel_for(p.m, thread_count(threads), [&](size_t i, unsigned) {
     std::vector<double> terms(params.group_size);
@@ -185,19 +167,7 @@ GemmOutput simulate_gemm(const GemmProblem& problem, const AccumulatorModel& mod
       c[i * p.n + j] = p.alpha == 1.0f ? acc : fence(p.alpha * acc);  // the epilogue's alpha
     }
   });
-  GemmOutput out;
-  out.rows = p.m;
-  out.cols = p.n;
-  out.format = output;
-  if (output == OutputFormat::kFp32) {
-    out.fp32 = std::move(c);
-  } else {
-    out.bf16.resize(c.size());
-    for (size_t e = 0; e < c.size(); ++e) {
-      out.bf16[e] = round_to_bf16_bits(c[e]);
-    }
-  }
-  return out;
+  return gemm_output_from_fp32(p.m, p.n, output, std::move(c));
 }
 
 }  // namespace mxgate

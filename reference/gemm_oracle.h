@@ -10,6 +10,10 @@
 // Operands are DECODED values: the caller decodes fp8 / e8m0 / bf16 bytes with the format codecs
 // (exact in float), and lays scales out as the logical row-major grid. The oracle never sees a
 // kernel's physical layout (docs/architecture.md §5.1).
+//
+// Implemented in gemm_oracle_*.cpp, one file per job: _problem (shape checks), _dot (the SIMD dot
+// engines and CPU detection), _engine (the tiled parallel exact engine), _exact, _bound and
+// _ordered (the three modes), _operands (exact-mode operands and the exact-mode check).
 #pragma once
 
 #include <cstddef>
@@ -109,9 +113,9 @@ struct ExactOptions {
 // With alpha != 1: the exact sum rounded once to fp32 (the accumulator; exact on exact-mode
 // operands), times alpha rounded to fp32 (the epilogue), then converted to `format` (RNE).
 // Speed: power-of-two scales are folded into the values and runs of k whose products provably
-// fit a double are summed by a SIMD double dot product (exact, see gemm_oracle.cpp); on quantized
-// MX data that is all of K, so the cost is about that of a double GEMM. Other data degrades to
-// exact range sums in an ExactSum, then to one ExactSum add per product.
+// fit a double are summed by a SIMD double dot product (exact, see gemm_oracle_engine.cpp); on
+// quantized MX data that is all of K, so the cost is about that of a double GEMM. Other data
+// degrades to exact range sums in an ExactSum, then to one ExactSum add per product.
 GemmOutput exact_gemm(const GemmProblem& problem, OutputFormat format,
                       const ExactOptions& options = {});
 // The exact result rounded once to double, times alpha in double (the bound mode's reference).

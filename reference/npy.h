@@ -4,6 +4,9 @@
 // KiB), byte for byte what np.save writes. Only little-endian, C-order arrays of uint8, uint16,
 // float32 and float64 are supported; anything else is rejected with an NpyError that says what to
 // change. The parser treats its input as hostile: it is exercised by a fuzzer.
+//
+// Implemented in npy_*.cpp, one file per job: _dtype (names, descrs, sizes), _array (NpyArray and
+// check_npy), _header (the header dict's parser), _read, _write, _common (what they share).
 #pragma once
 
 #include <concepts>

@@ -254,7 +254,7 @@ TEST_P(SixteenBitInputs, EveryBf16AndFp16Value) {
   for (float x : sixteen_bit_values()) {
     const uint32_t got = encode_with(*c, f, x);
     // The convention's own clamp before the cast (vLLM: NaN -> -max, 224 for fnuz) is applied
-    // first; pre_cast is checked by hand in test_conventions.cpp.
+    // first; pre_cast is checked by hand in test_convention_edges.cpp.
     const uint32_t want = oracle.expected(pre_cast(*c, f, x));
     if (got != want && bad++ < 5) {
       ADD_FAILURE() << info(f).name << "/" << c->name << ": " << hexfloat(x) << " gives "

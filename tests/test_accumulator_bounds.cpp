@@ -11,8 +11,8 @@
 // sm90_fp8_mma's bound accepts it and is at most the manual measured-precision bound there on
 // every element; an epilogue alpha (docs/fp4.md §8) is inside the bound, a kernel dropping it
 // outside. Worst |simulated - exact| / bound ratios are printed.
-// Does not cover: the fp32_rn bound's own derivation (test_gemm_oracle), real hardware (the H200
-// measurement is docs/nvidia.md §4), the probe.
+// Does not cover: the fp32_rn bound's own derivation (test_gemm_oracle_modes), real hardware (the
+// H200 measurement is docs/nvidia.md §4), the probe.
 #include <gtest/gtest.h>
 
 #include <algorithm>

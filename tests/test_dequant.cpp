@@ -7,8 +7,8 @@
 // Expected values come from docs/formats.md §2.2, §3.5, §5.4, §6 item 10, docs/bug_classes.md §2 Z5
 // and docs/conventions.md §3.5, computed by test-local decoders (E4M3FN by its defining formula,
 // bf16 RNE in double precision), never by the code under test. Does not cover: quantization
-// (test_mx_quant.cpp, test_block_quant.cpp), the GEMM oracle itself (test_gemm_oracle.cpp), E5M2 /
-// FNUZ element decoding, or bf16_gemm_problem beyond its sizes.
+// (test_mx_quant.cpp, test_block_quant.cpp), the GEMM oracle itself (test_gemm_oracle_*.cpp),
+// E5M2 / FNUZ element decoding, or bf16_gemm_problem beyond its sizes.
 #include <gtest/gtest.h>
 
 #include <bit>

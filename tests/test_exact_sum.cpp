@@ -2,7 +2,7 @@
 // exponent range of four-float products, lazy carries), ONE correct RNE rounding to fp32, bf16 and
 // double (ties, double-rounding hazards, overflow, subnormal results), the NaN/Inf rules, the
 // signed-zero rule, and round_to_bf16_bits.
-// Does not cover: the GEMM built on it (test_gemm_oracle.cpp) or its speed.
+// Does not cover: the GEMM built on it (test_gemm_oracle_*.cpp) or its speed.
 // Every expected value is derived by hand in a comment; powers of two are written as hex floats.
 #include <gtest/gtest.h>
 

@@ -4,7 +4,8 @@
 // §1.1 (fp8) and §2 (e8m0) and IEEE-754 (bf16, fp16); spot values (max finite, min subnormal,
 // NaN and Inf codes); max_finite, is_nan_code, bits_of / float_of.
 // Does NOT cover: encoding (test_fp_encode.cpp, test_e8m0.cpp), the non-OCP e8m0 decode rules
-// (test_e8m0.cpp), conventions (test_conventions.cpp).
+// (test_e8m0.cpp), conventions (test_conventions.cpp,
+// test_convention_edges.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>

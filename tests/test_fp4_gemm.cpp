@@ -2,7 +2,7 @@
 // MXFP8 through mx_gemm_problem, and NVFP4 x NVFP4 with 16-element blocks and both global scales
 // as the epilogue's alpha, in the exact, bound and ordered modes (docs/fp4.md §8). Expected values
 // are computed by hand beside each case. Does NOT cover: the oracle's general machinery
-// (test_gemm_oracle.cpp), quantization (test_fp4_quant.cpp).
+// (test_gemm_oracle_exact.cpp, test_gemm_oracle_modes.cpp), quantization (test_fp4_quant.cpp).
 #include <gtest/gtest.h>
 
 #include <cstdint>

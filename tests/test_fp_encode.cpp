@@ -5,7 +5,8 @@
 // ±Inf under the four overflow policies, bf16 double rounding and bf16 RNE vs truncation; the code
 // helpers nan_code / max_code / inf_code and the policy names.
 // Does NOT cover: E8M0 (test_e8m0.cpp), conventions and measured device bytes
-// (test_conventions.cpp), the full 2^32 input sweeps (exhaustive_encoders.cpp).
+// (test_conventions.cpp, test_convention_edges.cpp), the full 2^32 input sweeps
+// (exhaustive_encoders.cpp).
 // Expected codes come from the layout (docs/formats.md §1.1) with the arithmetic in the comments,
 // or from docs/conventions.md §3; decode() (checked by hand in test_format.cpp) turns codes into
 // values where a loop needs them. No expected value is computed with encode().

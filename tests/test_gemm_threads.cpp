@@ -1,11 +1,12 @@
-// Covers the multi-threaded exact GEMM engine (reference/gemm_oracle.cpp with
+// Covers the multi-threaded exact GEMM engine (reference/gemm_oracle_engine.cpp with
 // reference/parallel.h): exact_gemm (fp32, bf16), exact_gemm_fp64, its path statistics and
 // compute_bounds give identical results for 1, 2, 3 and 8 threads on problems that take every
 // path (direct double sums under power-of-two scales, exact range sums under fp32 scales, the
 // general path with NaN / Inf and forced) at shapes with partial tiles (M not a multiple of 8, N
 // not a multiple of 64, M = 1); parallel_for visits every item once and rethrows a worker's
 // exception.
-// Does not cover: the engine's exactness (test_gemm_oracle), speed (bench/bench_gemm_threads).
+// Does not cover: the engine's exactness (test_gemm_oracle_exact), speed
+// (bench/bench_gemm_threads).
 #include <gtest/gtest.h>
 
 #include <atomic>

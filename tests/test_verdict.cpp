@@ -2,8 +2,8 @@
 // mismatch, bits, ULP distance and its policies across zero, for NaN and at Inf; the same distance
 // for stored FP8 and E8M0 codes), the bound
 // verdict (inside/outside rules for finite, NaN, Inf and unbounded elements) and mismatch maps.
-// Does not cover: how bounds are computed (test_gemm_oracle.cpp) or report formatting beyond the
-// one-line summaries.
+// Does not cover: how bounds are computed (test_gemm_oracle_modes.cpp) or report formatting beyond
+// the one-line summaries.
 #include <gtest/gtest.h>
 
 #include <bit>
