@@ -502,6 +502,8 @@ std::string format_probe_result(const ProbeResult& r) {
     out += buf + value + "\n";
   };
   line("precision_bits", r.precision_at_output_limit ? ">= 24 (the fp32 output's precision)"
+                         : r.precision_beyond_format ? ">= " + std::to_string(r.precision_bits) +
+                                                           " (the format's smallest product)"
                                                      : std::to_string(r.precision_bits));
   line("rounding", r.rounding);
   if (r.precision_at_output_limit) {
@@ -513,11 +515,28 @@ std::string format_probe_result(const ProbeResult& r) {
                                    : std::to_string(r.chunk_k) +
                                          (r.chunk_verified ? " (verified at the next chunk)" : ""));
     line("group_size", r.group_size == 0 ? "not found within K" : std::to_string(r.group_size));
+    line("sub_sum", r.sub_sum == 1 ? "1 (none)" : std::to_string(r.sub_sum) + " (exact runs)");
     line("normalize_group_sum", !r.normalize_group_sum   ? "not measurable"
                                 : *r.normalize_group_sum ? "1 (renormalised)"
                                                          : "0 (carry bits kept)");
+    if (r.halves) {
+      line("halves", *r.halves ? "1 (odd / even k fused apart)" : "0 (one flat group)");
+      line("late_c_bits", *r.late_c_bits == 0 ? "0 (early C: aligned with the products)"
+                                              : std::to_string(*r.late_c_bits) + " (late C)");
+      line("late_rounding", r.late_rounding);
+      line("store", r.store);
+    }
   }
-  line("model", r.model.empty() ? "none matches" : r.model);
+  if (r.model.empty()) {
+    line("model", "none matches");
+  } else if (r.new_model) {
+    line("model", r.model);
+    line("model_status", "new: no registry model has these measured parameters");
+  } else {
+    line("model", r.model);
+    const AccumulatorModel* m = find_accumulator(r.model);
+    line("model_status", "registry" + (m ? ": " + m->status : std::string()));
+  }
   out += "evidence (" + std::to_string(r.calls) + " GEMM calls):\n";
   for (const std::string& l : r.log) {
     out += "  " + l + "\n";
