@@ -236,6 +236,13 @@ ProbeResult probe_accumulator(const Fp8Gemm& gemm, const ProbeOptions& options) 
     const size_t half = first_kept(3, K / 2 - 1, [&](size_t i) {
       return pr.run({{0, big}, {2, tiny}, {2 * i, -big}}) != tiny;
     });
+    if (half > K / 2 - 1) {  // exact over all of K: nothing this probe models
+      r.sub_sum = K;
+      r.log.push_back("sub-sum: " + B + " + " + pow2(et) + " - " + B + " kept at every k < " +
+                      std::to_string(K) + ": exact over all of K; model: none");
+      r.calls = pr.calls();
+      return r;
+    }
     stride = 2 * half;
     r.sub_sum = stride;
     r.log.push_back("sub-sum: " + B + " (k=0) + " + pow2(et) + " (k=2) - " + B + " kept up to k=" +

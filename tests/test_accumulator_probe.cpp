@@ -133,6 +133,23 @@ TEST(AccumulatorProbe, ReportsAnAccumulatorNoModelDescribes) {
   EXPECT_EQ(r.model, "");
 }
 
+// Guards against forcing a correctly rounded (exact, then one fp32 rounding) accumulator into a
+// structured model: the cancellation survives over all of K, and no model is named.
+TEST(AccumulatorProbe, ReportsAnExactAccumulatorAsNoModel) {
+  const Fp8Gemm exact = [](const Fp8GemmCall& call) {
+    double sum = 0;  // the probe's products are powers of two within 2^-36..2^16: exact
+    for (size_t k = 0; k < call.k; ++k) {
+      sum += static_cast<double>(decode(call.format, call.a[k])) * decode(call.format, call.b[k]);
+    }
+    std::vector<float> c(call.m * call.n, 0.0f);
+    c[0] = static_cast<float>(sum);
+    return c;
+  };
+  const ProbeResult r = probe_accumulator(exact, ProbeOptions{});
+  EXPECT_EQ(r.sub_sum, ProbeOptions{}.k);
+  EXPECT_EQ(r.model, "");
+}
+
 // Guards against measuring an implementation that does not even return one product: the
 // sanity call must stop the probe with a message.
 TEST(AccumulatorProbe, FailsTheSanityCallLoudly) {
