@@ -74,7 +74,7 @@ AccumulatorModel sm90_fp8_mma_nopromo() {
   m.source =
       "sm90_fp8_mma's adder; Triton's NVIDIA backend max_num_imprecise_acc_default = 2**30 (no "
       "promotion); H200, Triton 3.6 FP8 tl.dot with 64x64 / 128x128 tiles: 2^16 at k=0 and 4 at "
-      "k=31, 100, 900 (K=1024) and 4000 (K=4096) give 65536 (issue 23; mma.sync 16x16 tiles "
+      "k=31, 100, 900 (K=1024) and 4000 (K=4096) give 65536 (mma.sync 16x16 tiles "
       "give 65540, another model); Khattak and Mikaitis arXiv:2512.07004 Table 3 (13 fraction "
       "bits, truncation, 32 products per group) (docs/accumulators.md §4.1)";
   m.status = "measured on H200 (Triton wgmma tiles: no promotion within K = 4096)";
