@@ -2,10 +2,13 @@
 // its products, with crafted inputs in the manner of Fasi, Higham, Mikaitis and Pranesh,
 // "Numerical behavior of NVIDIA tensor cores", PeerJ Computer Science 7:e330 (2021): one nonzero
 // row of A and of B, products that are exact powers of two (or 1.5 times one) placed at chosen
-// k, and the observed C[0][0] compared with what each hypothesis predicts. It measures the
-// precision kept relative to a group's largest term, the rounding of the bits shifted out, whether
-// a group sum is renormalised, the chunk after which partials are promoted to fp32 and the number
-// of products added at once.
+// k, and the observed C[0][0] compared with what each hypothesis predicts. Searches measure the
+// exact sub-sums, the group, the precision kept relative to a group's largest term (with a
+// cancelling pair, so beyond the fp32 output's 24 bits), the rounding of the bits shifted out
+// (truncate, round_down, nearest_even, ...) and the promotion chunk; a battery of crafted calls
+// then decides the structure no single search isolates (odd/even halves, a late C and its bits,
+// the rounding of the halves and the late C, the fp32 store, renormalisation) by keeping the
+// candidate models whose simulation predicts every observed result.
 //
 // The implementation is a callable (M, N, K, FP8 codes and scales in, fp32 C out), so the
 // software simulations (simulated_fp8_gemm) and a real implementation (`--impl`) plug in the same
@@ -58,7 +61,7 @@ struct ProbeResult {
   // nothing is lost up to the fp32 output's own 24 bits.
   int precision_bits = 0;
   bool precision_at_output_limit = false;
-  // "truncate", "nearest_even", "nearest_away", "toward_positive", "toward_negative".
+  // "truncate", "nearest_even", "round_down", "nearest_away", "toward_positive".
   std::string rounding;
   // The chunk after which partials are promoted to fp32; 0 when no promotion was seen within K
   // (or the accumulator keeps fp32 precision, where there is nothing to promote).
@@ -68,10 +71,24 @@ struct ProbeResult {
   // sum of two terms and two sequential additions cannot be told apart this way.
   std::size_t group_size = 0;
   // true: a group sum is renormalised (its carry bits rounded away); false: they are kept;
-  // nullopt: not measurable (fp32 precision, or groups of fewer than 3 products).
+  // nullopt: not measurable (fp32 precision, groups of fewer than 3 products, or both fit).
   std::optional<bool> normalize_group_sum;
-  // The spec of the matching model (parse_accumulator_spec accepts it).
+  // Products summed exactly in runs of this many k before alignment (1: none seen).
+  std::size_t sub_sum = 1;
+  // true when the precision search kept every term the format can express: at least
+  // precision_bits (the model is then not identified).
+  bool precision_beyond_format = false;
+  // The battery's verdicts (§7 step 6); nullopt / empty where it did not run (fp32 precision,
+  // a rounding no model has). late_c_bits 0: early C.
+  std::optional<bool> halves;
+  std::optional<int> late_c_bits;
+  std::string late_rounding;  // the halves' and late C's rounding
+  std::string store;          // exact, nearest_even, truncate
+  int candidates = 0;         // candidate models the battery left (1: identified)
+  // The matching registry model's name, or the spec of a new model with every measured
+  // parameter (parse_accumulator_spec accepts both); empty when none matches.
   std::string model;
+  bool new_model = false;        // `model` is a spec no registry row has
   std::vector<std::string> log;  // one line per conclusion, with its evidence
   int calls = 0;                 // GEMM calls made
 };

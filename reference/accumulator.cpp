@@ -1,5 +1,6 @@
 #include "reference/accumulator.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -33,6 +34,7 @@ AccumulatorModel fp32_rn() {
       "fp32 round-to-nearest for every product, scaling and addition; partials of 128 k, any "
       "order";
   m.source = "IEEE 754 binary32; the bound of gemm_oracle.h AccumModel (docs/accumulators.md §2)";
+  m.status = "reference (IEEE 754 arithmetic, no hardware)";
   m.kind = AccumulatorKind::kFloat;
   m.fp = float_model(24, 128);
   return m;
@@ -53,6 +55,7 @@ AccumulatorModel sm90_fp8_mma() {
       "§3.3.2 (~14 bits, 128 k); github.com/huweim/emulation_sys (H100 wgmma FP8: 13-bit "
       "mantissa, RZ); PTX wgmma m64nNk32 (32 k per instruction); Fasi et al. PeerJ CS 7:e330 "
       "(alignment, truncation, no normalisation) (docs/accumulators.md §4)";
+  m.status = "measured on H200 (cuBLASLt; precision, rounding, chunk_k)";
   m.kind = AccumulatorKind::kAlignedChunks;
   m.chunks.chunk_k = 128;
   m.chunks.group_size = 32;
@@ -63,8 +66,96 @@ AccumulatorModel sm90_fp8_mma() {
   return m;
 }
 
+// The same tensor core without the library's promotion (docs/accumulators.md §4.1).
+AccumulatorModel sm90_fp8_mma_nopromo() {
+  AccumulatorModel m = sm90_fp8_mma();
+  m.name = "sm90_fp8_mma_nopromo";
+  m.description =
+      "Hopper FP8 tensor core as sm90_fp8_mma, never promoted: one partial over all of K "
+      "(Triton's wgmma tiles)";
+  m.source =
+      "sm90_fp8_mma's adder; Triton's NVIDIA backend max_num_imprecise_acc_default = 2**30 (no "
+      "promotion); H200, Triton 3.6 FP8 tl.dot with 64x64 / 128x128 tiles: 2^16 at k=0 and 4 at "
+      "k=31, 100, 900 (K=1024) and 4000 (K=4096) give 65536 (mma.sync 16x16 tiles "
+      "give 65540, another model); Khattak and Mikaitis arXiv:2512.07004 Table 3 (13 fraction "
+      "bits, truncation, 32 products per group) (docs/accumulators.md §4.1)";
+  m.status = "measured on H200 (Triton wgmma tiles: no promotion within K = 4096)";
+  m.chunks.chunk_k = 0;
+  return m;
+}
+
+// AMD CDNA3 (MI300) FP8 MFMA (docs/accumulators.md §4.2).
+AccumulatorModel cdna3_fp8_mfma() {
+  AccumulatorModel m;
+  m.name = "cdna3_fp8_mfma";
+  m.description =
+      "AMD CDNA3 FP8 (FNUZ) MFMA: 16 products per step as odd/even halves of 8, each fused at 24 "
+      "fraction bits; late C (product sum 31 fraction bits, C 24) rounded down; RNE to fp32";
+  m.source =
+      "Xie et al., MMA-Sim arXiv:2511.10909 and github.com/microsoft/MMA-Sim (CDNA3 fp8: "
+      "group 16, odd/even halves, F=24, F2=31, RNE-FP32; earlier simulator/functions.py rounds "
+      "the two-operand alignments down (floor), newer arithmetic/fdpa.py truncates: "
+      "late_rounding=truncate); github.com/north-numerical-computing/MATLAB-tensor-core "
+      "models/CDNA3.m (fma 16, odd_even_grouping, late_partial_sum, armode 'rd', frmode 'rne') "
+      "(docs/accumulators.md §4.2)";
+  m.status = "published, not measured here";
+  m.kind = AccumulatorKind::kAlignedChunks;
+  AlignedChunkParams& c = m.chunks;
+  c.chunk_k = 0;
+  c.group_size = 16;
+  c.precision_bits = 25;  // 24 fraction bits and the leading one
+  c.rounding = AlignRounding::kTruncate;
+  c.halves = true;
+  c.late_c_bits = 32;  // 31 fraction bits
+  c.late_rounding = AlignRounding::kRoundDown;
+  c.store = StoreRounding::kNearestEven;
+  return m;
+}
+
+// NVIDIA Blackwell (sm_100) tcgen05 kind::f8f6f4 (docs/accumulators.md §4.3).
+AccumulatorModel sm100_f8f6f4() {
+  AccumulatorModel m;
+  m.name = "sm100_f8f6f4";
+  m.description =
+      "Blackwell FP8/FP6/FP4 (kind::f8f6f4, MXFP8) tensor core: 32 products and C aligned at 25 "
+      "fraction bits by truncation; the partial stored by truncation to fp32; no promotion";
+  m.source =
+      "MMA-Sim arXiv:2511.10909 (TCGen05MMASim: 25 fraction bits, output RZ to fp32); PTX "
+      "tcgen05.mma kind::f8f6f4 (K = 32 per instruction); MATLAB-tensor-core models/B200TC.m "
+      "(fp8: fma 32, neab 2, frmode 'rz', early C); Khattak and Mikaitis arXiv:2512.07004 "
+      "(docs/accumulators.md §4.3)";
+  m.status = "published, not measured here";
+  m.kind = AccumulatorKind::kAlignedChunks;
+  AlignedChunkParams& c = m.chunks;
+  c.chunk_k = 0;
+  c.group_size = 32;
+  c.precision_bits = 26;  // 25 fraction bits and the leading one
+  c.rounding = AlignRounding::kTruncate;
+  c.store = StoreRounding::kTruncate;
+  return m;
+}
+
+// NVIDIA Blackwell (sm_100) tcgen05 kind::mxf4nvf4 (docs/accumulators.md §4.3).
+AccumulatorModel sm100_mxf4nvf4() {
+  AccumulatorModel m = sm100_f8f6f4();
+  m.name = "sm100_mxf4nvf4";
+  m.description =
+      "Blackwell MXFP4/NVFP4 (kind::mxf4nvf4) tensor core: exact sub-sums of 16 products, 64 k "
+      "per step aligned with C at 35 fraction bits by truncation; stored by truncation to fp32";
+  m.source =
+      "MMA-Sim arXiv:2511.10909 (nv_fused_dot_add_with_block_scale: sums of 16 products, 35 "
+      "fraction bits, RZ to fp32); PTX tcgen05.mma kind::mxf4nvf4 (K = 64 per instruction) "
+      "(docs/accumulators.md §4.3)";
+  m.chunks.group_size = 64;
+  m.chunks.sub_sum = 16;
+  m.chunks.precision_bits = 36;
+  return m;
+}
+
 const std::vector<AccumulatorModel>& registry() {
-  static const std::vector<AccumulatorModel> models = {fp32_rn(), sm90_fp8_mma()};
+  static const std::vector<AccumulatorModel> models = {
+      fp32_rn(),        sm90_fp8_mma(), sm90_fp8_mma_nopromo(),
+      cdna3_fp8_mfma(), sm100_f8f6f4(), sm100_mxf4nvf4()};
   return models;
 }
 
@@ -85,6 +176,17 @@ bool parse_bool(std::string_view param, std::string_view text) {
   if (text == "0" || text == "false") return false;
   bad("accumulator parameter " + std::string(param) + ": '" + std::string(text) +
       "' is not a boolean (0, 1, true, false)");
+}
+
+constexpr int kMaxPrecision = 40;  // keeps every aligned sum exact in int64 units and in double
+constexpr int kMaxLateBits = 48;
+
+AlignRounding parse_align_rounding(std::string_view param, std::string_view text) {
+  if (text == "truncate") return AlignRounding::kTruncate;
+  if (text == "nearest_even") return AlignRounding::kNearestEven;
+  if (text == "round_down") return AlignRounding::kRoundDown;
+  bad("accumulator parameter " + std::string(param) + ": '" + std::string(text) +
+      "' is not a rounding (truncate, nearest_even, round_down)");
 }
 
 std::string param_names(const AccumulatorModel& m) {
@@ -130,18 +232,36 @@ void set_parameter(AccumulatorModel& m, std::string_view name, std::string_view 
       return;
     }
     if (name == "precision_bits") {
-      c.precision_bits = static_cast<int>(parse_integer(name, value, 2, 24));
+      c.precision_bits = static_cast<int>(parse_integer(name, value, 2, kMaxPrecision));
       return;
     }
-    if (name == "rounding") {
-      if (value == "truncate") {
-        c.rounding = AlignRounding::kTruncate;
+    if (name == "rounding" || name == "late_rounding") {
+      (name == "rounding" ? c.rounding : c.late_rounding) = parse_align_rounding(name, value);
+      return;
+    }
+    if (name == "store") {
+      if (value == "exact") {
+        c.store = StoreRounding::kExact;
       } else if (value == "nearest_even") {
-        c.rounding = AlignRounding::kNearestEven;
+        c.store = StoreRounding::kNearestEven;
+      } else if (value == "truncate") {
+        c.store = StoreRounding::kTruncate;
       } else {
-        bad("accumulator parameter rounding: '" + std::string(value) +
-            "' is not a rounding (truncate, nearest_even)");
+        bad("accumulator parameter store: '" + std::string(value) +
+            "' is not a store rounding (exact, nearest_even, truncate)");
       }
+      return;
+    }
+    if (name == "sub_sum") {
+      c.sub_sum = static_cast<std::size_t>(parse_integer(name, value, 1, 1 << 20));
+      return;
+    }
+    if (name == "halves") {
+      c.halves = parse_bool(name, value);
+      return;
+    }
+    if (name == "late_c_bits") {
+      c.late_c_bits = static_cast<int>(parse_integer(name, value, 0, kMaxLateBits));
       return;
     }
     if (name == "normalize_group_sum") {
@@ -246,12 +366,26 @@ std::vector<AccumulatorParameter> accumulator_parameters(const AccumulatorModel&
       {"precision_bits", std::to_string(c.precision_bits),
        "significant bits kept relative to the largest term of a group"},
       {"rounding", std::string(to_string(c.rounding)),
-       "what happens to the bits shifted below them (truncate: toward zero)"},
+       "what happens to the bits shifted below them (truncate: toward zero; round_down: toward "
+       "-Inf)"},
       {"normalize_group_sum", c.normalize_group_sum ? "1" : "0",
        "1: each group sum is rounded to precision_bits again; 0: its carry bits are kept"},
       {"partial_roundings", std::to_string(c.partial_roundings),
        "fp32 RN roundings applying the scales to a promoted partial (2: (part*sa)*sb, 1: "
        "fma(part, sa*sb, acc))"},
+      {"sub_sum", std::to_string(c.sub_sum),
+       "products summed exactly in runs of this many consecutive k before the alignment (1: "
+       "none)"},
+      {"halves", c.halves ? "1" : "0",
+       "1: products at even and odd k are fused apart, the two half sums then aligned at "
+       "precision_bits"},
+      {"late_c_bits", std::to_string(c.late_c_bits),
+       "0: the partial is aligned with the products (early C); else late C: the product sum "
+       "keeps late_c_bits, the partial precision_bits, relative to the larger"},
+      {"late_rounding", std::string(to_string(c.late_rounding)),
+       "the rounding of the halves' and the late C's alignment"},
+      {"store", std::string(to_string(c.store)),
+       "how a group step's result is stored in the fp32 partial (exact: it always fits)"},
   };
 }
 
@@ -267,15 +401,39 @@ void validate_accumulator(const AccumulatorModel& m) {
   }
   const AlignedChunkParams& c = m.chunks;
   if (c.group_size == 0) bad("accumulator " + m.name + ": group_size must be >= 1");
-  if (c.precision_bits < 2 || c.precision_bits > 24) {
-    bad("accumulator " + m.name + ": precision_bits must be in [2, 24]");
+  const int max_p = c.store == StoreRounding::kExact ? 24 : kMaxPrecision;
+  if (c.precision_bits < 2 || c.precision_bits > max_p) {
+    bad("accumulator " + m.name + ": precision_bits must be in [2, " + std::to_string(max_p) + "]" +
+        (max_p == 24 ? " with store=exact" : ""));
   }
-  // A group sum of group_size + 1 aligned terms, each below 2^(E+1) on the grid 2^(E-p+1), has at
-  // most p + ceil(log2(group_size + 1)) bits: the model stores it in fp32 exactly.
-  if (c.precision_bits + ceil_log2(c.group_size + 1) > 24) {
-    bad("accumulator " + m.name + ": precision_bits + ceil(log2(group_size + 1)) = " +
-        std::to_string(c.precision_bits + ceil_log2(c.group_size + 1)) +
-        " > 24: a group sum would not be an fp32 value (docs/accumulators.md §3)");
+  if (c.sub_sum == 0 || c.group_size % c.sub_sum != 0) {
+    bad("accumulator " + m.name + ": sub_sum must divide group_size");
+  }
+  if (c.halves && (c.sub_sum != 1 || c.group_size % 2 != 0 || c.late_c_bits == 0)) {
+    bad("accumulator " + m.name + ": halves needs an even group_size, sub_sum=1 and a late C");
+  }
+  if (c.late_c_bits != 0 && (c.late_c_bits < c.precision_bits || c.late_c_bits > kMaxLateBits)) {
+    bad("accumulator " + m.name + ": late_c_bits must be 0 or in [precision_bits, " +
+        std::to_string(kMaxLateBits) + "]");
+  }
+  const int terms = static_cast<int>(c.group_size / c.sub_sum) + 1;
+  if (c.store == StoreRounding::kExact) {
+    if (c.halves || c.late_c_bits != 0) {
+      bad("accumulator " + m.name + ": halves and a late C need a store rounding to fp32");
+    }
+    // A group sum of group_size + 1 aligned terms, each below 2^(E+1) on the grid 2^(E-p+1), has
+    // at most p + ceil(log2(group_size + 1)) bits: the model stores it in fp32 exactly.
+    if (c.precision_bits + ceil_log2(static_cast<std::size_t>(terms)) > 24) {
+      bad("accumulator " + m.name + ": precision_bits + ceil(log2(group_size + 1)) = " +
+          std::to_string(c.precision_bits + ceil_log2(static_cast<std::size_t>(terms))) +
+          " > 24: a group sum would not be an fp32 value (docs/accumulators.md §3)");
+    }
+  } else if (std::max(c.precision_bits, c.late_c_bits) +
+                 ceil_log2(static_cast<std::size_t>(terms) + 1) + 1 >
+             53) {
+    bad("accumulator " + m.name +
+        ": group_size too large for the precision: a group sum would "
+        "not be exact in double");
   }
   if (c.partial_roundings < 1 || c.partial_roundings > 2) {
     bad("accumulator " + m.name + ": partial_roundings must be 1 or 2");
@@ -287,7 +445,34 @@ std::string_view to_string(AccumulatorKind kind) {
 }
 
 std::string_view to_string(AlignRounding rounding) {
-  return rounding == AlignRounding::kTruncate ? "truncate" : "nearest_even";
+  switch (rounding) {
+    case AlignRounding::kTruncate:
+      return "truncate";
+    case AlignRounding::kNearestEven:
+      return "nearest_even";
+    case AlignRounding::kRoundDown:
+      return "round_down";
+  }
+  return "?";
+}
+
+std::string_view to_string(StoreRounding rounding) {
+  switch (rounding) {
+    case StoreRounding::kExact:
+      return "exact";
+    case StoreRounding::kNearestEven:
+      return "nearest_even";
+    case StoreRounding::kTruncate:
+      return "truncate";
+  }
+  return "?";
+}
+
+int effective_precision(const AlignedChunkParams& c) {
+  int p = c.precision_bits;
+  if (c.late_c_bits != 0) p = std::min(p, c.late_c_bits);
+  if (c.store != StoreRounding::kExact) p = std::min(p, 24);
+  return p;
 }
 
 }  // namespace mxgate

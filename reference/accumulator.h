@@ -9,7 +9,10 @@
 //                  consecutive k, groups of group_size products are added at once to the running
 //                  partial after aligning every term to the largest one and keeping precision_bits
 //                  (truncating or rounding the bits shifted out); each chunk's partial is then
-//                  promoted: scaled and added in fp32 round-to-nearest: sm90_fp8_mma.
+//                  promoted: scaled and added in fp32 round-to-nearest: sm90_fp8_mma. The same kind
+//                  describes structured adders (docs/accumulators.md §3.1): exact sub-sums of
+//                  consecutive products (sm100_mxf4nvf4), odd/even halves fused separately and a
+//                  late C (cdna3_fp8_mfma), a partial stored by rounding to fp32 (sm100_*).
 #pragma once
 
 #include <cstddef>
@@ -28,6 +31,14 @@ enum class AccumulatorKind : unsigned char { kFloat, kAlignedChunks };
 enum class AlignRounding : unsigned char {
   kTruncate,     // dropped: round toward zero (Fasi et al. 2021; docs/accumulators.md §3)
   kNearestEven,  // round to nearest, ties to even
+  kRoundDown,    // toward -Inf (MMA-Sim's earlier CDNA3 code: math.floor)
+};
+
+// How a group step's result is stored in the fp32 register holding the partial.
+enum class StoreRounding : unsigned char {
+  kExact,        // it always fits (validate_accumulator): Fasi et al.'s carry bits kept
+  kNearestEven,  // rounded to fp32, ties to even (CDNA3's MFMA result)
+  kTruncate,     // rounded to fp32 toward zero (MMA-Sim's Blackwell "RZ" output)
 };
 
 struct AlignedChunkParams {
@@ -37,12 +48,20 @@ struct AlignedChunkParams {
   AlignRounding rounding = AlignRounding::kTruncate;
   bool normalize_group_sum = false;  // each group sum is rounded to precision_bits again
   int partial_roundings = 2;         // fp32 RN roundings applying the scales to a partial (1, 2)
+  // Structured adders (docs/accumulators.md §3.1); the defaults are the flat adder above.
+  std::size_t sub_sum = 1;  // products summed exactly in runs of this many k, the runs aligned
+  bool halves = false;      // products at even and odd k fused apart, the halves then aligned
+  int late_c_bits = 0;      // 0: the partial is aligned with the products (early C); else late C:
+                            // the product sum keeps late_c_bits, the partial precision_bits
+  AlignRounding late_rounding = AlignRounding::kTruncate;  // the halves' and late C's alignment
+  StoreRounding store = StoreRounding::kExact;
 };
 
 struct AccumulatorModel {
   std::string name;
   std::string description;  // one line
   std::string source;       // where its semantics and numbers come from
+  std::string status;       // "measured on H200 ...", "published, not measured here", ...
   AccumulatorKind kind = AccumulatorKind::kFloat;
   AccumModel fp;              // kFloat (fp.output is ignored: the check supplies the output)
   AlignedChunkParams chunks;  // kAlignedChunks
@@ -73,11 +92,17 @@ struct AccumulatorParameter {
 std::vector<AccumulatorParameter> accumulator_parameters(const AccumulatorModel& model);
 
 // Throws std::invalid_argument when the parameters are outside what the model's code supports
-// (docs/accumulators.md §3: precision_bits + ceil(log2(group_size + 1)) <= 24 keeps every group
-// sum an fp32 value).
+// (docs/accumulators.md §3: with store=exact, precision_bits + ceil(log2(group_size + 1)) <= 24
+// keeps every group sum an fp32 value; §3.1 for the structured parameters).
 void validate_accumulator(const AccumulatorModel& model);
+
+// The fewest significant bits any rounding of a group step keeps relative to the largest term
+// (precision_bits, late_c_bits when late, 24 when the store rounds to fp32): the unit of the
+// bound (accumulator_bounds.cpp) and of exact mode (accumulator_exact.h).
+int effective_precision(const AlignedChunkParams& params);
 
 std::string_view to_string(AccumulatorKind kind);
 std::string_view to_string(AlignRounding rounding);
+std::string_view to_string(StoreRounding rounding);
 
 }  // namespace mxgate

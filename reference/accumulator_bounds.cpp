@@ -210,7 +210,7 @@ class AlignedChunkBounds {
   // The totals of row i against the kCols columns of panel jb (columns past N are ignored).
   void panel_totals(size_t i, size_t jb, ChunkTotals* totals) const {
     const AlignedChunkParams& c = params_;
-    const double unit_factor = std::ldexp(1.0, 1 - c.precision_bits);  // 2^(1-p)
+    const double unit_factor = std::ldexp(1.0, 1 - effective_precision(c));  // 2^(1-p), §3.1
     const float* a = &p_.a[i * p_.k];
     const float* bt = &bt_[jb * p_.k * kCols];
     const size_t cols = std::min(kCols, p_.n - jb * kCols);
@@ -230,8 +230,25 @@ class AlignedChunkBounds {
         }
         ++groups;
       }
-      const double extra = static_cast<double>(groups - 1) +
-                           (c.normalize_group_sum ? static_cast<double>(groups) : 0.0);
+      // Roundings of unknown sign (step 1), each weighted 1/2 when it rounds to nearest: the
+      // partial as a term and the renormalisations (`rounding`), the halves and the late product
+      // sum (`late_rounding`), the store to fp32 (docs/accumulators.md §5, structured adders).
+      const auto weight = [](bool nearest) { return nearest ? 0.5 : 1.0; };
+      const auto r_groups = static_cast<double>(groups);
+      const bool late = c.late_c_bits != 0;
+      const double extra =
+          weight((late ? c.late_rounding : c.rounding) == AlignRounding::kNearestEven) *
+              (r_groups - 1) +
+          weight(c.rounding == AlignRounding::kNearestEven) *
+              (c.normalize_group_sum ? r_groups : 0.0) +
+          weight(c.late_rounding == AlignRounding::kNearestEven) * r_groups *
+              ((c.halves ? 2.0 : 0.0) + (late ? 1.0 : 0.0)) +
+          weight(c.store == StoreRounding::kNearestEven) *
+              (c.store != StoreRounding::kExact ? r_groups : 0.0);
+      // Exact sub-sums are the aligned terms: their count, their signs unknown, their size up to
+      // sub_sum products.
+      const auto runs = static_cast<double>((r.end - r.begin + c.sub_sum - 1) / c.sub_sum);
+      const double term_factor = static_cast<double>(c.sub_sum);
       const double gs = static_cast<double>(c.group_size);
       for (size_t jj = 0; jj < cols; ++jj) {
         ChunkTotals& t = totals[jj];
@@ -243,8 +260,17 @@ class AlignedChunkBounds {
         const SignCounts signs = count_signs(signs_a_[i], signs_b_[j], r.begin, r.end);
         const auto npos = static_cast<double>(signs.pos), nneg = static_cast<double>(signs.neg);
         const double slack = static_cast<double>(groups) * gs * gs * 0x1p-52 * xmax;
-        const double kappa = c.rounding == AlignRounding::kTruncate ? std::max(npos, nneg) + extra
-                                                                    : (npos + nneg + extra) / 2;
+        // Per term (step 1): truncation moves positive and negative terms apart, rounding down
+        // moves all one way, nearest by half a unit; sub-sums of unknown sign count whole.
+        double terms_kappa = 0;
+        if (c.sub_sum > 1) {
+          terms_kappa = c.rounding == AlignRounding::kNearestEven ? runs / 2 : runs;
+        } else if (c.rounding == AlignRounding::kTruncate) {
+          terms_kappa = std::max(npos, nneg);
+        } else {
+          terms_kappa = c.rounding == AlignRounding::kRoundDown ? npos + nneg : (npos + nneg) / 2;
+        }
+        const double kappa = terms_kappa + extra;
         double ebar = 0;
         if (npos + nneg > 0) {
           const double den = 1 - kappa * unit_factor;
@@ -253,7 +279,8 @@ class AlignedChunkBounds {
             continue;
           }
           const double s = std::max(pos[jj], neg[jj]) + slack;
-          const double m = std::max(xmax, (s + kappa * 0x1p-149) / den) * (1 + 0x1p-40);
+          const double m =
+              std::max(xmax * term_factor, (s + kappa * 0x1p-149) / den) * (1 + 0x1p-40);
           if (!(m < 0x1p128)) {
             t.infinite = true;  // a partial may leave fp32's range
             continue;

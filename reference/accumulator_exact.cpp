@@ -59,7 +59,7 @@ bool chunks_exact(const GemmProblem& p, const AccumulatorModel& m, std::string* 
     if (why != nullptr) *why = reason;
     return false;
   };
-  const int prec = m.chunks.precision_bits;
+  const int prec = effective_precision(m.chunks);  // §3.1: the fewest bits any rounding keeps
   const size_t len = chunk_len(m, p.k);
   if (const auto x = first_scale_crossing(p, len)) {
     return fail("chunk [" + num(x->begin) + ", " + num(x->end) + ") crosses a scale block");
@@ -130,7 +130,7 @@ ExactModeOperands make_exact_mode_operands(size_t m, size_t n, size_t k, BlockSi
                                 " k under one scale, but the scale blocks are " + num(blocks.a_k) +
                                 " / " + num(blocks.b_k) + " k");
   }
-  const int prec = model.chunks.precision_bits;
+  const int prec = effective_precision(model.chunks);
   // fp32 promotion: K * v^2 * 2^spread <= 2^24 (as gemm_oracle.h); chunk: v^2 * len < 2^p.
   const int log_k = ceil_log2(k);
   int log_v = 3;

@@ -5,12 +5,13 @@
 //   kAlignedChunks: those fp32 conditions (they make the promoted fp32 sums exact) and, for every
 //     output element and chunk, the scales constant over the chunk and
 //       sum over the chunk of |a_i b_i| < 2^(e0 + p),
-//     e0 the lowest set bit of the chunk's nonzero products a_i b_i, p = precision_bits. Every
-//     term a group step sees (a product, or the running partial: a sum of a subset of the chunk's
-//     products) is then a multiple of 2^e0 below 2^(e0+p), so its largest term's exponent E is at
-//     most e0 + p - 1 and the alignment unit 2^(E-p+1) is at most 2^e0: nothing is truncated or
-//     rounded, in any grouping and order, and the group sum (a multiple of 2^e0 below 2^(e0+p))
-//     is exact under normalize_group_sum too.
+//     e0 the lowest set bit of the chunk's nonzero products a_i b_i, p = effective_precision
+//     (precision_bits, or fewer where a late C or the fp32 store keeps fewer: §3.1). Every
+//     term a group step sees (a product, a sub-sum, a half, or the running partial: a sum of a
+//     subset of the chunk's products) is then a multiple of 2^e0 below 2^(e0+p), so its largest
+//     term's exponent E is at most e0 + p - 1 and the alignment unit 2^(E-p+1) is at most 2^e0:
+//     nothing is truncated or rounded, in any grouping and order, and the group sum (a multiple of
+//     2^e0 below 2^(e0+p)) is exact under normalize_group_sum too.
 #pragma once
 
 #include <cstdint>

@@ -33,8 +33,11 @@ int64_t to_units(double x, int unit, AlignRounding r) {
     return static_cast<int64_t>(std::trunc(scaled));
   }
   const double low = std::floor(scaled);
-  const double frac = scaled - low;  // exact
   auto n = static_cast<int64_t>(low);
+  if (r == AlignRounding::kRoundDown) {
+    return n;
+  }
+  const double frac = scaled - low;  // exact
   if (frac > 0.5 || (frac == 0.5 && (n & 1) != 0)) {
     ++n;
   }
@@ -43,6 +46,45 @@ int64_t to_units(double x, int unit, AlignRounding r) {
 
 // Exponent of the leading bit of a finite nonzero double (bit extraction, never log2).
 int leading_exponent(double x) { return std::ilogb(x); }
+
+// An aligned sum: every nonzero term put on the grid 2^max(top - prec + 1, -149) (top: the
+// largest term's exponent; INT32_MIN when all are zero) and the results added exactly.
+struct Aligned {
+  double sum = 0;
+  int top = INT32_MIN;
+};
+
+// The `count` terms terms[0], terms[stride], ... and the partial `s`.
+Aligned fuse(const double* terms, size_t count, size_t stride, float s, int prec, AlignRounding r) {
+  Aligned a;
+  if (s != 0) a.top = leading_exponent(s);
+  for (size_t i = 0; i < count; ++i) {
+    const double x = terms[i * stride];
+    if (x != 0) a.top = std::max(a.top, leading_exponent(x));
+  }
+  if (a.top == INT32_MIN) return a;
+  const int unit = std::max(a.top - prec + 1, kFinestUnit);
+  int64_t units = to_units(s, unit, r);
+  for (size_t i = 0; i < count; ++i) units += to_units(terms[i * stride], unit, r);
+  a.sum = std::ldexp(static_cast<double>(units), unit);  // exact: validate_accumulator
+  return a;
+}
+
+// The group step's result in the fp32 register (exact: validate_accumulator made it fit).
+float store(double sum, StoreRounding r) {
+  if (r == StoreRounding::kExact || sum == 0) return static_cast<float>(sum);
+  const int unit = std::max(leading_exponent(sum) - 23, kFinestUnit);
+  const double v = std::ldexp(
+      static_cast<double>(to_units(
+          sum, unit,
+          r == StoreRounding::kTruncate ? AlignRounding::kTruncate : AlignRounding::kNearestEven)),
+      unit);
+  if (std::fabs(v) >= 0x1p128) {
+    return r == StoreRounding::kTruncate ? std::copysign(0x1.fffffep127f, static_cast<float>(v))
+                                         : static_cast<float>(v);  // Inf
+  }
+  return static_cast<float>(v);  // exact
+}
 
 struct ChunkRange {
   size_t begin;
@@ -104,30 +146,56 @@ float aligned_group_sum(float s, const double* terms, size_t count,
     }
     return static_cast<float>(sum);
   }
-  int top = INT32_MIN;  // exponent of the largest nonzero term
-  if (s != 0) {
-    top = leading_exponent(s);
+  // Exact sub-sums of sub_sum consecutive products are the aligned terms (§3.1).
+  thread_local std::vector<double> runs;
+  if (params.sub_sum > 1) {
+    runs.assign((count + params.sub_sum - 1) / params.sub_sum, 0.0);
+    for (size_t i = 0; i < count; ++i) runs[i / params.sub_sum] += terms[i];
+    terms = runs.data();
+    count = runs.size();
   }
-  for (size_t i = 0; i < count; ++i) {
-    if (terms[i] != 0) {
-      top = std::max(top, leading_exponent(terms[i]));
+  double sum = 0;
+  if (params.late_c_bits == 0) {
+    // Early C: the partial is one more term of the alignment.
+    const Aligned a = fuse(terms, count, 1, s, prec, params.rounding);
+    if (a.top == INT32_MIN) return s;  // every term is zero: the partial is unchanged
+    sum = a.sum;
+  } else {
+    // The products alone (as two halves: each fused, then both aligned to the larger's top).
+    Aligned p;
+    if (params.halves) {
+      const Aligned even = fuse(terms, (count + 1) / 2, 2, 0.0f, prec, params.rounding);
+      const Aligned odd = fuse(terms + 1, count / 2, 2, 0.0f, prec, params.rounding);
+      p.top = std::max(even.top, odd.top);
+      if (p.top != INT32_MIN) {
+        const int unit = std::max(p.top - prec + 1, kFinestUnit);
+        p.sum = std::ldexp(static_cast<double>(to_units(even.sum, unit, params.late_rounding) +
+                                               to_units(odd.sum, unit, params.late_rounding)),
+                           unit);
+      }
+    } else {
+      p = fuse(terms, count, 1, 0.0f, prec, params.rounding);
     }
+    // Late C: the product sum keeps late_c_bits, the partial precision_bits, relative to the
+    // larger of the products' top and the partial's exponent.
+    const int top = std::max(p.top, s != 0 ? leading_exponent(s) : INT32_MIN);
+    if (top == INT32_MIN) return s;
+    const int unit_p = std::max(top - params.late_c_bits + 1, kFinestUnit);
+    const int unit_s = std::max(top - prec + 1, kFinestUnit);
+    int64_t units = to_units(p.sum, unit_p, params.late_rounding);
+    // MMA-Sim's earlier code drops a C more than p bits below the top before rounding it down.
+    const bool dropped = params.late_rounding == AlignRounding::kRoundDown && s != 0 &&
+                         leading_exponent(s) < top - prec;
+    if (!dropped) {
+      units += to_units(s, unit_s, params.late_rounding) * (int64_t{1} << (unit_s - unit_p));
+    }
+    sum = std::ldexp(static_cast<double>(units), unit_p);  // exact: validate_accumulator
   }
-  if (top == INT32_MIN) {
-    return s;  // every term is zero: the partial is unchanged
-  }
-  const int unit = std::max(top - prec + 1, kFinestUnit);
-  int64_t units = to_units(s, unit, params.rounding);
-  for (size_t i = 0; i < count; ++i) {
-    units += to_units(terms[i], unit, params.rounding);
-  }
-  double sum = std::ldexp(static_cast<double>(units), unit);  // exact: < 2^53 units
   if (params.normalize_group_sum && sum != 0) {
     const int u2 = std::max(leading_exponent(sum) - prec + 1, kFinestUnit);
     sum = std::ldexp(static_cast<double>(to_units(sum, u2, params.rounding)), u2);
   }
-  // validate_accumulator keeps every sum an fp32 value (or beyond fp32's range: Inf).
-  return static_cast<float>(sum);
+  return store(sum, params.store);
 }
 
 GemmOutput simulate_gemm(const GemmProblem& problem, const AccumulatorModel& model,

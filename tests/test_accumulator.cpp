@@ -54,10 +54,12 @@ float simulate_terms(const std::vector<std::pair<size_t, double>>& terms, size_t
 
 // Guards against a model missing from the registry or an unnamed / unsourced row.
 TEST(AccumulatorRegistry, ListsTheNamedModelsWithDescriptionAndSource) {
-  EXPECT_EQ(accumulator_names(), "fp32_rn sm90_fp8_mma");
+  EXPECT_EQ(accumulator_names(),
+            "fp32_rn sm90_fp8_mma sm90_fp8_mma_nopromo cdna3_fp8_mfma sm100_f8f6f4 sm100_mxf4nvf4");
   for (const AccumulatorModel& m : all_accumulators()) {
     EXPECT_EQ(find_accumulator(m.name), &m);
     EXPECT_FALSE(m.description.empty()) << m.name;
+    EXPECT_FALSE(m.status.empty()) << m.name;
     EXPECT_NE(m.source.find("docs/accumulators.md §"), std::string::npos) << m.name;
     EXPECT_NO_THROW(validate_accumulator(m)) << m.name;
   }
@@ -84,6 +86,37 @@ TEST(AccumulatorRegistry, RowsHoldTheDocumentedParameters) {
   EXPECT_EQ(s.chunks.rounding, AlignRounding::kTruncate);  // measured (docs/nvidia.md §4.1)
   EXPECT_FALSE(s.chunks.normalize_group_sum);
   EXPECT_EQ(s.chunks.partial_roundings, 2);
+  EXPECT_EQ(s.status, "measured on H200 (cuBLASLt; precision, rounding, chunk_k)");
+}
+
+// Guards against the published rows drifting from their sources (docs/accumulators.md §4.1-4.3)
+// or claiming a measurement that was not made here.
+TEST(AccumulatorRegistry, PublishedRowsHoldTheirSourcesNumbers) {
+  const AlignedChunkParams& nopromo = find_accumulator("sm90_fp8_mma_nopromo")->chunks;
+  EXPECT_EQ(nopromo.chunk_k, 0u);  // Triton: max_num_imprecise_acc_default = 2**30
+  EXPECT_EQ(nopromo.precision_bits, 14);
+  EXPECT_EQ(nopromo.group_size, 32u);
+  const AccumulatorModel& cdna3 = *find_accumulator("cdna3_fp8_mfma");
+  EXPECT_EQ(cdna3.status, "published, not measured here");
+  EXPECT_EQ(cdna3.chunks.group_size, 16u);     // 16 products per step
+  EXPECT_EQ(cdna3.chunks.precision_bits, 25);  // F = 24 fraction bits
+  EXPECT_TRUE(cdna3.chunks.halves);            // odd / even halves of 8
+  EXPECT_EQ(cdna3.chunks.late_c_bits, 32);     // F2 = 31 fraction bits
+  EXPECT_EQ(cdna3.chunks.late_rounding, AlignRounding::kRoundDown);
+  EXPECT_EQ(cdna3.chunks.store, StoreRounding::kNearestEven);
+  EXPECT_EQ(cdna3.chunks.chunk_k, 0u);
+  const AccumulatorModel& f8 = *find_accumulator("sm100_f8f6f4");
+  EXPECT_EQ(f8.status, "published, not measured here");
+  EXPECT_EQ(f8.chunks.group_size, 32u);     // K = 32 per instruction
+  EXPECT_EQ(f8.chunks.precision_bits, 26);  // 25 fraction bits
+  EXPECT_EQ(f8.chunks.rounding, AlignRounding::kTruncate);
+  EXPECT_EQ(f8.chunks.store, StoreRounding::kTruncate);
+  EXPECT_EQ(f8.chunks.late_c_bits, 0);
+  const AccumulatorModel& f4 = *find_accumulator("sm100_mxf4nvf4");
+  EXPECT_EQ(f4.status, "published, not measured here");
+  EXPECT_EQ(f4.chunks.sub_sum, 16u);
+  EXPECT_EQ(f4.chunks.group_size, 64u);
+  EXPECT_EQ(f4.chunks.precision_bits, 36);  // 35 fraction bits
 }
 
 // Guards against overrides that are silently ignored, and against a spec that does not round
@@ -124,16 +157,26 @@ TEST(AccumulatorSpec, OverridesApplyAndRoundTrip) {
 
 // Guards against a bad spec reaching the bound or simulation instead of a message naming it.
 TEST(AccumulatorSpec, BadSpecsNameTheProblem) {
-  EXPECT_TRUE(ThrowsWith([] { parse_accumulator_spec("sm100"); },
-                         "unknown accumulator 'sm100' (accumulators: fp32_rn sm90_fp8_mma)"));
+  EXPECT_TRUE(ThrowsWith(
+      [] { parse_accumulator_spec("sm100"); },
+      "unknown accumulator 'sm100' (accumulators: fp32_rn sm90_fp8_mma sm90_fp8_mma_nopromo "
+      "cdna3_fp8_mfma sm100_f8f6f4 sm100_mxf4nvf4)"));
   EXPECT_TRUE(ThrowsWith([] { parse_accumulator_spec("sm90_fp8_mma:bits=3"); },
                          "unknown parameter 'bits' (parameters: chunk_k group_size"));
   EXPECT_TRUE(ThrowsWith([] { parse_accumulator_spec("fp32_rn:chunk_k=3"); },
                          "unknown parameter 'chunk_k' (parameters: unit_roundoff_bits"));
+  EXPECT_TRUE(ThrowsWith([] { parse_accumulator_spec("sm90_fp8_mma:precision_bits=41"); },
+                         "not an integer in [2, 40]"));
   EXPECT_TRUE(ThrowsWith([] { parse_accumulator_spec("sm90_fp8_mma:precision_bits=30"); },
-                         "not an integer in [2, 24]"));
+                         "precision_bits must be in [2, 24] with store=exact"));
   EXPECT_TRUE(ThrowsWith([] { parse_accumulator_spec("sm90_fp8_mma:rounding=up"); },
-                         "not a rounding (truncate, nearest_even)"));
+                         "not a rounding (truncate, nearest_even, round_down)"));
+  EXPECT_TRUE(ThrowsWith([] { parse_accumulator_spec("sm90_fp8_mma:halves=1"); },
+                         "halves needs an even group_size, sub_sum=1 and a late C"));
+  EXPECT_TRUE(ThrowsWith([] { parse_accumulator_spec("sm90_fp8_mma:sub_sum=3"); },
+                         "sub_sum must divide group_size"));
+  EXPECT_TRUE(ThrowsWith([] { parse_accumulator_spec("sm90_fp8_mma:late_c_bits=20"); },
+                         "halves and a late C need a store rounding to fp32"));
   EXPECT_TRUE(
       ThrowsWith([] { parse_accumulator_spec("sm90_fp8_mma:group_size"); }, "is not param=value"));
   EXPECT_TRUE(
@@ -312,6 +355,58 @@ TEST(AccumulatorSimulation, IndependentOfTheThreadCount) {
   for (unsigned t : {2u, 3u, 8u}) {
     EXPECT_EQ(simulate_gemm(p, sm90(), OutputFormat::kFp32, t).fp32, one.fp32) << t;
   }
+}
+
+// Guards against a structured adder step that differs from docs/accumulators.md §3.1, each value
+// derived by hand: round-down moves a negative term away from zero; odd/even halves keep what a
+// flat group truncates; a late C keeps a small product next to a large partial; the fp32 store
+// rounds (to nearest even, or toward zero); exact sub-sums cancel before any alignment.
+TEST(AccumulatorSimulation, StructuredAdderStepsByHand) {
+  AlignedChunkParams flat;
+  flat.precision_bits = 4;  // unit 2^(3-4+1) = 1 next to 8
+  flat.group_size = 4;
+  const double neg[] = {8.0, -0.75};
+  EXPECT_EQ(aligned_group_sum(0.0f, neg, 2, flat), 8.0f);  // truncate: -0.75 -> 0
+  AlignedChunkParams down = flat;
+  down.rounding = AlignRounding::kRoundDown;
+  EXPECT_EQ(aligned_group_sum(0.0f, neg, 2, down), 7.0f);  // floor(-0.75) = -1
+  // +8 (k=0), 0.5 (k=1), -8 (k=2), 0.5 (k=3): flat, each 0.5 is half a unit, truncated: 0.
+  const double four[] = {8.0, 0.5, -8.0, 0.5};
+  AlignedChunkParams late = flat;
+  late.store = StoreRounding::kNearestEven;
+  late.late_c_bits = 8;
+  EXPECT_EQ(aligned_group_sum(0.0f, four, 4, late), 0.0f);
+  // Halves: the odd half 0.5 + 0.5 = 1 is exact on its own grid, then one whole unit next to 8.
+  AlignedChunkParams halves = late;
+  halves.halves = true;
+  EXPECT_EQ(aligned_group_sum(0.0f, four, 4, halves), 1.0f);
+  // Late C: the partial 8 and a lone product 0.25 (the product sum keeps 8 bits relative to 8:
+  // unit 2^-4), stored in fp32: 8.25. Early C truncates 0.25 next to 8: 8.
+  const double small[] = {0.25};
+  EXPECT_EQ(aligned_group_sum(8.0f, small, 1, late), 8.25f);
+  EXPECT_EQ(aligned_group_sum(8.0f, small, 1, flat), 8.0f);
+  // Round-down late C drops a partial more than p bits below the top (MMA-Sim's earlier code):
+  // -2^-2 next to the product 8 (p = 4) becomes 0, not floor(-0.25) = -1.
+  AlignedChunkParams late_down = late;
+  late_down.late_rounding = AlignRounding::kRoundDown;
+  const double eight[] = {8.0};
+  EXPECT_EQ(aligned_group_sum(-0.25f, eight, 1, late_down), 8.0f);
+  EXPECT_EQ(aligned_group_sum(-0.5f, eight, 1, late_down), 7.0f);  // 2^-1: kept, floor -> -1
+  // The fp32 store: 2^24 + 1 + 2^-1 (p = 26) rounds to nearest even 2^24 + 2, toward zero 2^24.
+  AlignedChunkParams wide;
+  wide.precision_bits = 26;
+  wide.group_size = 4;
+  wide.store = StoreRounding::kNearestEven;
+  const double big[] = {0x1p24, 1.0, 0.5};
+  EXPECT_EQ(aligned_group_sum(0.0f, big, 3, wide), 0x1p24f + 2.0f);
+  wide.store = StoreRounding::kTruncate;
+  EXPECT_EQ(aligned_group_sum(0.0f, big, 3, wide), 0x1p24f);
+  // Sub-sums: +8 and -8 in one run of 2 cancel exactly, leaving 2^-10 whole next to them.
+  AlignedChunkParams runs = flat;
+  runs.sub_sum = 2;
+  const double cancel[] = {8.0, -8.0, 0x1p-10, 0.0};
+  EXPECT_EQ(aligned_group_sum(0.0f, cancel, 4, runs), 0x1p-10f);
+  EXPECT_EQ(aligned_group_sum(0.0f, cancel, 4, flat), 0.0f);
 }
 
 }  // namespace

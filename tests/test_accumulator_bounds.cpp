@@ -10,7 +10,9 @@
 // 128x128 fp32 scales) today's fp32_rn bound rejects the simulated Hopper accumulator while
 // sm90_fp8_mma's bound accepts it and is at most the manual measured-precision bound there on
 // every element; an epilogue alpha (docs/fp4.md §8) is inside the bound, a kernel dropping it
-// outside. Worst |simulated - exact| / bound ratios are printed.
+// outside; every registry model (structured adders: sub-sums, halves, late C, fp32 store, round
+// down) has its simulation inside its bound, per-tensor scales. Worst |simulated - exact| /
+// bound ratios are printed.
 // Does not cover: the fp32_rn bound's own derivation (test_gemm_oracle_modes), real hardware (the
 // H200 measurement is docs/nvidia.md §4), the probe.
 #include <gtest/gtest.h>
@@ -347,6 +349,39 @@ TEST(AlignedChunkBound, IndependentOfTheThreadCount) {
     EXPECT_EQ(many.bound, one.bound) << t;
     EXPECT_EQ(many.exact, one.exact) << t;
     EXPECT_EQ(many.abs_sum, one.abs_sum) << t;
+  }
+}
+
+// Guards against a registry model whose bound its own simulation leaves (sub-sums, halves, a
+// late C, round-down, an fp32 store: docs/accumulators.md §5), and against a bound so wide it
+// is useless (the worst ratio is printed): a model added to the registry is covered here.
+TEST(AlignedChunkBound, EveryRegistryModelSimulationInside) {
+  std::vector<AccumulatorModel> models(all_accumulators().begin(), all_accumulators().end());
+  models.push_back(parse_accumulator_spec("cdna3_fp8_mfma:late_rounding=truncate"));
+  models.push_back(parse_accumulator_spec("cdna3_fp8_mfma:late_rounding=nearest_even"));
+  models.push_back(parse_accumulator_spec("sm100_f8f6f4:store=nearest_even,rounding=round_down"));
+  const Data kinds[] = {Data::kWideRange, Data::kSignCoherent, Data::kCancellation};
+  for (const AccumulatorModel& model : models) {
+    if (model.kind != AccumulatorKind::kAlignedChunks) continue;
+    double worst = 0;
+    for (size_t k : {64u, 300u, 1000u}) {
+      for (Data d : kinds) {
+        for (uint64_t seed = 1; seed <= 4; ++seed) {
+          SCOPED_TRACE(model.name + " K=" + std::to_string(k) + " data=" + std::to_string(int(d)) +
+                       " seed=" + std::to_string(seed));
+          const GemmProblem p = make_problem(3, 5, k, d, seed, /*per_tensor=*/true);
+          for (OutputFormat f : {OutputFormat::kFp32, OutputFormat::kBf16}) {
+            const GemmBounds b = compute_bounds(p, model, f);
+            const BoundVerdict v = check_bound(b, simulate_gemm(p, model, f));
+            ASSERT_TRUE(v.ok()) << v.summary();
+            worst = std::max(worst, worst_ratio(b, simulate_gemm(p, model, f)));
+          }
+        }
+      }
+    }
+    std::cout << "[ bound    ] " << model.name << ": worst |simulated-exact|/bound = " << worst
+              << "\n";
+    EXPECT_GT(worst, 0.0) << model.name;  // the data exercises its roundings
   }
 }
 

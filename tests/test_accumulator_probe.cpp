@@ -5,11 +5,16 @@
 // prints parses back to those parameters; an accumulator outside every model (rounding toward
 // +Inf) is reported as such; an implementation that does not return a single product fails the
 // sanity call.
+// Also: every registry model comes back from its own simulation (calls per model printed), and
+// the structured variants (round-down / truncation / nearest-even halves, late / early C, halves /
+// flat, no / long promotion, the fp32 store) each come back as a new spec.
 // Does not cover: real hardware (the nvplug branch runs it on the H200), partial_roundings (not
 // observable with unit scales), the CLI verb (test_cli_accumulators).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -69,6 +74,7 @@ TEST(AccumulatorProbe, RecoversSimulatedSm90Parameters) {
         ProbeOptions o;
         o.scaling = s;
         o.format = f;
+        o.m = o.n = 4;  // zeros outside row 0 as at 16 x 16, a sixteenth of the simulation
         const ProbeResult r = probe_accumulator(simulated_fp8_gemm(m), o);
         EXPECT_EQ(r.precision_bits, m.chunks.precision_bits);
         EXPECT_FALSE(r.precision_at_output_limit);
@@ -127,6 +133,23 @@ TEST(AccumulatorProbe, ReportsAnAccumulatorNoModelDescribes) {
   EXPECT_EQ(r.model, "");
 }
 
+// Guards against forcing a correctly rounded (exact, then one fp32 rounding) accumulator into a
+// structured model: the cancellation survives over all of K, and no model is named.
+TEST(AccumulatorProbe, ReportsAnExactAccumulatorAsNoModel) {
+  const Fp8Gemm exact = [](const Fp8GemmCall& call) {
+    double sum = 0;  // the probe's products are powers of two within 2^-36..2^16: exact
+    for (size_t k = 0; k < call.k; ++k) {
+      sum += static_cast<double>(decode(call.format, call.a[k])) * decode(call.format, call.b[k]);
+    }
+    std::vector<float> c(call.m * call.n, 0.0f);
+    c[0] = static_cast<float>(sum);
+    return c;
+  };
+  const ProbeResult r = probe_accumulator(exact, ProbeOptions{});
+  EXPECT_EQ(r.sub_sum, ProbeOptions{}.k);
+  EXPECT_EQ(r.model, "");
+}
+
 // Guards against measuring an implementation that does not even return one product: the
 // sanity call must stop the probe with a message.
 TEST(AccumulatorProbe, FailsTheSanityCallLoudly) {
@@ -145,6 +168,78 @@ TEST(AccumulatorProbe, FailsTheSanityCallLoudly) {
   bad.scaling = ProbeScaling::kBlock;
   bad.k = 300;
   EXPECT_THROW(probe_accumulator(zeros, bad), std::invalid_argument);
+}
+
+// Guards against a registry model the probe cannot recover from its own simulation (a model
+// added without the probe telling it apart fails here): for EVERY model, probe(simulate(model))
+// names that model, through E5M2 (whose products reach 48 bits below 2^16) and, where its bits
+// are within E4M3's 34, E4M3FN; E4M3FNUZ as well for the CDNA3 model (FNUZ inputs). The number
+// of GEMM calls per model is printed.
+TEST(AccumulatorProbe, RecoversEveryRegistryModelFromItsSimulation) {
+  for (const AccumulatorModel& m : all_accumulators()) {
+    std::vector<Format> formats = {Format::kE5M2};
+    const bool narrow = m.kind == AccumulatorKind::kFloat ||
+                        std::max(m.chunks.precision_bits, m.chunks.late_c_bits) <= 33;
+    if (narrow) formats.push_back(Format::kE4M3FN);
+    if (m.name == "cdna3_fp8_mfma") formats.push_back(Format::kE4M3FNUZ);
+    for (Format f : formats) {
+      SCOPED_TRACE(m.name + " " + std::string(info(f).name));
+      ProbeOptions o;
+      o.m = 1;
+      o.n = 1;
+      o.format = f;
+      const ProbeResult r = probe_accumulator(simulated_fp8_gemm(m), o);
+      EXPECT_EQ(r.model, m.name);
+      EXPECT_FALSE(r.new_model);
+      if (m.kind == AccumulatorKind::kAlignedChunks) {
+        EXPECT_EQ(r.precision_bits, m.chunks.precision_bits);
+        EXPECT_EQ(r.group_size, m.chunks.group_size);
+        EXPECT_EQ(r.sub_sum, m.chunks.sub_sum);
+        EXPECT_EQ(r.chunk_k, m.chunks.chunk_k);
+        EXPECT_EQ(r.halves, m.chunks.halves);
+        EXPECT_EQ(r.late_c_bits, m.chunks.late_c_bits);
+        EXPECT_EQ(r.store, to_string(m.chunks.store));
+      }
+      std::cout << "[ probe    ] " << m.name << " (" << info(f).name << "): " << r.calls
+                << " GEMM calls, " << r.candidates << " candidate(s) left\n";
+    }
+  }
+}
+
+// Guards against a probe that cannot tell the structured variants apart: round-down from
+// truncation from nearest-even in the halves' alignment, a late C from an early one, halves from
+// a flat group, a missing promotion from a long one; each variant comes back as a new spec
+// with its parameter.
+TEST(AccumulatorProbe, TellsTheStructuredVariantsApart) {
+  const std::vector<std::string> specs = {
+      "cdna3_fp8_mfma:late_rounding=truncate",
+      "cdna3_fp8_mfma:late_rounding=nearest_even",
+      "cdna3_fp8_mfma:halves=0",
+      "cdna3_fp8_mfma:late_c_bits=28",
+      "sm100_f8f6f4:late_c_bits=30",
+      "sm100_f8f6f4:store=nearest_even",
+      "sm90_fp8_mma:chunk_k=512",
+      "sm90_fp8_mma:rounding=round_down",
+  };
+  for (const std::string& spec : specs) {
+    SCOPED_TRACE(spec);
+    const AccumulatorModel m = parse_accumulator_spec(spec);
+    ProbeOptions o;
+    o.m = 1;
+    o.n = 1;
+    const ProbeResult r = probe_accumulator(simulated_fp8_gemm(m), o);
+    ASSERT_FALSE(r.model.empty());
+    EXPECT_TRUE(r.new_model);
+    const AlignedChunkParams back = parse_accumulator_spec(r.model).chunks;
+    EXPECT_EQ(back.late_rounding == m.chunks.late_rounding || !m.chunks.halves, true);
+    EXPECT_EQ(back.halves, m.chunks.halves);
+    EXPECT_EQ(back.late_c_bits, m.chunks.late_c_bits);
+    EXPECT_EQ(back.store, m.chunks.store);
+    EXPECT_EQ(back.chunk_k, m.chunks.chunk_k);
+    EXPECT_EQ(back.rounding, m.chunks.rounding);
+    EXPECT_EQ(back.precision_bits, m.chunks.precision_bits);
+    std::cout << "[ probe    ] " << spec << " -> " << r.model << " (" << r.calls << " calls)\n";
+  }
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 // (text and JSON); check-gemm --accumulator sm90_fp8_mma accepts a simulated Hopper FP8 GEMM that
 // today's default bound rejects, and still rejects a swapped-scale kernel; exact mode reports
 // whether the operands are exact in the named accumulator; `probe-accumulator --simulate` prints
-// the measured parameters (text and JSON); bad input exits 2 naming the problem; help exists.
+// the measured parameters (text and JSON), a registry model by name with its status, a new one
+// as a spec; `--backend hip` without an AMD GPU exits 3; bad input exits 2 naming the problem;
+// help exists.
 // Not covered: the model semantics, bound, exact mode and probe themselves (their own tests).
 #include <gtest/gtest.h>
 
@@ -86,6 +88,8 @@ TEST(CliAccumulators, ListsModelsWithParametersAndSources) {
   EXPECT_TRUE(Contains(j.out, "\"kind\": \"aligned_chunks\""));
   EXPECT_TRUE(Contains(j.out, "\"precision_bits\": \"14\""));
   EXPECT_TRUE(Contains(j.out, "\"unit_roundoff_bits\": \"24\""));
+  EXPECT_TRUE(Contains(j.out, "\"status\": \"published, not measured here\""));
+  EXPECT_TRUE(Contains(r.out, "  status: measured on H200"));
   EXPECT_EQ(mxgate("accumulators extra").exit_code, 2);
 }
 
@@ -185,9 +189,22 @@ TEST(CliProbeAccumulator, PrintsTheSimulatedParameters) {
   EXPECT_TRUE(Contains(r.out, "chunk_k              128 (verified at the next chunk)\n"));
   EXPECT_TRUE(Contains(r.out, "group_size           32\n"));
   EXPECT_TRUE(Contains(r.out, "normalize_group_sum  0 (carry bits kept)\n"));
+  EXPECT_TRUE(Contains(r.out, "model                sm90_fp8_mma\n"));
+  EXPECT_TRUE(Contains(r.out, "model_status         registry: measured on H200"));
+  r = mxgate("probe-accumulator --simulate cdna3_fp8_mfma");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Contains(r.out, "halves               1 (odd / even k fused apart)\n"));
+  EXPECT_TRUE(Contains(r.out, "late_c_bits          32 (late C)\n"));
+  EXPECT_TRUE(Contains(r.out, "late_rounding        round_down\n"));
+  EXPECT_TRUE(Contains(r.out, "store                nearest_even\n"));
+  EXPECT_TRUE(Contains(r.out, "model                cdna3_fp8_mfma\n"));
+  EXPECT_TRUE(Contains(r.out, "model_status         registry: published, not measured here\n"));
+  r = mxgate("probe-accumulator --simulate cdna3_fp8_mfma:late_rounding=truncate");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(Contains(r.out,
-                       "model                sm90_fp8_mma:chunk_k=128,group_size=32,precision_"
-                       "bits=14,rounding=truncate,normalize_group_sum=0\n"));
+                       "model                sm90_fp8_mma:chunk_k=0,group_size=16,"
+                       "precision_bits=25,"));
+  EXPECT_TRUE(Contains(r.out, "model_status         new: no registry model has these measured"));
   r = mxgate(
       "probe-accumulator --simulate sm90_fp8_mma:precision_bits=12,chunk_k=64,group_size=16 "
       "--scaling block --json");
@@ -200,6 +217,17 @@ TEST(CliProbeAccumulator, PrintsTheSimulatedParameters) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(Contains(r.out, "precision_bits       >= 24"));
   EXPECT_TRUE(Contains(r.out, "model                fp32_rn\n"));
+}
+
+// Guards against `probe-accumulator --backend hip` on a machine without an AMD GPU (this build
+// has no hip backend) measuring something else or failing silently: exit 3, as every verb with
+// an unavailable backend, with a message naming the backend and the simulation to run instead.
+TEST(CliProbeAccumulator, HipBackendUnavailableExits3) {
+  const CliResult r = mxgate("probe-accumulator --impl example --backend hip");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_TRUE(
+      Contains(r.out, "probe-accumulator --backend hip: backend 'hip' is not in this build"));
+  EXPECT_TRUE(Contains(r.out, "--simulate cdna3_fp8_mfma"));
 }
 
 // Guards against bad probe options crashing or being ignored: each exits 2 naming the problem.

@@ -51,6 +51,7 @@ std::string accumulators_text(const Args& a) {
       for (const AccumulatorParameter& p : accumulator_parameters(m)) w.field(p.name, p.value);
       w.end_object();
       w.field("description", m.description).field("source", m.source);
+      w.field("status", m.status);
       w.end_object();
     }
     w.end_array();
@@ -62,7 +63,8 @@ std::string accumulators_text(const Args& a) {
     for (const AccumulatorParameter& p : accumulator_parameters(m)) {
       out += parameter_line(p);
     }
-    out += "  source: " + m.source + "\n\n";
+    out += "  source: " + m.source + "\n";
+    out += "  status: " + m.status + "\n\n";
   }
   return out;
 }
@@ -145,12 +147,22 @@ std::string probe_accumulator_text(const ProbeAccumulatorSpec& spec, const Fp8Ge
     w.field("chunk_k", r.chunk_k).field("chunk_verified", r.chunk_verified);
     w.field("group_size", r.group_size);
     w.field("normalize_group_sum", r.normalize_group_sum);
+    w.field("sub_sum", r.sub_sum);
+    w.field("halves", r.halves);
+    w.key("late_c_bits");
+    if (r.late_c_bits) {
+      w.value(*r.late_c_bits);
+    } else {
+      w.null();
+    }
+    w.field("late_rounding", r.late_rounding).field("store", r.store);
     w.key("model");
     if (r.model.empty()) {
       w.null();
     } else {
       w.value(r.model);
     }
+    w.field("new_model", r.new_model);
     w.field("calls", r.calls);
     w.key("evidence").begin_array();
     for (const std::string& l : r.log) w.value(l);

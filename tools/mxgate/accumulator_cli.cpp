@@ -159,7 +159,18 @@ Target resolve_target(const std::string& spec, const ProbeOptions& o) {
 
 int probe_impl(const Args& a, const verbs::ProbeAccumulatorSpec& spec) {
   const Target t = resolve_target(spec.impl, spec.options);
-  const std::unique_ptr<gpu::Backend> be = make_backend(a.get("backend").value_or("auto"));
+  const std::string backend = a.get("backend").value_or("auto");
+  std::unique_ptr<gpu::Backend> be;
+  try {
+    be = make_backend(backend);
+  } catch (const EnvironmentError& e) {
+    // Exit 3, as every verb with an unavailable backend; say what runs without the GPU.
+    throw EnvironmentError(
+        "probe-accumulator --backend " + backend + ": " + e.what() +
+        (backend == "hip" ? "; no AMD GPU to probe here (a hip build on an MI300 / MI355 runs it; "
+                            "the published CDNA3 model: --simulate cdna3_fp8_mfma)"
+                          : ""));
+  }
   const impl::Op& op = *t.op;
   const Fp8Gemm gemm = [&be, &op](const Fp8GemmCall& call) {
     try {
