@@ -2,12 +2,10 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -17,7 +15,9 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 
+#include "common/child_process.h"
 #include "impl/plugin.h"
 
 extern char** environ;
@@ -84,6 +84,12 @@ std::string library_path() {
     if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec).string();
   }
   return "";
+}
+
+// How long a worker may take to start (import its adapter, describe it).
+Clock::duration startup_timeout() {
+  const double s = std::max(timeout_seconds(), 60.0);
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
 std::string interpreter() {
@@ -175,7 +181,7 @@ class Worker {
                      std::string& message) {
     const std::lock_guard<std::mutex> lock(mutex_);
     std::string why;
-    if (pid_ < 0) {
+    if (!child_.running()) {
       // Restarted after a crash or hang: it must describe the same ops.
       Message hello;
       if (!spawn(why) || !receive(hello, Clock::now() + startup_timeout(), why)) {
@@ -245,58 +251,31 @@ class Worker {
   }
 
  private:
-  static Clock::duration startup_timeout() {
-    const double s = std::max(timeout_seconds(), 60.0);
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-  }
-
   bool spawn(std::string& why) {
     stop();
     int sv[2];
-    int err[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
       why = std::string("socketpair: ") + std::strerror(errno);
       return false;
     }
-    if (::pipe2(err, O_CLOEXEC) != 0) {
+    const std::vector<std::string> env = worker_environment();
+    ChildOptions options;
+    options.in = options.out = ChildStream::fd(sv[1]);
+    options.err = ChildStream::pipe();
+    options.env = &env;
+    options.exec_failure = "cannot execute the interpreter (MXGATE_PYTHON)\n";
+    const std::string target(std::string_view(spec_).substr(kPrefix.size()));
+    try {
+      child_ = ChildProcess::exec({interpreter(), "-m", "mxgate._worker", target}, options);
+    } catch (const std::runtime_error& e) {
+      why = e.what();
       ::close(sv[0]);
       ::close(sv[1]);
-      why = std::string("pipe: ") + std::strerror(errno);
       return false;
-    }
-    // Everything exec needs is built before fork: the child only dups and execs.
-    const std::string python = interpreter();
-    const std::string target(std::string_view(spec_).substr(kPrefix.size()));
-    std::vector<std::string> env = worker_environment();
-    std::vector<char*> envp;
-    for (std::string& kv : env) envp.push_back(kv.data());
-    envp.push_back(nullptr);
-    std::string a0 = python, a1 = "-m", a2 = "mxgate._worker", a3 = target;
-    char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      why = std::string("fork: ") + std::strerror(errno);
-      for (int fd : {sv[0], sv[1], err[0], err[1]}) ::close(fd);
-      return false;
-    }
-    if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(125);
-      ::dup2(sv[1], STDIN_FILENO);
-      ::dup2(sv[1], STDOUT_FILENO);
-      ::dup2(err[1], STDERR_FILENO);
-      ::signal(SIGPIPE, SIG_DFL);
-      ::execvpe(argv[0], argv, envp.data());
-      const char msg[] = "cannot execute the interpreter (MXGATE_PYTHON)\n";
-      (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
-      ::_exit(127);
     }
     ::close(sv[1]);
-    ::close(err[1]);
-    pid_ = pid;
     sock_ = sv[0];
-    err_ = err[0];
+    err_ = child_.stderr_fd();
     ::fcntl(err_, F_SETFL, ::fcntl(err_, F_GETFL) | O_NONBLOCK);
     stderr_.clear();
     inbox_.clear();
@@ -305,15 +284,9 @@ class Worker {
 
   void stop() {
     if (sock_ >= 0) ::close(sock_);
-    if (err_ >= 0) ::close(err_);
     sock_ = err_ = -1;
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
-    pid_ = -1;
+    child_.kill();
+    child_.close_pipes();
   }
 
   void drain_stderr() {
@@ -326,24 +299,12 @@ class Worker {
     }
   }
 
-  // How the worker ended (it closed its socket): waits for it.
+  // How the worker ended (it closed its socket): waits for it a little.
   std::string ended() {
-    int status = 0;
     std::string how = "closed its connection";
-    if (pid_ > 0) {
-      for (int i = 0; i < 200; ++i) {
-        const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-        if (r == pid_) {
-          if (WIFSIGNALED(status)) {
-            how = "died: killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-                  ::strsignal(WTERMSIG(status)) + ")";
-          } else if (WIFEXITED(status)) {
-            how = "died: exited with status " + std::to_string(WEXITSTATUS(status));
-          }
-          pid_ = -1;
-          break;
-        }
-        ::usleep(5000);
+    if (child_.running()) {
+      if (const auto exit = child_.wait_until(deadline_after(1.0))) {
+        how = "died: " + exit->describe();
       }
     }
     drain_stderr();
@@ -435,9 +396,9 @@ class Worker {
 
   std::string spec_;
   std::string description_;
-  pid_t pid_ = -1;
+  ChildProcess child_;
   int sock_ = -1;
-  int err_ = -1;
+  int err_ = -1;  // the child's stderr pipe (child_ owns it)
   std::string stderr_;
   std::string inbox_;
   std::mutex mutex_;
@@ -588,39 +549,27 @@ std::deque<std::unique_ptr<Worker>>& workers() {
 }  // namespace
 
 std::vector<std::string> shipped_python_specs(std::string* why) {
-  std::vector<std::string> env = worker_environment();
-  std::vector<char*> envp;
-  for (std::string& kv : env) envp.push_back(kv.data());
-  envp.push_back(nullptr);
-  std::string a0 = interpreter(), a1 = "-m", a2 = "mxgate._worker", a3 = "--list";
-  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), nullptr};
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    if (why != nullptr) *why = std::string("pipe: ") + std::strerror(errno);
+  const std::vector<std::string> env = worker_environment();
+  ChildOptions options;
+  options.out = ChildStream::pipe();
+  options.env = &env;
+  std::string text;
+  bool listed = false;
+  try {
+    ChildProcess child =
+        ChildProcess::exec({interpreter(), "-m", "mxgate._worker", "--list"}, options);
+    const auto deadline = Clock::now() + startup_timeout();
+    const ChildCapture capture[] = {{child.stdout_fd(), &text}};
+    if (read_until_closed(capture, deadline)) {
+      const auto exit = child.wait_until(deadline);
+      listed = exit && exit->success();
+    }
+  } catch (const std::runtime_error& e) {
+    if (why != nullptr) *why = e.what();
     return {};
   }
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], STDOUT_FILENO);
-    ::execvpe(argv[0], argv, envp.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(out[0]);
-  int status = 0;
-  if (pid > 0) {
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
   std::vector<std::string> specs;
-  if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!listed) {
     if (why != nullptr) {
       *why = interpreter() +
              " -m mxgate._worker --list failed (MXGATE_PYTHON; is the package on "
