@@ -243,7 +243,11 @@ void ChildProcess::reap(ChildExit& how) {
   pid_t r;
   while ((r = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
   }
-  if (r == pid_) how = decode(status);
+  if (r == pid_) {
+    how = decode(status);
+  } else {
+    how.code = -1;  // reaped elsewhere (SIGCHLD ignored): how it ended is unknown, not a success
+  }
   pid_ = -1;
 }
 
