@@ -5,6 +5,7 @@
 // forked body exits 70, and an unexecutable program exits 127 with the caller's text.
 // Does not cover: PR_SET_PDEATHSIG (it needs the parent to die), the users' own reports
 // (test_cli_gate.cpp, test_cli_impls.cpp, python/tests/test_worker.py).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 
 #include "common/child_process.h"
+#include "tests/temp_dir.h"
 
 namespace mxgate {
 namespace {
@@ -123,8 +125,9 @@ TEST(ChildProcess, ReadingStopsAtTheDeadline) {
 // Guards against streams going to the wrong place: stdin from /dev/null reads nothing, and a
 // caller's descriptor receives the child's stdout.
 TEST(ChildProcess, StreamsGoToNullOrTheCallersFile) {
-  char path[] = "/tmp/mxgate_child_XXXXXX";
-  const int fd = ::mkstemp(path);
+  const test_support::TempDir dir;
+  const std::string path = dir.file("out.txt");
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   ASSERT_GE(fd, 0);
   ChildOptions o;
   o.in = ChildStream::null();
@@ -135,7 +138,6 @@ TEST(ChildProcess, StreamsGoToNullOrTheCallersFile) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
-  ::unlink(path);
   EXPECT_EQ(ss.str(), "0\nto-file\n");
 }
 
