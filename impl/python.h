@@ -10,7 +10,8 @@
 // op and how the worker ended; the next call starts a fresh worker. A worker that cannot start,
 // or whose adapter does not import, is a PluginError (kInput: exit 2); an adapter that reports
 // itself unavailable (an optional module missing, no device) a kEnvironment one (exit 3).
-// The wire protocol: docs/python.md §10.
+// The wire protocol: docs/python.md §10. The process and its protocol: impl/python_worker.h; the
+// handshake's description: impl/python_description.h; this file: the specs and their cache.
 #pragma once
 
 #include <string>

@@ -1,4 +1,5 @@
-"""The worker process behind `--impl py:MODULE:OBJECT` (impl/python.cpp; docs/python.md §10).
+"""The worker process behind `--impl py:MODULE:OBJECT` (impl/python_worker.cpp; docs/python.md
+§10).
 
     python -m mxgate._worker MODULE:OBJECT
 

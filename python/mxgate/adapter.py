@@ -421,7 +421,7 @@ def as_adapter(impl: Any, op: Union[str, Op, None] = None) -> Tuple["Adapter", T
 
 
 def describe(adapter: Adapter) -> str:
-    """The worker's handshake text (impl/python.cpp parse_description)."""
+    """The worker's handshake text (impl/python_description.cpp parse_python_description)."""
 
     def line(s):
         return " ".join(str(s).split())

@@ -1,8 +1,9 @@
-"""`--impl py:MODULE:OBJECT` (impl/python.cpp, mxgate/_worker.py; docs/python.md §10): the same
-adapter from the CLI in a worker process. Covers: a correct adapter passing and a planted fault
-caught with the same shrunk case as in-process, `mxgate impls` listing the adapter's contract, a
-worker that crashes or hangs as an error naming the op while the gate goes on, an unavailable
-adapter (exit 3), bad specs (exit 2). The interpreter is this one (MXGATE_PYTHON)."""
+"""`--impl py:MODULE:OBJECT` (impl/python.cpp, impl/python_worker.cpp, mxgate/_worker.py;
+docs/python.md §10): the same adapter from the CLI in a worker process. Covers: a correct adapter
+passing and a planted fault caught with the same shrunk case as in-process, `mxgate impls` listing
+the adapter's contract, a worker that crashes or hangs as an error naming the op while the gate goes
+on, an unavailable adapter (exit 3), bad specs (exit 2). The interpreter is this one
+(MXGATE_PYTHON)."""
 
 import os
 import subprocess

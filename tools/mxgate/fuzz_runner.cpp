@@ -2,22 +2,22 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <system_error>
-#include <thread>
+
+#include "common/child_process.h"
 
 // The fuzz targets' entry points (tools/mxgate/CMakeLists.txt renames each target's
 // LLVMFuzzerTestOneInput).
@@ -142,8 +142,8 @@ std::vector<std::vector<uint8_t>> load_inputs(const std::vector<std::string>& pa
 }
 
 // The worker: every input goes through `shared` before it runs.
-[[noreturn]] void work(const FuzzTarget& t, const std::vector<std::vector<uint8_t>>& corpus,
-                       double seconds, uint64_t seed, Shared* shared) {
+void work(const FuzzTarget& t, const std::vector<std::vector<uint8_t>>& corpus, double seconds,
+          uint64_t seed, Shared* shared) {
   const auto run = [&](const std::vector<uint8_t>& in) {
     shared->size = in.size();
     std::memcpy(shared->data, in.data(), in.size());
@@ -175,8 +175,6 @@ std::vector<std::vector<uint8_t>> load_inputs(const std::vector<std::string>& pa
       }
     }
   }
-  std::fflush(stderr);
-  ::_exit(0);
 }
 
 std::string tail_of(const std::string& path) {
@@ -240,44 +238,34 @@ FuzzResult run_fuzz_target(const FuzzTarget& t, const std::vector<std::string>& 
   if (mem == MAP_FAILED) return fail(std::string("mmap failed: ") + std::strerror(errno));
   auto* shared = static_cast<Shared*>(mem);
   shared->size = shared->replayed = shared->fuzzed = 0;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  // The worker writes its log to a file (stdout and stderr); without one, to ours.
+  ChildOptions options;
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd >= 0) {
+    options.out = ChildStream::fd(log_fd);
+    options.err_to_out = true;
+  }
+  ChildProcess child;
+  try {
+    child = ChildProcess::fork(
+        [&]() -> int {
+          work(t, corpus, seconds, seed, shared);
+          return 0;
+        },
+        options);
+  } catch (const std::runtime_error& e) {
+    if (log_fd >= 0) ::close(log_fd);
     ::munmap(mem, sizeof(Shared));
-    return fail(std::string("fork failed: ") + std::strerror(errno));
+    return fail(std::string("could not start the fuzz worker: ") + e.what());
   }
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(125);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::close(fd);
-    }
-    work(t, corpus, seconds, seed, shared);
-  }
+  if (log_fd >= 0) ::close(log_fd);
   // One input may take long under a slow machine's load, never this long.
-  const auto limit = Clock::now() + std::chrono::duration<double>(seconds + 120.0);
-  int status = 0;
-  bool hung = false;
-  for (;;) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) break;
-    if (Clock::now() > limit) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      hung = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const std::optional<ChildExit> ended = child.wait_until(deadline_after(seconds + 120.0));
+  const bool hung = !ended.has_value();
+  if (hung) child.kill();
   r.replayed = shared->replayed;
   r.fuzzed = shared->fuzzed;
-  const bool clean = !hung && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool clean = !hung && ended->success();
   if (!clean) {
     r.ok = false;
     const std::vector<uint8_t> input(shared->data,
@@ -293,9 +281,9 @@ FuzzResult run_fuzz_target(const FuzzTarget& t, const std::vector<std::string>& 
                static_cast<std::streamsize>(input.size()));
     const std::string how =
         hung ? "no progress after " + std::to_string(static_cast<int>(seconds + 120)) + " s"
-        : WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) + " (" +
-                                    ::strsignal(WTERMSIG(status)) + ")"
-                              : "exit " + std::to_string(WEXITSTATUS(status));
+        : ended->kind == ChildExit::Kind::kSignaled
+            ? "signal " + std::to_string(ended->signal) + " (" + ::strsignal(ended->signal) + ")"
+            : "exit " + std::to_string(ended->code);
     r.detail = std::string(t.name) + " failed on " +
                (r.replayed < corpus.size() ? "corpus input " + std::to_string(r.replayed + 1)
                                            : "mutated input " + std::to_string(r.fuzzed + 1)) +
