@@ -1,4 +1,4 @@
-#include "properties/decision_glue.h"
+#include "properties/dispatch_model_bridge.h"
 
 #include <array>
 #include <functional>
