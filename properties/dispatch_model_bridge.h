@@ -4,7 +4,9 @@
 // counters, the layer's state) equal what the model says, up to the findings of
 // docs/dispatch_model.md §9, which are data here and checked to be exact (a finding that no longer
 // holds is a violation too). Used by the dispatch property, the decision tests and fuzz_dispatch;
-// free of RapidCheck and GoogleTest so the fuzzer links it.
+// free of RapidCheck and GoogleTest so the fuzzer links it. Sources: dispatch_model_convert.cpp
+// (conversions), dispatch_model_findings.cpp (the findings and the selection they expect),
+// dispatch_model_bridge.cpp (the checks).
 #pragma once
 
 #include <cstdint>

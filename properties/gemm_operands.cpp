@@ -357,13 +357,6 @@ Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std:
 
 namespace {
 
-template <class T>
-Bytes as_bytes(const std::vector<T>& v) {
-  Bytes out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
 GemmOutput download_output(gpu::Backend& be, gpu::BufferId id, std::size_t m, std::size_t n,
                            OutputFormat format) {
   GemmOutput out;
@@ -413,8 +406,8 @@ GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFo
         as = pack_scales(ScaleLayout::kColMajor, o.m, kb, sp(o.a_f32), 0.0f);
       }
     }
-    sa = as_bytes(as);
-    sb = as_bytes(o.b_f32);
+    sa = bytes_of(as);
+    sb = bytes_of(o.b_f32);
   }
   args.p.faults = layout.faults;
   args.p.n_offset = layout.n_offset;
@@ -475,9 +468,9 @@ GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Opera
     auto sb = store_scales<float>(bl, b_rows, b_cols, o.b_f32, c.b_scale_ld_align, layout.f32_pad);
     sa.values.insert(sa.values.end(), (layout.slack + 3) / 4, layout.f32_pad);
     sb.values.insert(sb.values.end(), (layout.slack + 3) / 4, layout.f32_pad);
-    inv.input(&Call::a_scale, as_bytes(sa.values), a_rows, a_cols, sa.ld, Dtype::kF32,
+    inv.input(&Call::a_scale, bytes_of(sa.values), a_rows, a_cols, sa.ld, Dtype::kF32,
               layout.scales);
-    inv.input(&Call::b_scale, as_bytes(sb.values), b_rows, b_cols, sb.ld, Dtype::kF32, bl);
+    inv.input(&Call::b_scale, bytes_of(sb.values), b_rows, b_cols, sb.ld, Dtype::kF32, bl);
   }
   const bool bf16_out = format == OutputFormat::kBf16;
   inv.output(&Call::out, o.m * o.n * (bf16_out ? 2 : 4), o.m, o.n, o.n,

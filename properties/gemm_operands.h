@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <span>
 #include <vector>
@@ -29,6 +30,14 @@ using Bytes = std::vector<uint8_t>;
 template <class T>
 std::span<const T> sp(const std::vector<T>& v) {
   return {v.data(), v.size()};
+}
+
+// The bytes of `v` (host byte order), as a tensor's stored bytes.
+template <class T>
+Bytes bytes_of(const std::vector<T>& v) {
+  Bytes out(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
 }
 
 // The element types of A and B: E4M3FN or E5M2 codes for the FP8 GEMMs (each operand its own),

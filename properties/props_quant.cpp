@@ -135,13 +135,6 @@ QuantInput quant_input(const Case& c, std::size_t rows, std::size_t cols, bool b
   return in;
 }
 
-template <class T>
-std::vector<uint8_t> raw_bytes(const std::vector<T>& v) {
-  std::vector<uint8_t> out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
 // One call of quantizer `op`: codes of `element` and the e8m0 scales, read back in logical
 // row-major order.
 MxQuantized run_quantize(const Context& ctx, const Op& op, const std::string& conv, bool bf16,
@@ -153,10 +146,9 @@ MxQuantized run_quantize(const Context& ctx, const Op& op, const std::string& co
   uint64_t ld = 0;
   const std::size_t scale_bytes = stored_size(sl, rows, kb, ld_align, &ld);
   if (bf16) {
-    inv.input(&impl::Call::a, raw_bytes(in.bf16), rows, cols, cols, Dtype::kBf16,
-              Layout::kRowMajor);
+    inv.input(&impl::Call::a, bytes_of(in.bf16), rows, cols, cols, Dtype::kBf16, Layout::kRowMajor);
   } else {
-    inv.input(&impl::Call::a, raw_bytes(in.x), rows, cols, cols, Dtype::kF32, Layout::kRowMajor);
+    inv.input(&impl::Call::a, bytes_of(in.x), rows, cols, cols, Dtype::kF32, Layout::kRowMajor);
   }
   inv.output(&impl::Call::out, rows * cols, rows, cols, cols, element, Layout::kRowMajor);
   inv.output(&impl::Call::out_scale, scale_bytes, rows, kb, ld, Dtype::kE8m0, sl);
