@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/blocks.h"
 #include "impl/accumulator.h"
 #include "impl/builtin.h"
 #include "impl/harness.h"
@@ -16,12 +15,10 @@
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
-#include "reference/scale_layout.h"
 #include "reference/weight_shuffle.h"
 
 namespace mxgate::properties {
 
-using gpu::ActScaleOrder;
 using gpu::Kernel;
 
 namespace {
@@ -353,72 +350,6 @@ Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std:
   Operands o = general_operands(gemm_kind(op.family), op_blocks(op, m, n, k), m, n, k, seed, types);
   apply_scale_rule(op, o);
   return o;
-}
-
-namespace {
-
-GemmOutput download_output(gpu::Backend& be, gpu::BufferId id, std::size_t m, std::size_t n,
-                           OutputFormat format) {
-  GemmOutput out;
-  out.rows = m;
-  out.cols = n;
-  out.format = format;
-  if (format == OutputFormat::kBf16) {
-    out.bf16 = be.download_as<uint16_t>(id);
-  } else {
-    out.fp32 = be.download_as<float>(id);
-  }
-  return out;
-}
-
-}  // namespace
-
-GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFormat format,
-                    const LaunchLayout& layout) {
-  const ActScaleOrder order =
-      layout.as_order == ActScaleOrder::kNone ? gpu::act_scale_order(kernel) : layout.as_order;
-  Bytes b = o.b;
-  if (gpu::weight_layout(kernel) == gpu::WeightLayout::kAiterPreshuffled) {
-    b = shuffle_weight(sp(o.b), o.n, o.k, 1);
-  }
-  Bytes sa, sb;
-  gpu::GemmArgs args;
-  args.p = {o.m, o.n, o.k,
-            format == OutputFormat::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32};
-  if (is_mx(kernel)) {
-    if (layout.swizzled_mx_scales) {
-      const std::size_t kb = ceil_div(o.k, kMxBlock);
-      sa = pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, o.m, kb, sp(o.a_e8m0), layout.mx_pad);
-      sb = pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, o.n, kb, sp(o.b_e8m0), layout.mx_pad);
-      args.p.mx_scales_swizzled = true;
-    } else {
-      sa = o.a_e8m0;
-      sb = o.b_e8m0;
-    }
-  } else if (is_block(kernel)) {
-    const std::size_t kb = ceil_div(o.k, kBlockK);
-    std::vector<float> as = o.a_f32;
-    if (order == ActScaleOrder::kColMajor) {
-      if (layout.tma_aligned_as) {
-        as = pack_scales(ScaleLayout::kTmaColMajor, o.m, kb, sp(o.a_f32), layout.as_pad);
-        args.p.as_ld = (o.m + 3) / 4 * 4;
-      } else {
-        as = pack_scales(ScaleLayout::kColMajor, o.m, kb, sp(o.a_f32), 0.0f);
-      }
-    }
-    sa = bytes_of(as);
-    sb = bytes_of(o.b_f32);
-  }
-  args.p.faults = layout.faults;
-  args.p.n_offset = layout.n_offset;
-  gpu::ScopedBuffers buffers(be);
-  args.a = buffers.make(o.a, "A");
-  args.b = buffers.make(b, "B");
-  if (!sa.empty()) args.a_scale = buffers.make(sa, "As");
-  if (!sb.empty()) args.b_scale = buffers.make(sb, "Bs");
-  args.out = buffers.allocate(o.m * o.n * (format == OutputFormat::kBf16 ? 2 : 4), "C");
-  be.run({kernel, args});
-  return download_output(be, args.out, o.m, o.n, format);
 }
 
 impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout) {

@@ -1,7 +1,6 @@
 // GEMM operands in the input formats of the GEMMs under test, and one GEMM run with the operand
-// layouts a contract (or a property) asks for: on an op through the harness (impl/harness.h,
-// the properties), or on a built-in kernel directly through Backend::run (the backend checks of
-// tests/test_gpu_checks.h, which also launch kernels outside their contracts on purpose).
+// layouts a contract (or a property) asks for, on an op through the harness (impl/harness.h): the
+// properties and the backend checks of tests/test_gpu_checks.h (built-in kernels as ops) alike.
 // Operands keep the logical (row-major) form next to the decoded problem the reference sees;
 // layouts are applied only when the buffers are built, by the layout functions of
 // reference/scale_layout.h and weight_shuffle.h.
@@ -15,7 +14,6 @@
 #include <vector>
 
 #include "gpu/backend.h"
-#include "gpu/contract.h"
 #include "impl/op.h"
 #include "reference/accumulator.h"
 #include "reference/block_quant.h"
@@ -124,26 +122,6 @@ Operands general_operands(gpu::Kernel kernel, std::size_t m, std::size_t n, std:
                           uint64_t seed);
 Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
                           uint64_t seed, ElementTypes types = {});
-
-// Operand layouts of one built-in kernel launch beyond its contract's defaults
-// (gpu/kernels/params.h).
-struct LaunchLayout {
-  // Activation-scale order handed to a block GEMM; kNone = the contract's order.
-  gpu::ActScaleOrder as_order = gpu::ActScaleOrder::kNone;
-  bool tma_aligned_as = false;      // column-major As with leading dimension align4(M)
-  bool swizzled_mx_scales = false;  // MX GEMMs: both scale grids in the NVIDIA 128x4 swizzle
-  uint8_t mx_pad = 0xFF;            // swizzle padding bytes (0xFF: NaN)
-  float as_pad = 0.0f;              // TMA padding rows of As
-  uint32_t faults = 0;              // gpu::kernel_fault bits
-  // TP column shard: B holds rows [n_offset, n_offset + n) of a larger weight whose 128-row
-  // scale blocks start at n_offset / 128 (block GEMMs; bs must hold those blocks).
-  uint64_t n_offset = 0;
-};
-
-// Lays the operands out as built-in `kernel` reads them (column-major As, preshuffled B) with
-// `layout`'s overrides, uploads, runs, downloads and releases the buffers. No contract check.
-GemmOutput run_gemm(gpu::Backend& be, gpu::Kernel kernel, const Operands& o, OutputFormat format,
-                    const LaunchLayout& layout = {});
 
 // The layouts of one op call: A's scales in `scales` (B's too when its contract takes that
 // layout, else B's first), padding slots (layout padding, leading-dimension padding) filled
