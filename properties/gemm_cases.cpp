@@ -165,7 +165,6 @@ rc::Gen<std::string> gen_out(const Op& op) {
 
 OpLayout op_layout(const Case& c, const Op& op, const Context& ctx) {
   OpLayout l;
-  l.kernel_faults = ctx.kernel_faults();
   const std::string& layout = c.text("layout");
   const auto parsed = impl::parse_layout(layout);
   if (!parsed || *parsed == Layout::kAiterShuffle16x16) {

@@ -8,6 +8,7 @@
 
 #include "impl/accumulator.h"
 #include "impl/builtin.h"
+#include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/scale_io.h"
 #include "reference/accumulator_exact.h"
@@ -359,13 +360,13 @@ impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout) {
   return all.empty() ? impl::Layout::kRowMajor : all.front();
 }
 
-GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Operands& o,
+GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Operands& o,
                        OutputFormat format, const OpLayout& layout) {
   using impl::Call;
   using impl::Dtype;
   using impl::Layout;
   const impl::Contract& c = op.contract;
-  impl::Invocation inv(op, under_test);
+  impl::Invocation inv(op, run);
   const GemmKind kind = gemm_kind(op.family);
   inv.input(&Call::a, o.a, o.m, o.k, o.k, o.types.a, Layout::kRowMajor);
   const bool preshuffled = (c.b_layouts & impl::layout_bit(Layout::kRowMajor)) == 0 &&
@@ -403,17 +404,13 @@ GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Opera
               layout.scales);
     inv.input(&Call::b_scale, bytes_of(sb.values), b_rows, b_cols, sb.ld, Dtype::kF32, bl);
   }
-  const bool bf16_out = format == OutputFormat::kBf16;
-  inv.output(&Call::out, o.m * o.n * (bf16_out ? 2 : 4), o.m, o.n, o.n,
-             bf16_out ? Dtype::kBf16 : Dtype::kF32, Layout::kRowMajor);
-  Call call;
-  call.m = o.m;
-  call.n = o.n;
-  call.k = o.k;
-  call.kernel_faults = layout.kernel_faults;
+  Call call = impl::gemm_call(inv, o.m, o.n, o.k, out_dtype(format));
   call.n_offset = layout.n_offset;
-  inv.run(call);
-  return gemm_output_of(inv.read(&Call::out), o.m, o.n, format);
+  return gemm_output_of(inv.run_and_read(call, &Call::out), o.m, o.n, format);
+}
+
+impl::Dtype out_dtype(OutputFormat format) {
+  return format == OutputFormat::kBf16 ? impl::Dtype::kBf16 : impl::Dtype::kF32;
 }
 
 GemmOutput gemm_output_of(const Bytes& raw, std::size_t m, std::size_t n, OutputFormat format) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu/backend.h"
+#include "impl/harness.h"
 #include "impl/op.h"
 #include "reference/accumulator.h"
 #include "reference/block_quant.h"
@@ -130,8 +131,7 @@ struct OpLayout {
   impl::Layout scales = impl::Layout::kRowMajor;
   uint8_t e8m0_pad = 0xFF;
   float f32_pad = 0.0f;
-  uint32_t kernel_faults = 0;  // built-in ops: the zoo faults
-  uint64_t n_offset = 0;       // built-in block ops: Call::n_offset
+  uint64_t n_offset = 0;  // built-in block ops: Call::n_offset
   // Bytes of allocator slack appended to each scale buffer (its Tensor::bytes grows; the logical
   // tensor does not), filled with e8m0_pad / f32_pad: what an unmasked load past the end reads.
   std::size_t slack = 0;
@@ -143,8 +143,11 @@ impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout);
 
 // One call of `op` on the harness (impl::Invocation): throws impl::Unsupported or
 // impl::InvocationError as the harness does.
-GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Operands& o,
+GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Operands& o,
                        OutputFormat format, const OpLayout& layout);
+
+// The output dtype of a GEMM that writes `format`.
+impl::Dtype out_dtype(OutputFormat format);
 
 // The m x n output an op wrote into `raw` (row-major fp32, or bf16 words), as a GemmOutput.
 GemmOutput gemm_output_of(const Bytes& raw, std::size_t m, std::size_t n, OutputFormat format);

@@ -16,6 +16,7 @@
 #include <string>
 #include <tuple>
 
+#include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/cast_values.h"
 #include "properties/fp4_operands.h"
@@ -130,7 +131,7 @@ std::optional<Failure> check_quantize_block(const Context& ctx, const Case& c) {
   ctx.tag("max_at:" + c.text("max_at"));
   if (ct.ue8m0_scales) ctx.tag("scale:ue8m0");
   tag_shape(ctx, rows, 0, cols);
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   if (bf16) {
     inv.input(&impl::Call::a, bytes_of(x16), rows, cols, cols, Dtype::kBf16, Layout::kRowMajor);
   } else {
@@ -146,7 +147,6 @@ std::optional<Failure> check_quantize_block(const Context& ctx, const Case& c) {
   call.m = rows;
   call.k = cols;
   call.convention = conv;
-  call.kernel_faults = ctx.kernel_faults();
   inv.run(call);
   const std::vector<float> got_scales = load_scales<float>(
       sl, srows, scols, values_of<float>(inv.read(&impl::Call::out_scale)), ct.a_scale_ld_align);
@@ -190,14 +190,13 @@ std::optional<Failure> check_default_scale(const Context& ctx, const Case& c) {
   std::fill(o.b_e8m0.begin(), o.b_e8m0.end(), uint8_t{127});
   std::fill(o.problem.b_scale.begin(), o.problem.b_scale.end(), 1.0f);
   OpLayout layout;
-  layout.kernel_faults = ctx.kernel_faults();
   layout.omit_b_scale = true;
   ctx.tag("op:" + op.name);
   ctx.tag("scale:absent");
   tag_shape(ctx, m, n, k);
   return compare_outputs(op.name + " with B scales absent vs exact_gemm (B scale 1)",
                          exact_gemm(o.problem, OutputFormat::kFp32),
-                         run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, layout));
+                         run_gemm_op(ctx.run(), op, o, OutputFormat::kFp32, layout));
 }
 
 // ---- dequantize.large_offsets -----------------------------------------------------------------
@@ -251,19 +250,14 @@ std::optional<Failure> check_large_offsets(const Context& ctx, const Case& c) {
   }
   ctx.tag("op:" + op.name);
   ctx.tag("offsets:past_2^31");
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   inv.input(&impl::Call::a, codes, rows, cols, cols, Dtype::kE4m3fn, Layout::kRowMajor);
   inv.input(&impl::Call::a_scale, scales, rows, kb, kb, Dtype::kE8m0, Layout::kRowMajor);
   std::vector<uint8_t>().swap(codes);
   std::vector<uint8_t>().swap(scales);
-  inv.output(&impl::Call::out, rows * cols * 2, rows, cols, cols, Dtype::kBf16, Layout::kRowMajor);
-  impl::Call call;
-  call.m = rows;
-  call.k = cols;
-  call.kernel_faults = ctx.kernel_faults();
-  inv.run(call);
-  const std::vector<uint8_t> got = inv.read(&impl::Call::out);  // 4 GiB: read in place
-  const std::size_t boundary = (std::size_t{1} << 31) / cols;   // the first row past 2^31
+  const impl::Call call = impl::rows_call(inv, rows, cols, Dtype::kBf16);
+  const std::vector<uint8_t> got = inv.run_and_read(call, &impl::Call::out);  // 4 GiB
+  const std::size_t boundary = (std::size_t{1} << 31) / cols;  // the first row past 2^31
   for (std::size_t r : {std::size_t{0}, boundary - 1, boundary, rows - 1}) {
     MxQuantized q{1, cols, Format::kE4M3FN, {}, {}};
     for (std::size_t j = 0; j < cols; ++j) q.data.push_back(large_code(r * cols + j));

@@ -130,11 +130,10 @@ Outputs run_elementwise(const Context& ctx, const Op& op, std::size_t rows, std:
                         uint64_t seed) {
   const impl::Contract& ct = op.contract;
   std::mt19937_64 rng(seed);
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   impl::Call call;
   call.m = rows;
   call.k = cols;
-  call.kernel_faults = ctx.kernel_faults();
   if (!ct.conventions.empty()) call.convention = ct.conventions.front();
   const auto float_input = [&] {
     std::vector<float> x = make_values(ValueClass::kNormal, rows, cols, seed);
@@ -286,8 +285,8 @@ std::optional<Failure> check_run_twice(const Context& ctx, const Case& c) {
                                  ? OutputFormat::kFp32
                                  : OutputFormat::kBf16;
     const Layout sl = first_scale_layout(op.contract.a_scale_layouts);
-    const GemmOutput first = run_fp4_gemm_op(*ctx.be, op, o, fmt, sl, g, ctx.kernel_faults());
-    const GemmOutput second = run_fp4_gemm_op(*ctx.be, op, o, fmt, sl, g, ctx.kernel_faults());
+    const GemmOutput first = run_fp4_gemm_op(ctx.run(), op, o, fmt, sl, g);
+    const GemmOutput second = run_fp4_gemm_op(ctx.run(), op, o, fmt, sl, g);
     if (fmt == OutputFormat::kFp32 ? bytes_of(first.fp32) == bytes_of(second.fp32)
                                    : bytes_of(first.bf16) == bytes_of(second.bf16)) {
       return std::nullopt;
@@ -303,11 +302,10 @@ std::optional<Failure> check_run_twice(const Context& ctx, const Case& c) {
                                  ? OutputFormat::kFp32
                                  : OutputFormat::kBf16;
     OpLayout layout;
-    layout.kernel_faults = ctx.kernel_faults();
     if (op.family != Family::kGemmBf16)
       layout.scales = first_scale_layout(op.contract.a_scale_layouts);
-    const GemmOutput first = run_gemm_op(*ctx.be, op, o, fmt, layout);
-    const GemmOutput second = run_gemm_op(*ctx.be, op, o, fmt, layout);
+    const GemmOutput first = run_gemm_op(ctx.run(), op, o, fmt, layout);
+    const GemmOutput second = run_gemm_op(ctx.run(), op, o, fmt, layout);
     const std::vector<uint8_t> a =
         fmt == OutputFormat::kFp32 ? bytes_of(first.fp32) : bytes_of(first.bf16);
     const std::vector<uint8_t> b =

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "impl/accumulator.h"
+#include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/fp4_cases.h"
 #include "properties/fp4_operands.h"
@@ -137,7 +138,7 @@ Fp4Quantized run_quantize_fp4(const Context& ctx, const Op& op, const Case& c,
                               const std::vector<float>& x, const std::vector<uint16_t>& bf16,
                               bool bf16_in, std::size_t rows, std::size_t cols,
                               std::optional<float> global, Dtype gdtype, Layout layout) {
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   const std::size_t sc = ceil_div(cols, block_of(op));
   uint64_t ld = 0;
   const std::size_t scale_bytes = stored_size(layout, rows, sc, op.contract.a_scale_ld_align, &ld);
@@ -150,16 +151,10 @@ Fp4Quantized run_quantize_fp4(const Context& ctx, const Op& op, const Case& c,
     inv.input(&impl::Call::a_global, global_bytes(*global, gdtype), 1, 1, 1, gdtype,
               Layout::kRowMajor);
   }
-  inv.output(&impl::Call::out, impl::tensor_bytes(Dtype::kE2m1, rows, cols), rows, cols, cols,
-             Dtype::kE2m1, Layout::kRowMajor);
-  inv.output(&impl::Call::out_scale, scale_bytes, rows, sc, ld, op.contract.scale_dtype, layout);
-  impl::Call call;
-  call.m = rows;
-  call.k = cols;
+  impl::Call call = impl::quantize_call(inv, rows, cols, Dtype::kE2m1,
+                                        {sc, ld, scale_bytes, op.contract.scale_dtype, layout});
   call.convention = c.text("conv");
-  call.kernel_faults = ctx.kernel_faults();
-  inv.run(call);
-  return {unpack_fp4(inv.read(&impl::Call::out), rows, cols, NibbleOrder::kLowFirst),
+  return {unpack_fp4(inv.run_and_read(call, &impl::Call::out), rows, cols, NibbleOrder::kLowFirst),
           load_scales<uint8_t>(layout, rows, sc, inv.read(&impl::Call::out_scale),
                                op.contract.a_scale_ld_align)};
 }
@@ -338,7 +333,7 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
   } else {
     tag_e8m0(ctx, scales);
   }
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   const Layout sl = Layout::kRowMajor;
   if ((op.contract.a_scale_layouts & impl::layout_bit(sl)) == 0) {
     throw impl::Unsupported(op.name + " reads no row-major scales");
@@ -352,15 +347,10 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
     inv.input(&impl::Call::a_global, global_bytes(global, gdtype), 1, 1, 1, gdtype,
               Layout::kRowMajor);
   }
-  inv.output(&impl::Call::out, rows * cols * (bf16_out ? 2 : 4), rows, cols, cols,
-             bf16_out ? Dtype::kBf16 : Dtype::kF32, Layout::kRowMajor);
-  impl::Call call;
-  call.m = rows;
-  call.k = cols;
-  call.kernel_faults = ctx.kernel_faults();
-  inv.run(call);
   const OutputFormat format = bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32;
-  const GemmOutput got = gemm_output_of(inv.read(&impl::Call::out), rows, cols, format);
+  const impl::Call call = impl::rows_call(inv, rows, cols, out_dtype(format));
+  const GemmOutput got =
+      gemm_output_of(inv.run_and_read(call, &impl::Call::out), rows, cols, format);
   GemmOutput want{rows, cols, format, {}, {}};
   if (nv) {
     const NvFp4Quantized q{rows, cols, false, codes, scales, 1.0f, global};
@@ -467,9 +457,8 @@ std::optional<Failure> check_exact_fp4(const Context& ctx, const Case& c) {
   const std::string global = nvfp4_op(op) ? c.text("global") : "one";
   const Fp4Operands o = fp4_exact_operands(op, g.a, g.m, g.n, g.k, c.num("seed"), global, g.gdtype);
   tag_operand_scales(ctx, o);
-  return compare_outputs(
-      op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, g.format),
-      run_fp4_gemm_op(*ctx.be, op, o, g.format, g.layout, g.gdtype, ctx.kernel_faults()));
+  return compare_outputs(op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, g.format),
+                         run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype));
 }
 
 // An op that declares its order follows it bit for bit; every op stays inside the bound of its
@@ -481,8 +470,7 @@ std::optional<Failure> check_ordered_fp4(const Context& ctx, const Case& c) {
   const Fp4Operands o =
       fp4_general_operands(op, g.a, g.m, g.n, g.k, c.num("seed"), global, g.gdtype);
   tag_operand_scales(ctx, o);
-  const GemmOutput got =
-      run_fp4_gemm_op(*ctx.be, op, o, g.format, g.layout, g.gdtype, ctx.kernel_faults());
+  const GemmOutput got = run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype);
   if (op.contract.order) {
     if (auto f = compare_outputs(op.name + " vs ordered_gemm (declared order)",
                                  ordered_gemm(o.problem, order_model(op, g.format)), got)) {

@@ -81,7 +81,7 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   tag_shape(ctx, m, n, k);
   tag_e8m0(ctx, o.a_e8m0);
   return compare_outputs(op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, fmt),
-                         run_gemm_op(*ctx.be, op, o, fmt, layout));
+                         run_gemm_op(ctx.run(), op, o, fmt, layout));
 }
 
 // ---- gemm.ordered_bound ---------------------------------------------------------------------
@@ -107,7 +107,7 @@ std::optional<Failure> check_ordered(const Context& ctx, const Case& c) {
   const OpLayout layout = op_layout(c, op, ctx);
   const AccumulatorModel model = impl::accum_model_for(op);
   const Operands o = general_operands(op, m, n, k, c.num("seed"), case_types(ctx, c, op));
-  const GemmOutput got = run_gemm_op(*ctx.be, op, o, fmt, layout);
+  const GemmOutput got = run_gemm_op(ctx.run(), op, o, fmt, layout);
   tag_op(ctx, op);
   tag_shape(ctx, m, n, k);
   if (op.contract.order) {
@@ -168,7 +168,7 @@ std::optional<Failure> check_column_split(const Context& ctx, const Case& c) {
   }
   const OpLayout layout = op_layout(c, op, ctx);
   const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
-  const GemmOutput full = run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, layout);
+  const GemmOutput full = run_gemm_op(ctx.run(), op, o, OutputFormat::kFp32, layout);
   // The full GEMM against the reference first: shards that agree with a wrong (or unwritten,
   // poisoned) full output would prove nothing.
   if (auto f = compare_outputs("full GEMM vs exact_gemm",
@@ -196,7 +196,7 @@ std::optional<Failure> check_column_split(const Context& ctx, const Case& c) {
         if (op.contract.n_offset) sl.n_offset = n0;
       }
     }
-    const GemmOutput part = run_gemm_op(*ctx.be, op, s, OutputFormat::kFp32, sl);
+    const GemmOutput part = run_gemm_op(ctx.run(), op, s, OutputFormat::kFp32, sl);
     for (std::size_t i = 0; i < m; ++i) {
       for (std::size_t j = 0; j < local; ++j)
         joined.fp32[i * n + n0 + j] = part.fp32[i * local + j];
@@ -240,7 +240,7 @@ std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
   if (tp < 2 || k <= 128 * (tp - 1)) throw CaseError("case field 'tp' needs K > 128 (tp - 1)");
   const OpLayout layout = op_layout(c, op, ctx);
   const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
-  const GemmOutput full = run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, layout);
+  const GemmOutput full = run_gemm_op(ctx.run(), op, o, OutputFormat::kFp32, layout);
   if (auto f = compare_outputs("full GEMM vs exact_gemm",
                                exact_gemm(o.problem, OutputFormat::kFp32), full)) {
     return f;
@@ -284,7 +284,7 @@ std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
       s.a_f32 = scale_cols(o.a_f32, o.problem.a_scale_cols(), blocks.a_k);
       s.b_f32 = scale_cols(o.b_f32, o.problem.b_scale_cols(), blocks.b_k);
     }
-    const GemmOutput part = run_gemm_op(*ctx.be, op, s, OutputFormat::kFp32, layout);
+    const GemmOutput part = run_gemm_op(ctx.run(), op, s, OutputFormat::kFp32, layout);
     for (std::size_t i = 0; i < m * n; ++i) sum.fp32[i] += part.fp32[i];
   }
   tag_op(ctx, op);
@@ -342,7 +342,8 @@ std::optional<Failure> check_poison(const Context& ctx, const Case& c) {
     l.slack = kScaleSlack;
     char what[96];
     std::snprintf(what, sizeof what, "output with padding 0x%02X vs exact_gemm", pad);
-    if (auto f = compare_outputs(what, want, run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, l))) {
+    if (auto f =
+            compare_outputs(what, want, run_gemm_op(ctx.run(), op, o, OutputFormat::kFp32, l))) {
       return f;
     }
   }

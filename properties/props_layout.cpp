@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
@@ -109,17 +110,13 @@ std::optional<Failure> check_preshuffle(const Context& ctx, const Case& c) {
   if (!dtype) throw impl::Unsupported(op.name + " shuffles no 1-byte element type");
   std::mt19937_64 rng(c.num("seed"));
   const Bytes w = random_codes(n * k, rng);
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   inv.input(&impl::Call::a, w, n, k, k, *dtype, Layout::kRowMajor);
-  inv.output(&impl::Call::out, n * k, n, k, 0, *dtype, Layout::kAiterShuffle16x16);
-  impl::Call call;
-  call.m = n;
-  call.k = k;
+  const impl::Call call = impl::rows_call(inv, n, k, *dtype, Layout::kAiterShuffle16x16);
   ctx.tag("op:" + op.name);
   ctx.tag("layout:aiter_preshuffle");
-  inv.run(call);
   return compare_codes("preshuffled weight", Format::kE4M3FN, n, k, shuffle_weight(w, n, k, 1),
-                       inv.read(&impl::Call::out));
+                       inv.run_and_read(call, &impl::Call::out));
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ inline GemmOutput run_gemm(Backend& be, const impl::Op& op, const Operands& o, O
                            std::optional<impl::Layout> scales = std::nullopt) {
   properties::OpLayout layout;
   layout.scales = scales ? *scales : properties::first_scale_layout(op.contract.a_scale_layouts);
-  return properties::run_gemm_op(be, op, o, format, layout);
+  return properties::run_gemm_op({be}, op, o, format, layout);
 }
 inline GemmOutput run_gemm(Backend& be, Kernel kernel, const Operands& o, OutputFormat format) {
   return run_gemm(be, builtin_op(kernel), o, format);
