@@ -4,11 +4,11 @@
 //   I2  a weight is preshuffled at most once, never when the layer reads it directly;
 //   I3  a fused (pre-quantized) activation is accepted only in the order the layer declares,
 //       and accepted when it is that order;
-//   I4  every apply equals the reference bit for bit (properties/dispatch_reference.h);
+//   I4  every apply equals the reference bit for bit (properties/dispatch_apply_oracle.h);
 //   I5  after load processing, apply re-materializes nothing (no dequantize / upcast /
 //       preshuffle / per-step dequantize GEMM launch; activation-sized allocations only);
 //   I7  every decision equals the decision model's (docs/dispatch_model.md, through
-//       properties/decision_glue.h): the static decisions of every linear kernel and the
+//       properties/dispatch_model_bridge.h): the static decisions of every linear kernel and the
 //       registry on every platform, the pick, and each step's load actions, shuffles, declared
 //       order, negotiation and apply path, observed through launch counters and layer state.
 // DispatchError is allowed only where the lifecycle asks for it (a step before load, a second
@@ -50,8 +50,8 @@
 #include "dispatch/negotiation.h"
 #include "dispatch/registry.h"
 #include "gpu/host/host_backend.h"
-#include "properties/decision_glue.h"
-#include "properties/dispatch_reference.h"
+#include "properties/dispatch_apply_oracle.h"
+#include "properties/dispatch_model_bridge.h"
 
 using namespace mxgate;
 using namespace mxgate::dispatch;

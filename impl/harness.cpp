@@ -50,9 +50,10 @@ const char* slot_name(Tensor Call::*slot) {
 
 }  // namespace
 
-Invocation::Invocation(const Op& op, gpu::Backend& under_test)
+Invocation::Invocation(const Op& op, const RunContext& run)
     : op_(op),
-      be_(&backend_for(op, under_test)),
+      be_(&backend_for(op, run.under_test)),
+      kernel_faults_(run.kernel_faults),
       buffers_(std::make_unique<gpu::ScopedBuffers>(*be_)) {}
 
 Invocation::~Invocation() = default;
@@ -84,6 +85,7 @@ void Invocation::output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint6
 
 void Invocation::run(Call call) {
   call.family = op_.family;
+  call.kernel_faults = kernel_faults_;
   for (Tensor Call::*slot : {&Call::a, &Call::a_scale, &Call::b, &Call::b_scale, &Call::out,
                              &Call::out_scale, &Call::a_global, &Call::b_global}) {
     call.*slot = tensors_.*slot;
@@ -120,6 +122,11 @@ void Invocation::run(Call call) {
                           who + ": " + std::to_string(damage.size()) +
                               " guard byte(s) damaged; first: " + damage.front().describe());
   }
+}
+
+std::vector<uint8_t> Invocation::run_and_read(Call call, Tensor Call::*slot) {
+  run(call);
+  return read(slot);
 }
 
 std::vector<uint8_t> Invocation::read(Tensor Call::*slot) {

@@ -49,10 +49,20 @@ gpu::Backend& backend_for(const Op& op, gpu::Backend& under_test);
 // A process-wide host backend for host-memory ops when the backend under test is a device.
 gpu::Backend& host_backend();
 
+// What the calls of one run share: the backend under test and the zoo faults planted in the
+// built-in kernels (gpu::kernel_fault bits). The harness hands the faults to the op as
+// Call::kernel_faults, which only the built-in ops read (impl/builtin.h); a plugin's or an
+// adapter's op never sees them. Callers build no fault bits into their calls.
+struct RunContext {
+  gpu::Backend& under_test;
+  uint32_t kernel_faults = 0;
+};
+
 class Invocation {
  public:
   // Throws Unsupported (backend_for).
-  Invocation(const Op& op, gpu::Backend& under_test);
+  Invocation(const Op& op, const RunContext& run);
+  Invocation(const Op& op, gpu::Backend& under_test) : Invocation(op, RunContext{under_test}) {}
   ~Invocation();
   Invocation(const Invocation&) = delete;
   Invocation& operator=(const Invocation&) = delete;
@@ -63,17 +73,21 @@ class Invocation {
   // An output of `bytes` bytes (poisoned).
   void output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols, uint64_t ld,
               Dtype dtype, Layout layout);
-  // Runs the call: `call` gives m, n, k and the built-in extensions; its tensors are the ones
-  // given above. Throws Unsupported or InvocationError.
+  // Runs the call: `call` gives m, n, k and the built-in extensions (the run context's kernel
+  // faults are applied here); its tensors are the ones given above. Throws Unsupported or
+  // InvocationError.
   void run(Call call);
   // The bytes of a tensor after the run.
   std::vector<uint8_t> read(Tensor Call::*slot);
+  // run(call), then read(slot): the tail of a call with one output.
+  std::vector<uint8_t> run_and_read(Call call, Tensor Call::*slot);
 
   gpu::Backend& backend() { return *be_; }
 
  private:
   const Op& op_;
   gpu::Backend* be_;
+  uint32_t kernel_faults_ = 0;
   std::unique_ptr<gpu::ScopedBuffers> buffers_;
   Call tensors_;
 };

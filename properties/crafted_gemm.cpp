@@ -141,7 +141,7 @@ std::vector<float> run_crafted_gemm(gpu::Backend& under_test, const impl::Op& op
   if (p.problem) throw std::invalid_argument(*p.problem);
   OpLayout layout;
   layout.scales = scale_layout(op);
-  return run_gemm_op(under_test, op, p.operands, OutputFormat::kFp32, layout).fp32;
+  return run_gemm_op({under_test}, op, p.operands, OutputFormat::kFp32, layout).fp32;
 }
 
 }  // namespace mxgate::properties

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/blocks.h"
+#include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/gemm_operands.h"
 #include "properties/scale_io.h"
@@ -240,13 +241,13 @@ GemmOutput run_fp4_gemm_kernel(gpu::Backend& be, gpu::Kernel kernel, const Fp4Op
   return out;
 }
 
-GemmOutput run_fp4_gemm_op(gpu::Backend& under_test, const Op& op, const Fp4Operands& o,
+GemmOutput run_fp4_gemm_op(const impl::RunContext& run, const Op& op, const Fp4Operands& o,
                            OutputFormat format, impl::Layout scales, Dtype global_dtype,
-                           uint32_t kernel_faults, uint8_t pad) {
+                           uint8_t pad) {
   using impl::Call;
   using impl::Layout;
   const impl::Contract& c = op.contract;
-  impl::Invocation inv(op, under_test);
+  impl::Invocation inv(op, run);
   // Inputs' padding nibbles hold 0xF (-6): a kernel that reads past K sees it (plugin.h).
   if (o.a_dtype == Dtype::kE2m1) {
     inv.input(&Call::a, pack_fp4(o.a, o.m, o.k, NibbleOrder::kLowFirst, 0xF), o.m, o.k, o.k,
@@ -268,16 +269,8 @@ GemmOutput run_fp4_gemm_op(gpu::Backend& under_test, const Op& op, const Fp4Oper
     inv.input(&Call::b_global, global_bytes(o.b_global, global_dtype), 1, 1, 1, global_dtype,
               Layout::kRowMajor);
   }
-  const bool bf16_out = format == OutputFormat::kBf16;
-  inv.output(&Call::out, o.m * o.n * (bf16_out ? 2 : 4), o.m, o.n, o.n,
-             bf16_out ? Dtype::kBf16 : Dtype::kF32, Layout::kRowMajor);
-  Call call;
-  call.m = o.m;
-  call.n = o.n;
-  call.k = o.k;
-  call.kernel_faults = kernel_faults;
-  inv.run(call);
-  return gemm_output_of(inv.read(&Call::out), o.m, o.n, format);
+  const Call call = impl::gemm_call(inv, o.m, o.n, o.k, out_dtype(format));
+  return gemm_output_of(inv.run_and_read(call, &Call::out), o.m, o.n, format);
 }
 
 }  // namespace mxgate::properties

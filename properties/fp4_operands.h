@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/backend.h"
+#include "impl/harness.h"
 #include "impl/op.h"
 #include "reference/gemm_oracle.h"
 
@@ -54,9 +55,9 @@ Fp4Operands fp4_general_operands(const impl::Op& op, impl::Dtype a_dtype, std::s
 // One call of `op`: A's and B's scales in `scales` (B's in the same layout when its contract has
 // it), padding slots `pad`, globals as 1 x 1 tensors of `global_dtype`. Throws impl::Unsupported
 // or impl::InvocationError as the harness does.
-GemmOutput run_fp4_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Fp4Operands& o,
+GemmOutput run_fp4_gemm_op(const impl::RunContext& run, const impl::Op& op, const Fp4Operands& o,
                            OutputFormat format, impl::Layout scales, impl::Dtype global_dtype,
-                           uint32_t kernel_faults, uint8_t pad = 0xFF);
+                           uint8_t pad = 0xFF);
 
 // One launch of built-in FP4 GEMM `kernel` (gemm_mxfp4, gemm_nvfp4) through Backend::run, no
 // contract check: packed operands, both scale grids row-major or in the 128x4 swizzle (padding

@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/blocks.h"
 #include "impl/accumulator.h"
 #include "impl/builtin.h"
+#include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/scale_io.h"
 #include "reference/accumulator_exact.h"
@@ -16,12 +16,10 @@
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
-#include "reference/scale_layout.h"
 #include "reference/weight_shuffle.h"
 
 namespace mxgate::properties {
 
-using gpu::ActScaleOrder;
 using gpu::Kernel;
 
 namespace {
@@ -355,79 +353,6 @@ Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std:
   return o;
 }
 
-namespace {
-
-template <class T>
-Bytes as_bytes(const std::vector<T>& v) {
-  Bytes out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
-GemmOutput download_output(gpu::Backend& be, gpu::BufferId id, std::size_t m, std::size_t n,
-                           OutputFormat format) {
-  GemmOutput out;
-  out.rows = m;
-  out.cols = n;
-  out.format = format;
-  if (format == OutputFormat::kBf16) {
-    out.bf16 = be.download_as<uint16_t>(id);
-  } else {
-    out.fp32 = be.download_as<float>(id);
-  }
-  return out;
-}
-
-}  // namespace
-
-GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFormat format,
-                    const LaunchLayout& layout) {
-  const ActScaleOrder order =
-      layout.as_order == ActScaleOrder::kNone ? gpu::act_scale_order(kernel) : layout.as_order;
-  Bytes b = o.b;
-  if (gpu::weight_layout(kernel) == gpu::WeightLayout::kAiterPreshuffled) {
-    b = shuffle_weight(sp(o.b), o.n, o.k, 1);
-  }
-  Bytes sa, sb;
-  gpu::GemmArgs args;
-  args.p = {o.m, o.n, o.k,
-            format == OutputFormat::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32};
-  if (is_mx(kernel)) {
-    if (layout.swizzled_mx_scales) {
-      const std::size_t kb = ceil_div(o.k, kMxBlock);
-      sa = pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, o.m, kb, sp(o.a_e8m0), layout.mx_pad);
-      sb = pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, o.n, kb, sp(o.b_e8m0), layout.mx_pad);
-      args.p.mx_scales_swizzled = true;
-    } else {
-      sa = o.a_e8m0;
-      sb = o.b_e8m0;
-    }
-  } else if (is_block(kernel)) {
-    const std::size_t kb = ceil_div(o.k, kBlockK);
-    std::vector<float> as = o.a_f32;
-    if (order == ActScaleOrder::kColMajor) {
-      if (layout.tma_aligned_as) {
-        as = pack_scales(ScaleLayout::kTmaColMajor, o.m, kb, sp(o.a_f32), layout.as_pad);
-        args.p.as_ld = (o.m + 3) / 4 * 4;
-      } else {
-        as = pack_scales(ScaleLayout::kColMajor, o.m, kb, sp(o.a_f32), 0.0f);
-      }
-    }
-    sa = as_bytes(as);
-    sb = as_bytes(o.b_f32);
-  }
-  args.p.faults = layout.faults;
-  args.p.n_offset = layout.n_offset;
-  gpu::ScopedBuffers buffers(be);
-  args.a = buffers.make(o.a, "A");
-  args.b = buffers.make(b, "B");
-  if (!sa.empty()) args.a_scale = buffers.make(sa, "As");
-  if (!sb.empty()) args.b_scale = buffers.make(sb, "Bs");
-  args.out = buffers.allocate(o.m * o.n * (format == OutputFormat::kBf16 ? 2 : 4), "C");
-  be.run({kernel, args});
-  return download_output(be, args.out, o.m, o.n, format);
-}
-
 impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout) {
   const impl::LayoutMask b = op.contract.b_scale_layouts;
   if (b & impl::layout_bit(a_layout)) return a_layout;
@@ -435,13 +360,13 @@ impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout) {
   return all.empty() ? impl::Layout::kRowMajor : all.front();
 }
 
-GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Operands& o,
+GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Operands& o,
                        OutputFormat format, const OpLayout& layout) {
   using impl::Call;
   using impl::Dtype;
   using impl::Layout;
   const impl::Contract& c = op.contract;
-  impl::Invocation inv(op, under_test);
+  impl::Invocation inv(op, run);
   const GemmKind kind = gemm_kind(op.family);
   inv.input(&Call::a, o.a, o.m, o.k, o.k, o.types.a, Layout::kRowMajor);
   const bool preshuffled = (c.b_layouts & impl::layout_bit(Layout::kRowMajor)) == 0 &&
@@ -475,21 +400,17 @@ GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Opera
     auto sb = store_scales<float>(bl, b_rows, b_cols, o.b_f32, c.b_scale_ld_align, layout.f32_pad);
     sa.values.insert(sa.values.end(), (layout.slack + 3) / 4, layout.f32_pad);
     sb.values.insert(sb.values.end(), (layout.slack + 3) / 4, layout.f32_pad);
-    inv.input(&Call::a_scale, as_bytes(sa.values), a_rows, a_cols, sa.ld, Dtype::kF32,
+    inv.input(&Call::a_scale, bytes_of(sa.values), a_rows, a_cols, sa.ld, Dtype::kF32,
               layout.scales);
-    inv.input(&Call::b_scale, as_bytes(sb.values), b_rows, b_cols, sb.ld, Dtype::kF32, bl);
+    inv.input(&Call::b_scale, bytes_of(sb.values), b_rows, b_cols, sb.ld, Dtype::kF32, bl);
   }
-  const bool bf16_out = format == OutputFormat::kBf16;
-  inv.output(&Call::out, o.m * o.n * (bf16_out ? 2 : 4), o.m, o.n, o.n,
-             bf16_out ? Dtype::kBf16 : Dtype::kF32, Layout::kRowMajor);
-  Call call;
-  call.m = o.m;
-  call.n = o.n;
-  call.k = o.k;
-  call.kernel_faults = layout.kernel_faults;
+  Call call = impl::gemm_call(inv, o.m, o.n, o.k, out_dtype(format));
   call.n_offset = layout.n_offset;
-  inv.run(call);
-  return gemm_output_of(inv.read(&Call::out), o.m, o.n, format);
+  return gemm_output_of(inv.run_and_read(call, &Call::out), o.m, o.n, format);
+}
+
+impl::Dtype out_dtype(OutputFormat format) {
+  return format == OutputFormat::kBf16 ? impl::Dtype::kBf16 : impl::Dtype::kF32;
 }
 
 GemmOutput gemm_output_of(const Bytes& raw, std::size_t m, std::size_t n, OutputFormat format) {

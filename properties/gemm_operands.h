@@ -1,7 +1,6 @@
 // GEMM operands in the input formats of the GEMMs under test, and one GEMM run with the operand
-// layouts a contract (or a property) asks for: on an op through the harness (impl/harness.h,
-// the properties), or on a built-in kernel directly through Backend::run (the backend checks of
-// tests/test_gpu_checks.h, which also launch kernels outside their contracts on purpose).
+// layouts a contract (or a property) asks for, on an op through the harness (impl/harness.h): the
+// properties and the backend checks of tests/test_gpu_checks.h (built-in kernels as ops) alike.
 // Operands keep the logical (row-major) form next to the decoded problem the reference sees;
 // layouts are applied only when the buffers are built, by the layout functions of
 // reference/scale_layout.h and weight_shuffle.h.
@@ -9,12 +8,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <span>
 #include <vector>
 
 #include "gpu/backend.h"
-#include "gpu/contract.h"
+#include "impl/harness.h"
 #include "impl/op.h"
 #include "reference/accumulator.h"
 #include "reference/block_quant.h"
@@ -29,6 +29,14 @@ using Bytes = std::vector<uint8_t>;
 template <class T>
 std::span<const T> sp(const std::vector<T>& v) {
   return {v.data(), v.size()};
+}
+
+// The bytes of `v` (host byte order), as a tensor's stored bytes.
+template <class T>
+Bytes bytes_of(const std::vector<T>& v) {
+  Bytes out(v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+  return out;
 }
 
 // The element types of A and B: E4M3FN or E5M2 codes for the FP8 GEMMs (each operand its own),
@@ -116,26 +124,6 @@ Operands general_operands(gpu::Kernel kernel, std::size_t m, std::size_t n, std:
 Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
                           uint64_t seed, ElementTypes types = {});
 
-// Operand layouts of one built-in kernel launch beyond its contract's defaults
-// (gpu/kernels/params.h).
-struct LaunchLayout {
-  // Activation-scale order handed to a block GEMM; kNone = the contract's order.
-  gpu::ActScaleOrder as_order = gpu::ActScaleOrder::kNone;
-  bool tma_aligned_as = false;      // column-major As with leading dimension align4(M)
-  bool swizzled_mx_scales = false;  // MX GEMMs: both scale grids in the NVIDIA 128x4 swizzle
-  uint8_t mx_pad = 0xFF;            // swizzle padding bytes (0xFF: NaN)
-  float as_pad = 0.0f;              // TMA padding rows of As
-  uint32_t faults = 0;              // gpu::kernel_fault bits
-  // TP column shard: B holds rows [n_offset, n_offset + n) of a larger weight whose 128-row
-  // scale blocks start at n_offset / 128 (block GEMMs; bs must hold those blocks).
-  uint64_t n_offset = 0;
-};
-
-// Lays the operands out as built-in `kernel` reads them (column-major As, preshuffled B) with
-// `layout`'s overrides, uploads, runs, downloads and releases the buffers. No contract check.
-GemmOutput run_gemm(gpu::Backend& be, gpu::Kernel kernel, const Operands& o, OutputFormat format,
-                    const LaunchLayout& layout = {});
-
 // The layouts of one op call: A's scales in `scales` (B's too when its contract takes that
 // layout, else B's first), padding slots (layout padding, leading-dimension padding) filled
 // with `e8m0_pad` / `f32_pad`; B row-major unless the op reads only the AITER shuffle.
@@ -143,8 +131,7 @@ struct OpLayout {
   impl::Layout scales = impl::Layout::kRowMajor;
   uint8_t e8m0_pad = 0xFF;
   float f32_pad = 0.0f;
-  uint32_t kernel_faults = 0;  // built-in ops: the zoo faults
-  uint64_t n_offset = 0;       // built-in block ops: Call::n_offset
+  uint64_t n_offset = 0;  // built-in block ops: Call::n_offset
   // Bytes of allocator slack appended to each scale buffer (its Tensor::bytes grows; the logical
   // tensor does not), filled with e8m0_pad / f32_pad: what an unmasked load past the end reads.
   std::size_t slack = 0;
@@ -156,8 +143,11 @@ impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout);
 
 // One call of `op` on the harness (impl::Invocation): throws impl::Unsupported or
 // impl::InvocationError as the harness does.
-GemmOutput run_gemm_op(gpu::Backend& under_test, const impl::Op& op, const Operands& o,
+GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Operands& o,
                        OutputFormat format, const OpLayout& layout);
+
+// The output dtype of a GEMM that writes `format`.
+impl::Dtype out_dtype(OutputFormat format);
 
 // The m x n output an op wrote into `raw` (row-major fp32, or bf16 words), as a GemmOutput.
 GemmOutput gemm_output_of(const Bytes& raw, std::size_t m, std::size_t n, OutputFormat format);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "properties/cast_values.h"
 #include "properties/props.h"
 #include "reference/gemm_oracle.h"
 #include "reference/mx_quant.h"
@@ -129,6 +130,20 @@ void tag_e8m0(const Context& ctx, std::span<const uint8_t> bytes) {
   for (int i = 0; i < 4; ++i) {
     if (seen[i]) ctx.tag(kNames[i]);
   }
+}
+
+std::optional<impl::Dtype> first_fp8(impl::DtypeMask mask) {
+  for (impl::Dtype d : impl::dtypes_in(mask)) {
+    if (fp8_format(d)) return d;
+  }
+  return std::nullopt;
+}
+
+impl::Layout first_scale_layout(impl::LayoutMask mask) {
+  const auto all = impl::layouts_in(mask);
+  if (std::find(all.begin(), all.end(), impl::Layout::kRowMajor) != all.end())
+    return impl::Layout::kRowMajor;
+  return all.empty() ? impl::Layout::kRowMajor : all.front();
 }
 
 }  // namespace mxgate::properties

@@ -120,8 +120,10 @@ std::span<const Property> all_properties() {
     add_cast_properties(v);
     add_quant_properties(v);
     add_gemm_properties(v);
+    add_layout_properties(v);
     add_dispatch_properties(v);
     add_detect_properties(v);
+    add_determinism_properties(v);
     add_fp4_properties(v);
     return v;
   }();

@@ -19,6 +19,7 @@
 #include "dispatch/faults.h"
 #include "gpu/backend.h"
 #include "impl/contract.h"
+#include "impl/harness.h"
 #include "impl/op.h"
 #include "properties/case.h"
 #include "reference/format.h"
@@ -56,7 +57,8 @@ struct Context {
   Coverage* coverage = nullptr;  // tags of generated cases (not of shrink steps); may be null
   const impl::Implementation* impl = nullptr;  // under test; nullptr: the built-in one
   const impl::Implementation& implementation() const;
-  uint32_t kernel_faults() const { return dispatch::kernel_fault_bits(faults); }
+  // What the op calls of this run share (impl/harness.h): the backend and the kernel faults.
+  impl::RunContext run() const { return {*be, dispatch::kernel_fault_bits(faults)}; }
   void tag(const std::string& t) const {
     if (coverage != nullptr) coverage->add(t);
   }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "impl/contract.h"
@@ -15,11 +16,13 @@ namespace mxgate::properties {
 void add_cast_properties(std::vector<Property>& out);      // props_cast.cpp
 void add_quant_properties(std::vector<Property>& out);     // props_quant.cpp
 void add_gemm_properties(std::vector<Property>& out);      // props_gemm.cpp
+void add_layout_properties(std::vector<Property>& out);    // props_layout.cpp
 void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp
-// props_detect.cpp: quantize_block.bit_exact, gemm.default_scale, determinism.run_twice,
-// dequantize.large_offsets (docs/bug_classes.md §2, detection work).
+// props_detect.cpp: quantize_block.bit_exact, gemm.default_scale, dequantize.large_offsets
+// (docs/bug_classes.md §2, detection work).
 void add_detect_properties(std::vector<Property>& out);
-void add_fp4_properties(std::vector<Property>& out);  // props_fp4.cpp
+void add_determinism_properties(std::vector<Property>& out);  // props_determinism.cpp
+void add_fp4_properties(std::vector<Property>& out);          // props_fp4.cpp
 
 // Size-independent choices: RapidCheck scales inRange and container sizes with a size that grows
 // over the run (case i of 100 has size i), which would make the first cases all minimal. These
@@ -56,6 +59,11 @@ template <class F>
 rc::Gen<Case> gen_over_ops(const Ops& ops, F make) {
   return rc::gen::mapcat(pick(ops), make);
 }
+
+// The op's first FP8 element type in `mask` (nullopt: none).
+std::optional<impl::Dtype> first_fp8(impl::DtypeMask mask);
+// Row-major where the op takes it, else its first layout (the scale buffers of one call).
+impl::Layout first_scale_layout(impl::LayoutMask mask);
 
 // Tags shared by the families (n = 0: not a GEMM, no N tags).
 void tag_shape(const Context& ctx, std::size_t m, std::size_t n, std::size_t k);

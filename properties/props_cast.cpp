@@ -12,6 +12,7 @@
 #include <limits>
 #include <string>
 
+#include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/cast_values.h"
 #include "properties/props.h"
@@ -82,16 +83,12 @@ std::optional<Failure> check_cast(const Context& ctx, const Case& c) {
   }
   ctx.tag("op:" + op.name);
   ctx.tag("cast:" + c.text("format"));
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   std::vector<uint8_t> in(count * 4);
   std::memcpy(in.data(), x.data(), in.size());
   inv.input(&impl::Call::a, in, 1, count, count, Dtype::kF32, impl::Layout::kRowMajor);
-  inv.output(&impl::Call::out, count * width, 1, count, count, *dtype, impl::Layout::kRowMajor);
-  impl::Call call;
-  call.m = 1;
-  call.k = count;
-  inv.run(call);
-  const std::vector<uint8_t> got = inv.read(&impl::Call::out);
+  const std::vector<uint8_t> got =
+      inv.run_and_read(impl::rows_call(inv, 1, count, *dtype), &impl::Call::out);
   return compare_codes(std::string(impl::to_string(*dtype)) + " codes (" + conv_name + ")", x,
                        width, want, got);
 }

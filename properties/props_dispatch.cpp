@@ -1,10 +1,10 @@
 // The dispatch property: random linear-layer configs, linear kernels, weights and lifecycles
 // (which preparation and load steps run, in which order, how many applies, fused activations in
 // which scale order) on the backend under test; after every step invariants I1-I5 of
-// docs/invariants.md §2 hold, every apply equals the reference (properties/dispatch_reference.h)
+// docs/invariants.md §2 hold, every apply equals the reference (properties/dispatch_apply_oracle.h)
 // bit for bit, and every decision (the registry's pick, load actions, apply paths, declared
 // orders, negotiation among the activation's consumers) equals the decision model's, as planned
-// and as observed through launch counters and layer state (properties/dispatch_decision.h,
+// and as observed through launch counters and layer state (properties/props_dispatch_cases.h,
 // docs/dispatch_model.md §7).
 #include <rapidcheck.h>
 
@@ -14,11 +14,11 @@
 
 #include "dispatch/layer.h"
 #include "dispatch/negotiation.h"
-#include "properties/decision_glue.h"
-#include "properties/dispatch_decision.h"
-#include "properties/dispatch_reference.h"
+#include "properties/dispatch_apply_oracle.h"
+#include "properties/dispatch_model_bridge.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
+#include "properties/props_dispatch_cases.h"
 #include "reference/mx_quant.h"
 
 namespace mxgate::properties {

@@ -17,7 +17,9 @@
 #include <string>
 
 #include "impl/accumulator.h"
+#include "impl/calls.h"
 #include "impl/harness.h"
+#include "properties/fp4_cases.h"
 #include "properties/fp4_operands.h"
 #include "properties/fp4_values.h"
 #include "properties/gemm_operands.h"
@@ -44,113 +46,6 @@ using impl::Family;
 using impl::family_bit;
 using impl::Layout;
 using impl::Op;
-
-constexpr impl::DtypeMask kE2m1 = dtype_bit(Dtype::kE2m1);
-constexpr impl::DtypeMask kFloatIn = dtype_bit(Dtype::kF32) | dtype_bit(Dtype::kBf16);
-
-bool nvfp4_op(const Op& op) { return impl::is_nvfp4(op.family); }
-std::size_t block_of(const Op& op) { return nvfp4_op(op) ? kNvfp4Block : kMxBlock; }
-
-bool claims_all(const Op& op, bool (*has)(const Convention&)) {
-  if (op.contract.conventions.empty()) return false;
-  for (const std::string& n : op.contract.conventions) {
-    const Convention* c = find_convention(n);
-    if (c == nullptr || !has(*c)) return false;
-  }
-  return true;
-}
-bool has_mxfp4(const Convention& c) { return mx_policy(c, Format::kE2M1).has_value(); }
-bool has_nvfp4(const Convention& c) { return nvfp4_policy(c).has_value(); }
-
-// K = 128 kb + r, r around the NVFP4 (16) and MX (32) blocks and odd, where the contract's
-// alignment allows; shrinks toward one 16-block.
-rc::Gen<std::size_t> gen_k_fp4(const impl::Dim& d, int max_blocks) {
-  const std::size_t align = std::max<std::size_t>(1, d.align);
-  std::vector<std::size_t> res;
-  for (std::size_t r :
-       {16, 1, 32, 17, 15, 48, 31, 33, 3, 64, 80, 96, 112, 0, 47, 49, 63, 65, 127}) {
-    if (r % align == 0) res.push_back(r);
-  }
-  if (res.empty()) res = k_residues(align);
-  return rc::gen::apply(
-      [d](std::size_t kb, std::size_t r) {
-        return fit_dim(kb * 128 + r == 0 ? 128 : kb * 128 + r, d);
-      },
-      range(0, static_cast<std::size_t>(max_blocks) + 1), pick(res));
-}
-
-// The dtypes a case picks its NVFP4 global scales in: f32 three times as often as bf16.
-rc::Gen<std::string> gen_global_dtype(const Op& op) {
-  if (!nvfp4_op(op)) return rc::gen::just<std::string>("");
-  const bool f32 = (op.contract.global_dtypes & dtype_bit(Dtype::kF32)) != 0;
-  const bool bf16 = (op.contract.global_dtypes & dtype_bit(Dtype::kBf16)) != 0;
-  if (f32 && bf16) return pick<std::string>({"f32", "f32", "f32", "bf16"});
-  return rc::gen::just<std::string>(f32 ? "f32" : "bf16");
-}
-
-Dtype global_dtype(const Case& c) {
-  const std::string& g = c.text("gdtype");
-  if (g != "f32" && g != "bf16") throw CaseError("case field 'gdtype' must be f32 or bf16");
-  return g == "bf16" ? Dtype::kBf16 : Dtype::kF32;
-}
-
-std::string layout_name(const Op& op, std::size_t pick_index) {
-  std::vector<Layout> ls;
-  for (Layout l : impl::layouts_in(op.contract.a_scale_layouts)) {
-    if (l != Layout::kAiterShuffle16x16) ls.push_back(l);
-  }
-  if (ls.empty()) ls = {Layout::kRowMajor};
-  return std::string(impl::to_string(ls[pick_index % ls.size()]));
-}
-
-Layout layout_field(const Case& c) {
-  const auto l = impl::parse_layout(c.text("layout"));
-  if (!l || *l == Layout::kAiterShuffle16x16) {
-    throw CaseError("case field 'layout' has unknown value '" + c.text("layout") + "'");
-  }
-  return *l;
-}
-
-bool bf16_field(const Case& c, std::string_view key) {
-  const std::string& v = c.text(key);
-  if (v != "fp32" && v != "bf16") {
-    throw CaseError("case field '" + std::string(key) + "' must be fp32 or bf16");
-  }
-  return v == "bf16";
-}
-
-rc::Gen<std::string> gen_float_dtype(impl::DtypeMask mask) {
-  const bool f32 = (mask & dtype_bit(Dtype::kF32)) != 0;
-  const bool bf16 = (mask & dtype_bit(Dtype::kBf16)) != 0;
-  if (f32 && bf16) return pick<std::string>({"fp32", "fp32", "fp32", "bf16"});
-  return rc::gen::just<std::string>(f32 ? "fp32" : "bf16");
-}
-
-template <class T>
-std::vector<uint8_t> raw_bytes(const std::vector<T>& v) {
-  std::vector<uint8_t> out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
-void tag_k(const Context& ctx, std::size_t k) {
-  if (k % 2 != 0) ctx.tag("fp4:k_odd");
-  if (k % 16 != 0) ctx.tag("fp4:k%16!=0");
-  if (k % 32 == 16) ctx.tag("fp4:k%32=16");
-}
-
-void tag_e4m3_scales(const Context& ctx, std::span<const uint8_t> bytes) {
-  if (ctx.coverage == nullptr) return;
-  bool sub = false, zero = false, max = false;
-  for (uint8_t b : bytes) {
-    sub = sub || ((b & 0x78) == 0 && (b & 7) != 0);
-    zero = zero || b == 0x00;
-    max = max || b == 0x7E;
-  }
-  if (sub) ctx.tag("e4m3_scale:subnormal");
-  if (zero) ctx.tag("e4m3_scale:0x00");
-  if (max) ctx.tag("e4m3_scale:0x7E");
-}
 
 // ---- quantize_fp4.bit_exact -----------------------------------------------------------------
 
@@ -243,29 +138,23 @@ Fp4Quantized run_quantize_fp4(const Context& ctx, const Op& op, const Case& c,
                               const std::vector<float>& x, const std::vector<uint16_t>& bf16,
                               bool bf16_in, std::size_t rows, std::size_t cols,
                               std::optional<float> global, Dtype gdtype, Layout layout) {
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   const std::size_t sc = ceil_div(cols, block_of(op));
   uint64_t ld = 0;
   const std::size_t scale_bytes = stored_size(layout, rows, sc, op.contract.a_scale_ld_align, &ld);
   if (bf16_in) {
-    inv.input(&impl::Call::a, raw_bytes(bf16), rows, cols, cols, Dtype::kBf16, Layout::kRowMajor);
+    inv.input(&impl::Call::a, bytes_of(bf16), rows, cols, cols, Dtype::kBf16, Layout::kRowMajor);
   } else {
-    inv.input(&impl::Call::a, raw_bytes(x), rows, cols, cols, Dtype::kF32, Layout::kRowMajor);
+    inv.input(&impl::Call::a, bytes_of(x), rows, cols, cols, Dtype::kF32, Layout::kRowMajor);
   }
   if (global) {
     inv.input(&impl::Call::a_global, global_bytes(*global, gdtype), 1, 1, 1, gdtype,
               Layout::kRowMajor);
   }
-  inv.output(&impl::Call::out, impl::tensor_bytes(Dtype::kE2m1, rows, cols), rows, cols, cols,
-             Dtype::kE2m1, Layout::kRowMajor);
-  inv.output(&impl::Call::out_scale, scale_bytes, rows, sc, ld, op.contract.scale_dtype, layout);
-  impl::Call call;
-  call.m = rows;
-  call.k = cols;
+  impl::Call call = impl::quantize_call(inv, rows, cols, Dtype::kE2m1,
+                                        {sc, ld, scale_bytes, op.contract.scale_dtype, layout});
   call.convention = c.text("conv");
-  call.kernel_faults = ctx.kernel_faults();
-  inv.run(call);
-  return {unpack_fp4(inv.read(&impl::Call::out), rows, cols, NibbleOrder::kLowFirst),
+  return {unpack_fp4(inv.run_and_read(call, &impl::Call::out), rows, cols, NibbleOrder::kLowFirst),
           load_scales<uint8_t>(layout, rows, sc, inv.read(&impl::Call::out_scale),
                                op.contract.a_scale_ld_align)};
 }
@@ -314,7 +203,7 @@ std::optional<Failure> check_quantize_fp4(const Context& ctx, const Case& c) {
   Dtype gdtype = Dtype::kF32;
   Layout layout = Layout::kRowMajor;
   if (nvfp4_op(op)) {
-    gdtype = global_dtype(c);
+    gdtype = global_dtype_field(c);
     global = global_amax_of(c, x, gdtype);
     layout = layout_field(c);
     ctx.tag("layout:" + c.text("layout"));
@@ -432,7 +321,7 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
   float global = 1.0f, unused = 1.0f;
   Dtype gdtype = Dtype::kF32;
   if (nv) {
-    gdtype = global_dtype(c);
+    gdtype = global_dtype_field(c);
     pick_globals(c.text("global"), c.num("seed"), global, unused);
     if (gdtype == Dtype::kBf16) global = float_of_bf16(bf16_of(global));
   }
@@ -444,7 +333,7 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
   } else {
     tag_e8m0(ctx, scales);
   }
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   const Layout sl = Layout::kRowMajor;
   if ((op.contract.a_scale_layouts & impl::layout_bit(sl)) == 0) {
     throw impl::Unsupported(op.name + " reads no row-major scales");
@@ -458,15 +347,10 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
     inv.input(&impl::Call::a_global, global_bytes(global, gdtype), 1, 1, 1, gdtype,
               Layout::kRowMajor);
   }
-  inv.output(&impl::Call::out, rows * cols * (bf16_out ? 2 : 4), rows, cols, cols,
-             bf16_out ? Dtype::kBf16 : Dtype::kF32, Layout::kRowMajor);
-  impl::Call call;
-  call.m = rows;
-  call.k = cols;
-  call.kernel_faults = ctx.kernel_faults();
-  inv.run(call);
   const OutputFormat format = bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32;
-  const GemmOutput got = gemm_output_of(inv.read(&impl::Call::out), rows, cols, format);
+  const impl::Call call = impl::rows_call(inv, rows, cols, out_dtype(format));
+  const GemmOutput got =
+      gemm_output_of(inv.run_and_read(call, &impl::Call::out), rows, cols, format);
   GemmOutput want{rows, cols, format, {}, {}};
   if (nv) {
     const NvFp4Quantized q{rows, cols, false, codes, scales, 1.0f, global};
@@ -549,7 +433,7 @@ GemmCase gemm_case_of(const Context& ctx, const Op& op, const Case& c) {
              bf16_field(c, "out") ? OutputFormat::kBf16 : OutputFormat::kFp32,
              layout_field(c),
              a_format(c),
-             nvfp4_op(op) ? global_dtype(c) : Dtype::kF32};
+             nvfp4_op(op) ? global_dtype_field(c) : Dtype::kF32};
   ctx.tag("op:" + op.name);
   ctx.tag("layout:" + c.text("layout"));
   tag_shape(ctx, g.m, g.n, g.k);
@@ -573,9 +457,8 @@ std::optional<Failure> check_exact_fp4(const Context& ctx, const Case& c) {
   const std::string global = nvfp4_op(op) ? c.text("global") : "one";
   const Fp4Operands o = fp4_exact_operands(op, g.a, g.m, g.n, g.k, c.num("seed"), global, g.gdtype);
   tag_operand_scales(ctx, o);
-  return compare_outputs(
-      op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, g.format),
-      run_fp4_gemm_op(*ctx.be, op, o, g.format, g.layout, g.gdtype, ctx.kernel_faults()));
+  return compare_outputs(op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, g.format),
+                         run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype));
 }
 
 // An op that declares its order follows it bit for bit; every op stays inside the bound of its
@@ -587,8 +470,7 @@ std::optional<Failure> check_ordered_fp4(const Context& ctx, const Case& c) {
   const Fp4Operands o =
       fp4_general_operands(op, g.a, g.m, g.n, g.k, c.num("seed"), global, g.gdtype);
   tag_operand_scales(ctx, o);
-  const GemmOutput got =
-      run_fp4_gemm_op(*ctx.be, op, o, g.format, g.layout, g.gdtype, ctx.kernel_faults());
+  const GemmOutput got = run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype);
   if (op.contract.order) {
     if (auto f = compare_outputs(op.name + " vs ordered_gemm (declared order)",
                                  ordered_gemm(o.problem, order_model(op, g.format)), got)) {

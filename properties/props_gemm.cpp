@@ -1,33 +1,24 @@
-// GEMM and layout properties over the GEMM ops of the implementation under test (families
-// gemm_mx, gemm_block, gemm_bf16): every op bit-exact on exact-mode data (fingerprint scales),
-// in its declared order (ops that declare one) and inside the bound of its accumulator model on
-// general data; scale layouts and the weight preshuffle as bijections; metamorphic TP column /
-// row splits and poisoned padding. Shapes, dtypes, scale layouts and block shapes come from each
-// op's contract (props.h gen_m/gen_n/gen_k) and from the production catalog
-// (corpus/shapes/production_shapes.tsv): per-rank N x K of TP-sharded models. Operands are laid
-// out with the reference's layout code (gemm_operands.h).
+// GEMM properties over the GEMM ops of the implementation under test (families gemm_mx,
+// gemm_block, gemm_bf16): every op bit-exact on exact-mode data (fingerprint scales), in its
+// declared order (ops that declare one) and inside the bound of its accumulator model on general
+// data; metamorphic TP column / row splits and poisoned padding. Cases come from gemm_cases.h
+// (shapes from each op's contract and the production catalog); operands are laid out with the
+// reference's layout code (gemm_operands.h). The layout properties are props_layout.cpp.
 #include <rapidcheck.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <mutex>
 #include <numeric>
-#include <set>
 #include <string>
-#include <tuple>
 
 #include "impl/accumulator.h"
 #include "impl/harness.h"
+#include "properties/gemm_cases.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
-#include "properties/shape_catalog.h"
 #include "reference/accumulator_bounds.h"
 #include "reference/format.h"
-#include "reference/scale_layout.h"
-#include "reference/weight_shuffle.h"
 
 namespace mxgate::properties {
 
@@ -38,72 +29,6 @@ using impl::family_bit;
 using impl::Layout;
 using impl::layout_bit;
 using impl::Op;
-using Shape3 = std::tuple<std::size_t, std::size_t, std::size_t>;
-
-constexpr impl::FamilyMask kGemmFamilies =
-    family_bit(Family::kGemmMx) | family_bit(Family::kGemmBlock) | family_bit(Family::kGemmBf16);
-
-const std::vector<ShapeEntry>& catalog() {
-  static const std::vector<ShapeEntry> entries = [] {
-    try {
-      return load_shape_catalog(default_shape_catalog_path());
-    } catch (const std::exception&) {
-      return std::vector<ShapeEntry>{};  // a tree without corpus/: random shapes only
-    }
-  }();
-  return entries;
-}
-
-// The scale layouts the properties can build (every scale layout of the ABI); row-major for an
-// unscaled GEMM.
-std::vector<Layout> scale_layouts(const Op& op) {
-  std::vector<Layout> out;
-  for (Layout l : impl::layouts_in(op.contract.a_scale_layouts)) {
-    if (l != Layout::kAiterShuffle16x16) out.push_back(l);
-  }
-  if (op.family == Family::kGemmBf16 || out.empty()) out = {Layout::kRowMajor};
-  return out;
-}
-
-bool preshuffled_b(const Op& op) {
-  const impl::LayoutMask b = op.contract.b_layouts;
-  return (b & layout_bit(Layout::kRowMajor)) == 0 &&
-         (b & layout_bit(Layout::kAiterShuffle16x16)) != 0;
-}
-
-// A GEMM op the properties can feed: E4M3FN or E5M2 codes, each operand a type its contract
-// accepts (bf16 for gemm_bf16), in row-major A, B row-major or AITER-shuffled (with the shuffle's
-// N % 16, K % 32), fp32 scales for block GEMMs, e8m0 for MX, a scale layout, fp32 or bf16 output.
-bool gemm_accepts(const Op& op) {
-  const impl::Contract& c = op.contract;
-  const GemmKind kind = gemm_kind(op.family);
-  if (kind == GemmKind::kBf16) {
-    const impl::DtypeMask bf16 = impl::dtype_bit(impl::Dtype::kBf16);
-    if ((c.a_dtypes & bf16) == 0 || (c.b_dtypes & bf16) == 0) return false;
-  } else if (fp8_element_types(c.a_dtypes).empty() || fp8_element_types(c.b_dtypes).empty()) {
-    return false;
-  }
-  if ((c.out_dtypes & (impl::dtype_bit(impl::Dtype::kF32) | impl::dtype_bit(impl::Dtype::kBf16))) ==
-      0) {
-    return false;
-  }
-  if ((c.b_layouts & (layout_bit(Layout::kRowMajor) | layout_bit(Layout::kAiterShuffle16x16))) ==
-      0) {
-    return false;
-  }
-  if (preshuffled_b(op) && (c.n.align % 16 != 0 || c.k.align % 32 != 0)) return false;
-  if (kind == GemmKind::kMx) {
-    return c.scale_dtype == impl::Dtype::kE8m0 && c.a_block_cols == 32 && c.b_block_cols == 32;
-  }
-  if (kind == GemmKind::kBlock) return c.scale_dtype == impl::Dtype::kF32;
-  return true;
-}
-
-bool fp32_out(const Op& op) {
-  return (op.contract.out_dtypes & impl::dtype_bit(impl::Dtype::kF32)) != 0;
-}
-
-bool gemm_fp32_accepts(const Op& op) { return gemm_accepts(op) && fp32_out(op); }
 
 // The block rows of B a column shard must start on: 1 when the op takes n_offset (the built-in
 // kernels) or B's scales are not row blocks.
@@ -128,193 +53,11 @@ bool row_split_accepts(const Op& op) {
   return true;
 }
 
-bool padded_layout(Layout l) { return l == Layout::kTmaColMajor || l == Layout::kNvSwizzle128x4; }
-
 // Every scaled GEMM: its scale buffers carry allocator slack after their last element, and
 // padded layouts (swizzle, TMA-aligned) or leading dimensions their padding.
 bool poison_accepts(const Op& op) {
   return gemm_fp32_accepts(op) && op.family != Family::kGemmBf16;
 }
-
-// Per-rank (N, K) of catalog layers the op can run, small enough for the host models.
-// Computed once per op: generators ask for them on every case.
-const std::vector<std::pair<std::size_t, std::size_t>>& catalog_shapes(const Op& op) {
-  static std::mutex mutex;
-  static std::map<const Op*, std::vector<std::pair<std::size_t, std::size_t>>> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto it = cache.find(&op);
-  if (it != cache.end()) return it->second;
-  const impl::Contract& c = op.contract;
-  std::set<std::pair<std::size_t, std::size_t>> out;
-  for (const ShapeEntry& e : catalog()) {
-    const bool fits =
-        op.family == Family::kGemmMx ? (e.is_mx() || e.k % 32 == 0)
-        : op.family == Family::kGemmBlock && c.b_block_rows == 128 && c.a_block_cols == 128
-            ? e.is_block128()
-            : true;
-    if (!fits || !c.n.admits(e.n) || !c.k.admits(e.k)) continue;
-    if (e.n * e.k > (std::size_t{1} << 23)) continue;
-    out.insert({e.n, e.k});
-  }
-  return cache[&op] = std::vector<std::pair<std::size_t, std::size_t>>(out.begin(), out.end());
-}
-
-// N % 128 residues of TP-sharded per-rank N in the catalog (the sub-block shards of Z16).
-const std::vector<std::size_t>& catalog_n_residues() {
-  static const std::vector<std::size_t> residues = [] {
-    std::set<std::size_t> res;
-    for (const ShapeEntry& e : catalog()) {
-      if (e.tp > 1 && e.n % 128 != 0) res.insert(e.n % 128);
-    }
-    if (res.empty()) res = {32, 64, 96};
-    return std::vector<std::size_t>(res.begin(), res.end());
-  }();
-  return residues;
-}
-
-std::string layout_choice(const Op& op, int pick) {
-  const std::vector<Layout> ls = scale_layouts(op);
-  return std::string(impl::to_string(ls[static_cast<std::size_t>(pick) % ls.size()]));
-}
-
-// The output formats a case picks from: fp32 three times as often as bf16 (where the op writes
-// both).
-rc::Gen<std::string> gen_out(const Op& op) {
-  const bool f32 = fp32_out(op);
-  const bool bf16 = (op.contract.out_dtypes & impl::dtype_bit(impl::Dtype::kBf16)) != 0;
-  if (f32 && bf16) return pick<std::string>({"fp32", "fp32", "fp32", "bf16"});
-  return rc::gen::just<std::string>(f32 ? "fp32" : "bf16");
-}
-
-OpLayout op_layout(const Case& c, const Op& op, const Context& ctx) {
-  OpLayout l;
-  l.kernel_faults = ctx.kernel_faults();
-  const std::string& layout = c.text("layout");
-  const auto parsed = impl::parse_layout(layout);
-  if (!parsed || *parsed == Layout::kAiterShuffle16x16) {
-    throw CaseError("case field 'layout' has unknown value '" + layout + "'");
-  }
-  l.scales = *parsed;
-  l.e8m0_pad = static_cast<uint8_t>(c.num_or("pad", 0xFF));
-  l.f32_pad = c.num_or("pad", 0xFF) == 0 ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-  ctx.tag("layout:" + layout);
-  if (preshuffled_b(op)) ctx.tag("layout:aiter_preshuffle");
-  return l;
-}
-
-OutputFormat out_format(const Case& c) {
-  const std::string& o = c.text("out");
-  if (o == "fp32") return OutputFormat::kFp32;
-  if (o == "bf16") return OutputFormat::kBf16;
-  throw CaseError("case field 'out' must be fp32 or bf16, not '" + o + "'");
-}
-
-// The FP8 element types of A and B a case of `op` picks from (its contract's, E4M3FN first: the
-// shrink target); the case names them (fields a_dtype, b_dtype) only where the op accepts more
-// than E4M3FN, so cases and regression files of E4M3FN-only ops read as before.
-using TypePick = std::pair<std::size_t, std::size_t>;
-
-rc::Gen<TypePick> gen_types(const Op& op) {
-  if (op.family == Family::kGemmBf16) return rc::gen::just(TypePick{0, 0});
-  const std::size_t na = fp8_element_types(op.contract.a_dtypes).size();
-  const std::size_t nb = fp8_element_types(op.contract.b_dtypes).size();
-  return rc::gen::pair(range(0, std::max<std::size_t>(na, 1)),
-                       range(0, std::max<std::size_t>(nb, 1)));
-}
-
-bool names_types(impl::DtypeMask mask) {
-  return mask != 0 && fp8_element_types(mask) != std::vector<impl::Dtype>{impl::Dtype::kE4m3fn};
-}
-
-Case gemm_case(std::string_view property, const Op& op, Shape3 s, int layout_pick,
-               std::string_view out, uint64_t seed, TypePick types = {0, 0}) {
-  Case c{std::string(property)};
-  c.set("op", op.name);
-  c.set("m", std::get<0>(s)).set("n", std::get<1>(s)).set("k", std::get<2>(s));
-  c.set("layout", layout_choice(op, layout_pick));
-  c.set("out", out).set("seed", seed);
-  if (op.family != Family::kGemmBf16) {
-    const impl::Contract& ct = op.contract;
-    if (names_types(ct.a_dtypes)) {
-      c.set("a_dtype", impl::to_string(fp8_element_types(ct.a_dtypes).at(types.first)));
-    }
-    if (names_types(ct.b_dtypes)) {
-      c.set("b_dtype", impl::to_string(fp8_element_types(ct.b_dtypes).at(types.second)));
-    }
-  }
-  return c;
-}
-
-// M x N x K from the contract's clauses; past its M tile, N is kept to two of its alignment
-// units (the host models' cost is M x N x K; the wave structure needs rows, not columns).
-rc::Gen<Shape3> gen_contract_shape(const impl::Contract& c, int max_blocks = 3) {
-  return rc::gen::map(
-      rc::gen::tuple(gen_m(c.m, c.m_tile), gen_n(c.n), gen_k(c.k, max_blocks)), [c](Shape3 s) {
-        if (std::get<0>(s) > 128) {
-          std::get<1>(s) =
-              std::min(std::get<1>(s), fit_dim(2 * std::max<uint64_t>(1, c.n.align), c.n));
-        }
-        return s;
-      });
-}
-
-// The element types a case names (E4M3FN where it names none); tags them for coverage.
-ElementTypes case_types(const Context& ctx, const Case& c, const Op& op) {
-  if (op.family == Family::kGemmBf16) return {impl::Dtype::kBf16, impl::Dtype::kBf16};
-  const auto read = [&c](const char* field) {
-    if (!c.has(field)) return impl::Dtype::kE4m3fn;
-    const std::string& text = c.text(field);
-    const auto d = impl::parse_dtype(text);
-    if (!d || (*d != impl::Dtype::kE4m3fn && *d != impl::Dtype::kE5m2)) {
-      throw CaseError("case field '" + std::string(field) + "' must be e4m3fn or e5m2, not '" +
-                      text + "'");
-    }
-    return *d;
-  };
-  const ElementTypes t{read("a_dtype"), read("b_dtype")};
-  ctx.tag("dtype:" + std::string(impl::to_string(t.a)) + "x" + std::string(impl::to_string(t.b)));
-  return t;
-}
-
-using NK = std::pair<std::size_t, std::size_t>;
-
-// A catalog (N, K) that shrinks by halving K or N inside the contract (fit_dim), so a failure
-// found on a production shape still shrinks toward the minimal case instead of stopping at the
-// smallest catalog entry that fails.
-rc::Gen<NK> gen_catalog_nk(const std::vector<NK>& cat, const impl::Dim& dn, const impl::Dim& dk) {
-  return rc::gen::mapcat(pick(cat), [dn, dk](NK nk) {
-    return rc::Gen<NK>([nk, dn, dk](const rc::Random&, int) {
-      return rc::shrinkable::shrinkRecur(nk, [dn, dk](const NK& v) {
-        std::vector<NK> smaller;
-        const std::size_t k2 = fit_dim(v.second / 2, dk), n2 = fit_dim(v.first / 2, dn);
-        if (k2 < v.second) smaller.push_back({v.first, k2});
-        if (n2 < v.first) smaller.push_back({n2, v.second});
-        return rc::seq::fromContainer(std::move(smaller));
-      });
-    });
-  });
-}
-
-// Shapes of `op`: contract-derived random shapes, or (1 in 8) a catalog per-rank shape with
-// M in {1, 2}.
-rc::Gen<Shape3> gen_shape(const Op& op) {
-  const impl::Contract& c = op.contract;
-  rc::Gen<Shape3> random = gen_contract_shape(c);
-  const auto& cat = catalog_shapes(op);
-  if (cat.empty()) return random;
-  const impl::Dim dm = c.m, dn = c.n, dk = c.k;
-  // 1 case in 8 takes a catalog shape; the choice shrinks toward the random shapes.
-  return rc::gen::mapcat(range(0, 8), [random, cat, dm, dn, dk](std::size_t i) {
-    if (i < 7) return random;
-    return rc::gen::apply(
-        [dm](std::size_t m, NK nk) {
-          return Shape3{fit_dim(m, dm), nk.first, nk.second};
-        },
-        range(1, 3), gen_catalog_nk(cat, dn, dk));
-  });
-}
-
-void tag_op(const Context& ctx, const Op& op) { ctx.tag("op:" + op.name); }
 
 // ---- gemm.exact -----------------------------------------------------------------------------
 
@@ -338,7 +81,7 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   tag_shape(ctx, m, n, k);
   tag_e8m0(ctx, o.a_e8m0);
   return compare_outputs(op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, fmt),
-                         run_gemm_op(*ctx.be, op, o, fmt, layout));
+                         run_gemm_op(ctx.run(), op, o, fmt, layout));
 }
 
 // ---- gemm.ordered_bound ---------------------------------------------------------------------
@@ -364,7 +107,7 @@ std::optional<Failure> check_ordered(const Context& ctx, const Case& c) {
   const OpLayout layout = op_layout(c, op, ctx);
   const AccumulatorModel model = impl::accum_model_for(op);
   const Operands o = general_operands(op, m, n, k, c.num("seed"), case_types(ctx, c, op));
-  const GemmOutput got = run_gemm_op(*ctx.be, op, o, fmt, layout);
+  const GemmOutput got = run_gemm_op(ctx.run(), op, o, fmt, layout);
   tag_op(ctx, op);
   tag_shape(ctx, m, n, k);
   if (op.contract.order) {
@@ -378,105 +121,6 @@ std::optional<Failure> check_ordered(const Context& ctx, const Case& c) {
   return Failure{
       op.name + " outside the error bound of accumulator " + model.name + ": " + v.summary(),
       std::nullopt, std::nullopt, got};
-}
-
-// ---- layouts.round_trip ---------------------------------------------------------------------
-
-rc::Gen<Case> gen_round_trip(const Context&, const Ops&) {
-  std::vector<std::string> names;
-  for (ScaleLayout l : all_scale_layouts()) names.emplace_back(to_string(l));
-  names.emplace_back("aiter_preshuffle");
-  return rc::gen::apply(
-      [](const std::string& layout, std::size_t rows, std::size_t cols) {
-        Case c("layouts.round_trip");
-        c.set("layout", layout).set("rows", rows).set("cols", cols);
-        return c;
-      },
-      pick(names), range(1, 300), range(1, 40));
-}
-
-// pack then unpack is the identity, every slot of the storage is one logical element or
-// padding (scale_inverse), and the padding count is storage - rows x cols. The weight
-// preshuffle (rows x 16, cols x 32 bytes) must be a bijection with unshuffle as its inverse.
-std::optional<Failure> check_round_trip(const Context& ctx, const Case& c) {
-  const std::string& name = c.text("layout");
-  const std::size_t rows = c.num("rows"), cols = c.num("cols");
-  ctx.tag("layout:" + name);
-  if (name == "aiter_preshuffle") {
-    const std::size_t n = rows * 16, k = cols * 32;
-    std::vector<uint8_t> w(n * k);
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i * 131 + i / 251);
-    const std::vector<uint8_t> back = unshuffle_weight(shuffle_weight(w, n, k, 1), n, k, 1);
-    return compare_codes("unshuffle(shuffle(w))", Format::kE4M3FN, n, k, w, back);
-  }
-  const auto layout = parse_scale_layout(name);
-  if (!layout) throw CaseError("case field 'layout' has unknown value '" + name + "'");
-  std::vector<uint32_t> logical(rows * cols);
-  for (std::size_t i = 0; i < logical.size(); ++i) logical[i] = static_cast<uint32_t>(i);
-  const auto packed = pack_scales<uint32_t>(*layout, rows, cols, logical, 0xFFFFFFFFu);
-  const auto back = unpack_scales<uint32_t>(*layout, rows, cols, packed);
-  if (back != logical) return Failure{name + ": unpack(pack(x)) != x", {}, {}, {}};
-  std::size_t pads = 0;
-  for (std::size_t off = 0; off < packed.size(); ++off) {
-    const auto rc_ = scale_inverse(*layout, rows, cols, off);
-    if (!rc_) {
-      ++pads;
-      if (packed[off] != 0xFFFFFFFFu) {
-        return Failure{
-            name + ": padding slot " + std::to_string(off) + " holds an element", {}, {}, {}};
-      }
-    } else if (packed[off] != rc_->first * cols + rc_->second) {
-      return Failure{
-          name + ": scale_inverse(" + std::to_string(off) + ") disagrees with pack", {}, {}, {}};
-    }
-  }
-  if (pads != packed.size() - rows * cols) return Failure{name + ": padding count", {}, {}, {}};
-  return std::nullopt;
-}
-
-// ---- preshuffle.bit_exact -------------------------------------------------------------------
-
-// A 1-byte element type the op shuffles.
-std::optional<impl::Dtype> byte_dtype(const Op& op) {
-  for (impl::Dtype d : impl::dtypes_in(op.contract.a_dtypes)) {
-    if (impl::dtype_bytes(d) == 1 && (op.contract.out_dtypes & impl::dtype_bit(d))) return d;
-  }
-  return std::nullopt;
-}
-
-bool preshuffle_accepts(const Op& op) { return byte_dtype(op).has_value(); }
-
-rc::Gen<Case> gen_preshuffle(const Context&, const Ops& ops) {
-  return gen_over_ops(ops, [](const Op* op) {
-    return rc::gen::apply(
-        [op](std::size_t n, std::size_t k, uint64_t seed) {
-          Case c("preshuffle.bit_exact");
-          c.set("op", op->name).set("n", n).set("k", k).set("seed", seed);
-          return c;
-        },
-        gen_n(op->contract.m), gen_k(op->contract.k, 2), gen_seed());
-  });
-}
-
-// The op's shuffle of a random N x K weight (rows = N) equals AITER's shuffle_weight (16,16).
-std::optional<Failure> check_preshuffle(const Context& ctx, const Case& c) {
-  const Op& op = case_op(ctx, c);
-  const std::size_t n = c.num("n"), k = c.num("k");
-  const auto dtype = byte_dtype(op);
-  if (!dtype) throw impl::Unsupported(op.name + " shuffles no 1-byte element type");
-  std::mt19937_64 rng(c.num("seed"));
-  const Bytes w = random_codes(n * k, rng);
-  impl::Invocation inv(op, *ctx.be);
-  inv.input(&impl::Call::a, w, n, k, k, *dtype, Layout::kRowMajor);
-  inv.output(&impl::Call::out, n * k, n, k, 0, *dtype, Layout::kAiterShuffle16x16);
-  impl::Call call;
-  call.m = n;
-  call.k = k;
-  tag_op(ctx, op);
-  ctx.tag("layout:aiter_preshuffle");
-  inv.run(call);
-  return compare_codes("preshuffled weight", Format::kE4M3FN, n, k, shuffle_weight(w, n, k, 1),
-                       inv.read(&impl::Call::out));
 }
 
 // ---- metamorphic.tp_column_split ------------------------------------------------------------
@@ -524,7 +168,7 @@ std::optional<Failure> check_column_split(const Context& ctx, const Case& c) {
   }
   const OpLayout layout = op_layout(c, op, ctx);
   const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
-  const GemmOutput full = run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, layout);
+  const GemmOutput full = run_gemm_op(ctx.run(), op, o, OutputFormat::kFp32, layout);
   // The full GEMM against the reference first: shards that agree with a wrong (or unwritten,
   // poisoned) full output would prove nothing.
   if (auto f = compare_outputs("full GEMM vs exact_gemm",
@@ -552,7 +196,7 @@ std::optional<Failure> check_column_split(const Context& ctx, const Case& c) {
         if (op.contract.n_offset) sl.n_offset = n0;
       }
     }
-    const GemmOutput part = run_gemm_op(*ctx.be, op, s, OutputFormat::kFp32, sl);
+    const GemmOutput part = run_gemm_op(ctx.run(), op, s, OutputFormat::kFp32, sl);
     for (std::size_t i = 0; i < m; ++i) {
       for (std::size_t j = 0; j < local; ++j)
         joined.fp32[i * n + n0 + j] = part.fp32[i * local + j];
@@ -596,7 +240,7 @@ std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
   if (tp < 2 || k <= 128 * (tp - 1)) throw CaseError("case field 'tp' needs K > 128 (tp - 1)");
   const OpLayout layout = op_layout(c, op, ctx);
   const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
-  const GemmOutput full = run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, layout);
+  const GemmOutput full = run_gemm_op(ctx.run(), op, o, OutputFormat::kFp32, layout);
   if (auto f = compare_outputs("full GEMM vs exact_gemm",
                                exact_gemm(o.problem, OutputFormat::kFp32), full)) {
     return f;
@@ -640,7 +284,7 @@ std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
       s.a_f32 = scale_cols(o.a_f32, o.problem.a_scale_cols(), blocks.a_k);
       s.b_f32 = scale_cols(o.b_f32, o.problem.b_scale_cols(), blocks.b_k);
     }
-    const GemmOutput part = run_gemm_op(*ctx.be, op, s, OutputFormat::kFp32, layout);
+    const GemmOutput part = run_gemm_op(ctx.run(), op, s, OutputFormat::kFp32, layout);
     for (std::size_t i = 0; i < m * n; ++i) sum.fp32[i] += part.fp32[i];
   }
   tag_op(ctx, op);
@@ -698,7 +342,8 @@ std::optional<Failure> check_poison(const Context& ctx, const Case& c) {
     l.slack = kScaleSlack;
     char what[96];
     std::snprintf(what, sizeof what, "output with padding 0x%02X vs exact_gemm", pad);
-    if (auto f = compare_outputs(what, want, run_gemm_op(*ctx.be, op, o, OutputFormat::kFp32, l))) {
+    if (auto f =
+            compare_outputs(what, want, run_gemm_op(ctx.run(), op, o, OutputFormat::kFp32, l))) {
       return f;
     }
   }
@@ -717,14 +362,6 @@ void add_gemm_properties(std::vector<Property>& out) {
                  "a GEMM whose summation differs from its declared order, or that leaves the "
                  "rigorous error bound of its accumulator model on general data",
                  kGemmFamilies, gemm_accepts, gen_ordered, check_ordered});
-  out.push_back({"layouts.round_trip",
-                 "a scale layout or weight shuffle that is not a bijection (lost or duplicated "
-                 "elements, padding holding data)",
-                 0, nullptr, gen_round_trip, check_round_trip});
-  out.push_back({"preshuffle.bit_exact",
-                 "a device weight preshuffle that differs from AITER's shuffle_weight (16,16)",
-                 family_bit(Family::kPreshuffle), preshuffle_accepts, gen_preshuffle,
-                 check_preshuffle});
   out.push_back({"metamorphic.tp_column_split",
                  "a TP shard whose weight-scale block index comes from the local, not the global, "
                  "row (N % 128 != 0 shards)",

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/cast_values.h"
 #include "properties/gemm_operands.h"
@@ -135,38 +136,25 @@ QuantInput quant_input(const Case& c, std::size_t rows, std::size_t cols, bool b
   return in;
 }
 
-template <class T>
-std::vector<uint8_t> raw_bytes(const std::vector<T>& v) {
-  std::vector<uint8_t> out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
 // One call of quantizer `op`: codes of `element` and the e8m0 scales, read back in logical
 // row-major order.
 MxQuantized run_quantize(const Context& ctx, const Op& op, const std::string& conv, bool bf16,
                          Dtype element, const QuantInput& in, std::size_t rows, std::size_t cols) {
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   const std::size_t kb = (cols + 31) / 32;
   const Layout sl = scale_layout(op);
   const uint32_t ld_align = op.contract.a_scale_ld_align;
   uint64_t ld = 0;
   const std::size_t scale_bytes = stored_size(sl, rows, kb, ld_align, &ld);
   if (bf16) {
-    inv.input(&impl::Call::a, raw_bytes(in.bf16), rows, cols, cols, Dtype::kBf16,
-              Layout::kRowMajor);
+    inv.input(&impl::Call::a, bytes_of(in.bf16), rows, cols, cols, Dtype::kBf16, Layout::kRowMajor);
   } else {
-    inv.input(&impl::Call::a, raw_bytes(in.x), rows, cols, cols, Dtype::kF32, Layout::kRowMajor);
+    inv.input(&impl::Call::a, bytes_of(in.x), rows, cols, cols, Dtype::kF32, Layout::kRowMajor);
   }
-  inv.output(&impl::Call::out, rows * cols, rows, cols, cols, element, Layout::kRowMajor);
-  inv.output(&impl::Call::out_scale, scale_bytes, rows, kb, ld, Dtype::kE8m0, sl);
-  impl::Call call;
-  call.m = rows;
-  call.k = cols;
+  impl::Call call =
+      impl::quantize_call(inv, rows, cols, element, {kb, ld, scale_bytes, Dtype::kE8m0, sl});
   call.convention = conv;
-  call.kernel_faults = ctx.kernel_faults();
-  inv.run(call);
-  return {rows, cols, *fp8_format(element), inv.read(&impl::Call::out),
+  return {rows, cols, *fp8_format(element), inv.run_and_read(call, &impl::Call::out),
           load_scales<uint8_t>(sl, rows, kb, inv.read(&impl::Call::out_scale), ld_align)};
 }
 
@@ -362,21 +350,16 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
   ctx.tag("format:" + std::string(impl::to_string(element)));
   tag_e8m0(ctx, q.scales);
   tag_shape(ctx, rows, 0, cols);
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   const Layout sl = scale_layout(op);
   const StoredScales<uint8_t> stored =
       store_scales<uint8_t>(sl, rows, q.scale_cols(), q.scales, op.contract.a_scale_ld_align, 0);
   inv.input(&impl::Call::a, q.data, rows, cols, cols, element, Layout::kRowMajor);
   inv.input(&impl::Call::a_scale, stored.values, rows, q.scale_cols(), stored.ld, Dtype::kE8m0, sl);
-  inv.output(&impl::Call::out, rows * cols * (bf16_out ? 2 : 4), rows, cols, cols,
-             bf16_out ? Dtype::kBf16 : Dtype::kF32, Layout::kRowMajor);
-  impl::Call call;
-  call.m = rows;
-  call.k = cols;
-  call.kernel_faults = ctx.kernel_faults();
-  inv.run(call);
   const OutputFormat format = bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32;
-  const GemmOutput got = gemm_output_of(inv.read(&impl::Call::out), rows, cols, format);
+  const impl::Call call = impl::rows_call(inv, rows, cols, out_dtype(format));
+  const GemmOutput got =
+      gemm_output_of(inv.run_and_read(call, &impl::Call::out), rows, cols, format);
   GemmOutput want{rows, cols, format, {}, {}};
   if (bf16_out) {
     want.bf16 = dequantize_mx_bf16(q, decode_rule(op));
@@ -414,15 +397,11 @@ std::optional<Failure> check_upcast(const Context& ctx, const Case& c) {
   const std::vector<uint8_t> bytes = scale_bytes(cls, count, rng);
   ctx.tag("op:" + op.name);
   tag_e8m0(ctx, bytes);
-  impl::Invocation inv(op, *ctx.be);
+  impl::Invocation inv(op, ctx.run());
   inv.input(&impl::Call::a, bytes, 1, count, count, Dtype::kE8m0, Layout::kRowMajor);
-  inv.output(&impl::Call::out, count * 4, 1, count, count, Dtype::kF32, Layout::kRowMajor);
-  impl::Call call;
-  call.m = 1;
-  call.k = count;
-  call.kernel_faults = ctx.kernel_faults();
-  inv.run(call);
-  const GemmOutput got = gemm_output_of(inv.read(&impl::Call::out), 1, count, OutputFormat::kFp32);
+  const impl::Call call = impl::rows_call(inv, 1, count, Dtype::kF32);
+  const GemmOutput got =
+      gemm_output_of(inv.run_and_read(call, &impl::Call::out), 1, count, OutputFormat::kFp32);
   GemmOutput want{1, count, OutputFormat::kFp32, {}, {}};
   for (uint8_t b : bytes) want.fp32.push_back(decode_e8m0(b, decode_rule(op)));
   return compare_outputs("upcast fp32", want, got);

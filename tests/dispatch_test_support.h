@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "properties/dispatch_reference.h"
+#include "properties/dispatch_apply_oracle.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/format.h"

@@ -1,8 +1,9 @@
 // dispatch/ against the decision model (model/, docs/dispatch_model.md) through the glue
-// (properties/decision_glue.h): on every catalogued layer (corpus/shapes/production_shapes.tsv,
-// every TP shard it lists) x scheme x weight-scale dtype x layer flags, every linear kernel's
-// support on every platform, its can_implement and planned load / apply, and the registry's
-// plan on every platform with no linear kernel and with linear kernels disabled; `mxgate plan
+// (properties/dispatch_model_bridge.h): on every catalogued layer
+// (corpus/shapes/production_shapes.tsv, every TP shard it lists) x scheme x weight-scale dtype x
+// layer flags, every linear kernel's support on every platform, its can_implement and planned load
+// / apply, and the registry's plan on every platform with no linear kernel and with linear kernels
+// disabled; `mxgate plan
 // --model` (run as a process) on production models; lifecycles on the host backend observed
 // through launch counters and layer state, including planted zoo faults the glue must catch.
 // The findings of docs/dispatch_model.md §9 must each still hold (a finding dispatch no longer
@@ -22,7 +23,7 @@
 #include "dispatch/layer.h"
 #include "dispatch/registry.h"
 #include "gpu/host/host_backend.h"
-#include "properties/decision_glue.h"
+#include "properties/dispatch_model_bridge.h"
 #include "properties/shape_catalog.h"
 #include "tests/shell.h"
 

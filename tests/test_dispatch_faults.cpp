@@ -22,7 +22,7 @@
 #include "common/blocks.h"
 #include "dispatch/layer.h"
 #include "gpu/host/host_backend.h"
-#include "properties/dispatch_reference.h"
+#include "properties/dispatch_apply_oracle.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/e8m0.h"

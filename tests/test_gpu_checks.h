@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -27,7 +28,10 @@
 
 #include "gpu/backend.h"
 #include "gpu/contract.h"
+#include "impl/builtin.h"
+#include "impl/harness.h"
 #include "properties/gemm_operands.h"
+#include "properties/props.h"
 #include "reference/convention.h"
 #include "reference/dequant.h"
 #include "reference/e8m0.h"
@@ -70,13 +74,26 @@ using properties::first_rows;
 using properties::general_operands;
 using properties::is_block;
 using properties::is_mx;
-using properties::LaunchLayout;
 using properties::mx_operands;
 using properties::Operands;
 using properties::order_model;
 using properties::random_codes;
-using properties::run_gemm;
 using properties::sp;
+
+// The built-in op of `kernel` (impl::builtin()): the GEMMs run as every property runs them.
+inline const impl::Op& builtin_op(Kernel kernel) { return *impl::builtin().find_op(kernel.name()); }
+
+// One GEMM of `op` on `be` through the harness (properties::run_gemm_op), in the scale layout its
+// contract reads (row-major where it takes it); `scales` overrides it.
+inline GemmOutput run_gemm(Backend& be, const impl::Op& op, const Operands& o, OutputFormat format,
+                           std::optional<impl::Layout> scales = std::nullopt) {
+  properties::OpLayout layout;
+  layout.scales = scales ? *scales : properties::first_scale_layout(op.contract.a_scale_layouts);
+  return properties::run_gemm_op({be}, op, o, format, layout);
+}
+inline GemmOutput run_gemm(Backend& be, Kernel kernel, const Operands& o, OutputFormat format) {
+  return run_gemm(be, builtin_op(kernel), o, format);
+}
 
 struct GemmCase {
   Kernel kernel;
@@ -402,12 +419,13 @@ TEST_F(BackendTest, DotScaledWithKNotMultipleOf128IsRejectedAndCaught) {
   EXPECT_TRUE(check_contract(gpu::kernel("gemm_mx_dot_scaled"), {1, 5120, 576}, {}).has_value());
   EXPECT_FALSE(check_contract(gpu::kernel("gemm_mx_dequant"), {1, 5120, 576}, {}).has_value());
   const Operands o = exact_operands(gpu::kernel("gemm_mx_dot_scaled"), 4, 32, 160, kSeed);
+  impl::Op outside = builtin_op(gpu::kernel("gemm_mx_dot_scaled"));
+  outside.contract.k.align = 32;  // the harness would refuse K = 160: launched anyway
   bool caught = false;
   try {
-    const GemmOutput got =
-        run_gemm(be(), gpu::kernel("gemm_mx_dot_scaled"), o, OutputFormat::kFp32);
+    const GemmOutput got = run_gemm(be(), outside, o, OutputFormat::kFp32);
     caught = !compare(exact_gemm(o.problem, OutputFormat::kFp32), got).ok();
-  } catch (const GpuError& e) {
+  } catch (const impl::InvocationError& e) {
     caught = std::string(e.what()).find("gemm_mx_dot_scaled") != std::string::npos;
   }
   EXPECT_TRUE(caught) << "a K = 160 launch of gemm_mx_dot_scaled matched the reference";
@@ -426,11 +444,13 @@ TEST_F(BackendTest, BpreshuffleWithRowMajorActivationScalesIsRejectedAndWrong) {
                      {ActScaleOrder::kColMajor, WeightLayout::kPlain, ScaleDtype::kFp32});
   ASSERT_TRUE(weight.has_value());
   EXPECT_NE(weight->find("aiter_preshuffled"), std::string::npos) << *weight;
+  // The harness would refuse row-major As: launched anyway, the kernel reads them column-major.
+  impl::Op outside = builtin_op(gpu::kernel("gemm_blockscale_bpreshuffle"));
+  outside.contract.a_scale_layouts |= impl::layout_bit(impl::Layout::kRowMajor);
   for (std::size_t m : {1, 8}) {
     const Operands o =
         exact_operands(gpu::kernel("gemm_blockscale_bpreshuffle"), m, 256, 512, kSeed);
-    const GemmOutput got = run_gemm(be(), gpu::kernel("gemm_blockscale_bpreshuffle"), o,
-                                    OutputFormat::kFp32, LaunchLayout{ActScaleOrder::kRowMajor});
+    const GemmOutput got = run_gemm(be(), outside, o, OutputFormat::kFp32, impl::Layout::kRowMajor);
     EXPECT_EQ(compare(exact_gemm(o.problem, OutputFormat::kFp32), got).ok(), m == 1) << "M=" << m;
   }
 }

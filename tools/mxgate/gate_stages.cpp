@@ -15,7 +15,7 @@
 #include "impl/registry.h"
 #include "model/decision_tables.h"
 #include "properties/cast_sweep.h"
-#include "properties/decision_tables_dispatch.h"
+#include "properties/model_tables_on_dispatch.h"
 #include "properties/regression.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/property_runs.h"

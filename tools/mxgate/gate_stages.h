@@ -84,7 +84,7 @@ void add_coverage_check(std::vector<GateCheck>& checks, const GateSettings& s,
                         const CoverageTally& tally);
 void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 // decisions.tables: the decision model's tables of named cases (model/decision_tables.h)
-// replayed against the model and against dispatch/ (properties/decision_tables_dispatch.h).
+// replayed against the model and against dispatch/ (properties/model_tables_on_dispatch.h).
 void add_decision_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 // gate_fuzz.cpp: replay + a time-boxed mutation run per fuzz target linked into the CLI.
 void add_fuzz_checks(std::vector<GateCheck>& checks, const GateSettings& s);

@@ -1,9 +1,12 @@
-// The glue between dispatch/ and the decision model (model/, docs/dispatch_model.md): converts
-// dispatch's types into the model's, and checks that what dispatch planned, what it reports and
-// what it actually did (backend launch counters, the layer's state) equal what the model says,
-// up to the findings of docs/dispatch_model.md §9, which are data here and checked to be exact
-// (a finding that no longer holds is a violation too). Used by the dispatch property, the
-// decision tests and fuzz_dispatch; free of RapidCheck and GoogleTest so the fuzzer links it.
+// The bridge across the model/dispatch line: between dispatch/ (the C++ port) and the independent
+// decision model (model/, docs/dispatch_model.md). It converts dispatch's types into the model's,
+// and checks that what dispatch planned, what it reports and what it actually did (backend launch
+// counters, the layer's state) equal what the model says, up to the findings of
+// docs/dispatch_model.md §9, which are data here and checked to be exact (a finding that no longer
+// holds is a violation too). Used by the dispatch property, the decision tests and fuzz_dispatch;
+// free of RapidCheck and GoogleTest so the fuzzer links it. Sources: dispatch_model_convert.cpp
+// (conversions), dispatch_model_findings.cpp (the findings and the selection they expect),
+// dispatch_model_bridge.cpp (the checks).
 #pragma once
 
 #include <cstdint>

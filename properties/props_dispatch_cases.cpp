@@ -1,4 +1,4 @@
-#include "properties/dispatch_decision.h"
+#include "properties/props_dispatch_cases.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "dispatch/negotiation.h"
 #include "dispatch/registry.h"
-#include "properties/dispatch_reference.h"
+#include "properties/dispatch_apply_oracle.h"
 #include "properties/props.h"
 #include "properties/shape_catalog.h"
 #include "reference/e8m0.h"

@@ -1,7 +1,8 @@
-// The reference result of a dispatch layer's apply, shared by the dispatch property, the
-// dispatch tests (host and device backends) and the fuzz_dispatch target: oracles that never
-// touch a kernel's layout, exact_gemm for MXFP8 / bf16 (integer data), ordered_gemm of the
-// declared 128-block order for block FP8. Free of GoogleTest so the fuzzer can use it.
+// The dispatch side's value oracle (no decision model): the reference result of a dispatch layer's
+// apply, shared by the dispatch property, the dispatch tests (host and device backends) and the
+// fuzz_dispatch target: oracles that never touch a kernel's layout, exact_gemm for MXFP8 / bf16
+// (integer data), ordered_gemm of the declared 128-block order for block FP8. Free of GoogleTest so
+// the fuzzer can use it.
 #pragma once
 
 #include <cstddef>

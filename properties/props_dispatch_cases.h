@@ -1,8 +1,8 @@
-// The decision-model side of the dispatch property (props_dispatch.cpp): generators that reach
-// every branch of the model (production N x K and its TP shards, disabled linear kernels, other
-// consumers of the activation), the case fields they add, and the other consumers themselves:
-// small layers sharing the activation, negotiated and applied with the model's checks
-// (docs/dispatch_model.md §6, §8).
+// The dispatch property's cases, on the property side (props_dispatch.cpp; it reaches the model
+// through dispatch_model_bridge.h): generators that reach every branch of the model (production N x
+// K and its TP shards, disabled linear kernels, other consumers of the activation), the case fields
+// they add, and the other consumers themselves: small layers sharing the activation, negotiated and
+// applied with the model's checks (docs/dispatch_model.md §6, §8).
 #pragma once
 
 #include <rapidcheck.h>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "dispatch/layer.h"
-#include "properties/decision_glue.h"
+#include "properties/dispatch_model_bridge.h"
 #include "properties/property.h"
 
 namespace mxgate::properties {

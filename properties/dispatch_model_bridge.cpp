@@ -1,4 +1,6 @@
-#include "properties/decision_glue.h"
+// The checks of the bridge (dispatch_model_bridge.h): dispatch's static decisions, refusals, one
+// layer's lifecycle and the negotiation, each against the model.
+#include "properties/dispatch_model_bridge.h"
 
 #include <array>
 #include <functional>
@@ -180,137 +182,12 @@ std::string model_pick(const ExpectedSelection& want,
 
 }  // namespace
 
-// ---- conversions -----------------------------------------------------------------------------
-
-model::Platform to_model(dispatch::Platform p) {
-  switch (p) {
-    case dispatch::Platform::kGfx950:
-      return model::Platform::kGfx950;
-    case dispatch::Platform::kGfx942:
-      return model::Platform::kGfx942;
-    case dispatch::Platform::kSm90:
-      return model::Platform::kSm90;
-    case dispatch::Platform::kHost:
-      return model::Platform::kHost;
-  }
-  return model::Platform::kHost;
-}
-
-model::Scheme to_model(dispatch::Scheme s) {
-  switch (s) {
-    case dispatch::Scheme::kMxfp8:
-      return model::Scheme::kMxfp8;
-    case dispatch::Scheme::kFp8Block:
-      return model::Scheme::kFp8Block;
-    case dispatch::Scheme::kBf16:
-      return model::Scheme::kBf16;
-  }
-  return model::Scheme::kBf16;
-}
-
-model::LayerSpec to_model(const dispatch::LinearConfig& c) {
-  model::LayerSpec s;
-  s.n = c.n;
-  s.k = c.k;
-  s.scheme = to_model(c.scheme);
-  s.weight_scale = c.weight_scale == dispatch::WeightScaleDtype::kE8m0 ? model::ScaleDtype::kE8m0
-                                                                       : model::ScaleDtype::kFp32;
-  s.is_bmm = c.is_bmm;
-  s.skip_weight_relayout = c.skip_weight_relayout;
-  return s;
-}
-
-model::ScaleOrder to_model(gpu::ActScaleOrder o) {
-  switch (o) {
-    case gpu::ActScaleOrder::kRowMajor:
-      return model::ScaleOrder::kRowMajor;
-    case gpu::ActScaleOrder::kColMajor:
-      return model::ScaleOrder::kColMajor;
-    case gpu::ActScaleOrder::kNone:
-      return model::ScaleOrder::kNone;
-  }
-  return model::ScaleOrder::kNone;
-}
-
-gpu::ActScaleOrder to_gpu(model::ScaleOrder o) {
-  switch (o) {
-    case model::ScaleOrder::kRowMajor:
-      return gpu::ActScaleOrder::kRowMajor;
-    case model::ScaleOrder::kColMajor:
-      return gpu::ActScaleOrder::kColMajor;
-    case model::ScaleOrder::kNone:
-      return gpu::ActScaleOrder::kNone;
-  }
-  return gpu::ActScaleOrder::kNone;
-}
-
-std::optional<model::LinearKernel> linear_kernel_named(std::string_view dispatch_name) {
-  for (std::size_t i = 0; i < model::kLinearKernelCount; ++i) {
-    const auto k = static_cast<model::LinearKernel>(i);
-    if (model::name(k) == dispatch_name) return k;
-  }
-  return std::nullopt;
-}
-
-model::Environment environment(const std::set<std::string>& disabled,
-                               bool emulation_dequantizes_at_load) {
-  model::Environment env;
-  env.emulation_dequantizes_at_load = emulation_dequantizes_at_load;
-  for (const std::string& d : disabled) {
-    if (const auto k = linear_kernel_named(d)) env.disable(*k);
-  }
-  return env;
-}
-
-// ---- findings --------------------------------------------------------------------------------
-
-std::string_view name(Finding f) {
-  static constexpr std::array<std::string_view, kFindingCount> kNames = {"F1", "F2"};
-  return kNames[static_cast<std::size_t>(f)];
-}
-
-std::string_view summary(Finding f) {
-  static constexpr std::array<std::string_view, kFindingCount> kSummaries = {
-      "PreshuffledBlockScaledFp8::can_implement has no N % 128 == 0 gate (vLLM #51692)",
-      "PreshuffledBlockScaledFp8::can_implement reads the layer flags: it waives the shuffle "
-      "tile (K % 32) for a directly-read layer; selection sees (N, K) only"};
-  return kSummaries[static_cast<std::size_t>(f)];
-}
-
-std::optional<Finding> dispatch_accepts_anyway(model::LinearKernel k, const model::LayerSpec& layer,
-                                               model::Reject why) {
-  // docs/dispatch_model.md §9: dispatch's own condition for the preshuffled linear kernel is
-  // reads_weight_directly() || (N % 16 == 0 && K % 32 == 0).
-  if (k != model::LinearKernel::kPreshuffledBlockScaledFp8) return std::nullopt;
-  const bool tile = layer.n % 16 == 0 && layer.k % 32 == 0;
-  if (why == model::Reject::kPreshuffleN128 && (tile || layer.reads_weight_directly())) {
-    return Finding::kF1PreshuffleNoN128Gate;
-  }
-  if (why == model::Reject::kPreshuffleShuffle && layer.reads_weight_directly()) {
-    return Finding::kF2PreshuffleSelectionFlags;
-  }
-  return std::nullopt;
-}
-
 void Tagger::branches(const model::Trace& t) const {
   if (!on()) return;
   t.for_each([this](model::Branch b) { (*this)("model:" + str(model::name(b))); });
 }
 
 // ---- static decisions ------------------------------------------------------------------------
-
-ExpectedSelection expected_selection(const model::LayerSpec& layer, model::Platform p,
-                                     const model::Environment& env, model::Trace* trace) {
-  // The model's first-fit walk (model::select, §3.1), with one difference: a candidate a finding
-  // makes dispatch accept is picked. Without one, the result is model::select's.
-  for (model::LinearKernel k : model::priority(p, layer.scheme)) {
-    if (env.is_disabled(k) || !model::supported(k, p, trace)) continue;
-    const model::Reject why = model::can_implement(k, layer, trace);
-    if (why == model::Reject::kNone) return {k, std::nullopt};
-    if (const auto f = dispatch_accepts_anyway(k, layer, why)) return {k, f};
-  }
-  return {};
-}
 
 std::optional<std::string> check_static(const dispatch::LinearConfig& c,
                                         const std::set<std::string>& disabled, const Tagger& tag,

@@ -1,4 +1,4 @@
-#include "properties/decision_tables_dispatch.h"
+#include "properties/model_tables_on_dispatch.h"
 
 #include <memory>
 #include <optional>
@@ -9,7 +9,7 @@
 #include "dispatch/registry.h"
 #include "gpu/host/host_backend.h"
 #include "model/decision_tables.h"
-#include "properties/decision_glue.h"
+#include "properties/dispatch_model_bridge.h"
 
 namespace mxgate::properties {
 namespace {
