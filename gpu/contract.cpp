@@ -6,8 +6,8 @@ namespace {
 using AO = ActScaleOrder;
 using WL = WeightLayout;
 using SD = ScaleDtype;
-using impl::Layout;
-using impl::layout_bit;
+using contract::Layout;
+using contract::layout_bit;
 
 std::string clause(Kernel k, const std::string& text) {
   return std::string(kernel_name(k)) + ": " + text;
@@ -53,8 +53,8 @@ std::string_view to_string(ScaleDtype s) {
 
 ActScaleOrder act_scale_order(Kernel k) {
   // The scaled GEMMs read activation scales; a TMA-aligned As is column-major too.
-  const impl::Contract& c = k->contract;
-  if (k->family != impl::Family::kGemmBlock && k->family != impl::Family::kGemmMx) {
+  const contract::Contract& c = k->contract;
+  if (k->family != contract::Family::kGemmBlock && k->family != contract::Family::kGemmMx) {
     return AO::kNone;
   }
   if (c.a_scale_layouts & layout_bit(Layout::kRowMajor)) return AO::kRowMajor;
@@ -65,7 +65,7 @@ ActScaleOrder act_scale_order(Kernel k) {
 }
 
 WeightLayout weight_layout(Kernel k) {
-  const impl::Contract& c = k->contract;
+  const contract::Contract& c = k->contract;
   if (c.b_layouts & layout_bit(Layout::kAiterShuffle16x16)) return WL::kAiterPreshuffled;
   if (c.b_layouts & layout_bit(Layout::kRowMajor)) return WL::kPlain;
   return WL::kNone;
@@ -73,9 +73,9 @@ WeightLayout weight_layout(Kernel k) {
 
 ScaleDtype scale_dtype(Kernel k) {
   switch (k->contract.scale_dtype) {
-    case impl::Dtype::kE8m0:
+    case contract::Dtype::kE8m0:
       return SD::kE8m0;
-    case impl::Dtype::kF32:
+    case contract::Dtype::kF32:
       return SD::kFp32;
     default:
       return SD::kNone;
@@ -83,7 +83,7 @@ ScaleDtype scale_dtype(Kernel k) {
 }
 
 std::optional<std::string> check_contract(Kernel k, const Shape& shape, const Layouts& layouts) {
-  if (auto why = impl::check_dims(kernel_name(k), k->contract, shape.m, shape.n, shape.k)) {
+  if (auto why = contract::check_dims(kernel_name(k), k->contract, shape.m, shape.n, shape.k)) {
     return why;
   }
   const AO act = act_scale_order(k);

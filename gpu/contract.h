@@ -1,7 +1,7 @@
 // The layouts the dispatch framework hands a built-in kernel, and the contract check it runs
 // before a launch (invariant I1, docs/invariants.md §2.1: no kernel is invoked outside its
 // declared contract). The contracts themselves are data in the kernel table
-// (gpu/kernel_table.cpp, impl::Contract); check_contract names the first violated clause.
+// (gpu/kernel_table.cpp, contract::Contract); check_contract names the first violated clause.
 #pragma once
 
 #include <cstddef>

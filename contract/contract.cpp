@@ -1,9 +1,9 @@
-#include "impl/contract.h"
+#include "contract/contract.h"
 
 #include <array>
 #include <utility>
 
-namespace mxgate::impl {
+namespace mxgate::contract {
 namespace {
 
 struct FamilyName {
@@ -304,4 +304,4 @@ std::string describe_dim(char letter, const Dim& d) {
   return out;
 }
 
-}  // namespace mxgate::impl
+}  // namespace mxgate::contract
