@@ -52,6 +52,7 @@ enum class Memory : uint32_t {
 };
 std::string_view to_string(Memory m);  // "host", "cuda", "hip", "backend"
 
+// The element types of common/dtypes.h, by their ABI codes.
 enum class Dtype : uint32_t {
   kNone = MXGATE_DTYPE_NONE,
   kF32 = MXGATE_DTYPE_F32,
@@ -71,7 +72,8 @@ constexpr DtypeMask dtype_bit(Dtype d) { return uint64_t{1} << static_cast<uint3
 std::span<const Dtype> all_dtypes();  // kNone excluded
 std::string_view to_string(Dtype d);  // "f32", "bf16", "fp16", "e4m3fn", ..., "e3m2"
 std::optional<Dtype> parse_dtype(std::string_view s);
-// Bytes per stored element: 4, 2 or 1; 0 for kNone and for the packed E2M1 (tensor_bytes).
+// Bytes per stored element (common/dtypes.h): 4, 2 or 1; 0 for kNone and for the packed E2M1
+// (tensor_bytes).
 std::size_t dtype_bytes(Dtype d);
 // Bytes of a rows x cols row-major tensor of `d` without padding: rows * ceil(cols / 2) for the
 // packed E2M1 (two per byte, every row starting on a byte: plugin.h), rows * cols * dtype_bytes
