@@ -21,7 +21,7 @@
 
 namespace mxgate::properties {
 
-using gpu::ActScaleOrder;
+using dispatch::ActScaleOrder;
 using gpu::Kernel;
 
 namespace {
@@ -383,9 +383,9 @@ GemmOutput download_output(gpu::Backend& be, gpu::BufferId id, std::size_t m, st
 GemmOutput run_gemm(gpu::Backend& be, Kernel kernel, const Operands& o, OutputFormat format,
                     const LaunchLayout& layout) {
   const ActScaleOrder order =
-      layout.as_order == ActScaleOrder::kNone ? gpu::act_scale_order(kernel) : layout.as_order;
+      layout.as_order == ActScaleOrder::kNone ? dispatch::act_scale_order(kernel) : layout.as_order;
   Bytes b = o.b;
-  if (gpu::weight_layout(kernel) == gpu::WeightLayout::kAiterPreshuffled) {
+  if (dispatch::weight_layout(kernel) == dispatch::WeightLayout::kAiterPreshuffled) {
     b = shuffle_weight(sp(o.b), o.n, o.k, 1);
   }
   Bytes sa, sb;

@@ -13,8 +13,8 @@
 #include <span>
 #include <vector>
 
+#include "dispatch/operand_layouts.h"
 #include "gpu/backend.h"
-#include "gpu/contract.h"
 #include "impl/op.h"
 #include "reference/accumulator.h"
 #include "reference/block_quant.h"
@@ -120,7 +120,7 @@ Operands general_operands(const impl::Op& op, std::size_t m, std::size_t n, std:
 // (gpu/kernels/params.h).
 struct LaunchLayout {
   // Activation-scale order handed to a block GEMM; kNone = the contract's order.
-  gpu::ActScaleOrder as_order = gpu::ActScaleOrder::kNone;
+  dispatch::ActScaleOrder as_order = dispatch::ActScaleOrder::kNone;
   bool tma_aligned_as = false;      // column-major As with leading dimension align4(M)
   bool swizzled_mx_scales = false;  // MX GEMMs: both scale grids in the NVIDIA 128x4 swizzle
   uint8_t mx_pad = 0xFF;            // swizzle padding bytes (0xFF: NaN)
