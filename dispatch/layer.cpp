@@ -107,14 +107,14 @@ void LinearLayer::load_weights(const QuantizedWeight& w) {
   if (state_.weights_loaded) throw DispatchError("load_weights: weights already loaded");
   const std::size_t elem = c.scheme == Scheme::kBf16 ? 2 : 1;
   std::size_t scale_bytes = 0;
-  gpu::ScaleDtype dtype = gpu::ScaleDtype::kNone;
+  contract::Dtype dtype = contract::Dtype::kNone;
   if (c.scheme == Scheme::kMxfp8) {
     scale_bytes = c.n * ceil_div(c.k, kMxBlock);
-    dtype = gpu::ScaleDtype::kE8m0;
+    dtype = contract::Dtype::kE8m0;
   } else if (c.scheme == Scheme::kFp8Block) {
     const bool e8m0 = c.weight_scale == WeightScaleDtype::kE8m0;
     scale_bytes = ceil_div(c.n, kBlockK) * ceil_div(c.k, kBlockK) * (e8m0 ? 1 : 4);
-    dtype = e8m0 ? gpu::ScaleDtype::kE8m0 : gpu::ScaleDtype::kFp32;
+    dtype = e8m0 ? contract::Dtype::kE8m0 : contract::Dtype::kF32;
   }
   if (w.data.size() != c.n * c.k * elem) {
     throw DispatchError("load_weights: weight has " + std::to_string(w.data.size()) +
@@ -130,7 +130,7 @@ void LinearLayer::load_weights(const QuantizedWeight& w) {
   }
   state_.weight_elem_size = elem;
   state_.weight_scale_dtype = dtype;
-  state_.weight_layout = gpu::WeightLayout::kPlain;
+  state_.weight_layout = WeightLayout::kPlain;
   state_.weights_loaded = true;
 }
 

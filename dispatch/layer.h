@@ -60,7 +60,7 @@ class LinearLayer {
   bool model_preshuffle();
   void process_weights_after_loading();
   // The activation-scale order apply would want now (negotiation input).
-  gpu::ActScaleOrder act_scale_order() const { return linear_kernel_->act_scale_order(state_); }
+  ActScaleOrder act_scale_order() const { return linear_kernel_->act_scale_order(state_); }
   ApplyResult apply(const Activation& x);
   const ApplyStats& last_apply() const { return last_; }
 

@@ -14,13 +14,10 @@
 namespace mxgate::dispatch {
 namespace {
 
-using gpu::ActScaleOrder;
 using gpu::Backend;
 using gpu::BufferId;
 using gpu::Kernel;
 using gpu::kNoBuffer;
-using gpu::ScaleDtype;
-using gpu::WeightLayout;
 
 void check_apply_input(const LayerState& layer, const Activation& x,
                        std::string_view linear_kernel) {
@@ -77,7 +74,7 @@ void dequantize_weight_to_bf16(LayerState& layer, Backend& be) {
   replace_weight(layer, be, out);
   be.release(layer.weight_scale);
   layer.weight_scale = kNoBuffer;
-  layer.weight_scale_dtype = ScaleDtype::kNone;
+  layer.weight_scale_dtype = contract::Dtype::kNone;
   layer.weight_elem_size = 2;
   layer.load_actions.push_back(LoadAction::kDequantizeWeightToBf16);
 }
@@ -103,8 +100,8 @@ void upcast_scales(const LayerState& layer, Backend& be, BufferId in, BufferId o
 // packed UE8M0 too, so their bytes are read as exponents (vLLM #53680: float32 scale factors
 // kept in the float layout and read by a kernel that reads packed UE8M0 only; DeepGEMM #419).
 bool scales_need_upcast(const LayerState& layer) {
-  return layer.weight_scale_dtype == ScaleDtype::kE8m0 ||
-         (layer.weight_scale_dtype == ScaleDtype::kFp32 &&
+  return layer.weight_scale_dtype == contract::Dtype::kE8m0 ||
+         (layer.weight_scale_dtype == contract::Dtype::kF32 &&
           layer.faults.has(Fault::kZ19Fp32ScaleAsUe8m0));
 }
 
@@ -115,7 +112,7 @@ void upcast_weight_scale_once(LayerState& layer, Backend& be) {
   upcast_scales(layer, be, layer.weight_scale, out, count);
   be.release(layer.weight_scale);
   layer.weight_scale = out;
-  layer.weight_scale_dtype = ScaleDtype::kFp32;
+  layer.weight_scale_dtype = contract::Dtype::kF32;
   layer.load_actions.push_back(LoadAction::kUpcastWeightScaleE8m0ToFp32);
 }
 
@@ -164,7 +161,7 @@ ApplyResult bf16_gemm(LayerState& layer, const Activation& x, Backend& be) {
 }
 
 void check_mx_weight(const LayerState& layer, std::string_view linear_kernel) {
-  if (layer.weight_elem_size == 1 && layer.weight_scale_dtype != ScaleDtype::kE8m0) {
+  if (layer.weight_elem_size == 1 && layer.weight_scale_dtype != contract::Dtype::kE8m0) {
     throw DispatchError(std::string(linear_kernel) + ": an fp8 MXFP8 weight needs e8m0 scales");
   }
 }
@@ -207,8 +204,8 @@ ApplyResult block_apply(LayerState& layer, const Activation& x, Backend& be,
   if (x.pre_quantized) {
     if (x.pre_quantized->order != want && !layer.faults.has(Fault::kZ2IgnoreActScaleOrder)) {
       throw DispatchError(std::string(linear_kernel) + ": pre-quantized activation scales are " +
-                          std::string(gpu::to_string(x.pre_quantized->order)) +
-                          ", this GEMM reads " + std::string(gpu::to_string(want)) +
+                          std::string(to_string(x.pre_quantized->order)) + ", this GEMM reads " +
+                          std::string(to_string(want)) +
                           " (negotiate the order or take the unfused path)");
     }
     q = *x.pre_quantized;
@@ -335,7 +332,7 @@ void BlockScaledFp8::process_weights_after_loading(LayerState& layer, Backend& b
 ApplyResult BlockScaledFp8::apply(LayerState& layer, const Activation& x, Backend& be) const {
   if (layer.weight_layout != WeightLayout::kPlain) {
     throw DispatchError("BlockScaledFp8: reads a plain weight, this one is " +
-                        std::string(gpu::to_string(layer.weight_layout)));
+                        std::string(to_string(layer.weight_layout)));
   }
   return block_apply(layer, x, be, name());
 }

@@ -22,8 +22,8 @@
 
 #include "dispatch/faults.h"
 #include "dispatch/linear_config.h"
+#include "dispatch/operand_layouts.h"
 #include "gpu/backend.h"
-#include "gpu/contract.h"
 #include "reference/gemm_oracle.h"
 
 namespace mxgate::dispatch {
@@ -44,11 +44,11 @@ struct LayerState {
   LinearConfig config;
   gpu::BufferId weight = gpu::kNoBuffer;  // N x K: fp8 codes (1 byte) or bf16 bits (2 bytes)
   std::size_t weight_elem_size = 1;
-  gpu::WeightLayout weight_layout = gpu::WeightLayout::kPlain;
+  WeightLayout weight_layout = WeightLayout::kPlain;
   // mxfp8: e8m0 bytes N x ceil(K/32); fp8_block: e8m0 bytes or fp32, ceil(N/128) x ceil(K/128)
   // row-major; kNoBuffer for a bf16 weight.
   gpu::BufferId weight_scale = gpu::kNoBuffer;
-  gpu::ScaleDtype weight_scale_dtype = gpu::ScaleDtype::kNone;
+  contract::Dtype weight_scale_dtype = contract::Dtype::kNone;
   int weight_relayouts = 0;  // preshuffles applied to this weight, by anyone (I2: at most 1)
   bool weights_loaded = false;
   bool load_processed = false;
@@ -61,7 +61,7 @@ struct LayerState {
 struct QuantizedActivation {
   std::vector<uint8_t> codes;
   std::vector<float> scales;
-  gpu::ActScaleOrder order = gpu::ActScaleOrder::kRowMajor;
+  ActScaleOrder order = ActScaleOrder::kRowMajor;
 };
 
 // The input of apply: M x K bf16 bits, and optionally its fused pre-quantized form.
@@ -93,9 +93,7 @@ class LinearKernel {
   virtual ApplyPath planned_apply(const LinearConfig& c) const = 0;
   // The activation-scale order apply will want for this layer in its current state (kNone:
   // the linear kernel consumes no fp32 1x128 activation scales).
-  virtual gpu::ActScaleOrder act_scale_order(const LayerState&) const {
-    return gpu::ActScaleOrder::kNone;
-  }
+  virtual ActScaleOrder act_scale_order(const LayerState&) const { return ActScaleOrder::kNone; }
 
   virtual void process_weights_after_loading(LayerState& layer, gpu::Backend& be) const = 0;
   virtual ApplyResult apply(LayerState& layer, const Activation& x, gpu::Backend& be) const = 0;
@@ -136,8 +134,8 @@ class BlockScaledFp8 final : public LinearKernel {
   std::optional<std::string> can_implement(const LinearConfig& c) const override;
   std::vector<LoadAction> planned_load(const LinearConfig& c) const override;
   ApplyPath planned_apply(const LinearConfig& c) const override;
-  gpu::ActScaleOrder act_scale_order(const LayerState&) const override {
-    return gpu::ActScaleOrder::kRowMajor;
+  ActScaleOrder act_scale_order(const LayerState&) const override {
+    return ActScaleOrder::kRowMajor;
   }
   void process_weights_after_loading(LayerState& layer, gpu::Backend& be) const override;
   ApplyResult apply(LayerState& layer, const Activation& x, gpu::Backend& be) const override;
@@ -152,7 +150,7 @@ class PreshuffledBlockScaledFp8 final : public LinearKernel {
   std::vector<LoadAction> planned_load(const LinearConfig& c) const override;
   ApplyPath planned_apply(const LinearConfig& c) const override;
   // Column-major once the weight is preshuffled; row-major for a weight kept plain.
-  gpu::ActScaleOrder act_scale_order(const LayerState& layer) const override;
+  ActScaleOrder act_scale_order(const LayerState& layer) const override;
   void process_weights_after_loading(LayerState& layer, gpu::Backend& be) const override;
   ApplyResult apply(LayerState& layer, const Activation& x, gpu::Backend& be) const override;
 };
@@ -173,7 +171,7 @@ class Bf16 final : public LinearKernel {
 void preshuffle_layer_weight(LayerState& layer, gpu::Backend& be);
 // The model-side guard (vLLM `weight_already_preshuffled`).
 inline bool weight_already_preshuffled(const LayerState& layer) {
-  return layer.weight_layout == gpu::WeightLayout::kAiterPreshuffled;
+  return layer.weight_layout == WeightLayout::kAiterPreshuffled;
 }
 
 // The block-FP8 activation quantizer the linear kernels use when no pre-quantized form is given
@@ -181,6 +179,6 @@ inline bool weight_already_preshuffled(const LayerState& layer) {
 // logical row-major order.
 QuantizedActivation quantize_activation_1x128(const Activation& x);
 // The same, stored in `order` (what a fused producer emits after negotiation).
-QuantizedActivation quantize_activation_1x128(const Activation& x, gpu::ActScaleOrder order);
+QuantizedActivation quantize_activation_1x128(const Activation& x, ActScaleOrder order);
 
 }  // namespace mxgate::dispatch

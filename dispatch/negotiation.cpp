@@ -2,11 +2,11 @@
 
 namespace mxgate::dispatch {
 
-gpu::ActScaleOrder negotiate_act_scale_order(std::span<const gpu::ActScaleOrder> consumers) {
-  if (consumers.empty()) return gpu::ActScaleOrder::kNone;
-  const gpu::ActScaleOrder first = consumers.front();
-  for (gpu::ActScaleOrder o : consumers) {
-    if (o == gpu::ActScaleOrder::kNone || o != first) return gpu::ActScaleOrder::kNone;
+ActScaleOrder negotiate_act_scale_order(std::span<const ActScaleOrder> consumers) {
+  if (consumers.empty()) return ActScaleOrder::kNone;
+  const ActScaleOrder first = consumers.front();
+  for (ActScaleOrder o : consumers) {
+    if (o == ActScaleOrder::kNone || o != first) return ActScaleOrder::kNone;
   }
   return first;
 }

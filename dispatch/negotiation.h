@@ -7,10 +7,10 @@
 
 #include <span>
 
-#include "gpu/contract.h"
+#include "dispatch/operand_layouts.h"
 
 namespace mxgate::dispatch {
 
-gpu::ActScaleOrder negotiate_act_scale_order(std::span<const gpu::ActScaleOrder> consumers);
+ActScaleOrder negotiate_act_scale_order(std::span<const ActScaleOrder> consumers);
 
 }  // namespace mxgate::dispatch

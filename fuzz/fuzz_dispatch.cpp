@@ -56,7 +56,7 @@
 using namespace mxgate;
 using namespace mxgate::dispatch;
 namespace decision = mxgate::properties::decision;
-using gpu::ActScaleOrder;
+using dispatch::ActScaleOrder;
 using gpu::Kernel;
 
 namespace {
@@ -391,9 +391,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           }
           if (!w) violation("I4", "apply succeeded before the weights were loaded");
           if (mismatch) {
-            violation("I3", "a " + std::string(gpu::to_string(order)) +
+            violation("I3", "a " + std::string(dispatch::to_string(order)) +
                                 " pre-quantized activation was accepted by a layer that reads " +
-                                std::string(gpu::to_string(declared)));
+                                std::string(dispatch::to_string(declared)));
           }
           const gpu::Counters& d = layer->last_apply().delta;
           if (c.k % kDotScaledKAlign != 0 &&

@@ -9,7 +9,7 @@
 
 #include "dispatch/negotiation.h"
 
-using mxgate::gpu::ActScaleOrder;
+using mxgate::dispatch::ActScaleOrder;
 
 namespace {
 [[noreturn]] void fail(const char* what) {

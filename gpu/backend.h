@@ -81,8 +81,8 @@ class Backend {
   virtual bool available() const = 0;
   // Whether this backend implements `k` (quantize_mx_hw needs NVIDIA sm_89+ or the host model).
   virtual bool supports(Kernel k) const = 0;
-  // The memory its buffers live in (impl::Memory::kHost, kCuda or kHip).
-  virtual impl::Memory memory() const = 0;
+  // The memory its buffers live in (contract::Memory::kHost, kCuda or kHip).
+  virtual contract::Memory memory() const = 0;
   // The stream a plugin's device op launches on (a hipStream_t / cudaStream_t); nullptr on the
   // host. synchronize() waits for it.
   virtual void* stream() { return nullptr; }

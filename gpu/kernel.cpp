@@ -68,7 +68,7 @@ std::vector<OutputSpec> launch_outputs(const Launch& l) {
     throw std::invalid_argument("launch of " + std::string(l.kernel.name()) +
                                 ": argument struct does not belong to this kernel");
   }
-  const impl::Contract& c = l.kernel->contract;
+  const contract::Contract& c = l.kernel->contract;
   return std::visit(
       Overloaded{[](const QuantizeArgs& a) -> std::vector<OutputSpec> {
                    return {{a.codes, a.p.rows * a.p.cols, "codes"},

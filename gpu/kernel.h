@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "contract/contract.h"
 #include "gpu/kernels/params.h"
-#include "impl/contract.h"
 
 namespace mxgate::gpu {
 
@@ -110,14 +110,14 @@ struct KernelDef {
   std::string_view name;
   // The family of its built-in op (impl/builtin.h); nullopt for the harness's own test kernels,
   // which are no op.
-  std::optional<impl::Family> family;
+  std::optional<contract::Family> family;
   KernelEntry host;
   // The same alternative as `host`; holds a null pointer in a build without device kernels.
   KernelEntry device;
   // The device kernel's own check of the present hardware (quantize_mx_hw: NVIDIA sm_89+);
   // nullptr: runs on every device.
   bool (*device_available)() = nullptr;
-  impl::Contract contract;
+  contract::Contract contract;
 };
 
 // A built-in kernel: a handle to its row.

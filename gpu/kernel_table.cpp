@@ -19,27 +19,27 @@
 namespace mxgate::gpu {
 namespace {
 
-using impl::Contract;
-using impl::DeclaredOrder;
-using impl::Dtype;
-using impl::dtype_bit;
-using impl::Family;
-using impl::Layout;
-using impl::layout_bit;
+using contract::Contract;
+using contract::DeclaredOrder;
+using contract::Dtype;
+using contract::dtype_bit;
+using contract::Family;
+using contract::Layout;
+using contract::layout_bit;
 
-constexpr impl::DtypeMask kF32 = dtype_bit(Dtype::kF32);
-constexpr impl::DtypeMask kBf16 = dtype_bit(Dtype::kBf16);
-constexpr impl::DtypeMask kE4m3 = dtype_bit(Dtype::kE4m3fn);
-constexpr impl::DtypeMask kE8m0 = dtype_bit(Dtype::kE8m0);
-constexpr impl::DtypeMask kFp8 = dtype_bit(Dtype::kE4m3fn) | dtype_bit(Dtype::kE5m2) |
-                                 dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
-constexpr impl::DtypeMask kBytes = kFp8 | dtype_bit(Dtype::kE8m0);
-constexpr impl::LayoutMask kRow = layout_bit(Layout::kRowMajor);
-constexpr impl::LayoutMask kRowOrSwizzle = kRow | layout_bit(Layout::kNvSwizzle128x4);
-constexpr impl::LayoutMask kColOrTma =
+constexpr contract::DtypeMask kF32 = dtype_bit(Dtype::kF32);
+constexpr contract::DtypeMask kBf16 = dtype_bit(Dtype::kBf16);
+constexpr contract::DtypeMask kE4m3 = dtype_bit(Dtype::kE4m3fn);
+constexpr contract::DtypeMask kE8m0 = dtype_bit(Dtype::kE8m0);
+constexpr contract::DtypeMask kFp8 = dtype_bit(Dtype::kE4m3fn) | dtype_bit(Dtype::kE5m2) |
+                                     dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
+constexpr contract::DtypeMask kBytes = kFp8 | dtype_bit(Dtype::kE8m0);
+constexpr contract::LayoutMask kRow = layout_bit(Layout::kRowMajor);
+constexpr contract::LayoutMask kRowOrSwizzle = kRow | layout_bit(Layout::kNvSwizzle128x4);
+constexpr contract::LayoutMask kColOrTma =
     layout_bit(Layout::kColMajor) | layout_bit(Layout::kTmaColMajor);
-constexpr impl::LayoutMask kPreshuffled = layout_bit(Layout::kAiterShuffle16x16);
-constexpr impl::DtypeMask kE2m1 = dtype_bit(Dtype::kE2m1);
+constexpr contract::LayoutMask kPreshuffled = layout_bit(Layout::kAiterShuffle16x16);
+constexpr contract::DtypeMask kE2m1 = dtype_bit(Dtype::kE2m1);
 
 // Orders mirror the comments in kernels/gemm.h.
 constexpr DeclaredOrder kMxPerPartial32{32, true, 1, 2};

@@ -3,6 +3,7 @@
 #include <optional>
 #include <variant>
 
+#include "common/dtypes.h"
 #include "gpu/kernel.h"
 
 namespace mxgate::impl {
@@ -16,27 +17,18 @@ std::optional<QuantConvention> quant_convention(const std::string& name) {
   return std::nullopt;
 }
 
+// The kernels' dtype parameters carry the ABI codes of common/dtypes.h (gpu/kernels/params.h),
+// so a call's dtype converts with a cast; the contract check before every run (impl/harness.cpp)
+// admits only the dtypes a kernel declares.
+template <class KernelDtype>
+KernelDtype kernel_dtype(Dtype d) {
+  return static_cast<KernelDtype>(static_cast<uint32_t>(d));
+}
+
 std::optional<gpu::Fp8Format> fp8_format(Dtype d) {
-  switch (d) {
-    case Dtype::kE4m3fn:
-      return gpu::Fp8Format::kE4m3fn;
-    case Dtype::kE5m2:
-      return gpu::Fp8Format::kE5m2;
-    case Dtype::kE4m3fnuz:
-      return gpu::Fp8Format::kE4m3fnuz;
-    case Dtype::kE5m2fnuz:
-      return gpu::Fp8Format::kE5m2fnuz;
-    default:
-      return std::nullopt;
-  }
-}
-
-gpu::OutDtype out_dtype(Dtype d) {
-  return d == Dtype::kBf16 ? gpu::OutDtype::kBf16 : gpu::OutDtype::kFp32;
-}
-
-gpu::InputDtype input_dtype(Dtype d) {
-  return d == Dtype::kBf16 ? gpu::InputDtype::kBf16 : gpu::InputDtype::kFp32;
+  const dtypes::ElementType* t = dtypes::element_type(static_cast<unsigned>(d));
+  if (t == nullptr || t->bits != 8 || t->mantissa_bits == 0) return std::nullopt;
+  return kernel_dtype<gpu::Fp8Format>(d);
 }
 
 // The FP4 kernels (docs/fp4.md §12): their own argument structs, one translation per kind of
@@ -50,9 +42,8 @@ std::optional<gpu::KernelArgs> fp4_launch_args(gpu::Kernel k, const Call& call, 
     a.scales = call.out_scale.buffer;
     a.p.rows = call.m;
     a.p.cols = call.k;
-    a.p.input = input_dtype(call.a.dtype);
-    a.p.global_dtype =
-        call.a_global.dtype == Dtype::kBf16 ? gpu::GlobalDtype::kBf16 : gpu::GlobalDtype::kFp32;
+    a.p.input = kernel_dtype<gpu::InputDtype>(call.a.dtype);
+    a.p.global_dtype = kernel_dtype<gpu::GlobalDtype>(call.a_global.dtype);
     a.p.swizzled_scales = call.out_scale.layout == Layout::kNvSwizzle128x4;
     a.p.faults = call.kernel_faults;
     return a;
@@ -65,7 +56,7 @@ std::optional<gpu::KernelArgs> fp4_launch_args(gpu::Kernel k, const Call& call, 
     a.out = call.out.buffer;
     a.p.rows = call.m;
     a.p.cols = call.k;
-    a.p.out = out_dtype(call.out.dtype);
+    a.p.out = kernel_dtype<gpu::OutDtype>(call.out.dtype);
     a.p.faults = call.kernel_faults;
     return a;
   }
@@ -85,9 +76,8 @@ std::optional<gpu::KernelArgs> fp4_launch_args(gpu::Kernel k, const Call& call, 
     a.p.m = call.m;
     a.p.n = call.n;
     a.p.k = call.k;
-    a.p.a_format =
-        call.a.dtype == Dtype::kE4m3fn ? gpu::Fp4Operand::kE4m3fn : gpu::Fp4Operand::kE2m1;
-    a.p.out = out_dtype(call.out.dtype);
+    a.p.a_format = kernel_dtype<gpu::Fp4Operand>(call.a.dtype);
+    a.p.out = kernel_dtype<gpu::OutDtype>(call.out.dtype);
     a.p.swizzled_scales = call.a_scale.layout == Layout::kNvSwizzle128x4;
     a.p.faults = call.kernel_faults;
     return a;
@@ -119,8 +109,7 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       a.in = call.a.buffer;
       a.codes = call.out.buffer;
       a.scales = call.out_scale.buffer;
-      a.p = {call.m, call.k,
-             call.a.dtype == Dtype::kBf16 ? gpu::InputDtype::kBf16 : gpu::InputDtype::kFp32, *qc};
+      a.p = {call.m, call.k, kernel_dtype<gpu::InputDtype>(call.a.dtype), *qc};
       a.p.faults = call.kernel_faults;
       return a;
     }
@@ -157,8 +146,7 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       a.in = call.a.buffer;
       a.codes = call.out.buffer;
       a.scales = call.out_scale.buffer;
-      a.p = {call.m, call.k,
-             call.a.dtype == Dtype::kBf16 ? gpu::InputDtype::kBf16 : gpu::InputDtype::kFp32};
+      a.p = {call.m, call.k, kernel_dtype<gpu::InputDtype>(call.a.dtype)};
       a.p.faults = call.kernel_faults;
       return a;
     }
@@ -178,7 +166,7 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       a.b = call.b.buffer;
       a.b_scale = call.b_scale.buffer;
       a.out = call.out.buffer;
-      a.p = {call.m, call.n, call.k, out_dtype(call.out.dtype)};
+      a.p = {call.m, call.n, call.k, kernel_dtype<gpu::OutDtype>(call.out.dtype)};
       a.p.faults = call.kernel_faults;
       a.p.n_offset = call.n_offset;
       if (call.family == Family::kGemmMx) {

@@ -126,11 +126,12 @@ bool same_actions(const model::Actions& m, const std::vector<dispatch::LoadActio
 model::WeightState observed(const dispatch::LayerState& st) {
   model::WeightState w;
   w.element = st.weight_elem_size >= 2 ? model::Element::kBf16 : model::Element::kFp8;
-  w.layout = st.weight_layout == gpu::WeightLayout::kAiterPreshuffled ? model::Layout::kPreshuffled
-                                                                      : model::Layout::kPlain;
-  w.scale = st.weight_scale_dtype == gpu::ScaleDtype::kE8m0   ? model::WeightScale::kE8m0
-            : st.weight_scale_dtype == gpu::ScaleDtype::kFp32 ? model::WeightScale::kFp32
-                                                              : model::WeightScale::kNone;
+  w.layout = st.weight_layout == dispatch::WeightLayout::kAiterPreshuffled
+                 ? model::Layout::kPreshuffled
+                 : model::Layout::kPlain;
+  w.scale = st.weight_scale_dtype == contract::Dtype::kE8m0  ? model::WeightScale::kE8m0
+            : st.weight_scale_dtype == contract::Dtype::kF32 ? model::WeightScale::kFp32
+                                                             : model::WeightScale::kNone;
   w.relayouts = st.weight_relayouts;
   return w;
 }
@@ -414,14 +415,14 @@ std::optional<std::string> LayerCheck::model_preshuffled(bool shuffled, const gp
   return state_matches(st, "model_preshuffle");
 }
 
-std::optional<std::string> LayerCheck::declared(gpu::ActScaleOrder dispatch_declared,
+std::optional<std::string> LayerCheck::declared(dispatch::ActScaleOrder dispatch_declared,
                                                 model::ScaleOrder* model_declared) {
   model::Trace trace;
   const model::ScaleOrder want = model::declared_order(linear_kernel_, w_, &trace);
   tag_.branches(trace);
   if (model_declared != nullptr) *model_declared = want;
   if (to_model(dispatch_declared) != want) {
-    return "the layer declares activation scales " + str(gpu::to_string(dispatch_declared)) +
+    return "the layer declares activation scales " + str(dispatch::to_string(dispatch_declared)) +
            "; the model: " + str(model::name(want)) + " (§5.4)";
   }
   return std::nullopt;
@@ -460,7 +461,7 @@ std::optional<std::string> LayerCheck::applied(model::ScaleOrder fused, bool thr
 }
 
 std::optional<std::string> check_negotiation(std::span<const model::ScaleOrder> declared,
-                                             gpu::ActScaleOrder dispatch_result,
+                                             dispatch::ActScaleOrder dispatch_result,
                                              std::optional<model::ScaleOrder>* agreed,
                                              const Tagger& tag) {
   model::Trace trace;
@@ -472,7 +473,7 @@ std::optional<std::string> check_negotiation(std::span<const model::ScaleOrder> 
     std::string orders;
     for (model::ScaleOrder o : declared)
       orders += (orders.empty() ? "" : ",") + str(model::name(o));
-    return "negotiation over [" + orders + "] gave " + str(gpu::to_string(dispatch_result)) +
+    return "negotiation over [" + orders + "] gave " + str(dispatch::to_string(dispatch_result)) +
            "; the model: " + (want ? str(model::name(*want)) : "give up the fused path") + " (§6)";
   }
   return std::nullopt;

@@ -18,19 +18,22 @@
 
 #include "dispatch/linear_config.h"
 #include "dispatch/linear_kernels.h"
+#include "dispatch/operand_layouts.h"
 #include "gpu/backend.h"
-#include "gpu/contract.h"
 #include "model/decision_model.h"
 
 namespace mxgate::properties::decision {
 
 // ---- conversions (dispatch -> model) ---------------------------------------------------------
+// model/ keeps its own small types (model::ScaleDtype, WeightScale, Element, ...) on purpose and
+// never reads the element-type table of common/dtypes.h: its independence from what it checks is
+// the point (docs/dispatch_model.md §1). These conversions are the one place the two meet.
 
 model::Platform to_model(dispatch::Platform p);
 model::Scheme to_model(dispatch::Scheme s);
 model::LayerSpec to_model(const dispatch::LinearConfig& c);
-model::ScaleOrder to_model(gpu::ActScaleOrder o);
-gpu::ActScaleOrder to_gpu(model::ScaleOrder o);
+model::ScaleOrder to_model(dispatch::ActScaleOrder o);
+dispatch::ActScaleOrder to_dispatch(model::ScaleOrder o);
 // The model's linear kernel of a dispatch linear kernel name; nullopt for a name the model does
 // not know.
 std::optional<model::LinearKernel> linear_kernel_named(std::string_view dispatch_name);
@@ -122,7 +125,7 @@ class LayerCheck {
                                                const gpu::Counters& after,
                                                const dispatch::LayerState& st);
   // The order the layer declares now: the model's, checked against dispatch's answer.
-  std::optional<std::string> declared(gpu::ActScaleOrder dispatch_declared,
+  std::optional<std::string> declared(dispatch::ActScaleOrder dispatch_declared,
                                       model::ScaleOrder* model_declared);
   // After an apply handed a pre-quantized activation in `fused` (kNone: plain). `threw`: apply
   // threw DispatchError; otherwise `reported` is the path dispatch returned and `delta` what the
@@ -148,7 +151,7 @@ class LayerCheck {
 // and dispatch's answer. `agreed` receives the model's outcome (nullopt: the fused path is given
 // up).
 std::optional<std::string> check_negotiation(std::span<const model::ScaleOrder> declared,
-                                             gpu::ActScaleOrder dispatch_result,
+                                             dispatch::ActScaleOrder dispatch_result,
                                              std::optional<model::ScaleOrder>* agreed,
                                              const Tagger& tag);
 

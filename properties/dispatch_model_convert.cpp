@@ -43,28 +43,28 @@ model::LayerSpec to_model(const dispatch::LinearConfig& c) {
   return s;
 }
 
-model::ScaleOrder to_model(gpu::ActScaleOrder o) {
+model::ScaleOrder to_model(dispatch::ActScaleOrder o) {
   switch (o) {
-    case gpu::ActScaleOrder::kRowMajor:
+    case dispatch::ActScaleOrder::kRowMajor:
       return model::ScaleOrder::kRowMajor;
-    case gpu::ActScaleOrder::kColMajor:
+    case dispatch::ActScaleOrder::kColMajor:
       return model::ScaleOrder::kColMajor;
-    case gpu::ActScaleOrder::kNone:
+    case dispatch::ActScaleOrder::kNone:
       return model::ScaleOrder::kNone;
   }
   return model::ScaleOrder::kNone;
 }
 
-gpu::ActScaleOrder to_gpu(model::ScaleOrder o) {
+dispatch::ActScaleOrder to_dispatch(model::ScaleOrder o) {
   switch (o) {
     case model::ScaleOrder::kRowMajor:
-      return gpu::ActScaleOrder::kRowMajor;
+      return dispatch::ActScaleOrder::kRowMajor;
     case model::ScaleOrder::kColMajor:
-      return gpu::ActScaleOrder::kColMajor;
+      return dispatch::ActScaleOrder::kColMajor;
     case model::ScaleOrder::kNone:
-      return gpu::ActScaleOrder::kNone;
+      return dispatch::ActScaleOrder::kNone;
   }
-  return gpu::ActScaleOrder::kNone;
+  return dispatch::ActScaleOrder::kNone;
 }
 
 std::optional<model::LinearKernel> linear_kernel_named(std::string_view dispatch_name) {

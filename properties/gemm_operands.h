@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "dispatch/operand_layouts.h"
 #include "gpu/backend.h"
 #include "impl/harness.h"
 #include "impl/op.h"

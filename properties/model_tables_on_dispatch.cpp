@@ -82,8 +82,8 @@ std::optional<std::string> lifecycle_on_dispatch(const m::tables::LifecycleRow& 
       v = check.model_preshuffled(shuffled, before, be.counters(), layer.state());
     } else {
       d::Activation in = x;
-      const gpu::ActScaleOrder order = decision::to_gpu(s.fused);
-      if (order != gpu::ActScaleOrder::kNone) {
+      const dispatch::ActScaleOrder order = decision::to_dispatch(s.fused);
+      if (order != dispatch::ActScaleOrder::kNone) {
         in.pre_quantized = d::quantize_activation_1x128(x, order);
       }
       bool threw = false;
@@ -126,8 +126,8 @@ std::vector<std::string> replay_decision_tables_on_dispatch(std::size_t* rows) {
     note(r.what, v);
   }
   for (const m::tables::NegotiationRow& r : m::tables::negotiation_rows()) {
-    std::vector<gpu::ActScaleOrder> orders;
-    for (m::ScaleOrder o : r.consumers) orders.push_back(decision::to_gpu(o));
+    std::vector<dispatch::ActScaleOrder> orders;
+    for (m::ScaleOrder o : r.consumers) orders.push_back(decision::to_dispatch(o));
     note(r.what, decision::check_negotiation(r.consumers, d::negotiate_act_scale_order(orders),
                                              nullptr, {}));
   }

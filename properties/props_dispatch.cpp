@@ -25,7 +25,7 @@ namespace mxgate::properties {
 
 namespace {
 
-using gpu::ActScaleOrder;
+using dispatch::ActScaleOrder;
 using gpu::Kernel;
 namespace d = mxgate::dispatch;
 
@@ -261,9 +261,9 @@ std::optional<Failure> check_dispatch(const Context& ctx, const Case& c) {
         return violation("I4", std::string("apply threw: ") + e.what());
       }
       if (mismatch) {
-        return violation("I3", "a " + std::string(gpu::to_string(order)) +
+        return violation("I3", "a " + std::string(dispatch::to_string(order)) +
                                    " pre-quantized activation was accepted by a layer that reads " +
-                                   std::string(gpu::to_string(declared)));
+                                   std::string(dispatch::to_string(declared)));
       }
       const gpu::Counters& dl = layer->last_apply().delta;
       model_violation = mc.applied(decision::to_model(order), false, r.path, dl, layer->state());

@@ -100,7 +100,7 @@ std::optional<Failure> check_upcast_scales(gpu::Backend& be, const d::LinearConf
                                            const d::LayerState& st,
                                            const d::QuantizedWeight& loaded) {
   if (c.scheme != d::Scheme::kFp8Block || c.weight_scale != d::WeightScaleDtype::kE8m0 ||
-      st.weight_scale_dtype != gpu::ScaleDtype::kFp32) {
+      st.weight_scale_dtype != contract::Dtype::kF32) {
     return std::nullopt;
   }
   const std::vector<float> got = be.download_as<float>(st.weight_scale);
@@ -265,15 +265,15 @@ std::optional<Failure> Consumers::mirror(const std::string& s) {
 
 Consumers::~Consumers() = default;
 
-std::optional<Failure> Consumers::negotiate_and_apply(gpu::ActScaleOrder main_declared,
+std::optional<Failure> Consumers::negotiate_and_apply(dispatch::ActScaleOrder main_declared,
                                                       model::ScaleOrder main_model_declared,
                                                       const d::Activation& x,
-                                                      gpu::ActScaleOrder* order) {
-  std::vector<gpu::ActScaleOrder> declared = {main_declared};
+                                                      dispatch::ActScaleOrder* order) {
+  std::vector<dispatch::ActScaleOrder> declared = {main_declared};
   std::vector<model::ScaleOrder> model_declared = {main_model_declared};
   for (const auto& one : all_) {
     model::ScaleOrder m = model::ScaleOrder::kNone;
-    const gpu::ActScaleOrder got = one->layer->act_scale_order();
+    const dispatch::ActScaleOrder got = one->layer->act_scale_order();
     if (auto v = one->check->declared(got, &m)) return violation("I3", one->kind + ": " + *v);
     declared.push_back(got);
     model_declared.push_back(m);
@@ -284,7 +284,7 @@ std::optional<Failure> Consumers::negotiate_and_apply(gpu::ActScaleOrder main_de
     return violation("I3", *v);
   }
   d::Activation in = x;
-  if (*order != gpu::ActScaleOrder::kNone)
+  if (*order != dispatch::ActScaleOrder::kNone)
     in.pre_quantized = d::quantize_activation_1x128(x, *order);
   for (const auto& one : all_) {
     bool threw = false;

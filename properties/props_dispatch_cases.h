@@ -80,10 +80,10 @@ class Consumers {
   // model's, then `x` applied to each consumer, pre-quantized in the agreed order or plain, and
   // checked against the model and the reference. `order` receives what the main layer gets
   // (kNone: the plain activation).
-  std::optional<Failure> negotiate_and_apply(gpu::ActScaleOrder main_declared,
+  std::optional<Failure> negotiate_and_apply(dispatch::ActScaleOrder main_declared,
                                              model::ScaleOrder main_model_declared,
                                              const dispatch::Activation& x,
-                                             gpu::ActScaleOrder* order);
+                                             dispatch::ActScaleOrder* order);
 
  private:
   struct One;

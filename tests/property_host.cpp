@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "gpu/contract.h"
+#include "dispatch/operand_layouts.h"
 #include "gpu/host/host_backend.h"
 #include "model/branches.h"
 #include "properties/props.h"

@@ -265,11 +265,11 @@ std::optional<std::string> run_lifecycle(const LinearConfig& c, const dispatch::
       const bool shuffled = layer.model_preshuffle();
       v = check.model_preshuffled(shuffled, before, be.counters(), layer.state());
     } else {
-      const gpu::ActScaleOrder order = s == "apply_row"   ? gpu::ActScaleOrder::kRowMajor
-                                       : s == "apply_col" ? gpu::ActScaleOrder::kColMajor
-                                                          : gpu::ActScaleOrder::kNone;
+      const dispatch::ActScaleOrder order = s == "apply_row"   ? dispatch::ActScaleOrder::kRowMajor
+                                            : s == "apply_col" ? dispatch::ActScaleOrder::kColMajor
+                                                               : dispatch::ActScaleOrder::kNone;
       dispatch::Activation in = x;
-      if (order != gpu::ActScaleOrder::kNone) {
+      if (order != dispatch::ActScaleOrder::kNone) {
         in.pre_quantized = dispatch::quantize_activation_1x128(x, order);
       }
       bool threw = false;

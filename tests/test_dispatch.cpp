@@ -32,7 +32,7 @@
 namespace mxgate::dispatch {
 namespace {
 
-using gpu::ActScaleOrder;
+using dispatch::ActScaleOrder;
 using gpu::Kernel;
 
 using test_support::config;
@@ -374,7 +374,7 @@ TEST(DispatchPreshuffle, DirectlyReadLayerStillUpcastsScales) {
   layer.process_weights_after_loading();
   EXPECT_EQ(layer.state().load_actions,
             std::vector<LoadAction>{LoadAction::kUpcastWeightScaleE8m0ToFp32});
-  EXPECT_EQ(layer.state().weight_scale_dtype, gpu::ScaleDtype::kFp32);
+  EXPECT_EQ(layer.state().weight_scale_dtype, contract::Dtype::kF32);
   EXPECT_TRUE(same(reference(c, w, p.x), layer.apply(p.x).out));
   EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("upcast_e8m0")), 0u);
 }

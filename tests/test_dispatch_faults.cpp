@@ -34,7 +34,7 @@
 namespace mxgate::dispatch {
 namespace {
 
-using gpu::ActScaleOrder;
+using dispatch::ActScaleOrder;
 using gpu::Kernel;
 
 // Every fault's layer runs on gfx950, where all five linear kernels are supported.
@@ -183,7 +183,7 @@ TEST(DispatchFaults, Z4RelayoutOfDirectlyReadWeight) {
     layer.process_weights_after_loading();
     EXPECT_EQ(be.counters().launches_of(gpu::kernel("preshuffle_weight")), faulty ? 1u : 0u);
     EXPECT_EQ(layer.state().weight_layout,
-              faulty ? gpu::WeightLayout::kAiterPreshuffled : gpu::WeightLayout::kPlain);
+              faulty ? dispatch::WeightLayout::kAiterPreshuffled : dispatch::WeightLayout::kPlain);
   }
 }
 

@@ -5,9 +5,10 @@
 // Covers: every kernel against the reference bit for bit (quantize_mx with mx_policy(convention),
 // dequantize_mx_bf16, decode_e8m0, shuffle_weight; GEMMs on exact-mode operands vs exact_gemm,
 // on general data vs ordered_gemm with the kernel's declared order and inside compute_bounds),
-// over small and production (N, K) shapes; the contracts (check_contract rejects dot_scaled with
-// K % 128 != 0 and row-major As for bpreshuffle; launched anyway, the numbers catch it); guard
-// bands and poison (planted faults); launch accounting.
+// over small and production (N, K) shapes; the contracts (the launch point, impl::Invocation,
+// refuses dot_scaled with K % 128 != 0 and row-major As or a plain weight for bpreshuffle, naming
+// the clause; launched anyway, the numbers catch it); guard bands and poison (planted faults);
+// launch accounting.
 // Does not cover: speed, multi-stream use, tensor-core kernels, e5m2 / fnuz elements, scale
 // layouts other than row- and column-major As.
 #pragma once
@@ -26,8 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include "contract/contract.h"
+#include "dispatch/operand_layouts.h"
 #include "gpu/backend.h"
-#include "gpu/contract.h"
 #include "impl/builtin.h"
 #include "impl/harness.h"
 #include "properties/gemm_operands.h"
@@ -340,7 +342,30 @@ inline const Kernel kGemms[] = {gpu::kernel("gemm_mx_dot_scaled"), gpu::kernel("
                                 gpu::kernel("gemm_bf16")};
 
 inline bool allowed(Kernel k, std::size_t m, std::size_t n, std::size_t kk) {
-  return !check_contract(k, {m, n, kk}, {}).has_value();
+  return !contract::check_dims(k.name(), k->contract, m, n, kk).has_value();
+}
+
+// Why the built-in op `op` refuses `call` at the one launch point (impl::Invocation::run, which
+// checks the op's contract before anything runs), with `inputs` of `call`'s layouts given; ""
+// when it runs. Each input is a few bytes: a refused call never reads them.
+inline std::string refusal(Backend& be, const std::string& op, impl::Call call,
+                           std::initializer_list<impl::Tensor impl::Call::*> inputs = {}) {
+  const impl::Op* o = impl::builtin().find_op(op);
+  if (o == nullptr) return "no built-in op " + op;
+  impl::Invocation inv(*o, be);
+  const Bytes bytes(16, 0);
+  for (impl::Tensor impl::Call::*slot : inputs) {
+    const impl::Tensor& t = call.*slot;
+    inv.input(slot, bytes, t.rows, t.cols, t.ld, t.dtype, t.layout);
+  }
+  try {
+    inv.run(call);
+  } catch (const impl::Unsupported& e) {
+    return e.what();
+  } catch (const std::exception&) {
+    return "";  // it ran (and failed on the dummy bytes): not refused
+  }
+  return "";
 }
 
 // Guards against structural GEMM bugs (layout, scale indexing, dropped tail block) on small
@@ -412,12 +437,19 @@ TEST_F(BackendTest, GemmsEqualOrderedEmulationAndStayInsideBound) {
 // the contract rejects it, and a launch anyway gives wrong numbers (unmasked K tiles read the
 // next row / the guard band), never the right answer silently.
 TEST_F(BackendTest, DotScaledWithKNotMultipleOf128IsRejectedAndCaught) {
-  const auto clause = check_contract(gpu::kernel("gemm_mx_dot_scaled"), {4, 32, 160}, {});
-  ASSERT_TRUE(clause.has_value());
-  EXPECT_NE(clause->find("K % 128 == 0"), std::string::npos) << *clause;
-  EXPECT_FALSE(check_contract(gpu::kernel("gemm_mx_dot_scaled"), {4, 32, 256}, {}).has_value());
-  EXPECT_TRUE(check_contract(gpu::kernel("gemm_mx_dot_scaled"), {1, 5120, 576}, {}).has_value());
-  EXPECT_FALSE(check_contract(gpu::kernel("gemm_mx_dequant"), {1, 5120, 576}, {}).has_value());
+  impl::Call call;
+  call.m = 4;
+  call.n = 32;
+  call.k = 160;
+  const std::string clause = refusal(be(), "gemm_mx_dot_scaled", call);
+  EXPECT_NE(clause.find("outside the contract of builtin/gemm_mx_dot_scaled: K % 128 == 0 "
+                        "violated (K = 160)"),
+            std::string::npos)
+      << clause;
+  EXPECT_FALSE(allowed(gpu::kernel("gemm_mx_dot_scaled"), 4, 32, 160));
+  EXPECT_TRUE(allowed(gpu::kernel("gemm_mx_dot_scaled"), 4, 32, 256));
+  EXPECT_FALSE(allowed(gpu::kernel("gemm_mx_dot_scaled"), 1, 5120, 576));
+  EXPECT_TRUE(allowed(gpu::kernel("gemm_mx_dequant"), 1, 5120, 576));
   const Operands o = exact_operands(gpu::kernel("gemm_mx_dot_scaled"), 4, 32, 160, kSeed);
   impl::Op outside = builtin_op(gpu::kernel("gemm_mx_dot_scaled"));
   outside.contract.k.align = 32;  // the harness would refuse K = 160: launched anyway
@@ -434,16 +466,31 @@ TEST_F(BackendTest, DotScaledWithKNotMultipleOf128IsRejectedAndCaught) {
 // Guards against handing the bpreshuffle GEMM row-major As (bug class (a)): the contract names
 // the clause, and the numbers are wrong for M > 1 (M = 1 is byte-identical, docs/layouts.md §2.2).
 TEST_F(BackendTest, BpreshuffleWithRowMajorActivationScalesIsRejectedAndWrong) {
-  const auto clause = check_contract(
-      gpu::kernel("gemm_blockscale_bpreshuffle"), {8, 256, 512},
-      {ActScaleOrder::kRowMajor, WeightLayout::kAiterPreshuffled, ScaleDtype::kFp32});
-  ASSERT_TRUE(clause.has_value());
-  EXPECT_NE(clause->find("col_major"), std::string::npos) << *clause;
-  const auto weight =
-      check_contract(gpu::kernel("gemm_blockscale_bpreshuffle"), {8, 256, 512},
-                     {ActScaleOrder::kColMajor, WeightLayout::kPlain, ScaleDtype::kFp32});
-  ASSERT_TRUE(weight.has_value());
-  EXPECT_NE(weight->find("aiter_preshuffled"), std::string::npos) << *weight;
+  impl::Call call;
+  call.m = 8;
+  call.n = 256;
+  call.k = 512;
+  call.a_scale = {.rows = 8,
+                  .cols = 4,
+                  .ld = 4,
+                  .dtype = contract::Dtype::kF32,
+                  .layout = contract::Layout::kRowMajor};
+  const std::string clause =
+      refusal(be(), "gemm_blockscale_bpreshuffle", call, {&impl::Call::a_scale});
+  EXPECT_NE(clause.find("gemm_blockscale_bpreshuffle: a_scale layout row_major not in "
+                        "{col_major,tma_col_major}"),
+            std::string::npos)
+      << clause;
+  call.a_scale.layout = contract::Layout::kColMajor;
+  call.b = {.rows = 256,
+            .cols = 512,
+            .ld = 512,
+            .dtype = contract::Dtype::kE4m3fn,
+            .layout = contract::Layout::kRowMajor};
+  const std::string weight =
+      refusal(be(), "gemm_blockscale_bpreshuffle", call, {&impl::Call::a_scale, &impl::Call::b});
+  EXPECT_NE(weight.find("b layout row_major not in {aiter_shuffle_16x16}"), std::string::npos)
+      << weight;
   // The harness would refuse row-major As: launched anyway, the kernel reads them column-major.
   impl::Op outside = builtin_op(gpu::kernel("gemm_blockscale_bpreshuffle"));
   outside.contract.a_scale_layouts |= impl::layout_bit(impl::Layout::kRowMajor);

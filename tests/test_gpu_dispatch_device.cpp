@@ -36,7 +36,7 @@
 namespace mxgate::dispatch {
 namespace {
 
-using gpu::ActScaleOrder;
+using dispatch::ActScaleOrder;
 using gpu::Kernel;
 
 std::unique_ptr<gpu::Backend> device_backend() {

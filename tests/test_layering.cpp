@@ -1,7 +1,8 @@
 // Covers the layering of docs/architecture.md §3.1 as the sources state it: every `#include "..."`
 // of a layer names only the layers below it (reference/ and common/ nothing but themselves;
-// gpu/kernels/ no reference/, except the host side of the device cast sweep, whose .hip still
-// includes none; impl/ (the implementation model) nothing above gpu/ and reference/; probe/ only
+// contract/ (contracts and calls as data) only include/ and common/; gpu/kernels/ no reference/,
+// except the host side of the device cast sweep, whose .hip still includes none; gpu/ no impl/;
+// impl/ (the implementation model) nothing above gpu/ and reference/; probe/ only
 // reference/ and common/; verbs/ only reference/, probe/, report/ and common/; capi/ only verbs/,
 // reference/ and, for mxgate_api_check, properties/, impl/, gpu/ and report/; properties/ may
 // include report/ (which sits on reference/ alone); model/ (the decision model) only common/, and
@@ -47,37 +48,41 @@ const std::map<std::string, std::set<std::string>>& forbidden() {
     return roots;
   };
   static const std::map<std::string, std::set<std::string>> rules = {
-      {"common", with_above({"reference", "gpu", "impl", "dispatch", "model", "properties",
-                             "report", "plugins"})},
-      {"reference",
-       with_above({"gpu", "impl", "dispatch", "model", "properties", "report", "plugins"})},
-      {"gpu/kernels",
-       with_above({"reference", "impl", "dispatch", "model", "properties", "report", "plugins"})},
+      {"common", with_above({"contract", "reference", "gpu", "impl", "dispatch", "model",
+                             "properties", "report", "plugins"})},
+      // contract/ mirrors the C ABI beside it: include/ and common/ only.
+      {"contract", with_above({"reference", "gpu", "impl", "dispatch", "model", "properties",
+                               "report", "plugins"})},
+      {"reference", with_above({"contract", "gpu", "impl", "dispatch", "model", "properties",
+                                "report", "plugins"})},
+      {"gpu/kernels", with_above({"contract", "reference", "impl", "dispatch", "model",
+                                  "properties", "report", "plugins"})},
       // The device cast sweep checks a plugin's op against the reference's run tables: its host
       // side (expected_runs.cpp) builds them from reference/; its .hip includes none of it
       // (kDeviceSourceRoots).
       {"gpu/kernels/cast_sweep",
        with_above({"dispatch", "model", "properties", "report", "plugins"})},
-      // gpu/ (the kernel table) uses impl/contract.h, the contracts as data; the rest of impl/
-      // sits above gpu/: the built-in implementation, the harness, plugin loading.
-      {"gpu", with_above({"dispatch", "model", "properties", "report", "plugins"})},
+      // gpu/ (the kernel table) declares contracts with contract/; impl/ (the built-in
+      // implementation, the harness, plugin loading) sits above gpu/.
+      {"gpu", with_above({"impl", "dispatch", "model", "properties", "report", "plugins"})},
       {"impl", with_above({"dispatch", "model", "properties", "report", "plugins"})},
       // dispatch/ and the decision model it is checked against never see each other
       // (docs/dispatch_model.md §1): only properties/ (the glue), fuzz/ and tests/ hold both.
       {"dispatch", with_above({"model", "properties", "report", "plugins"})},
-      {"model",
-       with_above({"reference", "gpu", "impl", "dispatch", "properties", "report", "plugins"})},
+      {"model", with_above({"contract", "reference", "gpu", "impl", "dispatch", "properties",
+                            "report", "plugins"})},
       // properties/ renders a run's result with report/'s JSON writer (run_report.h).
       {"properties", with_above({"plugins"})},
-      {"report", with_above({"gpu", "impl", "dispatch", "model", "properties", "plugins"})},
+      {"report",
+       with_above({"contract", "gpu", "impl", "dispatch", "model", "properties", "plugins"})},
       // The accumulator probe (docs/accumulators.md §7) measures through a callable: the
       // reference's models and formats only.
       {"probe",
-       {"gpu", "impl", "dispatch", "model", "properties", "report", "plugins", "verbs", "capi",
-        "tools", "fuzz", "tests", "bench"}},
+       {"contract", "gpu", "impl", "dispatch", "model", "properties", "report", "plugins", "verbs",
+        "capi", "tools", "fuzz", "tests", "bench"}},
       {"verbs",
-       {"gpu", "impl", "dispatch", "model", "properties", "plugins", "capi", "tools", "fuzz",
-        "tests", "bench"}},
+       {"contract", "gpu", "impl", "dispatch", "model", "properties", "plugins", "capi", "tools",
+        "fuzz", "tests", "bench"}},
       // capi/ has two parts: verb_calls.cpp runs verbs/ for mxgate_api_run; property_check.cpp
       // runs the property suites for mxgate_api_check: properties/, impl/ and the host backend
       // of gpu/, above which nothing of the library sits.
@@ -85,9 +90,9 @@ const std::map<std::string, std::set<std::string>>& forbidden() {
       {"tools", {"capi", "plugins", "fuzz", "tests", "bench"}},
       // Implementations under test and the public C headers share no code with mxgate: a plugin
       // sees only include/mxgate/plugin.h ("mxgate/plugin.h"), the headers nothing.
-      {"plugins", with_above({"common", "reference", "gpu", "impl", "dispatch", "model",
+      {"plugins", with_above({"common", "contract", "reference", "gpu", "impl", "dispatch", "model",
                               "properties", "report"})},
-      {"include", with_above({"common", "reference", "gpu", "impl", "dispatch", "model",
+      {"include", with_above({"common", "contract", "reference", "gpu", "impl", "dispatch", "model",
                               "properties", "report", "plugins"})},
   };
   return rules;
@@ -172,6 +177,30 @@ TEST(Layering, DecisionModelAndDispatchNeverIncludeEachOther) {
     }
   }
   EXPECT_GE(sources, 5u);
+}
+
+// Guards against the upward arrow coming back (gpu/kernel.h once included impl/contract.h while
+// impl/ includes gpu/): gpu/ may not include impl/, contract/ sits below both, and no layer
+// contract/ sits on (common/, reference/, include/) includes it.
+TEST(Layering, ContractSitsBelowGpuAndImpl) {
+  const std::set<std::string>* gpu = rule_for("gpu/kernel.h");
+  const std::set<std::string>* contract = rule_for("contract/contract.h");
+  const std::set<std::string>* impl = rule_for("impl/harness.h");
+  ASSERT_NE(gpu, nullptr);
+  ASSERT_NE(contract, nullptr);
+  ASSERT_NE(impl, nullptr);
+  EXPECT_EQ(gpu->count("impl"), 1u) << "gpu/ may include impl/";
+  EXPECT_EQ(gpu->count("contract"), 0u) << "gpu/ may not include contract/";
+  EXPECT_EQ(impl->count("contract"), 0u) << "impl/ may not include contract/";
+  for (const char* root : {"gpu", "impl", "reference", "properties"}) {
+    EXPECT_EQ(contract->count(root), 1u) << "contract/ may include " << root << "/";
+  }
+  for (const char* below : {"common/blocks.h", "reference/format.h", "include/mxgate/api.h",
+                            "gpu/kernels/bits.h", "model/decision_model.cpp"}) {
+    const std::set<std::string>* rule = rule_for(below);
+    ASSERT_NE(rule, nullptr) << below;
+    EXPECT_EQ(rule->count("contract"), 1u) << below << " may include contract/";
+  }
 }
 
 // Guards against the reference growing a dependency (its CMake file once claimed Eigen): the

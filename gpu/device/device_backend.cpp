@@ -53,9 +53,9 @@ class DeviceBackend final : public Backend {
            (k->device_available == nullptr || k->device_available());
   }
 #if defined(MXGATE_USE_CUDA)
-  impl::Memory memory() const override { return impl::Memory::kCuda; }
+  contract::Memory memory() const override { return contract::Memory::kCuda; }
 #else
-  impl::Memory memory() const override { return impl::Memory::kHip; }
+  contract::Memory memory() const override { return contract::Memory::kHip; }
 #endif
   void* stream() override { return stream_; }
 

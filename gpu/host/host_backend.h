@@ -13,7 +13,7 @@ class HostBackend final : public Backend {
   std::string_view name() const override { return "host"; }
   bool available() const override { return true; }
   bool supports(Kernel) const override { return true; }
-  impl::Memory memory() const override { return impl::Memory::kHost; }
+  contract::Memory memory() const override { return contract::Memory::kHost; }
 
  protected:
   void* device_alloc(std::size_t bytes) override;

@@ -4,10 +4,14 @@
 
 #include <stdint.h>
 
+#include "common/dtypes.h"
+
 namespace mxgate::gpu {
 
-enum class InputDtype : uint8_t { kFp32, kBf16 };
-enum class OutDtype : uint8_t { kFp32, kBf16 };
+// The dtype parameters are enums of the dtypes each kernel takes, valued by the ABI codes of the
+// element type table (common/dtypes.h), so impl/builtin.cpp converts a call's dtype with a cast.
+enum class InputDtype : uint8_t { kFp32 = dtypes::kF32, kBf16 = dtypes::kBf16 };
+enum class OutDtype : uint8_t { kFp32 = dtypes::kF32, kBf16 = dtypes::kBf16 };
 
 // The MX quantizer conventions implemented (reference/quant_conventions.cpp names them):
 // ocp_mx = FLOOR scale, elements RNE, finite overflow -> +-448, Inf -> NaN, NaN keeps its sign;
@@ -56,7 +60,12 @@ inline constexpr uint32_t kScaleTailUnmasked = 1u << 30;      // Z37: K-tail sca
 }  // namespace kernel_fault
 
 // The FP8 element formats a kernel reads (dequant_mx_to_bf16; docs/formats.md §1).
-enum class Fp8Format : uint8_t { kE4m3fn, kE5m2, kE4m3fnuz, kE5m2fnuz };
+enum class Fp8Format : uint8_t {
+  kE4m3fn = dtypes::kE4m3fn,
+  kE5m2 = dtypes::kE5m2,
+  kE4m3fnuz = dtypes::kE4m3fnuz,
+  kE5m2fnuz = dtypes::kE5m2fnuz,
+};
 
 // (rows x cols) row-major input; codes rows x cols, scales rows x ceil(cols/32) row-major.
 struct QuantizeParams {
@@ -127,9 +136,9 @@ struct GemmParams {
 // scales, a per-tensor global scale. E2M1 codes are packed two per byte, element 2i in the low
 // nibble, every row starting on a byte (ceil(cols/2) bytes per row). Which of the two a launch
 // is, is its kernel's (one row per scheme), never a parameter.
-enum class GlobalDtype : uint8_t { kFp32, kBf16 };
+enum class GlobalDtype : uint8_t { kFp32 = dtypes::kF32, kBf16 = dtypes::kBf16 };
 // The element format of a GEMM operand: packed E2M1, or E4M3FN one per byte (MXFP8 x MXFP4).
-enum class Fp4Operand : uint8_t { kE2m1, kE4m3fn };
+enum class Fp4Operand : uint8_t { kE2m1 = dtypes::kE2m1, kE4m3fn = dtypes::kE4m3fn };
 
 // rows x cols fp32 / bf16 input -> packed codes rows x ceil(cols/2) bytes and scales rows x
 // ceil(cols/block): MXFP4 ocp_mx (FLOOR with emax 2, RNE, a NaN block's codes 0) row-major;

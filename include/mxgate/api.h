@@ -100,6 +100,13 @@ typedef struct mxgate_api_result mxgate_api_result;
 /* MXGATE_API_VERSION of the library. */
 MXGATE_API_EXPORT uint32_t mxgate_api_version(void);
 
+/* The vocabulary of include/mxgate/plugin.h as JSON (schema mxgate-vocabulary/1): "dtypes" (name,
+ * code = mxgate_dtype, bits, exponent_bits, mantissa_bits, storage_bytes with 0 = packed two per
+ * byte, element_of / scale_of = the scaled formats it belongs to), "scaled_formats" (name,
+ * block), "families" (name, code = mxgate_op_family) and "layouts" (name, code = mxgate_layout).
+ * Valid for the library's lifetime. The Python package numbers its dtypes from it. */
+MXGATE_API_EXPORT const char* mxgate_api_vocabulary(void);
+
 /* Runs `verb`. names[i] / values[i] are the options (values[i] NULL: a flag); arrays the inputs.
  * On MXGATE_API_OK, *result holds the outputs (free it with mxgate_api_result_free); otherwise
  * *result is NULL and mxgate_api_last_error() says why. */

@@ -7,6 +7,7 @@ The library is loaded once, at import. It is looked for, in this order:
 """
 
 import ctypes
+import json
 import os
 from pathlib import Path
 
@@ -134,6 +135,8 @@ _lib.mxgate_api_check.argtypes = [
     ctypes.POINTER(ctypes.c_void_p),
 ]
 _lib.mxgate_api_check.restype = ctypes.c_int
+_lib.mxgate_api_vocabulary.argtypes = []
+_lib.mxgate_api_vocabulary.restype = ctypes.c_char_p
 
 if _lib.mxgate_api_version() != API_VERSION:
     raise ImportError(
@@ -229,3 +232,9 @@ def check(prop, options, impl_address):
         return _lib.mxgate_api_result_text(result).decode()
     finally:
         _lib.mxgate_api_result_free(result)
+
+
+def vocabulary():
+    """mxgate_api_vocabulary: the library's dtypes, scaled formats, op families and layouts with
+    their ABI codes (common/dtypes.h, contract/contract.h), parsed from its JSON."""
+    return json.loads(_lib.mxgate_api_vocabulary().decode())

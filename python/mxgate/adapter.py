@@ -47,21 +47,29 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import _native
 from .errors import AdapterError, Unavailable, Unsupported  # Unavailable: adapters import it here
 
-FAMILIES = ("cast", "quantize_mx", "quantize_block", "dequantize", "upcast_e8m0", "preshuffle",
-            "gemm_mx", "gemm_block", "gemm_bf16")
-FAMILY_CODE = {f: i + 1 for i, f in enumerate(FAMILIES)}  # mxgate_op_family
-DTYPES = ("f32", "bf16", "fp16", "e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz", "e8m0")
-DTYPE_CODE = {d: i + 1 for i, d in enumerate(DTYPES)}  # mxgate_dtype
-LAYOUTS = ("row_major", "col_major", "tma_col_major", "nv_swizzle_128x4", "aiter_shuffle_16x16")
-LAYOUT_CODE = {l: i for i, l in enumerate(LAYOUTS)}  # mxgate_layout
+# The names and ABI codes come from the library (mxgate_api_vocabulary: common/dtypes.h and
+# contract/contract.h), never numbered here.
+VOCABULARY = _native.vocabulary()
+FAMILIES = tuple(f["name"] for f in VOCABULARY["families"])
+FAMILY_CODE = {f["name"]: f["code"] for f in VOCABULARY["families"]}  # mxgate_op_family
+DTYPES = tuple(d["name"] for d in VOCABULARY["dtypes"])
+DTYPE_CODE = {d["name"]: d["code"] for d in VOCABULARY["dtypes"]}  # mxgate_dtype
+DTYPE_OF_CODE = {code: name for name, code in DTYPE_CODE.items()}
+LAYOUTS = tuple(l["name"] for l in VOCABULARY["layouts"])
+LAYOUT_CODE = {l["name"]: l["code"] for l in VOCABULARY["layouts"]}  # mxgate_layout
+LAYOUT_OF_CODE = {code: name for name, code in LAYOUT_CODE.items()}
+SCALED_FORMATS = tuple(f["name"] for f in VOCABULARY["scaled_formats"])  # mxfp8, ..., nvfp4
 STRIDED = ("row_major", "col_major", "tma_col_major")
 
-# How a stored element of each dtype is held in numpy (bits for the narrow formats).
-NUMPY_OF = {"f32": np.dtype("<f4"), "bf16": np.dtype("<u2"), "fp16": np.dtype("<f2"),
-            "e4m3fn": np.dtype("u1"), "e5m2": np.dtype("u1"), "e4m3fnuz": np.dtype("u1"),
-            "e5m2fnuz": np.dtype("u1"), "e8m0": np.dtype("u1")}
+# How a stored element of each dtype is held in numpy: the wide types as themselves (bf16 as its
+# bits), one byte of bits for the narrow ones. Packed E2M1 (storage 0) has no numpy form yet, so
+# adapters cannot declare it (docs/python.md).
+_WIDE = {"f32": np.dtype("<f4"), "bf16": np.dtype("<u2"), "fp16": np.dtype("<f2")}
+NUMPY_OF = {d["name"]: _WIDE.get(d["name"], np.dtype("u1"))
+            for d in VOCABULARY["dtypes"] if d["storage_bytes"] > 0}
 
 _INPUTS = {
     "cast": ("a",), "quantize_mx": ("a",), "quantize_block": ("a",),
@@ -115,7 +123,7 @@ class Contract:
 
     def __post_init__(self):
         for f in ("a_dtypes", "b_dtypes", "out_dtypes"):
-            object.__setattr__(self, f, _names(getattr(self, f), DTYPES, "dtype"))
+            object.__setattr__(self, f, _names(getattr(self, f), tuple(NUMPY_OF), "dtype"))
         for f in ("a_scale_layouts", "b_scale_layouts", "b_layouts"):
             object.__setattr__(self, f, _names(getattr(self, f), LAYOUTS, "layout"))
         for f in ("m", "n", "k"):
@@ -153,10 +161,19 @@ _DEFAULTS = {
 _CONTRACT_FIELDS = {f.name for f in dataclasses.fields(Contract)}
 
 
-def contract(family: str, **fields: Any) -> Contract:
-    """The family's default contract with `fields` replacing its clauses."""
+def _adapter_family(family: str) -> None:
+    """Refuses a family the library does not know, or one adapters cannot run yet (the NVFP4
+    families: the library names them, the adapters have no default contract or roles for them)."""
     if family not in FAMILIES:
         raise AdapterError(f"unknown family '{family}' (families: {', '.join(FAMILIES)})")
+    if family not in _DEFAULTS:
+        raise AdapterError(f"family '{family}' has no Python adapter support yet (families: "
+                           f"{', '.join(_DEFAULTS)})")
+
+
+def contract(family: str, **fields: Any) -> Contract:
+    """The family's default contract with `fields` replacing its clauses."""
+    _adapter_family(family)
     bad = set(fields) - _CONTRACT_FIELDS
     if bad:
         raise AdapterError(f"unknown contract field(s) {', '.join(sorted(bad))} "
@@ -262,8 +279,7 @@ class Op:
 
     def __init__(self, family: str, fn: Callable[..., Any], name: Optional[str] = None,
                  contract_: Optional[Contract] = None, **fields: Any) -> None:
-        if family not in FAMILIES:
-            raise AdapterError(f"unknown family '{family}' (families: {', '.join(FAMILIES)})")
+        _adapter_family(family)
         if not callable(fn):
             raise AdapterError(f"op {name or family}: {fn!r} is not callable")
         self.family = family

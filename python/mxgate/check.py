@@ -16,8 +16,8 @@ import numpy as np
 
 from . import _native
 from . import spec as _spec
-from .adapter import (DTYPES, FAMILY_CODE, DTYPE_CODE, LAYOUT_CODE, LAYOUTS, Adapter, Tensor,
-                      as_adapter, describe_exception)
+from .adapter import (DTYPE_CODE, DTYPE_OF_CODE, FAMILY_CODE, LAYOUT_CODE, LAYOUT_OF_CODE,
+                      Adapter, Tensor, as_adapter, describe_exception)
 from .adapter import Op
 from .errors import InputError
 from .result import CheckResult, Location
@@ -133,8 +133,8 @@ class _InMemory:
                 t = getattr(c, role)
                 if not t.data:
                     continue
-                tensors.append(Tensor(role, DTYPES[t.dtype - 1], t.rows, t.cols, t.ld,
-                                      LAYOUTS[t.layout], t.bytes))
+                tensors.append(Tensor(role, DTYPE_OF_CODE[t.dtype], t.rows, t.cols, t.ld,
+                                      LAYOUT_OF_CODE[t.layout], t.bytes))
                 raw = (ctypes.c_uint8 * t.bytes).from_address(t.data)
                 buffers.append(np.frombuffer(raw, dtype=np.uint8))
             status, text = op.invoke(c.m, c.n, c.k, tensors, buffers)

@@ -1,9 +1,11 @@
-#include "impl/contract.h"
+#include "contract/contract.h"
 
 #include <array>
 #include <utility>
 
-namespace mxgate::impl {
+#include "common/dtypes.h"
+
+namespace mxgate::contract {
 namespace {
 
 struct FamilyName {
@@ -25,24 +27,16 @@ constexpr std::array<FamilyName, 12> kFamilies = {{
     {Family::kGemmNvfp4, "gemm_nvfp4"},
 }};
 
-struct DtypeName {
-  Dtype dtype;
-  std::string_view name;
-  std::size_t bytes;
-};
-constexpr std::array<DtypeName, 11> kDtypes = {{
-    {Dtype::kF32, "f32", 4},
-    {Dtype::kBf16, "bf16", 2},
-    {Dtype::kFp16, "fp16", 2},
-    {Dtype::kE4m3fn, "e4m3fn", 1},
-    {Dtype::kE5m2, "e5m2", 1},
-    {Dtype::kE4m3fnuz, "e4m3fnuz", 1},
-    {Dtype::kE5m2fnuz, "e5m2fnuz", 1},
-    {Dtype::kE8m0, "e8m0", 1},
-    {Dtype::kE2m1, "e2m1", 0},  // packed, two per byte (tensor_bytes)
-    {Dtype::kE2m3, "e2m3", 1},
-    {Dtype::kE3m2, "e3m2", 1},
-}};
+// The dtypes are the element types of common/dtypes.h, whose codes are the ABI's
+// (tests/test_dtypes.cpp holds each to plugin.h); a code must fit a DtypeMask.
+static_assert(dtypes::kElementTypeCount < 64, "DtypeMask has 64 bits");
+
+constexpr std::array<Dtype, dtypes::kElementTypeCount> kAllDtypes = [] {
+  std::array<Dtype, dtypes::kElementTypeCount> a{};
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<Dtype>(dtypes::kElementTypes[i].code);
+  return a;
+}();
 
 struct LayoutName {
   Layout layout;
@@ -137,45 +131,35 @@ std::string_view to_string(Memory m) {
   return "?";
 }
 
-std::span<const Dtype> all_dtypes() {
-  static const std::array<Dtype, kDtypes.size()> kAll = [] {
-    std::array<Dtype, kDtypes.size()> a{};
-    for (std::size_t i = 0; i < kDtypes.size(); ++i) a[i] = kDtypes[i].dtype;
-    return a;
-  }();
-  return kAll;
-}
+std::span<const Dtype> all_dtypes() { return kAllDtypes; }
 
 std::string_view to_string(Dtype d) {
-  for (const DtypeName& n : kDtypes) {
-    if (n.dtype == d) return n.name;
-  }
-  return "none";
+  const dtypes::ElementType* t = dtypes::element_type(static_cast<unsigned>(d));
+  return t != nullptr ? t->name : "none";
 }
 
 std::optional<Dtype> parse_dtype(std::string_view s) {
-  for (const DtypeName& n : kDtypes) {
-    if (n.name == s) return n.dtype;
+  for (const dtypes::ElementType& t : dtypes::kElementTypes) {
+    if (t.name == s) return static_cast<Dtype>(t.code);
   }
   return std::nullopt;
 }
 
 std::size_t dtype_bytes(Dtype d) {
-  for (const DtypeName& n : kDtypes) {
-    if (n.dtype == d) return n.bytes;
-  }
-  return 0;
+  const dtypes::ElementType* t = dtypes::element_type(static_cast<unsigned>(d));
+  return t != nullptr ? t->storage_bytes : 0;
 }
 
 uint64_t tensor_bytes(Dtype d, uint64_t rows, uint64_t cols) {
-  if (d == Dtype::kE2m1) return rows * ((cols + 1) / 2);
+  const dtypes::ElementType* t = dtypes::element_type(static_cast<unsigned>(d));
+  if (t != nullptr && t->storage_bytes == 0) return rows * ((cols + 1) / 2);  // packed
   return rows * cols * dtype_bytes(d);
 }
 
 std::vector<Dtype> dtypes_in(DtypeMask mask) {
   std::vector<Dtype> out;
-  for (const DtypeName& n : kDtypes) {
-    if (mask & dtype_bit(n.dtype)) out.push_back(n.dtype);
+  for (Dtype d : kAllDtypes) {
+    if (mask & dtype_bit(d)) out.push_back(d);
   }
   return out;
 }
@@ -304,4 +288,4 @@ std::string describe_dim(char letter, const Dim& d) {
   return out;
 }
 
-}  // namespace mxgate::impl
+}  // namespace mxgate::contract
