@@ -41,7 +41,8 @@ def test_accumulators_match_cli(cli):
     models = mxgate.accumulators()
     listed = [(m.name, m.kind, m.parameters) for m in models]
     assert listed == cli_listing(cli.ok("accumulators"))
-    assert [m.name for m in models] == ["fp32_rn", "sm90_fp8_mma"]
+    assert [m.name for m in models] == ["fp32_rn", "sm90_fp8_mma", "sm90_fp8_mma_nopromo",
+                                        "cdna3_fp8_mfma", "sm100_f8f6f4", "sm100_mxf4nvf4"]
     sm90 = models[1]
     assert isinstance(sm90, mxgate.Accumulator) and str(sm90) == "sm90_fp8_mma"
     assert sm90.parameters["precision_bits"] == "14"  # docs/nvidia.md §4.1: 14 bits kept
