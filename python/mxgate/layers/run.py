@@ -3,6 +3,7 @@ and the CheckResult mxgate.check returns (docs/layers.md §3)."""
 
 import importlib
 import sys
+import time
 import zlib
 from typing import Any, Iterable, List, Optional, Tuple, Union
 
@@ -18,6 +19,7 @@ from .protocol import LayerAdapter
 
 _CATALOG: Optional[tuple] = None
 MAX_SHRINK_STEPS = 400
+MAX_SHRINK_SECONDS = 30.0
 
 
 def _catalog() -> tuple:
@@ -87,17 +89,19 @@ def property_names(property: Union[str, Iterable[str]], adapter: LayerAdapter) -
 
 
 def _shrink(name: str, adapter: LayerAdapter, case: D.Case, outcome: Outcome):
-    steps = 0
+    """Greedy: the first smaller case that still fails replaces the case, until none does (or
+    MAX_SHRINK_STEPS runs / MAX_SHRINK_SECONDS have passed)."""
+    steps, start = 0, time.monotonic()
     improved = True
-    while improved and steps < MAX_SHRINK_STEPS:
+    while improved:
         improved = False
         for cand in D.shrink_candidates(case):
+            if steps >= MAX_SHRINK_STEPS or time.monotonic() - start > MAX_SHRINK_SECONDS:
+                return case, outcome
             steps += 1
             o = run_case(name, adapter, cand)
             if o.status in ("fail", "error"):
                 case, outcome, improved = cand, o, True
-                break
-            if steps >= MAX_SHRINK_STEPS:
                 break
     return case, outcome
 
