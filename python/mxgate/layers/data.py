@@ -73,7 +73,9 @@ def draw(rng: np.random.Generator, catalog) -> Case:
         elif row.quant.startswith("FP8-B128"):
             scheme, ws = "fp8_block", "e8m0" if "ue8m0" in row.quant else "fp32"
     else:
-        n = int(rng.integers(1, 49)) if rng.random() < 0.5 else 16 * int(rng.integers(1, 17))
+        w = rng.random()
+        n = int(rng.integers(1, 49)) if w < 3 / 8 else 16 * int(rng.integers(1, 17)) \
+            if w < 3 / 4 else 128 * int(rng.integers(1, 3))
         k = 32 * int(rng.integers(1, 17)) if rng.random() < 0.75 else int(rng.integers(1, 301))
         tp = (1, 2, 4, 8)[rng.integers(4)]
         parallel = "column" if rng.random() < 0.5 else "row"
