@@ -80,7 +80,7 @@ def draw(rng: np.random.Generator, catalog) -> Case:
         tp = (1, 2, 4, 8)[rng.integers(4)]
         parallel = "column" if rng.random() < 0.5 else "row"
     order = None
-    if scheme == "fp8_block" and rng.random() < 0.5:
+    if scheme == "fp8_block" and rng.random() < 0.75:
         order = "row_major" if rng.random() < 0.5 else "col_major"
     consumers: Tuple[str, ...] = ()
     if rng.random() < 0.5:
