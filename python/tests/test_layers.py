@@ -3,6 +3,8 @@ every layer property; each faulty variant (Z1-Z7) is caught by its property with
 shrunk config whose reproduce line replays it; the reference the properties use is mxgate's;
 bad configs, cases and adapters are InputErrors naming the problem."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,7 @@ from mxgate.adapters import linear_example as ex
 from mxgate.adapters import linear_example_faulty as bad
 from mxgate.layers import data as D
 
-CASES = 40
+CASES = 25
 
 
 def words(case_text):
@@ -60,12 +62,18 @@ EXPECTED = {
 }
 
 
+@functools.lru_cache(maxsize=None)
+def caught(zid):
+    """The run of class zid's property on its faulty variant (shared by the tests below)."""
+    return mxgate.check(EXPECTED[zid][0], impl=bad.FAULTY[zid](), cases=200, seed=1)
+
+
 # Guards against a dispatch bug class slipping through the layer properties, or a shrinker that
 # stops early: each planted fault fails its property, shrunk to the class's minimal config.
 @pytest.mark.parametrize("zid", sorted(bad.FAULTY))
 def test_faulty_variant_caught_with_minimal_config(zid):
     prop, fields, minimal = EXPECTED[zid]
-    r = mxgate.check(prop, impl=bad.FAULTY[zid](), cases=200, seed=1)
+    r = caught(zid)
     assert not r.passed and r.kind == "fail", str(r)
     w = words(r.counterexample)
     assert {k: w[k] for k in fields} == fields, r.counterexample
@@ -82,7 +90,7 @@ def test_faulty_variant_caught_with_minimal_config(zid):
 @pytest.mark.parametrize("zid", ["Z1", "Z3", "Z5", "Z7"])
 def test_reproduce_line_replays(zid):
     prop = EXPECTED[zid][0]
-    r = mxgate.check(prop, impl=bad.FAULTY[zid](), cases=200, seed=1)
+    r = caught(zid)
     again = eval(r.reproduce, {"mxgate": mxgate})
     assert not again.passed and again.counterexample == r.counterexample, str(again)
     clean = mxgate.check(prop, impl=ex.LinearExample(), case=r.counterexample)
@@ -92,15 +100,13 @@ def test_reproduce_line_replays(zid):
 # Guards against Z6 being invisible: its numbers are right (end_to_end passes), only the state
 # after load (single_transform) shows the per-step re-materialization.
 def test_z6_numbers_right_state_wrong():
-    case = words(mxgate.check("layer.single_transform", bad.PerStepRematerialize(),
-                              cases=100, seed=1).counterexample)
-    text = " ".join(f"{k}={v}" for k, v in case.items())
+    text = caught("Z6").counterexample
     assert mxgate.check("layer.end_to_end", bad.PerStepRematerialize(), case=text).passed
 
 
 # Guards against a second shuffle hidden by agreeing shapes: the message says how many times.
 def test_double_shuffle_named():
-    r = mxgate.check("layer.single_transform", bad.NoPreshuffleGuard(), cases=100, seed=1)
+    r = caught("Z3")
     assert "preshuffle applied 2 times" in r.failure, r.failure
 
 
