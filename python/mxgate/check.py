@@ -208,6 +208,9 @@ def check(property: Union[str, Iterable[str]], impl: Impl, op: Union[str, Op, No
     from . import layers  # the layer protocol's properties (docs/layers.md)
 
     if _is_layer_run(property, impl, layers):
+        if op is not None or accumulator is not None or max_size is not None:
+            raise InputError("op=, accumulator= and max_size= do not apply to layer properties",
+                             verb="property")
         return layers.check(property, impl, cases=cases, seed=seed, case=case, shrink=shrink)
     target = _spec.load(impl) if isinstance(impl, str) else impl
     adapter, ops = as_adapter(target, op)

@@ -225,6 +225,8 @@ def test_bad_requests_are_input_errors():
         mxgate.check("layer.end_to_end", object())
     with pytest.raises(mxgate.InputError, match="replays one property"):
         mxgate.check("layer.*", ex.LinearExample(), case="scheme=mxfp8")
+    with pytest.raises(mxgate.InputError, match="do not apply to layer properties"):
+        mxgate.check("layer.end_to_end", ex.LinearExample(), op="gemm_mx")
     with pytest.raises(mxgate.AdapterError, match="has no attribute 'Nope'"):
         mxgate.check("layer.end_to_end", "py:mxgate.adapters.linear_example:Nope")
 
