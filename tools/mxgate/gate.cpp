@@ -424,6 +424,7 @@ int cmd_gate(const Argv& argv) {
 
   std::string impl_names = "builtin";
   for (const GateImpl& gi : s.impls) impl_names += "," + (gi.error.empty() ? gi.name : gi.spec);
+  for (const std::string& spec : layer_specs) impl_names += "," + spec;
   std::printf("mxgate gate: %zu checks, seed %llu, backend %s, impl %s, check timeout %s s%s\n",
               selected.size(), static_cast<unsigned long long>(s.opts.seed),
               joined(s.backends, ",").c_str(), impl_names.c_str(), seconds_text(timeout).c_str(),
@@ -439,6 +440,7 @@ int cmd_gate(const Argv& argv) {
   rep.run.start_time = wall_start;
   rep.run.impls = {"builtin"};
   for (const GateImpl& gi : s.impls) rep.run.impls.push_back(gi.error.empty() ? gi.name : gi.spec);
+  for (const std::string& spec : layer_specs) rep.run.impls.push_back(spec);
   bool environment_error = false;
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const GateCheck& c = *selected[i];
