@@ -87,8 +87,8 @@ def draw(rng: np.random.Generator, catalog) -> Case:
         consumers = tuple(c for c in ("twin", "direct", "mxfp8") if rng.random() < 0.5)
     config = LayerConfig(scheme=scheme, n=n, k=k, tp=tp, parallel=parallel, weight_scale=ws,
                          act_scale_order=order, platform=platform,
-                         is_bmm=bool(rng.random() < 1 / 6),
-                         skip_weight_relayout=bool(rng.random() < 1 / 6), consumers=consumers)
+                         is_bmm=bool(rng.random() < 1 / 4),
+                         skip_weight_relayout=bool(rng.random() < 1 / 4), consumers=consumers)
     m = int(rng.integers(1, 3)) if rng.random() < 0.5 else int(rng.integers(1, 5))
     v = rng.random()
     data = "exact" if v < 0.625 else "edge0" if v < 0.875 else "nan"
