@@ -186,6 +186,12 @@ def _impl_expression(impl, spec, op):
     return expr + (f", op={op!r}" if op is not None else "")
 
 
+def _is_layer_run(property, impl, layers) -> bool:
+    """A layer property (layer.*) or a LayerAdapter: mxgate.layers runs it."""
+    names = [property] if isinstance(property, str) else list(property)
+    return all(str(p).startswith("layer.") for p in names) or layers.is_layer_impl(impl)
+
+
 def check(property: Union[str, Iterable[str]], impl: Impl, op: Union[str, Op, None] = None,
           cases: int = 100, seed: int = 1, accumulator: Optional[str] = None,
           case: Optional[str] = None, shrink: bool = True,
@@ -199,6 +205,13 @@ def check(property: Union[str, Iterable[str]], impl: Impl, op: Union[str, Op, No
     generator. Returns one CheckResult whatever `property` is (several: its `results` holds one
     per property). Raises InputError (a ValueError) for a malformed adapter, contract, spec or
     option, Unavailable when the adapter cannot run here; never for a failing implementation."""
+    from . import layers  # the layer protocol's properties (docs/layers.md)
+
+    if _is_layer_run(property, impl, layers):
+        if op is not None or accumulator is not None or max_size is not None:
+            raise InputError("op=, accumulator= and max_size= do not apply to layer properties",
+                             verb="property")
+        return layers.check(property, impl, cases=cases, seed=seed, case=case, shrink=shrink)
     target = _spec.load(impl) if isinstance(impl, str) else impl
     adapter, ops = as_adapter(target, op)
     if accumulator is not None:

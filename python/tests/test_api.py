@@ -12,6 +12,7 @@ import pytest
 
 import mxgate
 import mxgate.pytest_plugin
+import mxgate.layers
 import mxgate.strategies
 from mxgate.adapters.numpy import NumpyAdapter
 from mxgate.adapters.numpy_faulty import DropTrailingK
@@ -19,9 +20,10 @@ from mxgate.adapters.numpy_faulty import DropTrailingK
 
 def public_callables():
     """(name, callable) of every public function, and every public method (and __init__) of
-    every public class, of mxgate, mxgate.strategies and mxgate.pytest_plugin."""
+    every public class, of mxgate, mxgate.strategies, mxgate.layers and mxgate.pytest_plugin."""
     out = []
     modules = [(mxgate, mxgate.__all__), (mxgate.strategies, mxgate.strategies.__all__),
+               (mxgate.layers, mxgate.layers.__all__),
                (mxgate.pytest_plugin, [n for n in vars(mxgate.pytest_plugin)
                                        if n.startswith("pytest_") or n == "mxgate_check"])]
     for module, names in modules:
@@ -57,7 +59,8 @@ def test_the_hint_check_sees_the_api():
     names = {n for n, _ in public_callables()}
     for must in ("mxgate.check", "mxgate.check_gemm", "mxgate.Adapter.find", "mxgate.shapes",
                  "mxgate.strategies.cases", "mxgate.pytest_plugin.pytest_addoption",
-                 "mxgate.CheckResult.results", "mxgate.load"):
+                 "mxgate.CheckResult.results", "mxgate.load", "mxgate.layers.LayerAdapter.select",
+                 "mxgate.layers.check"):
         assert must in names, must
 
 

@@ -23,6 +23,7 @@
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/gate_stages.h"
+#include "tools/mxgate/layer_delegate.h"
 #include "tools/mxgate/verbs.h"
 #include "tools/mxgate/watchdog.h"
 
@@ -366,6 +367,7 @@ int cmd_gate(const Argv& argv) {
   const auto start = Clock::now();
   Watchdog watchdog;
   s.backends = resolve_backends(a.get("backend").value_or("auto"), watchdog, timeout);
+  std::vector<std::string> layer_specs;
   if (const auto specs = a.get("impl")) {
     for (std::size_t at = 0; at <= specs->size();) {
       const std::size_t comma = std::min(specs->find(',', at), specs->size());
@@ -373,6 +375,10 @@ int cmd_gate(const Argv& argv) {
       at = comma + 1;
       if (spec.empty()) continue;
       if (spec == "builtin") continue;  // always under test
+      if (is_layer_spec(spec)) {        // a LayerAdapter: its layer properties, run by Python
+        layer_specs.push_back(spec);
+        continue;
+      }
       for (GateImpl& gi : resolve_impl(spec, watchdog, timeout)) {
         const bool seen = std::any_of(s.impls.begin(), s.impls.end(), [&](const GateImpl& o) {
           return o.error.empty() && o.spec == gi.spec;
@@ -393,6 +399,7 @@ int cmd_gate(const Argv& argv) {
   add_host_checks(all, s);
   add_property_checks(all, s);
   add_impl_checks(all, s);
+  add_layer_checks(all, layer_specs, s);
   add_coverage_check(all, s, tally);
   add_regression_checks(all, s);
   add_decision_checks(all, s);
@@ -417,6 +424,7 @@ int cmd_gate(const Argv& argv) {
 
   std::string impl_names = "builtin";
   for (const GateImpl& gi : s.impls) impl_names += "," + (gi.error.empty() ? gi.name : gi.spec);
+  for (const std::string& spec : layer_specs) impl_names += "," + spec;
   std::printf("mxgate gate: %zu checks, seed %llu, backend %s, impl %s, check timeout %s s%s\n",
               selected.size(), static_cast<unsigned long long>(s.opts.seed),
               joined(s.backends, ",").c_str(), impl_names.c_str(), seconds_text(timeout).c_str(),
@@ -432,6 +440,7 @@ int cmd_gate(const Argv& argv) {
   rep.run.start_time = wall_start;
   rep.run.impls = {"builtin"};
   for (const GateImpl& gi : s.impls) rep.run.impls.push_back(gi.error.empty() ? gi.name : gi.spec);
+  for (const std::string& spec : layer_specs) rep.run.impls.push_back(spec);
   bool environment_error = false;
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const GateCheck& c = *selected[i];

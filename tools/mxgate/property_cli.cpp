@@ -1,5 +1,6 @@
 // `mxgate property`, `mxgate zoo`, `mxgate repro`: the property suites from the command line,
 // the proof on the bug zoo, and regression-file replay.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/impl_select.h"
+#include "tools/mxgate/layer_delegate.h"
 #include "tools/mxgate/property_runs.h"
 #include "tools/mxgate/verbs.h"
 
@@ -64,6 +66,34 @@ std::optional<std::string> write_failure_heatmap(const Failure& f, const std::st
   return prefix + ".svg";
 }
 
+namespace {
+
+// layer.* properties, or `all` of a LayerAdapter: run by Python (docs/layers.md §6).
+std::optional<int> maybe_layer_run(const Args& a) {
+  const std::vector<std::string>& names = a.positionals();
+  const bool layer = std::all_of(names.begin(), names.end(), is_layer_property);
+  const std::string spec = a.get("impl").value_or("");
+  if (!layer && !(names.size() == 1 && names[0] == "all" && is_layer_spec(spec))) {
+    return std::nullopt;
+  }
+  if (spec.rfind("py:", 0) != 0 || spec.find(',') != std::string::npos) {
+    throw UsageError(
+        "layer properties need --impl py:MODULE:OBJECT (one mxgate.layers."
+        "LayerAdapter)");
+  }
+  for (const char* o : {"faults", "save", "backend"}) {
+    if (a.get(o)) throw UsageError(std::string("--") + o + " does not go with layer properties");
+  }
+  std::string joined_names;
+  for (const std::string& n : names) joined_names += (joined_names.empty() ? "" : ",") + n;
+  if (joined_names == "all") joined_names = "layer.*";
+  return run_layer_properties(joined_names, spec,
+                              static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62))),
+                              static_cast<int>(a.integer("cases", 100, 1, 1000000)));
+}
+
+}  // namespace
+
 int cmd_property(const Argv& argv) {
   const Args a(argv, {"backend", "seed", "cases", "faults", "save", "impl"}, {"list"});
   if (a.flag("list")) {
@@ -71,6 +101,7 @@ int cmd_property(const Argv& argv) {
     return 0;
   }
   if (a.positionals().empty()) throw UsageError("name a property (or `all`); --list lists them");
+  if (const std::optional<int> rc = maybe_layer_run(a)) return *rc;
   std::vector<const properties::Property*> props;
   bool all = false;
   for (const std::string& name : a.positionals()) {

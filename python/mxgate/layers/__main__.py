@@ -1,0 +1,100 @@
+"""`python -m mxgate.layers`: the layer properties from the shell, for `mxgate property
+layer.* --impl py:MODULE:OBJECT` and `mxgate gate --impl ...`, which run this (docs/layers.md
+§6).
+
+    python -m mxgate.layers property NAME[,NAME...]|layer.* --impl SPEC [--seed S] [--cases N]
+                           [--case TEXT] [--json FILE]
+    python -m mxgate.layers is-layer SPEC        exit 0 when SPEC names a LayerAdapter, else 1
+    python -m mxgate.layers list                 the properties, one a line
+
+Exit codes as `mxgate property`: 0 every property passed, 1 one failed, 2 bad input, 3 the
+adapter is unavailable here."""
+
+import argparse
+import json
+import sys
+from typing import List, Optional
+
+from ..errors import InputError, Unavailable
+from .properties import OPT_IN, PROPERTIES
+from .run import check, is_layer_impl
+
+
+def _json(r) -> dict:
+    loc = r.location
+    return dict(property=r.property, impl=r.impl, passed=r.passed, verdict=r.verdict,
+                cases=r.cases, unsupported=r.unsupported,
+                unsupported_reasons=list(r.unsupported_reasons), kernels=list(r.ops),
+                seed=r.seed, cases_requested=r.cases_requested, counterexample=r.counterexample,
+                failure=r.failure, reproduce=r.reproduce, cli=r.cli,
+                location=None if loc is None else dict(row=loc.row, col=loc.col,
+                                                       expected_bits=loc.expected_bits,
+                                                       actual_bits=loc.actual_bits, ulp=loc.ulp))
+
+
+def _print(r) -> None:
+    """The verdict lines of `mxgate property`."""
+    head = f"{r.property} on {r.impl}, seed {r.seed}, {r.cases_requested} cases ... "
+    if r.passed:
+        print(head + (f"pass ({r.cases} cases, {r.unsupported} unsupported)" if r.cases else
+                      f"unsupported ({r.unsupported} cases: "
+                      f"{r.unsupported_reasons[0] if r.unsupported_reasons else ''})"))
+        return
+    print(head + f"{r.verdict} after {r.cases} cases")
+    print(f"    shrunk case: {r.counterexample}")
+    for i, line in enumerate((r.failure or "").splitlines()):
+        print(("    failure: " if i == 0 else "    ") + line)
+    if r.location is not None:
+        print("    " + r.located())
+    print(f"    reproduce: {r.reproduce}")
+    if r.cli:
+        print(f"    cli: {r.cli}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m mxgate.layers")
+    sub = p.add_subparsers(dest="verb", required=True)
+    prop = sub.add_parser("property")
+    prop.add_argument("names")
+    prop.add_argument("--impl", required=True)
+    prop.add_argument("--seed", type=int, default=1)
+    prop.add_argument("--cases", type=int, default=100)
+    prop.add_argument("--case")
+    prop.add_argument("--json")
+    isl = sub.add_parser("is-layer")
+    isl.add_argument("spec")
+    sub.add_parser("list")
+    a = p.parse_args(argv)
+    if a.verb == "list":
+        for name, fn in PROPERTIES.items():
+            doc = (fn.__doc__ or "").split("\n")[0]
+            print(f"{name:<24} {'(opt-in) ' if name in OPT_IN else ''}{doc}")
+        return 0
+    spec = a.spec if a.verb == "is-layer" else a.impl
+    if spec.startswith("py:"):
+        spec = spec[3:]
+    if a.verb == "is-layer":
+        return 0 if is_layer_impl(spec) else 1
+    try:
+        result = check(a.names, spec, cases=a.cases, seed=a.seed, case=a.case)
+    except Unavailable as e:
+        print(f"mxgate property: --impl {a.impl}: unavailable: {e}", file=sys.stderr)
+        return 3
+    except InputError as e:
+        print(f"mxgate property: {e}", file=sys.stderr)
+        return 2
+    for r in result.results:
+        _print(r)
+    if a.json:
+        text = json.dumps(dict(schema="mxgate-layer-property/1",
+                               results=[_json(r) for r in result.results]), indent=1)
+        if a.json == "-":
+            print(text)
+        else:
+            with open(a.json, "w") as f:
+                f.write(text + "\n")
+    return 0 if result.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""Cases of the layer properties: the drawn config, M, the data seed and regime; the
+checkpoint and activation each case makes; and mxgate's reference for them (docs/layers.md §3).
+
+Data are exact-mode by construction, so that every correct path gives the exact result:
+- weight codes are the E4M3 codes of integers in [-8, 8] (mxgate.encode), weight scales powers
+  of two (e8m0 bytes 127 + e, e in [-2, 1]; fp32 scales (1 + f/8) 2^e), and in the edge
+  regimes the bytes 0x00 / 0x01 (2^-127, 2^-126) or one NaN block (0xFF);
+- every activation element is +-7 2^j: any 1x32 or 1x128 group's amax is 7 2^j, so the scale
+  amax / 448 = 2^(j-6) is a power of two and every E4M3 code is exact, for the MX rule
+  (floor(log2 amax) - 8), the fp32 rule and the power-of-two rules alike: the quantization of
+  the activation is lossless under any grouping (a TP shard's groups included).
+Every fp32 sum of such products is exact, so the checks are mxgate.check_gemm exact mode."""
+
+from dataclasses import dataclass, replace
+from typing import Optional, Tuple
+
+import numpy as np
+
+from .. import reference as ref
+from ..errors import InputError
+from .protocol import LayerConfig, config_from_words, parse_words
+
+DATA = ("exact", "edge0", "nan")
+_CONVENTION = "ocp_mx"
+_BLOCK_CONVENTION = "vllm_group_quant"  # a convention with a 1x128 quantizer (amax / 448)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case: the layer config, M tokens, the data seed and the scale regime."""
+
+    config: LayerConfig
+    m: int = 1
+    seed: int = 0
+    data: str = "exact"
+
+    def text(self) -> str:
+        return f"{self.config.text()} m={self.m} seed={self.seed} data={self.data}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Case":
+        words = parse_words(text)
+        extra = {k: words.pop(k) for k in ("m", "seed", "data") if k in words}
+        config = config_from_words(words)
+        if words:
+            raise InputError(f"case text: unknown key '{sorted(words)[0]}'")
+        try:
+            m, seed = int(extra.get("m", 1)), int(extra.get("seed", 0))
+        except ValueError:
+            raise InputError("case text: m and seed are integers") from None
+        data = extra.get("data", "exact")
+        if m < 1 or m > 4096 or seed < 0:
+            raise InputError(f"case text: m {m} is not in 1..4096 or seed {seed} is negative")
+        if data not in DATA:
+            raise InputError(f"case text: data '{data}' is not one of {', '.join(DATA)}")
+        return cls(config, m, seed, data)
+
+
+def draw(rng: np.random.Generator, catalog) -> Case:
+    """One generated case (docs/layers.md §3.1)."""
+    scheme = "mxfp8" if rng.random() < 0.5 else "fp8_block"
+    platform = ("host", "gfx950", "gfx942", "sm90")[rng.integers(4)]
+    if scheme == "mxfp8":
+        ws = "e8m0" if rng.random() < 7 / 8 else "fp32"
+    else:
+        ws = "e8m0" if rng.random() < 0.5 else "fp32"
+    u = rng.random()
+    if u < 0.25 and catalog:
+        row = catalog[rng.integers(len(catalog))]
+        n, k, tp, parallel = row.n, row.k, row.tp, row.parallel
+        if row.quant.startswith("MXFP8"):
+            scheme, ws = "mxfp8", "e8m0"
+        elif row.quant.startswith("FP8-B128"):
+            scheme, ws = "fp8_block", "e8m0" if "ue8m0" in row.quant else "fp32"
+    else:
+        w = rng.random()
+        n = int(rng.integers(1, 49)) if w < 3 / 8 else 16 * int(rng.integers(1, 17)) \
+            if w < 3 / 4 else 128 * int(rng.integers(1, 3))
+        k = 32 * int(rng.integers(1, 17)) if rng.random() < 0.75 else int(rng.integers(1, 301))
+        tp = (1, 2, 4, 8)[rng.integers(4)]
+        parallel = "column" if rng.random() < 0.5 else "row"
+    order = None
+    if scheme == "fp8_block" and rng.random() < 0.75:
+        order = "row_major" if rng.random() < 0.5 else "col_major"
+    consumers: Tuple[str, ...] = ()
+    if rng.random() < 0.5:
+        consumers = tuple(c for c in ("twin", "direct", "mxfp8") if rng.random() < 0.5)
+    config = LayerConfig(scheme=scheme, n=n, k=k, tp=tp, parallel=parallel, weight_scale=ws,
+                         act_scale_order=order, platform=platform,
+                         is_bmm=bool(rng.random() < 1 / 4),
+                         skip_weight_relayout=bool(rng.random() < 1 / 4), consumers=consumers)
+    m = int(rng.integers(1, 3)) if rng.random() < 0.5 else int(rng.integers(1, 5))
+    v = rng.random()
+    data = "exact" if v < 0.625 else "edge0" if v < 0.875 else "nan"
+    return Case(config, m, int(rng.integers(0, 1 << 30)), data)
+
+
+def catalog_rows(shapes) -> tuple:
+    """The catalog rows the generator draws: FP8 / MXFP8 layers whose unsharded weight is at
+    most 2^21 elements (25 rows, 5 at each TP size of the catalog: 1, 2, 4, 8, 16)."""
+    return tuple(s for s in shapes if s.n * s.k * s.tp <= 1 << 21
+                 and (s.quant.startswith("MXFP8") or s.quant.startswith("FP8-B128")))
+
+
+@dataclass
+class Checkpoint:
+    """A layer's weight as the checkpoint holds it: codes (N, K) uint8 E4M3; scales (mxfp8:
+    (N, ceil(K/32)) uint8 e8m0; fp8_block: (ceil(N/128), ceil(K/128)) uint8 e8m0 or float32)."""
+
+    codes: np.ndarray
+    scales: np.ndarray
+
+
+def _scale_grid(config: LayerConfig) -> Tuple[int, int, int, int]:
+    """(rows, cols, block rows, block cols) of the weight scale grid."""
+    if config.scheme == "mxfp8":
+        return config.n, -(-config.k // 32), 1, 32
+    return -(-config.n // 128), -(-config.k // 128), 128, 128
+
+
+def checkpoint(case: Case, config: Optional[LayerConfig] = None) -> Checkpoint:
+    """The checkpoint of case.config (or of `config`, e.g. the unsharded layer, from the same
+    seed). Scale exponents are constant along a sharded dimension whose per-rank size is off
+    the scale block, so that slicing the scale grid at the shard's blocks is the shard's grid."""
+    config = config or case.config
+    rng = np.random.default_rng([case.seed, 1])
+    ints = rng.integers(-8, 9, size=(config.n, config.k)).astype(np.float64)
+    codes = ref.encode(ints, "e4m3fn", _CONVENTION)
+    rows, cols, br, bc = _scale_grid(config)
+    if case.data == "edge0":
+        e = rng.integers(-127, -125, size=(rows, cols))
+    else:
+        e = rng.integers(-2, 2, size=(rows, cols))
+    if config.weight_scale == "e8m0":
+        scales = (e + 127).astype(np.uint8)
+        if case.data == "nan":
+            scales[rng.integers(rows), rng.integers(cols)] = 0xFF
+    else:
+        frac = rng.integers(0, 8, size=(rows, cols)) if case.data == "exact" else 0
+        scales = ((1 + frac / 8) * np.exp2(e.astype(np.float64))).astype(np.float32)
+    c = case.config  # the per-rank config decides which dimension is sharded
+    if c.tp > 1 and c.parallel == "column" and c.n % br:
+        scales[:] = scales[:1, :]
+    if c.tp > 1 and c.parallel == "row" and c.k % bc:
+        scales[:] = scales[:, :1]
+    return Checkpoint(codes, scales)
+
+
+def shard(full: Checkpoint, config: LayerConfig, rank: int) -> Checkpoint:
+    """Rank `rank`'s slice of the unsharded checkpoint, as a loader narrows weight and scales."""
+    rows, cols, br, bc = _scale_grid(config)
+    if config.parallel == "column":
+        lo = rank * config.n
+        first = min(lo // br, full.scales.shape[0] - rows)  # off-block: the values are equal
+        return Checkpoint(full.codes[lo:lo + config.n].copy(),
+                          full.scales[first:first + rows].copy())
+    lo = rank * config.k
+    first = min(lo // bc, full.scales.shape[1] - cols)
+    return Checkpoint(full.codes[:, lo:lo + config.k].copy(),
+                      full.scales[:, first:first + cols].copy())
+
+
+def activation(case: Case, k: Optional[int] = None) -> np.ndarray:
+    """x (M, K) float32: every element +-7 2^j, j from a per-32-block base (docs above)."""
+    k = k or case.config.k
+    rng = np.random.default_rng([case.seed, 2])
+    blocks = -(-k // 32)
+    base = np.repeat(rng.integers(-2, 3, size=(case.m, blocks)), 32, axis=1)[:, :k]
+    j = base - rng.integers(0, 3, size=(case.m, k))
+    sign = np.where(rng.random((case.m, k)) < 0.5, -1.0, 1.0)
+    return (sign * 7.0 * np.exp2(j)).astype(np.float32)
+
+
+def quantize_activation(config: LayerConfig, x: np.ndarray):
+    """mxgate's reference quantization of x for the layer's scheme: (codes, scales)."""
+    if config.scheme == "mxfp8":
+        return ref.quantize_mx(x, "e4m3fn", _CONVENTION)
+    return ref.quantize_block(x, "e4m3fn", _BLOCK_CONVENTION, scheme="act1x128")
+
+
+def weight_scales_fp32(config: LayerConfig, ck: Checkpoint) -> np.ndarray:
+    """The block weight scales as the reference GEMM takes them (e8m0 decoded by OCP)."""
+    if ck.scales.dtype == np.uint8:
+        return ref.decode(ck.scales, "e8m0", _CONVENTION)
+    return ck.scales
+
+
+def check_output(config: LayerConfig, ck: Checkpoint, x: np.ndarray, y: np.ndarray):
+    """mxgate.check_gemm of y against the exact oracle of (x quantized, the checkpoint)."""
+    a, a_scales = quantize_activation(config, x)
+    if config.scheme == "mxfp8":
+        return ref.check_gemm(a, a_scales, ck.codes, ck.scales, y, scheme="mx", mode="exact")
+    return ref.check_gemm(a, a_scales, ck.codes, weight_scales_fp32(config, ck), y,
+                          scheme="block", mode="exact")
+
+
+def fused_activation(config: LayerConfig, x: np.ndarray, order: str):
+    """(codes, scales in `order`'s memory order) of x's 1x128 quantization by the reference."""
+    codes, scales = ref.quantize_block(x, "e4m3fn", _BLOCK_CONVENTION, scheme="act1x128")
+    scales = np.asfortranarray(scales) if order == "col_major" else np.ascontiguousarray(scales)
+    return codes, scales
+
+
+def preshuffle(codes: np.ndarray) -> np.ndarray:
+    """AITER shuffle_weight(w, (16, 16)) of 1-byte codes, as docs/layouts.md §1 states it:
+    view(N/16, 16, K/32, 2, 16).permute(0, 2, 3, 1, 4) (K/BK x BK/KP packs of KP = 16)."""
+    n, k = codes.shape
+    if n % 16 or k % 32:
+        raise InputError(f"preshuffle: N {n} % 16 or K {k} % 32 is not 0")
+    v = codes.reshape(n // 16, 16, k // 32, 2, 16).transpose(0, 2, 3, 1, 4)
+    return np.ascontiguousarray(v).reshape(n, k)
+
+
+def shrink_candidates(case: Case):
+    """Smaller cases to try, most reduced first (docs/layers.md §3.3)."""
+    c = case.config
+    out = []
+
+    def cfg(**kw):
+        try:
+            out.append(replace(case, config=replace(c, **kw)))
+        except InputError:
+            pass
+
+    if c.tp > 1:
+        for tp in sorted({1, 2, c.tp // 2} - {c.tp}):
+            if tp < c.tp:
+                cfg(tp=tp)
+    for n in sorted({1, 2, 16, 32, 128, c.n // 2, c.n - 16, c.n - 1}):
+        if 1 <= n < c.n:
+            cfg(n=n)
+    for k in sorted({1, 32, 64, 96, 128, 160, 256, c.k // 2, c.k - 32 * (c.k > 32), c.k - 1,
+                     (c.k // 2) // 32 * 32}):
+        if 1 <= k < c.k:
+            cfg(k=k)
+    if case.m > 1:
+        out += [replace(case, m=1), replace(case, m=case.m - 1)]
+    for flag in ("is_bmm", "skip_weight_relayout"):
+        if getattr(c, flag):
+            cfg(**{flag: False})
+    for i in range(len(c.consumers)):
+        cfg(consumers=c.consumers[:i] + c.consumers[i + 1:])
+    if c.act_scale_order is not None:
+        cfg(act_scale_order=None)
+    if c.platform != "host":
+        cfg(platform="host")
+    if case.data != "exact":
+        out.append(replace(case, data="exact"))
+    if c.tp == 1 and c.parallel != "column":
+        cfg(parallel="column")
+    for s in (0, 1, 2):
+        if s < case.seed:
+            out.append(replace(case, seed=s))
+    return out

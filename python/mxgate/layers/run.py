@@ -1,0 +1,172 @@
+"""Running the layer properties: generation from the seed, the greedy shrinker over the config,
+and the CheckResult mxgate.check returns (docs/layers.md §3)."""
+
+import importlib
+import sys
+import time
+import zlib
+from typing import Any, Iterable, List, Optional, Tuple, Union
+
+import numpy as np
+
+from .. import catalog
+from .. import spec as _spec
+from ..errors import AdapterError, InputError
+from ..result import CheckResult
+from . import data as D
+from .properties import OPT_IN, PROPERTIES, Outcome, run_case
+from .protocol import LayerAdapter
+
+_CATALOG: Optional[tuple] = None
+MAX_SHRINK_STEPS = 400
+MAX_SHRINK_SECONDS = 30.0
+
+
+def _catalog() -> tuple:
+    global _CATALOG
+    if _CATALOG is None:
+        _CATALOG = D.catalog_rows(catalog.shapes())
+    return _CATALOG
+
+
+def resolve(impl: Any) -> Tuple[LayerAdapter, Optional[str]]:
+    """(adapter, MODULE:OBJECT or None) of a LayerAdapter, its class or a spec string."""
+    spec = None
+    if isinstance(impl, str):
+        module, name = _spec.parse(impl)
+        obj = getattr(importlib.import_module(module), name, None)
+        if obj is None:
+            raise AdapterError(f"module {module} has no attribute '{name}'")
+        spec, impl = f"{module}:{name}", obj
+    if isinstance(impl, type) and issubclass(impl, LayerAdapter):
+        impl = impl()
+    if not isinstance(impl, LayerAdapter):
+        raise AdapterError(f"{type(impl).__name__} is not an mxgate.layers.LayerAdapter")
+    if spec is None:
+        spec = _find_spec(impl)
+    impl.check_available()
+    return impl, spec
+
+
+def _find_spec(adapter: LayerAdapter) -> Optional[str]:
+    cls = type(adapter)
+    mod = sys.modules.get(cls.__module__)
+    if mod is None or cls.__module__ == "__main__":
+        return None
+    for name, value in vars(mod).items():
+        if value is adapter:
+            return f"{cls.__module__}:{name}"
+    if getattr(mod, cls.__name__, None) is cls:
+        return f"{cls.__module__}:{cls.__name__}"
+    return None
+
+
+def is_layer_impl(impl: Any) -> bool:
+    """Whether impl is a LayerAdapter (instance, class, or a spec naming one)."""
+    if isinstance(impl, str):
+        try:
+            module, name = _spec.parse(impl)
+            impl = getattr(importlib.import_module(module), name, None)
+        except Exception:
+            return False
+    return isinstance(impl, LayerAdapter) or (isinstance(impl, type)
+                                              and issubclass(impl, LayerAdapter))
+
+
+def property_names(property: Union[str, Iterable[str]], adapter: LayerAdapter) -> List[str]:
+    """layer.NAME, layer.* / all (every property; layer.decisions only when the adapter
+    claims vLLM's rules), or a list of names."""
+    if isinstance(property, str) and property in ("layer.*", "all"):
+        return [p for p in PROPERTIES if p not in OPT_IN or adapter.claims_vllm_rules]
+    names = [property] if isinstance(property, str) else list(property)
+    if isinstance(property, str) and "," in property:
+        names = property.split(",")
+    for p in names:
+        if p not in PROPERTIES:
+            raise InputError(f"unknown layer property '{p}' (layer.*: "
+                             f"{', '.join(PROPERTIES)})", verb="property")
+    return names
+
+
+def _shrink(name: str, adapter: LayerAdapter, case: D.Case, outcome: Outcome):
+    """Greedy: the first smaller case that still fails replaces the case, until none does (or
+    MAX_SHRINK_STEPS runs / MAX_SHRINK_SECONDS have passed)."""
+    steps, start = 0, time.monotonic()
+    improved = True
+    while improved:
+        improved = False
+        for cand in D.shrink_candidates(case):
+            if steps >= MAX_SHRINK_STEPS or time.monotonic() - start > MAX_SHRINK_SECONDS:
+                return case, outcome
+            steps += 1
+            o = run_case(name, adapter, cand)
+            if o.status in ("fail", "error"):
+                case, outcome, improved = cand, o, True
+                break
+    return case, outcome
+
+
+def _expression(adapter: LayerAdapter, spec: Optional[str]) -> str:
+    if spec is None:
+        return "<your adapter>"
+    mod, name = spec.split(":")
+    obj = getattr(sys.modules.get(mod), name, None)
+    return f"{mod}.{name}" + ("()" if obj is type(adapter) else "")
+
+
+def check_one(name: str, adapter: LayerAdapter, spec: Optional[str], cases: int, seed: int,
+              case: Optional[str], shrink: bool) -> CheckResult:
+    if name not in PROPERTIES:
+        raise InputError(f"unknown layer property '{name}'", verb="property")
+    if cases < 1 or seed < 0:
+        raise InputError(f"cases {cases} must be >= 1 and seed {seed} >= 0", verb="property")
+    fixed = D.Case.parse(case) if case is not None else None
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+    run = unsupported = 0
+    reasons: List[str] = []
+    kernels: List[str] = []
+    failing = None
+    for _ in range(1 if fixed else cases):
+        c = fixed or D.draw(rng, _catalog())
+        o = run_case(name, adapter, c)
+        if o.status == "unsupported":
+            unsupported += 1
+            if o.message not in reasons and len(reasons) < 5:
+                reasons.append(o.message)
+            continue
+        run += 1
+        kernels += [k for k in o.kernels if k not in kernels]
+        if o.status != "pass":
+            failing = (c, o)
+            break
+    base = dict(property=name, impl=adapter.name, cases=run, unsupported=unsupported,
+                unsupported_reasons=tuple(reasons), ops=tuple(kernels), seed=seed,
+                cases_requested=cases)
+    if failing is None:
+        return CheckResult(passed=True, **base)
+    c, o = failing
+    if shrink and fixed is None:
+        c, o = _shrink(name, adapter, c, o)
+    text = c.text()
+    cli = None
+    if spec is not None:
+        cli = f"mxgate property {name} --impl py:{spec} --seed {seed} --cases {cases}"
+    return CheckResult(passed=False, counterexample=text, kind=o.status, failure=o.message,
+                       location=o.location,
+                       reproduce=f"mxgate.check({name!r}, impl={_expression(adapter, spec)}, "
+                                 f"case={text!r})", cli=cli, **base)
+
+
+def check(property: Union[str, Iterable[str]], impl: Any, cases: int = 100, seed: int = 1,
+          case: Optional[str] = None, shrink: bool = True) -> CheckResult:
+    """mxgate.check for layer properties: impl a LayerAdapter (instance, class or spec)."""
+    adapter, spec = resolve(impl)
+    names = property_names(property, adapter)
+    if len(names) == 1 and (isinstance(property, str) and property not in ("layer.*", "all")):
+        return check_one(names[0], adapter, spec, cases, seed, case, shrink)
+    if case is not None:
+        raise InputError("case= replays one property's case: name one property",
+                         verb="property")
+    parts = [check_one(p, adapter, spec, cases, seed, None, shrink) for p in names]
+    label = property if isinstance(property, str) else ",".join(names)
+    return CheckResult.of_several(label, adapter.name, seed, cases, parts)

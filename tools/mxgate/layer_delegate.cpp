@@ -1,0 +1,135 @@
+// `python -m mxgate.layers` from the CLI: the interpreter and environment as the Python worker
+// gets them (MXGATE_PYTHON, default python3; this tree's python/ appended to PYTHONPATH; this
+// build's libmxgate.so as MXGATE_LIBRARY and this program as MXGATE_CLI unless set).
+#include "tools/mxgate/layer_delegate.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mxgate::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void set_environment() {
+  const char* path = std::getenv("PYTHONPATH");
+  std::string pythonpath = path != nullptr ? path : "";
+  const std::string pkg = std::string(MXGATE_SOURCE_DIR) + "/python";
+  if (pythonpath.find(pkg) == std::string::npos) {
+    pythonpath += (pythonpath.empty() ? "" : ":") + pkg;
+    setenv("PYTHONPATH", pythonpath.c_str(), 1);
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return;
+  const fs::path lib = exe.parent_path() / "../../capi/libmxgate.so";
+  const char* have = std::getenv("MXGATE_LIBRARY");
+  if ((have == nullptr || *have == '\0') && fs::is_regular_file(lib, ec)) {
+    setenv("MXGATE_LIBRARY", fs::weakly_canonical(lib, ec).c_str(), 1);
+  }
+  setenv("MXGATE_CLI", exe.c_str(), 0);
+}
+
+// Runs the interpreter with `-m mxgate.layers ARGS`; its output is captured into *out when out
+// is given (else it goes to ours). Returns its exit status (127: it could not run).
+int run_python(const std::vector<std::string>& args, std::string* out) {
+  set_environment();
+  const char* env = std::getenv("MXGATE_PYTHON");
+  const std::string python = env != nullptr && *env != '\0' ? env : "python3";
+  std::vector<std::string> all = {python, "-m", "mxgate.layers"};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : all) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  int fds[2] = {-1, -1};
+  if (out != nullptr && pipe(fds) != 0) return 127;
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid < 0) return 127;
+  if (pid == 0) {
+    if (out != nullptr) {
+      dup2(fds[1], 1);
+      dup2(fds[1], 2);
+      close(fds[0]);
+      close(fds[1]);
+    }
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  if (out != nullptr) {
+    close(fds[1]);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0) out->append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The first line of `text` that starts with `prefix` (after indentation), without it.
+std::string line_after(const std::string& text, const std::string& prefix) {
+  const std::size_t at = text.find(prefix);
+  if (at == std::string::npos) return "";
+  const std::size_t end = text.find('\n', at);
+  return text.substr(at + prefix.size(), end == std::string::npos ? end : end - at - prefix.size());
+}
+
+}  // namespace
+
+bool is_layer_property(const std::string& name) { return name.rfind("layer.", 0) == 0; }
+
+bool is_layer_spec(const std::string& spec) {
+  if (spec.rfind("py:", 0) != 0) return false;
+  std::string ignored;
+  return run_python({"is-layer", spec}, &ignored) == 0;
+}
+
+int run_layer_properties(const std::string& names, const std::string& spec, uint64_t seed,
+                         int cases) {
+  return run_python({"property", names, "--impl", spec, "--seed", std::to_string(seed), "--cases",
+                     std::to_string(cases)},
+                    nullptr);
+}
+
+void add_layer_checks(std::vector<GateCheck>& checks, const std::vector<std::string>& specs,
+                      const GateSettings& s) {
+  for (const std::string& spec : specs) {
+    GateCheck g;
+    g.name = "layer.*[" + spec + "]";
+    g.backend = "host";
+    g.impl = spec;
+    g.where = GateCheck::Where::kParent;
+    g.run = [spec, seed = s.opts.seed, cases = s.opts.cases ? s.opts.cases : 100] {
+      std::string out;
+      const int rc = run_python({"property", "layer.*", "--impl", spec, "--seed",
+                                 std::to_string(seed), "--cases", std::to_string(cases)},
+                                &out);
+      CheckRun r;
+      if (rc == 0) {
+        r.report.detail = "every layer property passed";
+      } else if (rc == 1) {
+        r.report.result = report::CheckOutcome::kFail;
+        r.report.detail = line_after(out, "failure: ");
+        r.report.counterexample = line_after(out, "shrunk case: ");
+        r.report.repro = line_after(out, "cli: ");
+      } else {
+        r = error_run("python -m mxgate.layers exited " + std::to_string(rc) + ": " +
+                      out.substr(out.size() > 300 ? out.size() - 300 : 0));
+        r.environment_error = rc == 3;
+      }
+      return r;
+    };
+    checks.push_back(std::move(g));
+  }
+}
+
+}  // namespace mxgate::cli

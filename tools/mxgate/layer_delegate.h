@@ -1,0 +1,29 @@
+// The layer properties (layer.*) of a Python LayerAdapter run in Python: `mxgate property
+// layer.* --impl py:MODULE:OBJECT` and `mxgate gate --impl ...` delegate to
+// `MXGATE_PYTHON -m mxgate.layers` (docs/layers.md §6).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/mxgate/gate_stages.h"
+
+namespace mxgate::cli {
+
+// Whether a property name is a layer property ("layer." prefix, "layer.*").
+bool is_layer_property(const std::string& name);
+
+// Whether SPEC (py:MODULE:OBJECT) names an mxgate.layers.LayerAdapter.
+bool is_layer_spec(const std::string& spec);
+
+// Runs the layer properties NAMES (comma-separated) on SPEC in Python, its verdict lines on
+// stdout; returns its exit code (0 pass, 1 a property failed, 2 bad input, 3 unavailable).
+int run_layer_properties(const std::string& names, const std::string& spec, uint64_t seed,
+                         int cases);
+
+// One gate check per layer adapter: layer.*[SPEC], the Python run's verdict.
+void add_layer_checks(std::vector<GateCheck>& checks, const std::vector<std::string>& specs,
+                      const GateSettings& s);
+
+}  // namespace mxgate::cli
