@@ -5,7 +5,7 @@ wraps; using an adapter whose library is absent raises mxgate.Unavailable naming
     numpy          numpy matmul of dequantized operands (gemm_mx, gemm_block, gemm_bf16), the e8m0
                    upcast and MX dequantization, written from the format specifications
     numpy_faulty   the same with one planted fault each (the proof that the properties catch them)
-    ml_dtypes      numpy casts to ml_dtypes' float8 / e8m0 / float4 / float6 types
+    ml_dtypes      numpy casts to ml_dtypes' float8 / e8m0 types (its float4 / float6 types: no op yet)
     torch          torch casts on CPU and CUDA; torch._scaled_mm per-tensor, rowwise, 1x128 x 128x128
     triton         casts in a Triton kernel; tl.dot_scaled with MX operands
     triton_dot     Triton FP8 tl.dot GEMM with per-tensor scales, one op per tile configuration

@@ -3,8 +3,9 @@
 Claims convention ml_dtypes (docs/conventions.md §2.8: ml_dtypes 0.6.0 ConvertImpl without
 saturation; E8M0 nearest, 0 and negatives NaN; decode OCP). Ops: `cast` (fp32 -> e4m3fn, e5m2,
 e4m3fnuz, e5m2fnuz, and e8m0 where the installed ml_dtypes has float8_e8m0fnu) and
-`upcast_e8m0`. Its float4_e2m1fn / float6_* types have no cast op here: the op ABI has no FP4 /
-FP6 dtype yet (include/mxgate/plugin.h, "FP4 packing is a later ABI extension").
+`upcast_e8m0`. Its float4_e2m1fn / float6_* types have no cast op here yet: the C ABI has the
+E2M1 / E2M3 / E3M2 dtypes (include/mxgate/plugin.h), the Python adapter model does not declare
+them yet.
 docs/python.md §11.3.
 """
 
