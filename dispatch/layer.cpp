@@ -30,7 +30,8 @@ Activation make_activation(std::span<const float> values, std::size_t m, std::si
   Activation x;
   x.m = m;
   x.k = k;
-  for (float v : values) x.bf16.push_back(bf16_of(v));
+  x.bf16.resize(values.size());  // one allocation (the fuzzer builds one per input)
+  for (std::size_t i = 0; i < values.size(); ++i) x.bf16[i] = bf16_of(values[i]);
   return x;
 }
 
