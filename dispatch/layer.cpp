@@ -1,6 +1,7 @@
 #include "dispatch/layer.h"
 
 #include <cstring>
+#include <utility>
 
 #include "dispatch/faults.h"
 #include "dispatch/registry.h"
@@ -30,7 +31,8 @@ Activation make_activation(std::span<const float> values, std::size_t m, std::si
   Activation x;
   x.m = m;
   x.k = k;
-  for (float v : values) x.bf16.push_back(bf16_of(v));
+  x.bf16.resize(values.size());  // one allocation (the fuzzer builds one per input)
+  for (std::size_t i = 0; i < values.size(); ++i) x.bf16[i] = bf16_of(values[i]);
   return x;
 }
 
@@ -64,19 +66,18 @@ QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
   QuantizedWeight q;
   switch (c.scheme) {
     case Scheme::kMxfp8: {
-      const MxQuantized m = quantize_mx(w, c.n, c.k, Format::kE4M3FN,
-                                        require_mx_policy(require_convention("ocp_mx")));
-      q.data = m.data;
-      q.scales = m.scales;
+      MxQuantized m = quantize_mx(w, c.n, c.k, Format::kE4M3FN,
+                                  require_mx_policy(require_convention("ocp_mx")));
+      q.data = std::move(m.data);
+      q.scales = std::move(m.scales);
       break;
     }
     case Scheme::kFp8Block: {
       const bool e8m0 = c.weight_scale == WeightScaleDtype::kE8m0;
       const BlockPolicy policy =
           require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, e8m0);
-      const BlockQuantized b =
-          quantize_block(w, c.n, c.k, kBlockK, kBlockK, Format::kE4M3FN, policy);
-      q.data = b.data;
+      BlockQuantized b = quantize_block(w, c.n, c.k, kBlockK, kBlockK, Format::kE4M3FN, policy);
+      q.data = std::move(b.data);
       for (float s : b.scales) {
         const uint32_t bits = bits_of(s);
         if (e8m0) {

@@ -21,15 +21,15 @@ using gpu::kNoBuffer;
 
 void check_apply_input(const LayerState& layer, const Activation& x,
                        std::string_view linear_kernel) {
-  const std::string who(linear_kernel);
-  if (!layer.weights_loaded) throw DispatchError(who + ": apply before the weights were loaded");
-  if (x.m == 0) throw DispatchError(who + ": activation has M = 0");
+  const auto who = [linear_kernel] { return std::string(linear_kernel); };  // on an error only
+  if (!layer.weights_loaded) throw DispatchError(who() + ": apply before the weights were loaded");
+  if (x.m == 0) throw DispatchError(who() + ": activation has M = 0");
   if (x.k != layer.config.k) {
-    throw DispatchError(who + ": activation K = " + std::to_string(x.k) +
+    throw DispatchError(who() + ": activation K = " + std::to_string(x.k) +
                         " but the layer's K = " + std::to_string(layer.config.k));
   }
   if (x.bf16.size() != x.m * x.k) {
-    throw DispatchError(who + ": activation holds " + std::to_string(x.bf16.size()) +
+    throw DispatchError(who() + ": activation holds " + std::to_string(x.bf16.size()) +
                         " values, expected M*K = " + std::to_string(x.m * x.k));
   }
 }

@@ -122,20 +122,33 @@ MXGATE_HARNESS uint64_t next(uint64_t& state) {
 // The data of one seed: weight values first (up to kMaxN x kMaxK), then the activation's (up to
 // kMaxM x kMaxK); a layer takes a prefix of each. block: uniform in [-3, 3); otherwise integers
 // in [-8, 8], where every correct MXFP8 / bf16 path equals exact_gemm. Made once per (seed,
-// kind) and kept: most inputs cost no generation at all.
-MXGATE_HARNESS const std::vector<float>& seed_values(unsigned seed, bool block) {
-  static std::vector<float> table[2][256];
-  std::vector<float>& v = table[block][seed];
-  if (v.empty()) {
-    v.resize(kMaxN * kMaxK + kMaxM * kMaxK);
+// kind) and kept: most inputs cost no generation at all. The tables live in static storage: an
+// input that filled one with malloc would look like a leak to libFuzzer, which then runs it
+// again under LeakSanitizer (a stop-the-world scan, once per table).
+constexpr std::size_t kSeedValues = kMaxN * kMaxK + kMaxM * kMaxK;
+MXGATE_HARNESS std::span<const float> seed_values(unsigned seed, bool block) {
+  static float table[2][256][kSeedValues];
+  static bool made[2][256];
+  float* v = table[block][seed];
+  if (!made[block][seed]) {
     uint64_t rng = seed;
-    for (float& x : v) {
+    for (std::size_t i = 0; i < kSeedValues; ++i) {
       const uint64_t r = next(rng);
-      x = block ? static_cast<float>(r >> 40) * 0x1p-24f * 6.0f - 3.0f
-                : static_cast<float>(static_cast<int>(r % 17) - 8);
+      v[i] = block ? static_cast<float>(r >> 40) * 0x1p-24f * 6.0f - 3.0f
+                   : static_cast<float>(static_cast<int>(r % 17) - 8);
     }
+    made[block][seed] = true;
   }
-  return v;
+  return {v, kSeedValues};
+}
+
+// Wide N: the seed's rows (`weight`, kMaxN x K at most), repeated to N x K in one buffer
+// allocated once.
+MXGATE_HARNESS std::span<const float> wide_weight(std::span<const float> weight, std::size_t n,
+                                                  std::size_t k) {
+  static std::vector<float> wide(kWideN[std::size(kWideN) - 1] * kWideMaxK);
+  for (std::size_t i = 0; i < n * k; ++i) wide[i] = weight[i % weight.size()];
+  return {wide.data(), n * k};
 }
 
 // Reference results by their exact inputs. The reference (exact_gemm / ordered_gemm on top of the
@@ -148,10 +161,7 @@ class ReferenceCache {
  public:
   MXGATE_HARNESS GemmOutput get(const LinearConfig& c, const QuantizedWeight& w,
                                 const Activation& x) {
-    if (arena_.empty()) {
-      arena_.resize(kArenaBytes);
-      slots_.resize(kSlots);
-    }
+    if (slots_.empty()) slots_.resize(kSlots);
     key_.clear();
     const uint64_t shape[] = {static_cast<uint64_t>(c.scheme),
                               static_cast<uint64_t>(c.weight_scale),
@@ -213,7 +223,10 @@ class ReferenceCache {
     for (; i < bytes.size(); ++i) h = (h ^ bytes[i]) * 0x100000001B3ull;
     return h;
   }
-  std::vector<uint8_t> arena_, key_;  // key_: scratch, reused
+  // Static storage: its pages are touched as entries fill it (a vector would zero 64 MB under
+  // ASan at the first apply).
+  static inline uint8_t arena_[kArenaBytes];
+  std::vector<uint8_t> key_;  // scratch, reused
   std::vector<Slot> slots_;
   std::size_t used_ = 0, entries_ = 0;
 };
@@ -286,14 +299,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool block = c.scheme == Scheme::kFp8Block;
   const bool per_step_linear_kernel = layer->linear_kernel().name() == "EmulationMxfp8" &&
                                       layer->linear_kernel().planned_load(c).empty();
-  const std::vector<float>& data_values = seed_values(seed, block);
-  std::span<const float> weight(data_values.data(), std::min(c.n, kMaxN) * c.k);
-  if (c.n > kMaxN) {  // wide N: the seed's rows, repeated (allocated once)
-    static std::vector<float> wide(kWideN[std::size(kWideN) - 1] * kWideMaxK);
-    for (std::size_t i = 0; i < c.n * c.k; ++i) wide[i] = weight[i % weight.size()];
-    weight = std::span<const float>(wide.data(), c.n * c.k);
-  }
-  Activation x = make_activation(std::span(data_values).subspan(kMaxN * kMaxK, m * c.k), m, c.k);
+  const std::span<const float> data_values = seed_values(seed, block);
+  std::span<const float> weight = data_values.first(std::min(c.n, kMaxN) * c.k);
+  if (c.n > kMaxN) weight = wide_weight(weight, c.n, c.k);
+  Activation x = make_activation(data_values.subspan(kMaxN * kMaxK, m * c.k), m, c.k);
   static ReferenceCache reference_cache;
   std::optional<QuantizedWeight> w;
   std::optional<GemmOutput> want;  // the reference of w and x, once an apply needs it

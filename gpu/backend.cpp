@@ -208,22 +208,23 @@ std::vector<GuardDamage> Backend::check_guards() {
 }
 
 void Backend::run(const Launch& launch) {
-  const std::string kname(kernel_name(launch.kernel));
-  const std::string where = std::string(name()) + " kernel " + kname;
-  if (!supports(launch.kernel)) throw GpuError(where + ": not implemented by this backend");
+  const std::string_view kname = kernel_name(launch.kernel);
+  // Built only for an error: a launch that succeeds formats nothing.
+  const auto where = [&] { return std::string(name()) + " kernel " + std::string(kname); };
+  if (!supports(launch.kernel)) throw GpuError(where() + ": not implemented by this backend");
   std::vector<OutputSpec> outputs;
   try {
     outputs = launch_outputs(launch);
   } catch (const std::exception& e) {
-    throw GpuError(where + ": " + e.what());
+    throw GpuError(where() + ": " + e.what());
   }
   for (const OutputSpec& o : outputs) {
     if (o.buffer == kNoBuffer || buffers_.count(o.buffer) == 0) {
-      throw GpuError(where + ": output '" + std::string(o.role) + "' is not an allocated buffer");
+      throw GpuError(where() + ": output '" + std::string(o.role) + "' is not an allocated buffer");
     }
     const Allocation& a = find(o.buffer);
     if (a.bytes < o.bytes) {
-      throw GpuError(where + ": output '" + std::string(o.role) + "' buffer '" + a.label +
+      throw GpuError(where() + ": output '" + std::string(o.role) + "' buffer '" + a.label +
                      "' has " + std::to_string(a.bytes) + " bytes, the kernel writes " +
                      std::to_string(o.bytes));
     }
@@ -237,11 +238,11 @@ void Backend::run(const Launch& launch) {
     launch_kernel(launch);
     device_sync();
   } catch (const GpuError& e) {
-    throw GpuError(where + ": " + e.what());
+    throw GpuError(where() + ": " + e.what());
   }
   const std::vector<GuardDamage> damage = check_guards();
   if (!damage.empty()) {
-    std::string msg = where + ": " + std::to_string(damage.size()) +
+    std::string msg = where() + ": " + std::to_string(damage.size()) +
                       " guard byte(s) damaged; first: " + damage.front().describe();
     throw GpuError(msg);
   }

@@ -64,13 +64,19 @@ BlockQuantized quantize_block(std::span<const float> x, std::size_t rows, std::s
     for (std::size_t bc = 0; bc < q.scale_cols(); ++bc) {
       float amax = 0.0f;
       bool saw_nan = false;
+      const auto see = [&](float v) {
+        if (std::isnan(v)) saw_nan = true;
+        amax = nan_ignoring_max(amax, std::fabs(v));
+      };
       // The block as the source sees it: padding counts in amax (zero padding never changes it).
-      for (std::size_t r = br * block_rows; r < (br + 1) * block_rows; ++r) {
-        for (std::size_t c = bc * block_cols; c < (bc + 1) * block_cols; ++c) {
-          const float v = (r < rows && c < cols) ? x[r * cols + c] : policy.pad_value;
-          if (std::isnan(v)) saw_nan = true;
-          amax = nan_ignoring_max(amax, std::fabs(v));
-        }
+      // The max ignores order and repeats, so the padding, all pad_value, is seen once.
+      const std::size_t r_end = std::min(rows, (br + 1) * block_rows);
+      const std::size_t c_end = std::min(cols, (bc + 1) * block_cols);
+      for (std::size_t r = br * block_rows; r < r_end; ++r) {
+        for (std::size_t c = bc * block_cols; c < c_end; ++c) see(x[r * cols + c]);
+      }
+      if (r_end - br * block_rows < block_rows || c_end - bc * block_cols < block_cols) {
+        see(policy.pad_value);
       }
       amax = (saw_nan && policy.amax_nan == AmaxNan::kPropagate)
                  ? std::numeric_limits<float>::quiet_NaN()
