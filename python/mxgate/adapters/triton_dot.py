@@ -15,7 +15,7 @@ mma.sync. The NVIDIA backend sets max_num_imprecise_acc_default = 2**30 on sm_90
 a separate partial only when max_num_imprecise_acc <= the dot's K (WarpGroupDotOp::
 needsPartialAccumulator), so an FP8 wgmma dot never promotes its tensor-core partial to fp32
 registers: the loop-carried acc is the wgmma's C, and all of K accumulates in the tensor core.
-Measured on the H200 (Triton 3.6, issue 23): 2^16 at k = 0 and 4 at k = 31, 100, 900 (K = 1024)
+Measured on the H200 (Triton 3.6): 2^16 at k = 0 and 4 at k = 31, 100, 900 (K = 1024)
 and 4000 (K = 4096) give 65536 with 64x64 and 128x128 tiles, 65540 with 16x16 tiles.
 A dot given max_num_imprecise_acc = 128 with BK = 128 adds a fresh wgmma partial to the fp32 acc
 every 128 k, at multiples of 128 (cuBLASLt's promotion; not yet measured here).
@@ -48,7 +48,7 @@ class Tile(NamedTuple):
 # bound checks of those ops as contract errors naming the unknown model, never a wrong verdict.
 TILES: Tuple[Tile, ...] = (
     Tile("dot_fp8_16x16", 16, 16, 32, 4, None, "fp32_rn",
-         "mma.sync (M < 64); exact on the issue-23 probe, fp32_rn pending the full probe"),
+         "mma.sync (M < 64); exact on the 2^16 + 4 probe, fp32_rn pending the full probe"),
     Tile("dot_fp8_64x64", 64, 64, 64, 4, None, "sm90_fp8_mma_nopromo",
          "wgmma, never promoted (max_num_imprecise_acc_default = 2**30 on sm_90; measured)"),
     Tile("dot_fp8_128x128", 128, 128, 128, 8, None, "sm90_fp8_mma_nopromo",
