@@ -120,7 +120,7 @@ bool declared_in(const std::string& folder, const std::string& name) {
   const fs::path dir = kRoot / folder;
   if (!fs::exists(dir)) return false;
   const bool type = std::isupper(static_cast<unsigned char>(name[0]));
-  const std::regex decl(type ? "(struct|class|enum|enum class|using)\\s+" + name + "\\b"
+  const std::regex decl(type ? "(struct|class|enum|enum class|using)\\s+(\\w+::)*" + name + "\\b"
                              : "\\b" + name + "\\s*(\\(|=|\\{|;)");
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     const std::string ext = e.path().extension().string();
