@@ -41,27 +41,28 @@ AccumulatorModel fp32_rn() {
 }
 
 // The Hopper FP8 tensor-core row. Every number's source is in docs/accumulators.md §4: the H200
-// measurement (docs/nvidia.md §4.1) confirmed chunk_k, precision_bits, rounding and the fp32 RN
-// sum across chunks; group_size and normalize_group_sum are from published sources.
+// measurements (docs/nvidia.md §4.1, docs/accumulators.md §4.4) confirmed chunk_k, precision_bits,
+// rounding, group_size, normalize_group_sum and the fp32 RN sum across chunks.
 AccumulatorModel sm90_fp8_mma() {
   AccumulatorModel m;
   m.name = "sm90_fp8_mma";
   m.description =
       "Hopper FP8 tensor core: 32 products at a time aligned to the largest term, 14 bits kept "
-      "by truncation; partial promoted to fp32 RN every 128 k";
+      "by truncation, each group's sum renormalised; partial promoted to fp32 RN every 128 k";
   m.source =
       "H200 cuBLASLt, measured (docs/nvidia.md §4.1: 14 bits, truncation per product, promotion "
       "every 128 k at multiples of 128, fp32 RN across chunks); DeepSeek-V3 arXiv:2412.19437 "
       "§3.3.2 (~14 bits, 128 k); github.com/huweim/emulation_sys (H100 wgmma FP8: 13-bit "
       "mantissa, RZ); PTX wgmma m64nNk32 (32 k per instruction); Fasi et al. PeerJ CS 7:e330 "
-      "(alignment, truncation, no normalisation) (docs/accumulators.md §4)";
-  m.status = "measured on H200 (cuBLASLt; precision, rounding, chunk_k)";
+      "(alignment, truncation); H200 probe (cuBLASLt and Triton wgmma tiles: groups of 32, each "
+      "group's sum renormalised; docs/accumulators.md §4.4) (docs/accumulators.md §4)";
+  m.status = "measured on H200 (cuBLASLt; precision, rounding, chunk_k, group, normalisation)";
   m.kind = AccumulatorKind::kAlignedChunks;
   m.chunks.chunk_k = 128;
   m.chunks.group_size = 32;
   m.chunks.precision_bits = 14;
   m.chunks.rounding = AlignRounding::kTruncate;
-  m.chunks.normalize_group_sum = false;
+  m.chunks.normalize_group_sum = true;  // measured on the H200 (docs/accumulators.md §4.4)
   m.chunks.partial_roundings = 2;
   return m;
 }

@@ -84,9 +84,10 @@ TEST(AccumulatorRegistry, RowsHoldTheDocumentedParameters) {
   EXPECT_EQ(s.chunks.group_size, 32u);     // wgmma k = 32 for 8-bit inputs (§4)
   EXPECT_EQ(s.chunks.precision_bits, 14);  // measured on the H200 (docs/nvidia.md §4.1)
   EXPECT_EQ(s.chunks.rounding, AlignRounding::kTruncate);  // measured (docs/nvidia.md §4.1)
-  EXPECT_FALSE(s.chunks.normalize_group_sum);
+  EXPECT_TRUE(s.chunks.normalize_group_sum);  // measured on the H200 (docs/accumulators.md §4.4)
   EXPECT_EQ(s.chunks.partial_roundings, 2);
-  EXPECT_EQ(s.status, "measured on H200 (cuBLASLt; precision, rounding, chunk_k)");
+  EXPECT_EQ(s.status,
+            "measured on H200 (cuBLASLt; precision, rounding, chunk_k, group, normalisation)");
 }
 
 // Guards against the published rows drifting from their sources (docs/accumulators.md §4.1-4.3)
@@ -274,17 +275,21 @@ TEST(AccumulatorSimulation, GroupAlignsToTheLargestTerm) {
 // them when it renormalises; and against a later group that does not re-align the partial.
 TEST(AccumulatorSimulation, CarryBitsAndRealignment) {
   AlignedChunkParams p = sm90().chunks;
+  p.normalize_group_sum = false;             // Fasi et al.'s adder keeps the carry bits
   double terms[] = {65536.0, 65536.0, 8.0};  // exact sum 2^17 + 2^3: 15 significant bits
   EXPECT_EQ(aligned_group_sum(0.0f, terms, 3, p), 131080.0f);
   // The next group (zero products) aligns the partial to its own 14 bits: unit 2^4, 2^3 lost.
   double zeros[] = {0.0, 0.0};
   EXPECT_EQ(aligned_group_sum(131080.0f, zeros, 2, p), 131072.0f);
-  p.normalize_group_sum = true;  // rounded to 14 bits of 2^17 at once
+  p.normalize_group_sum = true;  // rounded to 14 bits of 2^17 at once (measured on the H200)
   EXPECT_EQ(aligned_group_sum(0.0f, terms, 3, p), 131072.0f);
   // In a whole GEMM, with the triple in the last group of the chunk (k = 96..98) the carry
-  // survives promotion; in the first group (k = 0..2) the three later groups truncate it.
-  EXPECT_EQ(simulate_terms({{96, 65536.0}, {97, 65536.0}, {98, 8.0}}, 128, sm90()), 131080.0f);
-  EXPECT_EQ(simulate_terms({{0, 65536.0}, {1, 65536.0}, {2, 8.0}}, 128, sm90()), 131072.0f);
+  // survives promotion when kept; in the first group (k = 0..2) the three later groups truncate
+  // it. The measured row renormalises, so the carry never survives.
+  const AccumulatorModel carry = parse_accumulator_spec("sm90_fp8_mma:normalize_group_sum=0");
+  EXPECT_EQ(simulate_terms({{96, 65536.0}, {97, 65536.0}, {98, 8.0}}, 128, carry), 131080.0f);
+  EXPECT_EQ(simulate_terms({{0, 65536.0}, {1, 65536.0}, {2, 8.0}}, 128, carry), 131072.0f);
+  EXPECT_EQ(simulate_terms({{96, 65536.0}, {97, 65536.0}, {98, 8.0}}, 128, sm90()), 131072.0f);
 }
 
 // Guards against a unit finer than the fp32 register that holds the partial.

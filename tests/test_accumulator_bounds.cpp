@@ -122,28 +122,32 @@ double worst_ratio(const GemmBounds& b, const GemmOutput& out) {
 // Guards against a bound formula that differs from the derivation in accumulator_bounds.cpp.
 TEST(AlignedChunkBound, HandDerivedValue) {
   // K = 2, a = b = [1, 1], no scales: one chunk, one group (r = 1), N+ = 2, N- = 0, no partial
-  // terms (r - 1 = 0): kappa = max(2, 0) = 2. S = 2, max|a| max|b| = 1, slack = r g^2 2^-52 =
-  // 1024 * 2^-52 = 2^-42. M = max(1, (2 + 2^-42 + 2 * 2^-149) / (1 - 2 * 2^-13)) * (1 + 2^-40),
-  // just above 2: e(M) = 1, Q = 2^(1 - 14 + 1) = 2^-12, Ebar = kappa Q = 2^-11.
+  // terms (r - 1 = 0), one renormalisation of the group's sum (sm90_fp8_mma measured
+  // normalize_group_sum=1): kappa = max(2, 0) + 1 = 3. S = 2, max|a| max|b| = 1, slack = r g^2
+  // 2^-52 = 1024 * 2^-52 = 2^-42. M = max(1, (2 + 2^-42 + 3 * 2^-149) / (1 - 3 * 2^-13)) *
+  // (1 + 2^-40), just above 2: e(M) = 1, Q = 2^(1 - 14 + 1) = 2^-12, Ebar = kappa Q = 3 * 2^-12.
   // Promotion: B = 1 chunk, N = B + 1 = 2 roundings, gamma = 2u / (1 - 2u) with u = 2^-24;
-  // sum w (|P| + Ebar) = 2 + 2^-42 + 2^-11; ops = B (2 + 1) = 3, eta = 3 * 2^-150.
+  // sum w (|P| + Ebar) = 2 + 2^-42 + Ebar; ops = B (2 + 1) = 3, eta = 3 * 2^-150.
   GemmProblem p = make_gemm_problem(1, 1, 2, BlockSizes{1, 2, 1, 2}, false);
   p.a = {1.0f, 1.0f};
   p.b = {1.0f, 1.0f};
-  const GemmBounds b = compute_bounds(p, sm90(), OutputFormat::kFp32);
   const double gamma = 0x1p-23 / (1 - 0x1p-23);
-  const double ebar = 0x1p-11;
-  const double expected =
-      (gamma * (2 + 0x1p-42 + ebar) + ebar + (1 + gamma) * 3 * 0x1p-150) * (1 + 0x1p-40);
+  const auto expected_for = [&](double ebar) {
+    return (gamma * (2 + 0x1p-42 + ebar) + ebar + (1 + gamma) * 3 * 0x1p-150) * (1 + 0x1p-40);
+  };
+  const GemmBounds b = compute_bounds(p, sm90(), OutputFormat::kFp32);
+  const double expected = expected_for(3 * 0x1p-12);
   EXPECT_EQ(b.exact[0], 2.0);
   EXPECT_EQ(b.abs_sum[0], 2.0);
   EXPECT_DOUBLE_EQ(b.bound[0], expected);
-  // nearest_even: kappa = (N+ + N- + r - 1) / 2 = 1, Ebar = 2^-12.
+  // Carry bits kept (normalize_group_sum=0): no renormalisation, kappa = 2, Ebar = 2^-11.
+  const GemmBounds carry = compute_bounds(
+      p, parse_accumulator_spec("sm90_fp8_mma:normalize_group_sum=0"), OutputFormat::kFp32);
+  EXPECT_DOUBLE_EQ(carry.bound[0], expected_for(0x1p-11));
+  // nearest_even: kappa = (N+ + N- + r - 1) / 2 + r / 2 = 1 + 1/2, Ebar = 1.5 * 2^-12.
   const GemmBounds rn = compute_bounds(
       p, parse_accumulator_spec("sm90_fp8_mma:rounding=nearest_even"), OutputFormat::kFp32);
-  const double expected_rn =
-      (gamma * (2 + 0x1p-42 + 0x1p-12) + 0x1p-12 + (1 + gamma) * 3 * 0x1p-150) * (1 + 0x1p-40);
-  EXPECT_DOUBLE_EQ(rn.bound[0], expected_rn);
+  EXPECT_DOUBLE_EQ(rn.bound[0], expected_for(1.5 * 0x1p-12));
   // bf16 output adds 2^-8 (|c| + E) + 2^-134 before the inflation.
   const GemmBounds bf = compute_bounds(p, sm90(), OutputFormat::kBf16);
   const double e = expected / (1 + 0x1p-40);

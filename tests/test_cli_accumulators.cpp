@@ -188,9 +188,13 @@ TEST(CliProbeAccumulator, PrintsTheSimulatedParameters) {
   EXPECT_TRUE(Contains(r.out, "rounding             truncate\n"));
   EXPECT_TRUE(Contains(r.out, "chunk_k              128 (verified at the next chunk)\n"));
   EXPECT_TRUE(Contains(r.out, "group_size           32\n"));
-  EXPECT_TRUE(Contains(r.out, "normalize_group_sum  0 (carry bits kept)\n"));
+  EXPECT_TRUE(Contains(r.out, "normalize_group_sum  1 (renormalised)\n"));
   EXPECT_TRUE(Contains(r.out, "model                sm90_fp8_mma\n"));
   EXPECT_TRUE(Contains(r.out, "model_status         registry: measured on H200"));
+  r = mxgate("probe-accumulator --simulate sm90_fp8_mma:normalize_group_sum=0");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Contains(r.out, "normalize_group_sum  0 (carry bits kept)\n"));
+  EXPECT_TRUE(Contains(r.out, "model_status         new: no registry model has these measured"));
   r = mxgate("probe-accumulator --simulate cdna3_fp8_mfma");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(Contains(r.out, "halves               1 (odd / even k fused apart)\n"));
