@@ -47,14 +47,15 @@ class Tile(NamedTuple):
 # sm90_fp8_mma with chunk_k = 0 (reference/accumulator.cpp); a library without it reports the
 # bound checks of those ops as contract errors naming the unknown model, never a wrong verdict.
 TILES: Tuple[Tile, ...] = (
-    Tile("dot_fp8_16x16", 16, 16, 32, 4, None, "fp32_rn",
-         "mma.sync (M < 64); exact on the 2^16 + 4 probe, fp32_rn pending the full probe"),
+    Tile("dot_fp8_16x16", 16, 16, 32, 4, None, "fp32_rn:unit_roundoff_bits=23",
+         "mma.sync (M < 64); the H200 probe measured 24 bits kept by truncation: fp32 with "
+         "directed rounding (unit roundoff 2^-23)"),
     Tile("dot_fp8_64x64", 64, 64, 64, 4, None, "sm90_fp8_mma_nopromo",
          "wgmma, never promoted (max_num_imprecise_acc_default = 2**30 on sm_90; measured)"),
     Tile("dot_fp8_128x128", 128, 128, 128, 8, None, "sm90_fp8_mma_nopromo",
          "wgmma, never promoted (max_num_imprecise_acc_default = 2**30 on sm_90; measured)"),
     Tile("dot_fp8_128x128_promote128", 128, 128, 128, 8, 128, "sm90_fp8_mma",
-         "wgmma with max_num_imprecise_acc = 128: fp32 promotion every 128 k (not yet measured)"),
+         "wgmma with max_num_imprecise_acc = 128: fp32 promotion every 128 k (measured)"),
 )
 
 _FP8 = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2"}
