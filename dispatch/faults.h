@@ -59,8 +59,9 @@ enum class Fault : uint8_t {
   kZ35Bf16GlobalAsFp32,       // quantize_nvfp4 reads a bf16 global amax as fp32
   kZ36ZeroAmaxNanScale,       // quantize_nvfp4: zero block amax -> 1, unclamped E4M3 cast (NaN)
   kZ37ScaleTailUnmasked,      // gemm_mxfp4 reads the scale columns of its last K tile unmasked
+  kZ39E8m0ZeroAsZero,         // gemm_mx_dequant decodes an E8M0 0x00 scale as +0
 };
-inline constexpr std::size_t kFaultCount = 37;
+inline constexpr std::size_t kFaultCount = 38;
 
 std::span<const Fault> all_faults();
 std::string_view to_string(Fault f);  // "z1_no_per_step_fallback", ...

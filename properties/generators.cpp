@@ -117,7 +117,7 @@ void tag_shape(const Context& ctx, std::size_t m, std::size_t n, std::size_t k) 
   if (m % 128 != 0 && m > 1) ctx.tag("tile:partial_m");
 }
 
-void tag_e8m0(const Context& ctx, std::span<const uint8_t> bytes) {
+void tag_e8m0(const Context& ctx, std::span<const uint8_t> bytes, std::string_view family) {
   if (ctx.coverage == nullptr) return;
   bool seen[4] = {false, false, false, false};
   for (uint8_t b : bytes) {
@@ -128,7 +128,9 @@ void tag_e8m0(const Context& ctx, std::span<const uint8_t> bytes) {
   }
   static const char* kNames[4] = {"e8m0:0x00", "e8m0:0x01", "e8m0:0xFE", "e8m0:0xFF"};
   for (int i = 0; i < 4; ++i) {
-    if (seen[i]) ctx.tag(kNames[i]);
+    if (!seen[i]) continue;
+    ctx.tag(kNames[i]);
+    if (!family.empty()) ctx.tag(std::string(family) + ":" + kNames[i]);
   }
 }
 

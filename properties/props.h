@@ -67,6 +67,8 @@ impl::Layout first_scale_layout(impl::LayoutMask mask);
 
 // Tags shared by the families (n = 0: not a GEMM, no N tags).
 void tag_shape(const Context& ctx, std::size_t m, std::size_t n, std::size_t k);
-void tag_e8m0(const Context& ctx, std::span<const uint8_t> bytes);
+// The E8M0 extreme codes among `bytes` ("e8m0:0x00"); with `family`, also per family
+// ("dequantize:e8m0:0x00": every family that consumes scales must reach every code).
+void tag_e8m0(const Context& ctx, std::span<const uint8_t> bytes, std::string_view family = {});
 
 }  // namespace mxgate::properties

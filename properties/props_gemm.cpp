@@ -14,6 +14,7 @@
 
 #include "impl/accumulator.h"
 #include "impl/harness.h"
+#include "properties/extreme_scales.h"
 #include "properties/gemm_cases.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
@@ -61,13 +62,21 @@ bool poison_accepts(const Op& op) {
 
 // ---- gemm.exact -----------------------------------------------------------------------------
 
+// One case in two of a scaled GEMM plants the extreme scale codes (extreme_scales.h); the field
+// is absent otherwise, so earlier cases and regression files read as before, and a shrink toward
+// the first choice drops it only when the failure does not need it.
 rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
+    const bool scaled = op->family != Family::kGemmBf16;
     return rc::gen::apply(
-        [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types) {
-          return gemm_case("gemm.exact", *op, s, pick, out, seed, types);
+        [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types,
+             bool extreme) {
+          Case c = gemm_case("gemm.exact", *op, s, pick, out, seed, types);
+          if (extreme) c.set("scales", "extreme");
+          return c;
         },
-        gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op), gen_seed(), gen_types(*op));
+        gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op), gen_seed(), gen_types(*op),
+        scaled ? pick<bool>({false, true}) : rc::gen::just(false));
   });
 }
 
@@ -76,7 +85,16 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   const OutputFormat fmt = out_format(c);
   const OpLayout layout = op_layout(c, op, ctx);
-  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
+  Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
+  if (c.has("scales")) {
+    if (c.text("scales") != "extreme") throw CaseError("case field 'scales' must be extreme");
+    const std::string family(impl::to_string(op.family));
+    const std::string format = op.family == Family::kGemmMx ? ":e8m0:" : ":scale:";
+    for (const std::string& code :
+         plant_extreme_scales(op, o, c.num("seed"), impl::accum_model_for(op))) {
+      ctx.tag(family + format + code);
+    }
+  }
   tag_op(ctx, op);
   tag_shape(ctx, m, n, k);
   tag_e8m0(ctx, o.a_e8m0);

@@ -348,7 +348,7 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
   q.scales = scale_bytes(cls, rows * q.scale_cols(), rng);
   ctx.tag("op:" + op.name);
   ctx.tag("format:" + std::string(impl::to_string(element)));
-  tag_e8m0(ctx, q.scales);
+  tag_e8m0(ctx, q.scales, "dequantize");
   tag_shape(ctx, rows, 0, cols);
   impl::Invocation inv(op, ctx.run());
   const Layout sl = scale_layout(op);

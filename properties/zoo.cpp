@@ -179,6 +179,12 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
        return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 32 &&
               c.text("layout") == "nv_swizzle_128x4";
      }},
+    {Fault::kZ39E8m0ZeroAsZero, "gemm.exact",
+     "gemm_mx_dequant, M = N = 1, K <= 32, extreme scales (A 0x00 x B 0xFE)",
+     [](const Case& c) {
+       return op_is(c, "gemm_mx_dequant") && c.num("m") == 1 && c.num("n") == 1 &&
+              c.num("k") <= 32 && c.has("scales");
+     }},
 }};
 
 }  // namespace

@@ -231,8 +231,8 @@ ExactModeOperands make_exact_mode_operands(std::size_t m, std::size_t n, std::si
 // two scales is exact provided no intermediate leaves fp32's range. (3) checks that range for
 // every form a kernel may compute: a*sa, b*sb, sa*sb, a*b, partial sums before scaling (units
 // 2^(e0-ea-eb)), after one scale (2^(e0-ea), 2^(e0-eb)) and after both (2^e0) must all have units
-// >= 2^-149 and magnitude <= 2^24 units <= 2^127. Cost O(M N K). `why` (optional) receives the
-// first violation.
+// >= 2^-149 and magnitude <= S units < 2^128 (S = sum |t| / 2^e0 <= 2^24: no partial of any subset
+// of the terms exceeds it). Cost O(M N K). `why` (optional) receives the first violation.
 bool is_exact_mode(const GemmProblem& problem, std::string* why = nullptr);
 
 }  // namespace mxgate

@@ -176,6 +176,12 @@ bool is_exact_mode(const GemmProblem& problem, std::string* why) {
         continue;  // every term is zero
       }
       uint64_t units = 0;  // sum |t| / 2^e0
+      // The scale exponents the terms carry (the forms of (3): ea + eb, ea, eb), lowest and
+      // highest.
+      int lo[3] = {std::numeric_limits<int>::max(), std::numeric_limits<int>::max(),
+                   std::numeric_limits<int>::max()};
+      int hi[3] = {std::numeric_limits<int>::min(), std::numeric_limits<int>::min(),
+                   std::numeric_limits<int>::min()};
       for (size_t kk = 0; kk < p.k; ++kk) {
         int ea, eb;
         if (!term_exps(kk, &ea, &eb)) {
@@ -191,15 +197,27 @@ bool is_exact_mode(const GemmProblem& problem, std::string* why) {
         if (units > (uint64_t{1} << 24)) {
           return fail("sum |terms| exceeds 2^24 * 2^e0" + at);
         }
-        // (3) partial sums before / between / after scaling, and the scale product, in fp32.
-        for (int g : {e0 - ea - eb, e0 - ea, e0 - eb, e0}) {
-          if (!in_range(g, g + 24)) {
-            return fail("a partial sum leaves fp32's range" + at);
-          }
+        const int forms[3] = {ea + eb, ea, eb};
+        for (int f = 0; f < 3; ++f) {
+          lo[f] = std::min(lo[f], forms[f]);
+          hi[f] = std::max(hi[f], forms[f]);
         }
-        if (!in_range(ea + eb, ea + eb)) {
-          return fail("sa*sb leaves fp32's range" + at);
+      }
+      // (3) partial sums before / between / after scaling (units 2^(e0 - x), x one of the forms
+      // or 0), and the scale product, in fp32. A partial sum of any subset of terms is at most
+      // units * 2^e0 in magnitude, so the unscaled or half-scaled partial of a term's block is at
+      // most units * 2^(e0 - x): its top bit is below 2^(e0 - x + bit_width(units)).
+      const int top = std::bit_width(units) - 1;
+      for (int f = 0; f < 3; ++f) {
+        if (!in_range(e0 - hi[f], e0 - lo[f] + top)) {
+          return fail("a partial sum leaves fp32's range" + at);
         }
+      }
+      if (!in_range(e0, e0 + top)) {
+        return fail("a partial sum leaves fp32's range" + at);
+      }
+      if (!in_range(lo[0], hi[0])) {
+        return fail("sa*sb leaves fp32's range" + at);
       }
     }
   }

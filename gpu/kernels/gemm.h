@@ -82,10 +82,15 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
   const bool pad = (p.mx_scales_swizzled && (p.faults & kernel_fault::kReadScalePadding)) ||
                    (p.faults & kernel_fault::kKTailScaleUnmasked);
   const uint64_t kb_end = pad ? (scale_cols + 3) / 4 * 4 : scale_cols;
+  // Z39 (planted, triton-lang/triton #11624): an E8M0 0x00 scale decoded as +0, not 2^-127.
+  const auto scale = [&p](uint8_t byte) {
+    return byte == 0 && (p.faults & kernel_fault::kE8m0ZeroAsZero) ? 0.0f
+                                                                   : bits::decode_e8m0(byte, false);
+  };
   float acc = 0.0f;
   for (uint64_t kb = 0; kb < kb_end; ++kb) {
-    const float s_a = bits::decode_e8m0(sa[mx_scale_index(p, m, kb)], false);
-    const float s_b = bits::decode_e8m0(sb[mx_scale_index(p, n, kb)], false);
+    const float s_a = scale(sa[mx_scale_index(p, m, kb)]);
+    const float s_b = scale(sb[mx_scale_index(p, n, kb)]);
     const uint64_t k0 = kb * kMxBlock;
     const uint64_t k1 = pad || k0 + kMxBlock < p.k ? k0 + kMxBlock : p.k;
     float part = 0.0f;

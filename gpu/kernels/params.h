@@ -57,6 +57,8 @@ inline constexpr uint32_t kNvfp4Amax32 = 1u << 27;            // Z34: NVFP4 bloc
 inline constexpr uint32_t kGlobalReadAsFp32 = 1u << 28;       // Z35: a bf16 global read as fp32
 inline constexpr uint32_t kZeroAmaxNanScale = 1u << 29;       // Z36: zero amax -> 1, unclamped cast
 inline constexpr uint32_t kScaleTailUnmasked = 1u << 30;      // Z37: K-tail scales read unmasked
+// The extreme scale codes (docs/bug_classes.md §2, Z39).
+inline constexpr uint32_t kE8m0ZeroAsZero = 1u << 23;  // Z39: E8M0 0x00 decoded as +0
 }  // namespace kernel_fault
 
 // The FP8 element formats a kernel reads (dequant_mx_to_bf16; docs/formats.md §1).

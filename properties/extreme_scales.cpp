@@ -1,0 +1,121 @@
+// The extreme-scale regime of gemm.exact (extreme_scales.h).
+#include "properties/extreme_scales.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "reference/accumulator_exact.h"
+
+namespace mxgate::properties {
+
+namespace {
+
+// One planted scale: its value and its name as a coverage tag.
+struct Code {
+  float value;
+  uint8_t e8m0;          // the E8M0 byte of `value` (MX operands)
+  const char* mx_name;   // e8m0 byte
+  const char* f32_name;  // fp32 class
+};
+
+// 2^-127 is an fp32 subnormal (E8M0 0x00); 2^-126 the smallest normal (0x01); 2^127 the largest
+// power of two (0xFE); NaN (0xFF).
+const Code kTiny{0x1p-127f, 0x00, "0x00", "subnormal"};
+const Code kMinNormal{0x1p-126f, 0x01, "0x01", "min_normal"};
+const Code kHuge{0x1p127f, 0xFE, "0xFE", "2^127"};
+const Code kNan{std::numeric_limits<float>::quiet_NaN(), 0xFF, "0xFF", "nan"};
+
+class Planter {
+ public:
+  Planter(const impl::Op& op, Operands& o) : op_(op), o_(o), p_(o.problem) {}
+
+  std::size_t k_blocks() const { return p_.a_scale_cols(); }
+  bool plantable() const {
+    return !p_.a_scale.empty() && !p_.b_scale.empty() && p_.blocks.a_k == p_.blocks.b_k;
+  }
+
+  // A scale column `kb` of every A row gets `sa`, of every B row `sb`; A's elements are 0 but
+  // one +-1 at k = `at` in every row (so the planted term is the only one: an extreme scale
+  // times the partial of any wider range could leave fp32), B's 0 but +-1 at `at` in its block
+  // (signs from `sign_bits`).
+  void pair(std::size_t kb, const Code& sa, const Code& sb, std::size_t at, uint64_t sign_bits) {
+    for (std::size_t r = 0; r < p_.a_scale_rows(); ++r) set_a_scale(r, kb, sa);
+    for (std::size_t r = 0; r < p_.b_scale_rows(); ++r) set_scale(false, r, kb, sb);
+    const std::size_t k0 = kb * p_.blocks.a_k, k1 = std::min(p_.k, k0 + p_.blocks.a_k);
+    for (std::size_t i = 0; i < p_.m; ++i) {
+      for (std::size_t kk = 0; kk < p_.k; ++kk) set_element(true, i, kk, 0.0f);
+      set_element(true, i, at, ((sign_bits >> (i % 61)) & 1) != 0 ? -1.0f : 1.0f);
+    }
+    for (std::size_t j = 0; j < p_.n; ++j) {
+      for (std::size_t kk = k0; kk < k1; ++kk) set_element(false, j, kk, 0.0f);
+      set_element(false, j, at, ((sign_bits >> (j % 59 + 3)) & 1) != 0 ? -1.0f : 1.0f);
+    }
+  }
+  void set_a_scale(std::size_t row, std::size_t kb, const Code& c) { set_scale(true, row, kb, c); }
+
+ private:
+  void set_scale(bool a, std::size_t row, std::size_t kb, const Code& c) {
+    const std::size_t cols = a ? p_.a_scale_cols() : p_.b_scale_cols();
+    (a ? p_.a_scale : p_.b_scale)[row * cols + kb] = c.value;
+    if (op_.family == impl::Family::kGemmMx) {
+      (a ? o_.a_e8m0 : o_.b_e8m0)[row * cols + kb] = c.e8m0;
+    } else {
+      (a ? o_.a_f32 : o_.b_f32)[row * cols + kb] = c.value;
+    }
+  }
+  void set_element(bool a, std::size_t row, std::size_t kk, float v) {
+    (a ? p_.a : p_.b)[row * p_.k + kk] = v;
+    const Format f = gemm_element_format(a ? o_.types.a : o_.types.b);
+    (a ? o_.a : o_.b)[row * p_.k + kk] = fp8_code(f, v);
+  }
+
+  const impl::Op& op_;
+  Operands& o_;
+  GemmProblem& p_;
+};
+
+}  // namespace
+
+std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, uint64_t seed,
+                                              const AccumulatorModel& model) {
+  Planter planter(op, o);
+  if (gemm_kind(op.family) == GemmKind::kBf16 || !planter.plantable()) return {};
+  const bool mx = op.family == impl::Family::kGemmMx;
+  const auto name = [mx](const Code& c) { return std::string(mx ? c.mx_name : c.f32_name); };
+  std::vector<std::string> planted;
+  const std::size_t blocks = planter.k_blocks();
+  const std::size_t block_k = o.problem.blocks.a_k;
+  const std::size_t kb = (seed >> 2) % blocks;
+  const std::size_t k0 = kb * block_k, at = k0 + (seed >> 17) % (std::min(o.k, k0 + block_k) - k0);
+  // Half the cases plant the 0x00 x 0xFE pair: the decode of the bottom of the range is the
+  // recurring public bug (extreme_scales.h).
+  const uint64_t setting = seed % 4;
+  switch (setting) {
+    case 0:
+    case 1:  // product 2^-127 * 2^127 = 1
+      planter.pair(kb, kTiny, kHuge, at, seed >> 7);
+      planted = {name(kTiny), name(kHuge)};
+      break;
+    case 2:  // product 2^127 * 2^-126 = 2
+      planter.pair(kb, kHuge, kMinNormal, at, seed >> 7);
+      planted = {name(kHuge), name(kMinNormal)};
+      break;
+    default:  // one row of A under a NaN scale (after the check): that output row is NaN
+      break;
+  }
+  // The self-check of the construction (the fingerprint's, gemm_operands.cpp) before the NaN,
+  // which no exact-mode problem holds: every order a correct kernel may take is exact.
+  std::string why;
+  if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(o.problem, model, &why)) {
+    throw std::logic_error("extreme-scale operands are not exact-mode in " + model.name + ": " +
+                           why);
+  }
+  if (setting == 3) {
+    planter.set_a_scale((seed >> 23) % o.problem.a_scale_rows(), kb, kNan);
+    planted.push_back(name(kNan));
+  }
+  return planted;
+}
+
+}  // namespace mxgate::properties

@@ -1,0 +1,34 @@
+// The extreme-scale regime of the GEMM properties (gemm.exact, case field `scales=extreme`): the
+// scale codes at the ends of each scale format (E8M0 0x00 = 2^-127, 0x01 = 2^-126, 0xFE = 2^127,
+// 0xFF = NaN; fp32 2^-127 subnormal, 2^-126, 2^127, NaN) planted into exact-mode operands so that
+// a wrong decode of one code changes a located output element, while a correct kernel still
+// produces the exact result in every order (docs/bug_classes.md §2, Z39).
+//
+// Why the partners: an extreme scale alone would make the result underflow or overflow, so the
+// case would test the output format, not the decode. The planted K block pairs a tiny A scale
+// with a huge B scale (or the reverse) so that their product is 1 or 2, and holds the only
+// nonzero term (+-1 times +-1 at one k shared by every row and column): every intermediate a
+// kernel may form (a * sa, b * sb, a partial times either scale, sa * sb) is an fp32 value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "impl/op.h"
+#include "properties/gemm_operands.h"
+#include "reference/accumulator.h"
+
+namespace mxgate::properties {
+
+// Plants one of three extreme settings into `o` (MX or block GEMM operands), chosen by the seed
+// (the first in half the cases),
+// in one K block (also seed-chosen): A 2^-127 x B 2^127, A 2^127 x B 2^-126 (A's other blocks
+// zero), or one A scale of one row NaN (0xFF) after the exactness self-check. Throws
+// std::logic_error when the planted problem is not exact-mode in `model` (a generator bug, never
+// a verdict). Returns the names of the planted codes, e.g. {"0x00", "0xFE"} (coverage tags,
+// family-qualified by the caller); none for an op whose A and B scale blocks along K differ.
+std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, uint64_t seed,
+                                              const AccumulatorModel& model);
+
+}  // namespace mxgate::properties
