@@ -35,12 +35,13 @@ packed e2m1 (FP4) as the ABI stores it, (rows, ceil(cols / 2)) uint8 with elemen
 nibble and 2i+1 in the high one (pack_e2m1 / unpack_e2m1 convert); an odd row's padding nibble
 is 0xF in an input and ignored in an output. The NVFP4 global scales a_global / b_global are
 (1,) arrays: float32, or uint16 bf16 bits (contract global_dtypes says which the op takes).
-torch / ml_dtypes float8 and bfloat16 arrays are accepted as outputs and read as their bits. A 2-D array in a row-major or column-major
-layout is given in its logical shape (rows, cols) whatever the physical order (a column-major
-one is the transpose of a C-contiguous array); a padded layout (tma_col_major,
-nv_swizzle_128x4, aiter_shuffle_16x16) is given, and returned, as its 1-D storage. A callable
-that also takes keyword `out_dtype` gets the output dtype's name ("f32", "bf16", "e4m3fn", ...),
-one that takes `call` a Call (m, n, k and every tensor's dtype and layout).
+torch / ml_dtypes float8 and bfloat16 arrays are accepted as outputs and read as their bits.
+A 2-D array in a row-major or column-major layout is given in its logical shape (rows, cols)
+whatever the physical order (a column-major one is the transpose of a C-contiguous array); a
+padded layout (tma_col_major, nv_swizzle_128x4, aiter_shuffle_16x16) is given, and returned, as
+its 1-D storage. A callable that also takes keyword `out_dtype` gets the output dtype's name
+("f32", "bf16", "e4m3fn", ...), one that takes `call` a Call (m, n, k and every tensor's dtype
+and layout).
 
 Raise mxgate.Unsupported(reason) to decline a case (inside the declared contract that is a
 contract mismatch, a failure); any other exception is an error verdict naming the op.

@@ -133,3 +133,32 @@ def test_fp4_planted_fault_caught_on_both_routes(cli, cls, prop, op):
     assert f"shrunk case: {r.counterexample}\n" in out, out
     clean = mxgate.check(prop, NumpyFp4Adapter(), case=r.counterexample)
     assert clean.passed, clean
+
+
+# The ml_dtypes adapter on a stand-in module (fake_ml_dtypes.py: ml_dtypes' FP4 / FP6 rounding
+# restated by tools/measure/ml_dtypes_model.py) finds only the types the module has, claims
+# ml_dtypes, and its FP4 / FP6 casts (E2M1 packed) pass cast.bit_exact in process and through the
+# worker.
+def test_ml_dtypes_fp4_fp6_casts_on_a_stand_in(cli):
+    from fake_ml_dtypes import FakeMlDtypes
+
+    a = FakeMlDtypes()
+    cast = a.find("cast")
+    assert [o.name for o in a.ops] == ["cast"]  # no float8_e8m0fnu: no upcast op
+    assert cast.contract.out_dtypes == ("e2m1", "e2m3", "e3m2")
+    assert cast.contract.convention == "ml_dtypes"
+    r = mxgate.check("cast.bit_exact", a, cases=60, seed=3)
+    assert r.passed and r.cases == 60, r
+    code, out, err = run(cli, "property", "cast.bit_exact", "--impl",
+                         "py:fake_ml_dtypes:FakeMlDtypes", "--cases", "30")
+    assert code == 0 and "pass after 30 cases" in out, out + err
+
+
+# Guards against cast.bit_exact comparing packed E2M1 in a way blind to the nibble order: codes
+# packed high nibble first fail with a located element.
+def test_ml_dtypes_packed_high_first_is_caught():
+    from fake_ml_dtypes import FakeMlDtypesHighFirst
+
+    r = mxgate.check("cast.bit_exact", FakeMlDtypesHighFirst(), cases=100, seed=1)
+    assert not r.passed and r.kind == "fail", r
+    assert "format=e2m1" in r.counterexample and r.location is not None, r

@@ -3,9 +3,10 @@ implementation model, each module import-guarded (importing it never needs the l
 wraps; using an adapter whose library is absent raises mxgate.Unavailable naming it).
 
     numpy          numpy matmul of dequantized operands (gemm_mx, gemm_block, gemm_bf16), the e8m0
-                   upcast and MX dequantization, written from the format specifications
+                   upcast and MX dequantization, written from the format specifications;
+                   NumpyFp4Adapter: MXFP4 / NVFP4 dequantization and GEMMs (packed E2M1)
     numpy_faulty   the same with one planted fault each (the proof that the properties catch them)
-    ml_dtypes      numpy casts to ml_dtypes' float8 / e8m0 types (its float4 / float6 types: no op yet)
+    ml_dtypes      numpy casts to ml_dtypes' float8 / e8m0 / float4_e2m1fn / float6_* types
     torch          torch casts on CPU and CUDA; torch._scaled_mm per-tensor, rowwise, 1x128 x 128x128
     triton         casts in a Triton kernel; tl.dot_scaled with MX operands
     triton_dot     Triton FP8 tl.dot GEMM with per-tensor scales, one op per tile configuration
@@ -21,6 +22,9 @@ SHIPPED = (
     "py:mxgate.adapters.numpy_faulty:DropTrailingK",
     "py:mxgate.adapters.numpy_faulty:ShiftE8m0",
     "py:mxgate.adapters.numpy_faulty:ActScalesColMajor",
+    "py:mxgate.adapters.numpy:NumpyFp4Adapter",
+    "py:mxgate.adapters.numpy_faulty:Fp4NibbleSwapped",
+    "py:mxgate.adapters.numpy_faulty:Nvfp4GlobalTwice",
     "py:mxgate.adapters.ml_dtypes:MlDtypesAdapter",
     "py:mxgate.adapters.torch:TorchCpuAdapter",
     "py:mxgate.adapters.torch:TorchCudaAdapter",

@@ -221,7 +221,8 @@ class NumpyFp4Adapter(Adapter):
         notes="fl32(fl32(code * E4M3 scale) * global); bf16 rounded once from that")
     def dequantize_nvfp4(self, codes, scales, a_global, call):
         g = global_value(a_global, call.tensor("a_global").dtype)
-        with np.errstate(over="ignore", invalid="ignore"):  # NaN scale, FLT_MAX global: as specified
+        # A NaN scale code gives NaN, a product past FLT_MAX Inf: as specified.
+        with np.errstate(over="ignore", invalid="ignore"):
             y = self.nv_operand(codes, scales, call.k) * g
         return finish(y, call.tensor("out").dtype)
 
