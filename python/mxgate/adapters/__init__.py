@@ -7,11 +7,12 @@ wraps; using an adapter whose library is absent raises mxgate.Unavailable naming
                    NumpyFp4Adapter: MXFP4 / NVFP4 dequantization and GEMMs (packed E2M1)
     numpy_faulty   the same with one planted fault each (the proof that the properties catch them)
     ml_dtypes      numpy casts to ml_dtypes' float8 / e8m0 / float4_e2m1fn / float6_* types
-    torch          torch casts on CPU and CUDA; torch._scaled_mm per-tensor, rowwise, 1x128 x 128x128
-    triton         casts in a Triton kernel; tl.dot_scaled with MX operands
+    torch          torch casts on CPU and CUDA; torch._scaled_mm per-tensor, rowwise,
+                   1x128 x 128x128; ScaledMmMxAdapter: _scaled_mm with MXFP8 / MXFP4 / NVFP4 scales (sm_100+)
+    triton         casts in a Triton kernel; tl.dot_scaled with MXFP8 and e2m1 (MXFP4) operands
     triton_dot     Triton FP8 tl.dot GEMM with per-tensor scales, one op per tile configuration
                    (tactic), each declaring its accumulator model
-    jax            casts on the GPU through XLA
+    jax            casts on the GPU through XLA; jax.nn.scaled_matmul MXFP8 / NVFP4 GEMMs
 
 SHIPPED lists every adapter as py:MODULE:OBJECT specs (what `mxgate survey` offers).
 """
@@ -29,9 +30,11 @@ SHIPPED = (
     "py:mxgate.adapters.torch:TorchCpuAdapter",
     "py:mxgate.adapters.torch:TorchCudaAdapter",
     "py:mxgate.adapters.torch:ScaledMmAdapter",
+    "py:mxgate.adapters.torch:ScaledMmMxAdapter",
     "py:mxgate.adapters.triton:TritonAdapter",
     "py:mxgate.adapters.triton_dot:TritonDotAdapter",
     "py:mxgate.adapters.jax:JaxAdapter",
+    "py:mxgate.adapters.jax:JaxScaledMatmulAdapter",
 )
 
 

@@ -194,6 +194,13 @@ def global_value(g, dtype):
     return np.float32(bf16_values(g)[0] if dtype == "bf16" else g.astype(np.float32)[0])
 
 
+def nvfp4_alpha(a_global, b_global, call):
+    """The NVFP4 GEMM epilogue's fl32(a_global * b_global) (Inf past FLT_MAX, as specified)."""
+    with np.errstate(over="ignore"):
+        return np.float32(global_value(a_global, call.tensor("a_global").dtype) *
+                          global_value(b_global, call.tensor("b_global").dtype))
+
+
 class NumpyFp4Adapter(Adapter):
     """MXFP4 / NVFP4 dequantization and GEMMs: numpy float32 from the format definitions."""
 
@@ -236,10 +243,7 @@ class NumpyFp4Adapter(Adapter):
         return finish(c, call.tensor("out").dtype)
 
     def alpha(self, a_global, b_global, call):
-        """The epilogue's fl32(a_global * b_global) (Inf past FLT_MAX, as specified)."""
-        with np.errstate(over="ignore"):
-            return np.float32(global_value(a_global, call.tensor("a_global").dtype) *
-                              global_value(b_global, call.tensor("b_global").dtype))
+        return nvfp4_alpha(a_global, b_global, call)
 
     @op("gemm_nvfp4", out_dtypes=("f32", "bf16"), global_dtypes=("f32", "bf16"),
         accumulator="fp32_rn",
