@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "impl/calls.h"
 #include "impl/harness.h"
@@ -31,16 +32,12 @@ using impl::Op;
 // A cast target's format: cast_format's, and the FP4 / FP6 element formats (checked here only:
 // the survey and the sweep compare one code per stored element).
 std::optional<Format> target_format(Dtype d) {
-  switch (d) {
-    case Dtype::kE2m1:
-      return Format::kE2M1;
-    case Dtype::kE2m3:
-      return Format::kE2M3;
-    case Dtype::kE3m2:
-      return Format::kE3M2;
-    default:
-      return cast_format(d);
+  static constexpr std::pair<Dtype, Format> kFp4Fp6[] = {
+      {Dtype::kE2m1, Format::kE2M1}, {Dtype::kE2m3, Format::kE2M3}, {Dtype::kE3m2, Format::kE3M2}};
+  for (const auto& [dtype, format] : kFp4Fp6) {
+    if (dtype == d) return format;
   }
+  return cast_format(d);
 }
 
 // The cast targets of `op` the reference can check: formats its claim has an encoder for.

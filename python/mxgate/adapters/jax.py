@@ -16,38 +16,47 @@ _TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_
           "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu"}
 
 
-class JaxAdapter(Adapter):
-    name = "jax_gpu"
-    description = "jax.jit(x.astype(float8_*)) on the GPU through XLA"
+class _JaxGpu(Adapter):
+    """jax with a GPU device; build_ops() declares the ops (or raises Unavailable)."""
+
+    what = "the jax adapter"
 
     def __init__(self):
         self._error = None
         try:
-            self.jax = require("jax", "the jax adapter")
-            self.jnp = require("jax.numpy", "the jax adapter")
+            self.jax = require("jax", self.what)
+            self.jnp = require("jax.numpy", self.what)
             try:
                 self.gpu = self.jax.devices("gpu")[0]
             except RuntimeError as e:
                 raise Unavailable(f"jax has no GPU device here: {e}") from None
+            ops = self.build_ops()
         except Unavailable as e:
             self._error = e
-            super().__init__(ops=[])
-            return
-        self.types = {k: getattr(self.jnp, v) for k, v in _TYPES.items() if hasattr(self.jnp, v)}
-        self.casts = {k: self.jax.jit(lambda v, d=d: v.astype(d)) for k, d in self.types.items()}
-        super().__init__(ops=[Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
-                                 notes=f"jax {self.jax.__version__} on {self.gpu.platform}")])
+            ops = []
+        super().__init__(ops=ops)
 
     def check_available(self):
         if self._error is not None:
             raise self._error
+
+
+class JaxAdapter(_JaxGpu):
+    name = "jax_gpu"
+    description = "jax.jit(x.astype(float8_*)) on the GPU through XLA"
+
+    def build_ops(self):
+        self.types = {k: getattr(self.jnp, v) for k, v in _TYPES.items() if hasattr(self.jnp, v)}
+        self.casts = {k: self.jax.jit(lambda v, d=d: v.astype(d)) for k, d in self.types.items()}
+        return [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
+                   notes=f"jax {self.jax.__version__} on {self.gpu.platform}")]
 
     def cast(self, x, out_dtype):
         y = self.casts[out_dtype](self.jax.device_put(x, self.gpu))
         return np.asarray(y).view(np.uint8)
 
 
-class JaxScaledMatmulAdapter(Adapter):
+class JaxScaledMatmulAdapter(_JaxGpu):
     """jax.nn.scaled_matmul (B = 1) on the GPU, in the two forms its documentation names for
     cuDNN on Blackwell: MXFP8 (float8_e4m3fn / e5m2 with float8_e8m0fnu scales of 1 x 32) and
     NVFP4 (float4_e2m1fn with float8_e4m3fn scales of 1 x 16); elsewhere XLA decomposes it
@@ -58,22 +67,11 @@ class JaxScaledMatmulAdapter(Adapter):
 
     name = "jax_scaled_matmul"
     description = "jax.nn.scaled_matmul on the GPU: MXFP8 (e8m0 1x32) and NVFP4 (E4M3 1x16)"
+    what = "the jax scaled_matmul adapter"
 
-    def __init__(self):
-        self._error = None
-        try:
-            self.jax = require("jax", "the jax scaled_matmul adapter")
-            self.jnp = require("jax.numpy", "the jax scaled_matmul adapter")
-            if not hasattr(self.jax.nn, "scaled_matmul"):
-                raise Unavailable(f"jax {self.jax.__version__} has no jax.nn.scaled_matmul")
-            try:
-                self.gpu = self.jax.devices("gpu")[0]
-            except RuntimeError as e:
-                raise Unavailable(f"jax has no GPU device here: {e}") from None
-        except Unavailable as e:
-            self._error = e
-            super().__init__(ops=[])
-            return
+    def build_ops(self):
+        if not hasattr(self.jax.nn, "scaled_matmul"):
+            raise Unavailable(f"jax {self.jax.__version__} has no jax.nn.scaled_matmul")
         jnp = self.jnp
         self.mm = self.jax.jit(lambda a, b, sa, sb: self.jax.nn.scaled_matmul(
             a, b, sa, sb, preferred_element_type=jnp.float32))
@@ -86,11 +84,7 @@ class JaxScaledMatmulAdapter(Adapter):
                           accumulator="fp32_rn",
                           notes=f"{v}: jax.nn.scaled_matmul, float8_e4m3fn scales of 1x16; "
                                 f"fl32(ga * gb) applied to the fp32 result"))
-        super().__init__(ops=ops)
-
-    def check_available(self):
-        if self._error is not None:
-            raise self._error
+        return ops
 
     def _run(self, a, sa, b, sb):
         put = lambda v: self.jax.device_put(np.ascontiguousarray(v)[None], self.gpu)

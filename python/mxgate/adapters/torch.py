@@ -40,11 +40,11 @@ class _TorchBase(Adapter):
             self.torch = require("torch", f"the torch adapter ({self.device})")
             if self.device == "cuda" and not self.torch.cuda.is_available():
                 raise Unavailable("torch has no CUDA device here (torch.cuda.is_available())")
+            ops = self.build_ops()  # may itself find the adapter unavailable here
         except Unavailable as e:
             self._error = e
-            super().__init__(ops=[])
-            return
-        super().__init__(ops=self.build_ops())
+            ops = []
+        super().__init__(ops=ops)
 
     def check_available(self):
         if self._error is not None:
@@ -176,11 +176,25 @@ class ScaledMmMxAdapter(_TorchBase):
     device = "cuda"
 
     def build_ops(self):
-        t = self.torch
-        v = t.__version__
+        ops, refused = [], []
+        for needs, o in self.candidates(self.torch.__version__):
+            why = self.probe(o) if hasattr(self.torch, needs) else f"no torch.{needs}"
+            if why is None:
+                ops.append(o)
+            else:
+                refused.append(f"{o.name}: {why}")
+        if not ops:
+            t = self.torch
+            cap = ".".join(map(str, t.cuda.get_device_capability()))
+            raise Unavailable(f"torch {t.__version__} on {t.cuda.get_device_name()} (sm {cap}) "
+                              f"runs none of its MX / NVFP4 scaled GEMMs: " + "; ".join(refused))
+        return ops
+
+    def candidates(self, v):
+        """(the torch dtype it needs, op) for every op this adapter can declare."""
         swz = dict(a_scale_layouts=("nv_swizzle_128x4",), b_scale_layouts=("nv_swizzle_128x4",),
                    n=Dim(align=16), accumulator="fp32_rn")
-        candidates = [
+        return [
             ("float8_e8m0fnu", Op("gemm_mx", self.mx, "scaled_mm_mxfp8", a_dtypes=("e4m3fn",),
                                   b_dtypes=("e4m3fn",), k=Dim(align=32),
                                   notes=f"torch {v}: MXFP8, e8m0 1x32 swizzled", **swz)),
@@ -191,18 +205,6 @@ class ScaledMmMxAdapter(_TorchBase):
                                     notes=f"torch {v}: NVFP4, E4M3 1x16 swizzled; global scales "
                                           f"on the fp32 result", **swz)),
         ]
-        ops, refused = [], []
-        for needs, o in candidates:
-            why = f"this torch has no torch.{needs}" if not hasattr(t, needs) else self.probe(o)
-            if why is None:
-                ops.append(o)
-            else:
-                refused.append(f"{o.name}: {why}")
-        if not ops:
-            cap = ".".join(map(str, t.cuda.get_device_capability()))
-            raise Unavailable(f"torch {v} on {t.cuda.get_device_name()} (sm {cap}) runs none of "
-                              f"its MX / NVFP4 scaled GEMMs: " + "; ".join(refused))
-        return ops
 
     def probe(self, o):
         """None when one 128 x 128 x 128 call of op o runs here, else torch's message."""

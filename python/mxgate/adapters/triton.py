@@ -1,4 +1,5 @@
 """Triton (https://github.com/triton-lang/triton) kernels on CUDA: fp8 casts and tl.dot_scaled.
+
 `cast`: one kernel storing x.to(tl.float8e4nv) / x.to(tl.float8e5), claims triton_nvidia
 (docs/conventions.md §2.9: cvt.rn.satfinite, Inf -> ±max; measured with Triton 3.6 on sm_90,
 §3.3). `gemm_mx`: tl.dot_scaled(a, a_scale, "e4m3"|"e5m2", b, b_scale, ...) with e8m0 scales of
