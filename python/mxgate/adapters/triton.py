@@ -45,9 +45,9 @@ def _kernels(triton, tl):
             rb = k0 // B_PACK + tl.arange(0, BK // B_PACK)
             rs = k0 // 32 + tl.arange(0, BK // 32)
             a = tl.load(a_ptr + rm[:, None] * (K // A_PACK) + ra[None, :], mask=rm[:, None] < M,
-                        other=0)
+                        other=0.0)
             b = tl.load(b_ptr + rn[None, :] * (K // B_PACK) + rb[:, None], mask=rn[None, :] < N,
-                        other=0)
+                        other=0.0)
             sa = tl.load(as_ptr + rm[:, None] * kb + rs[None, :], mask=rm[:, None] < M, other=127)
             sb = tl.load(bs_ptr + rn[:, None] * kb + rs[None, :], mask=rn[:, None] < N, other=127)
             acc = tl.dot_scaled(a, sa, A_FMT, b, sb, B_FMT, acc=acc)
