@@ -26,7 +26,7 @@ returns its outputs:
     gemm_mx         fn(a, a_scales, b, b_scales) -> c       c float32 (M, N) or uint16 bf16 bits
     gemm_block      fn(a, a_scales, b, b_scales) -> c
     gemm_bf16       fn(a, b) -> c
-    quantize_nvfp4  fn(x, a_global) -> (codes, scales)          codes packed e2m1, scales e4m3fn
+    quantize_nvfp4  fn(x, a_global) -> (codes, scales)    a_global: the global amax; codes e2m1
     dequantize_nvfp4  fn(codes, scales, a_global) -> y
     gemm_nvfp4      fn(a, a_scale, b, b_scale, a_global, b_global) -> c
 

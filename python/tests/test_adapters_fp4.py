@@ -57,6 +57,24 @@ def test_invoke_gives_packed_bytes_and_the_global():
     assert out.view(np.float32).tolist() == [0.0] * 6
 
 
+# Guards against an NVFP4 quantizer's two outputs being swapped or its global amax not reaching
+# it: one call by hand, packed codes and E4M3 scales written where the call's tensors are.
+def test_invoke_quantize_nvfp4_roles():
+    def quant(x, a_global):
+        assert x.shape == (1, 3) and a_global.tolist() == [6.0]
+        return np.array([[0x21, 0x03]], np.uint8), np.array([[0x38]], np.uint8)
+
+    o = adapter.Op("quantize_nvfp4", quant, "q")
+    t = [adapter.Tensor("a", "f32", 1, 3, 0, "row_major", 12),
+         adapter.Tensor("a_global", "f32", 1, 1, 1, "row_major", 4),
+         adapter.Tensor("out", "e2m1", 1, 3, 0, "row_major", 2),
+         adapter.Tensor("out_scale", "e4m3fn", 1, 1, 0, "row_major", 1)]
+    codes, scales = np.full(2, 0xFF, np.uint8), np.full(1, 0xFF, np.uint8)
+    bufs = [np.array([0.5, 1, 6], np.float32).tobytes(), np.float32(6).tobytes(), codes, scales]
+    assert o.invoke(1, 1, 3, t, bufs) == ("done", "")
+    assert codes.tolist() == [0x21, 0x03] and scales.tolist() == [0x38]
+
+
 # Guards against packed E2M1 outputs being laid out as one code per byte: a cast to e2m1 of 3
 # values returns 2 bytes; one code per byte is refused naming the packed shape.
 def test_packed_output_shape():
