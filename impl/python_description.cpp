@@ -81,11 +81,13 @@ void parse_python_description(const std::string& body, PythonWorker& worker, Pyt
                               {&c.k_align, &c.k_min, &c.k_max}};
       const int i = key == "m" ? 0 : key == "n" ? 1 : 2;
       for (int j = 0; j < 3; ++j) *dims[i][j] = v[j];
-    } else if (key == "a_dtypes" || key == "b_dtypes" || key == "out_dtypes") {
+    } else if (key == "a_dtypes" || key == "b_dtypes" || key == "out_dtypes" ||
+               key == "global_dtypes") {
       const uint64_t m = mask_of(value, parse_dtype, "dtype");
-      (key == "a_dtypes"   ? op->contract.a_dtypes
-       : key == "b_dtypes" ? op->contract.b_dtypes
-                           : op->contract.out_dtypes) = m;
+      (key == "a_dtypes"        ? op->contract.a_dtypes
+       : key == "b_dtypes"      ? op->contract.b_dtypes
+       : key == "global_dtypes" ? op->contract.global_dtypes
+                                : op->contract.out_dtypes) = m;
     } else if (key == "a_scale_layouts" || key == "b_scale_layouts" || key == "b_layouts") {
       const auto m = static_cast<uint32_t>(mask_of(value, parse_layout, "layout"));
       (key == "a_scale_layouts"   ? op->contract.a_scale_layouts

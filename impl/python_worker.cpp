@@ -198,9 +198,14 @@ class PythonWorker::Impl {
       const mxgate_tensor& t;
       bool output;
     };
-    const Slot slots[] = {{"a", c.a, false},    {"a_scale", c.a_scale, false},
-                          {"b", c.b, false},    {"b_scale", c.b_scale, false},
-                          {"out", c.out, true}, {"out_scale", c.out_scale, true}};
+    const Slot slots[] = {{"a", c.a, false},
+                          {"a_scale", c.a_scale, false},
+                          {"b", c.b, false},
+                          {"b_scale", c.b_scale, false},
+                          {"a_global", c.a_global, false},
+                          {"b_global", c.b_global, false},
+                          {"out", c.out, true},
+                          {"out_scale", c.out_scale, true}};
     std::ostringstream h;
     h << "call " << index << " " << c.m << " " << c.n << " " << c.k << "\n";
     std::string body;

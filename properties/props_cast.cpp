@@ -1,16 +1,18 @@
-// cast.bit_exact over the cast ops (family cast: fp32 -> FP8 / e8m0 / bf16 / fp16 codes,
-// elementwise) of the implementation under test: every code equals the encoder of the convention
-// the op claims (reference/convention.h encode_with), on random inputs and on the edges of the
-// target format (the exact value of every code and its fp32 neighbours, the midpoints between
-// neighbouring codes, the overflow boundary, subnormals, signed zeros, infinities, NaNs with
-// several payloads). The exhaustive 2^32 sweep of a host cast op is a separate, explicitly
-// requested check (properties/cast_sweep.h).
+// cast.bit_exact over the cast ops (family cast: fp32 -> FP8 / e8m0 / bf16 / fp16 codes, and
+// FP4 / FP6 codes: E2M1 packed two per byte, E2M3 / E3M2 one per byte; elementwise) of the
+// implementation under test: every code equals the encoder of the convention the op claims
+// (reference/convention.h encode_with), on random inputs and on the edges of the target format (the
+// exact value of every code and its fp32 neighbours, the midpoints between neighbouring codes, the
+// overflow boundary, subnormals, signed zeros, infinities, NaNs with several payloads). The
+// exhaustive 2^32 sweep of a host cast op is a separate, explicitly requested check
+// (properties/cast_sweep.h).
 #include <rapidcheck.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "impl/calls.h"
 #include "impl/harness.h"
@@ -18,6 +20,7 @@
 #include "properties/props.h"
 #include "reference/convention.h"
 #include "reference/format.h"
+#include "reference/fp4_pack.h"
 
 namespace mxgate::properties {
 
@@ -26,12 +29,23 @@ namespace {
 using impl::Dtype;
 using impl::Op;
 
+// A cast target's format: cast_format's, and the FP4 / FP6 element formats (checked here only:
+// the survey and the sweep compare one code per stored element).
+std::optional<Format> target_format(Dtype d) {
+  static constexpr std::pair<Dtype, Format> kFp4Fp6[] = {
+      {Dtype::kE2m1, Format::kE2M1}, {Dtype::kE2m3, Format::kE2M3}, {Dtype::kE3m2, Format::kE3M2}};
+  for (const auto& [dtype, format] : kFp4Fp6) {
+    if (dtype == d) return format;
+  }
+  return cast_format(d);
+}
+
 // The cast targets of `op` the reference can check: formats its claim has an encoder for.
 std::vector<Dtype> cast_targets(const Op& op) {
   std::vector<Dtype> out;
   if (op.contract.conventions.empty()) return out;
   for (Dtype d : impl::dtypes_in(op.contract.out_dtypes)) {
-    const auto f = cast_format(d);
+    const auto f = target_format(d);
     if (f && cast_encoder(op.contract.conventions.front(), *f)) out.push_back(d);
   }
   return out;
@@ -62,7 +76,7 @@ rc::Gen<Case> gen_cast(const Context&, const Ops& ops) {
 std::optional<Failure> check_cast(const Context& ctx, const Case& c) {
   const Op& op = case_op(ctx, c);
   const auto dtype = impl::parse_dtype(c.text("format"));
-  const auto format = dtype ? cast_format(*dtype) : std::nullopt;
+  const auto format = dtype ? target_format(*dtype) : std::nullopt;
   if (!format) throw CaseError("case field 'format' has unknown value '" + c.text("format") + "'");
   const auto cls = parse_cast_class(c.text("values"));
   if (!cls) throw CaseError("case field 'values' has unknown value '" + c.text("values") + "'");
@@ -75,7 +89,8 @@ std::optional<Failure> check_cast(const Context& ctx, const Case& c) {
   }
   const std::size_t count = c.num("count");
   const std::vector<float> x = cast_values(*cls, *format, count, c.num("seed"));
-  const std::size_t width = impl::dtype_bytes(*dtype);
+  const bool packed = *dtype == Dtype::kE2m1;  // compared unpacked, the padding nibble ignored
+  const std::size_t width = packed ? 1 : impl::dtype_bytes(*dtype);
   std::vector<uint8_t> want(count * width);
   for (std::size_t i = 0; i < count; ++i) {
     const uint32_t code = encoder(x[i]);
@@ -87,8 +102,9 @@ std::optional<Failure> check_cast(const Context& ctx, const Case& c) {
   std::vector<uint8_t> in(count * 4);
   std::memcpy(in.data(), x.data(), in.size());
   inv.input(&impl::Call::a, in, 1, count, count, Dtype::kF32, impl::Layout::kRowMajor);
-  const std::vector<uint8_t> got =
+  std::vector<uint8_t> got =
       inv.run_and_read(impl::rows_call(inv, 1, count, *dtype), &impl::Call::out);
+  if (packed) got = unpack_fp4(got, 1, count, NibbleOrder::kLowFirst);
   return compare_codes(std::string(impl::to_string(*dtype)) + " codes (" + conv_name + ")", x,
                        width, want, got);
 }

@@ -26,14 +26,22 @@ returns its outputs:
     gemm_mx         fn(a, a_scales, b, b_scales) -> c       c float32 (M, N) or uint16 bf16 bits
     gemm_block      fn(a, a_scales, b, b_scales) -> c
     gemm_bf16       fn(a, b) -> c
+    quantize_nvfp4  fn(x, a_global) -> (codes, scales)    a_global: the global amax; codes e2m1
+    dequantize_nvfp4  fn(codes, scales, a_global) -> y
+    gemm_nvfp4      fn(a, a_scale, b, b_scale, a_global, b_global) -> c
 
-Codes are uint8 (uint16 for bf16 / fp16 values); torch / ml_dtypes float8 and bfloat16 arrays
-are accepted as outputs and read as their bits. A 2-D array in a row-major or column-major
-layout is given in its logical shape (rows, cols) whatever the physical order (a column-major
-one is the transpose of a C-contiguous array); a padded layout (tma_col_major,
-nv_swizzle_128x4, aiter_shuffle_16x16) is given, and returned, as its 1-D storage. A callable
-that also takes keyword `out_dtype` gets the output dtype's name ("f32", "bf16", "e4m3fn", ...),
-one that takes `call` a Call (m, n, k and every tensor's dtype and layout).
+Codes are uint8 (uint16 for bf16 / fp16 values); e2m3 / e3m2 one code per byte (low 6 bits);
+packed e2m1 (FP4) as the ABI stores it, (rows, ceil(cols / 2)) uint8 with element 2i in the low
+nibble and 2i+1 in the high one (pack_e2m1 / unpack_e2m1 convert); an odd row's padding nibble
+is 0xF in an input and ignored in an output. The NVFP4 global scales a_global / b_global are
+(1,) arrays: float32, or uint16 bf16 bits (contract global_dtypes says which the op takes).
+torch / ml_dtypes float8 and bfloat16 arrays are accepted as outputs and read as their bits.
+A 2-D array in a row-major or column-major layout is given in its logical shape (rows, cols)
+whatever the physical order (a column-major one is the transpose of a C-contiguous array); a
+padded layout (tma_col_major, nv_swizzle_128x4, aiter_shuffle_16x16) is given, and returned, as
+its 1-D storage. A callable that also takes keyword `out_dtype` gets the output dtype's name
+("f32", "bf16", "e4m3fn", ...), one that takes `call` a Call (m, n, k and every tensor's dtype
+and layout).
 
 Raise mxgate.Unsupported(reason) to decline a case (inside the declared contract that is a
 contract mismatch, a failure); any other exception is an error verdict naming the op.
@@ -65,19 +73,45 @@ SCALED_FORMATS = tuple(f["name"] for f in VOCABULARY["scaled_formats"])  # mxfp8
 STRIDED = ("row_major", "col_major", "tma_col_major")
 
 # How a stored element of each dtype is held in numpy: the wide types as themselves (bf16 as its
-# bits), one byte of bits for the narrow ones. Packed E2M1 (storage 0) has no numpy form yet, so
-# adapters cannot declare it (docs/python.md).
+# bits), one byte of bits for the narrow ones, packed E2M1 (storage 0: two codes per byte) as its
+# bytes (PACKED).
 _WIDE = {"f32": np.dtype("<f4"), "bf16": np.dtype("<u2"), "fp16": np.dtype("<f2")}
-NUMPY_OF = {d["name"]: _WIDE.get(d["name"], np.dtype("u1"))
-            for d in VOCABULARY["dtypes"] if d["storage_bytes"] > 0}
+NUMPY_OF = {d["name"]: _WIDE.get(d["name"], np.dtype("u1")) for d in VOCABULARY["dtypes"]
+            if d["name"] != "none"}
+PACKED = tuple(d["name"] for d in VOCABULARY["dtypes"]
+               if d["storage_bytes"] == 0 and d["name"] != "none")  # ("e2m1",)
+GLOBAL_DTYPES = ("f32", "bf16")  # what an NVFP4 global scale may be (plugin.h global_dtypes)
+NVFP4_FAMILIES = tuple(f for f in FAMILIES if f.endswith("_nvfp4"))
 
 _INPUTS = {
     "cast": ("a",), "quantize_mx": ("a",), "quantize_block": ("a",),
     "dequantize": ("a", "a_scale"), "upcast_e8m0": ("a",), "preshuffle": ("a",),
     "gemm_mx": ("a", "a_scale", "b", "b_scale"), "gemm_block": ("a", "a_scale", "b", "b_scale"),
     "gemm_bf16": ("a", "b"),
+    "quantize_nvfp4": ("a", "a_global"), "dequantize_nvfp4": ("a", "a_scale", "a_global"),
+    "gemm_nvfp4": ("a", "a_scale", "b", "b_scale", "a_global", "b_global"),
 }
-_OUTPUTS = {"quantize_mx": ("out", "out_scale"), "quantize_block": ("out", "out_scale")}
+_OUTPUTS = {"quantize_mx": ("out", "out_scale"), "quantize_block": ("out", "out_scale"),
+            "quantize_nvfp4": ("out", "out_scale")}
+# Inputs given as 1-D arrays whatever their (1 x count or 1 x 1) shape.
+_FLAT = ("a_global", "b_global")
+
+
+def unpack_e2m1(packed: Any, cols: int) -> np.ndarray:
+    """Packed E2M1 bytes (rows, ceil(cols / 2)) -> codes (rows, cols), one per uint8: element 2i
+    from the low nibble, 2i+1 from the high one (include/mxgate/plugin.h). 1-D stays 1-D."""
+    p = np.asarray(packed, dtype=np.uint8)
+    codes = np.stack([p & 0xF, p >> 4], axis=-1).reshape(p.shape[:-1] + (-1,))
+    return codes[..., :cols]
+
+
+def pack_e2m1(codes: Any) -> np.ndarray:
+    """Codes (rows, cols), one per byte (low 4 bits) -> packed bytes (rows, ceil(cols / 2)), the
+    padding nibble of an odd row 0."""
+    c = np.asarray(codes, dtype=np.uint8) & 0xF
+    if c.shape[-1] % 2:
+        c = np.concatenate([c, np.zeros(c.shape[:-1] + (1,), np.uint8)], axis=-1)
+    return (c[..., 0::2] | (c[..., 1::2] << 4)).astype(np.uint8)
 
 
 @dataclass(frozen=True)
@@ -120,18 +154,22 @@ class Contract:
     notes: str = ""
     a_scale_ld_align: int = 1
     b_scale_ld_align: int = 1
+    global_dtypes: Tuple[str, ...] = ()
 
     def __post_init__(self):
         for f in ("a_dtypes", "b_dtypes", "out_dtypes"):
             object.__setattr__(self, f, _names(getattr(self, f), tuple(NUMPY_OF), "dtype"))
+        object.__setattr__(self, "global_dtypes",
+                           _names(self.global_dtypes, GLOBAL_DTYPES, "global_dtypes dtype"))
         for f in ("a_scale_layouts", "b_scale_layouts", "b_layouts"):
             object.__setattr__(self, f, _names(getattr(self, f), LAYOUTS, "layout"))
         for f in ("m", "n", "k"):
             d = getattr(self, f)
             if isinstance(d, int):
                 object.__setattr__(self, f, Dim(align=d))
-        if self.scale_dtype not in ("none", "e8m0", "f32"):
-            raise AdapterError(f"scale_dtype must be none, e8m0 or f32, not '{self.scale_dtype}'")
+        if self.scale_dtype not in ("none", "e8m0", "f32", "e4m3fn"):
+            raise AdapterError(f"scale_dtype must be none, e8m0, f32 or e4m3fn (NVFP4), not "
+                               f"'{self.scale_dtype}'")
 
 
 # What each family's contract is unless the declaration says otherwise.
@@ -156,19 +194,49 @@ _DEFAULTS = {
                        b_layouts=("row_major",)),
     "gemm_bf16": dict(a_dtypes=("bf16",), b_dtypes=("bf16",), out_dtypes=("f32",),
                       b_layouts=("row_major",)),
+    # NVFP4 (plugin.h): packed E2M1, E4M3 scales of 1 x 16, fp32 global scales.
+    "quantize_nvfp4": dict(a_dtypes=("f32",), out_dtypes=("e2m1",), scale_dtype="e4m3fn",
+                           a_block=(1, 16), a_scale_layouts=("row_major",),
+                           global_dtypes=("f32",)),
+    "dequantize_nvfp4": dict(a_dtypes=("e2m1",), out_dtypes=("f32",), scale_dtype="e4m3fn",
+                             a_block=(1, 16), a_scale_layouts=("row_major",),
+                             global_dtypes=("f32",)),
+    "gemm_nvfp4": dict(a_dtypes=("e2m1",), b_dtypes=("e2m1",), out_dtypes=("f32",),
+                       scale_dtype="e4m3fn", a_block=(1, 16), b_block=(1, 16),
+                       a_scale_layouts=("row_major",), b_scale_layouts=("row_major",),
+                       b_layouts=("row_major",), global_dtypes=("f32",)),
 }
 
 _CONTRACT_FIELDS = {f.name for f in dataclasses.fields(Contract)}
 
 
 def _adapter_family(family: str) -> None:
-    """Refuses a family the library does not know, or one adapters cannot run yet (the NVFP4
-    families: the library names them, the adapters have no default contract or roles for them)."""
+    """Refuses a family the library does not know, or one this package has no roles for (a
+    library newer than the package)."""
     if family not in FAMILIES:
         raise AdapterError(f"unknown family '{family}' (families: {', '.join(FAMILIES)})")
     if family not in _DEFAULTS:
-        raise AdapterError(f"family '{family}' has no Python adapter support yet (families: "
-                           f"{', '.join(_DEFAULTS)})")
+        raise AdapterError(f"family '{family}' has no Python adapter support in this package "
+                           f"(families: {', '.join(_DEFAULTS)})")
+
+
+def _check_family_contract(family: str, name: str, c: Contract) -> None:
+    """The clauses the C ABI ties to a family (impl/plugin.cpp), refused here with the op named
+    rather than by the loader later."""
+    if family in NVFP4_FAMILIES:
+        if c.scale_dtype != "e4m3fn":
+            raise AdapterError(f"op {name}: {family} takes E4M3 block scales: scale_dtype must "
+                               f"be e4m3fn, not '{c.scale_dtype}'")
+        if not c.global_dtypes:
+            raise AdapterError(f"op {name}: {family} reads global scales: declare global_dtypes "
+                               f"(f32 and / or bf16)")
+    else:
+        if c.global_dtypes:
+            raise AdapterError(f"op {name}: global_dtypes is for the NVFP4 families; {family} "
+                               f"takes no global scale")
+        if c.scale_dtype == "e4m3fn":
+            raise AdapterError(f"op {name}: scale_dtype e4m3fn is for the NVFP4 families, not "
+                               f"{family} (e8m0 or f32)")
 
 
 def contract(family: str, **fields: Any) -> Contract:
@@ -215,10 +283,21 @@ def _storage_count(t):
     return t.nbytes // NUMPY_OF[t.dtype].itemsize
 
 
+def _packed_view(flat, t):
+    """A packed E2M1 tensor's (rows, ceil(cols / 2)) bytes: row r starts at r * ceil(ld / 2)."""
+    if t.layout != "row_major":
+        raise AdapterError(f"{t.role}: packed {t.dtype} in layout {t.layout}; the ABI packs "
+                           f"E2M1 row-major only")
+    row = ((t.ld or t.cols) + 1) // 2
+    return flat[: t.rows * row].reshape(t.rows, row)[:, : (t.cols + 1) // 2]
+
+
 def _view(buf, t):
     """The logical view of a tensor's bytes (a numpy array over `buf`, not a copy)."""
     dt = NUMPY_OF[t.dtype]
     flat = np.frombuffer(buf, dtype=dt, count=_storage_count(t))
+    if t.dtype in PACKED:
+        return _packed_view(flat, t)
     if t.layout == "row_major":
         ld = t.ld or t.cols
         return flat[: t.rows * ld].reshape(t.rows, ld)[:, : t.cols]
@@ -252,21 +331,26 @@ def emit(t: Tensor, value: Any, target: np.ndarray, op: str) -> None:
     out, a 1-D array of the storage size is copied as it is."""
     a = _as_bits(value, t, op)
     typed = target.view(NUMPY_OF[t.dtype])
-    shape = (t.rows, t.cols)
-    if _logical(t) and a.size == t.rows * t.cols and (
+    packed = t.dtype in PACKED
+    shape = (t.rows, (t.cols + 1) // 2 if packed else t.cols)
+    if _logical(t) and a.size == shape[0] * shape[1] and (
             a.shape == shape or (a.ndim == 1 and t.rows == 1)):
         _typed_view(typed, t)[...] = a.reshape(shape)
         return
     if a.ndim == 1 and a.size == typed.size:
         typed[:] = a
         return
-    raise AdapterError(f"{op}: output {t.role} has shape {a.shape}; the call's {t.role} is "
-                       f"{t.rows} x {t.cols} in {t.layout}" +
-                       ("" if _logical(t) else f" (storage: {typed.size} elements, 1-D)"))
+    what = f"{t.rows} x {t.cols} in {t.layout}"
+    if packed:
+        what += f", packed {t.dtype}: {shape[0]} x {shape[1]} bytes (pack_e2m1)"
+    raise AdapterError(f"{op}: output {t.role} has shape {a.shape}; the call's {t.role} is " +
+                       what + ("" if _logical(t) else f" (storage: {typed.size} elements, 1-D)"))
 
 
 def _typed_view(typed, t):
     """The logical (rows, cols) view of a typed storage array (writable)."""
+    if t.dtype in PACKED:
+        return _packed_view(typed, t)
     if t.layout == "row_major":
         ld = t.ld or t.cols
         return typed[: t.rows * ld].reshape(t.rows, ld)[:, : t.cols]
@@ -288,6 +372,7 @@ class Op:
         if not self.name or not all(c.islower() or c.isdigit() or c in "_." for c in self.name):
             raise AdapterError(f"op name '{self.name}' is not [a-z0-9_.]+")
         self.contract = contract_ if contract_ is not None else contract(family, **fields)
+        _check_family_contract(family, self.name, self.contract)
         try:
             params = inspect.signature(fn).parameters
         except (TypeError, ValueError):
@@ -313,7 +398,7 @@ class Op:
                     raise AdapterError(f"{self.name}: the call has no {role}")
                 t, buf = by_role[role]
                 v = np.array(_view(buf, t))
-                if self.family in ("cast", "upcast_e8m0") and v.ndim == 2:
+                if (self.family in ("cast", "upcast_e8m0") or role in _FLAT) and v.ndim == 2:
                     v = v.reshape(-1)
                 args.append(v)
             outs = [r for r in _OUTPUTS.get(self.family, ("out",)) if r in by_role]
@@ -458,6 +543,8 @@ def describe(adapter: Adapter) -> str:
         out.append(f"b_block {c.b_block[0]} {c.b_block[1]}")
         out.append(f"a_scale_ld_align {c.a_scale_ld_align}")
         out.append(f"b_scale_ld_align {c.b_scale_ld_align}")
+        if c.global_dtypes:
+            out.append(f"global_dtypes {','.join(c.global_dtypes)}")
         if c.convention:
             out.append(f"convention {c.convention}")
         if c.accumulator:

@@ -37,7 +37,7 @@ class _CContract(ctypes.Structure):
                                         "b_block_rows", "b_block_cols")] + [
         ("convention", ctypes.c_char_p), ("accumulator", ctypes.c_char_p),
         ("notes", ctypes.c_char_p), ("a_scale_ld_align", ctypes.c_uint32),
-        ("b_scale_ld_align", ctypes.c_uint32)]
+        ("b_scale_ld_align", ctypes.c_uint32), ("global_dtypes", ctypes.c_uint64)]
 
 
 class _CTensor(ctypes.Structure):
@@ -47,12 +47,14 @@ class _CTensor(ctypes.Structure):
 
 
 _ROLES = ("a", "a_scale", "b", "b_scale", "out", "out_scale")
+_GLOBALS = ("a_global", "b_global")  # appended to mxgate_call for NVFP4
 
 
 class _CCall(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("family", ctypes.c_uint32),
                 ("m", ctypes.c_uint64), ("n", ctypes.c_uint64), ("k", ctypes.c_uint64)] + [
-        (r, _CTensor) for r in _ROLES] + [("stream", ctypes.c_void_p)]
+        (r, _CTensor) for r in _ROLES] + [("stream", ctypes.c_void_p)] + [
+        (r, _CTensor) for r in _GLOBALS]
 
 
 _RUN_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_CCall),
@@ -102,6 +104,7 @@ def _c_contract(c):
     out.notes = c.notes.encode() if c.notes else None
     out.a_scale_ld_align = c.a_scale_ld_align
     out.b_scale_ld_align = c.b_scale_ld_align
+    out.global_dtypes = _mask(c.global_dtypes, DTYPE_CODE)
     return out
 
 
@@ -129,7 +132,7 @@ class _InMemory:
             op = self.ops[state - 1]
             c = call_p.contents
             tensors, buffers = [], []
-            for role in _ROLES:
+            for role in _ROLES + (_GLOBALS if c.struct_size >= ctypes.sizeof(_CCall) else ()):
                 t = getattr(c, role)
                 if not t.data:
                     continue

@@ -19,9 +19,11 @@ ADAPTERS = [
     ("torch", "TorchCpuAdapter", ("torch",), False),
     ("torch", "TorchCudaAdapter", ("torch",), True),
     ("torch", "ScaledMmAdapter", ("torch",), True),
+    ("torch", "ScaledMmMxAdapter", ("torch",), True),
     ("triton", "TritonAdapter", ("torch", "triton"), True),
     ("triton_dot", "TritonDotAdapter", ("triton", "torch"), True),
     ("jax", "JaxAdapter", ("jax",), True),
+    ("jax", "JaxScaledMatmulAdapter", ("jax",), True),
 ]
 IDS = [c for _, c, _, _ in ADAPTERS]
 
@@ -65,7 +67,8 @@ def present(module, cls, needs, cuda):
     return adapter(module, cls)
 
 
-CASTS = [a for a in ADAPTERS if a[1] not in ("ScaledMmAdapter", "TritonDotAdapter")]
+GEMM_ONLY = ("ScaledMmAdapter", "ScaledMmMxAdapter", "TritonDotAdapter", "JaxScaledMatmulAdapter")
+CASTS = [a for a in ADAPTERS if a[1] not in GEMM_ONLY]
 
 
 # A cast adapter that claims a convention equals it on the edges of every target format.
@@ -101,3 +104,25 @@ def test_gemm_exact_mode(module, cls, needs, cuda):
     a = present(module, cls, needs, cuda)
     r = mxgate.check("gemm.exact", a, cases=50)
     assert r.passed, r
+
+
+FP4_GEMMS = [a for a in ADAPTERS
+             if a[1] in ("TritonAdapter", "JaxScaledMatmulAdapter", "ScaledMmMxAdapter")]
+
+
+# The MX / NVFP4 GEMM adapters on exact-mode data (gemm_fp4.exact for the FP4 ops, gemm.exact for
+# the MXFP8 ones); torch's MX / NVFP4 _scaled_mm, which needs sm_100 or later, is Unavailable
+# with torch's own refusal on an older GPU.
+@pytest.mark.parametrize("module,cls,needs,cuda", FP4_GEMMS, ids=[a[1] for a in FP4_GEMMS])
+def test_mx_fp4_gemm_exact_mode(module, cls, needs, cuda):
+    a = present(module, cls, needs, cuda)
+    if cls == "ScaledMmMxAdapter":
+        import torch
+
+        if torch.cuda.get_device_capability() < (10, 0):
+            with pytest.raises(mxgate.Unavailable, match="runs none of its MX / NVFP4"):
+                a.check_available()
+            return
+    for prop in ("gemm_fp4.exact", "gemm.exact"):
+        r = mxgate.check(prop, a, cases=50)
+        assert r.passed, r

@@ -1,7 +1,7 @@
 """The package's dtype, family and layout codes come from the library (mxgate_api_vocabulary) and
 equal the C ABI's (include/mxgate/plugin.h, parsed here independently of the library), FP4 / FP6
-and the NVFP4 families included; the adapters refuse what they cannot hold yet with a message.
-Not covered: adapters running FP4 / FP6 or NVFP4 ops (not supported yet)."""
+and the NVFP4 families included, each with a default contract. Not covered: adapters running
+FP4 / FP6 or NVFP4 ops (test_adapters_fp4.py)."""
 
 import re
 
@@ -52,10 +52,12 @@ def test_scaled_formats_and_storage():
     assert by_name["e4m3fn"]["scale_of"] == ["nvfp4"]
 
 
-# Guards against a family the adapters cannot run yet failing with a KeyError instead of a
-# message naming it.
-def test_nvfp4_family_is_refused_with_a_message():
-    with pytest.raises(mxgate.AdapterError, match="gemm_nvfp4.*no Python adapter support"):
-        mxgate.contract("gemm_nvfp4")
-    with pytest.raises(mxgate.AdapterError, match="unknown dtype 'e2m1'"):
-        mxgate.contract("cast", out_dtypes=("e2m1",))
+# Guards against a family of the ABI that a Python adapter cannot declare (no default contract or
+# roles: a KeyError, or a refusal), and an unknown family failing without a message naming it.
+def test_every_family_has_a_default_contract():
+    for family in adapter.FAMILIES:
+        assert isinstance(mxgate.contract(family), adapter.Contract), family
+    assert mxgate.contract("gemm_nvfp4").global_dtypes == ("f32",)
+    assert mxgate.contract("cast", out_dtypes=("e2m1", "e2m3", "e3m2")).out_dtypes[0] == "e2m1"
+    with pytest.raises(mxgate.AdapterError, match="unknown family 'gemm_nvfp5'"):
+        mxgate.contract("gemm_nvfp5")

@@ -3,44 +3,106 @@
 
 Claims no convention: JAX's float8 types are ml_dtypes' (docs/conventions.md §2.8), but XLA's GPU
 backend lowers the conversion itself and no JAX or XLA document states its rounding, overflow
-and NaN rules; the survey's cast table says which convention it equals. docs/python.md §11.6.
+and NaN rules; the survey's cast table says which convention it equals. JaxScaledMatmulAdapter:
+jax.nn.scaled_matmul's MXFP8 and NVFP4 GEMMs. docs/python.md §11.6.
 """
 
 import numpy as np
 
-from ..adapter import Adapter, Op, Unavailable
+from ..adapter import Adapter, Dim, Op, Unavailable, unpack_e2m1
 from . import require
 
 _TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
           "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu"}
 
 
-class JaxAdapter(Adapter):
-    name = "jax_gpu"
-    description = "jax.jit(x.astype(float8_*)) on the GPU through XLA"
+class _JaxGpu(Adapter):
+    """jax with a GPU device; build_ops() declares the ops (or raises Unavailable)."""
+
+    what = "the jax adapter"
 
     def __init__(self):
         self._error = None
         try:
-            self.jax = require("jax", "the jax adapter")
-            self.jnp = require("jax.numpy", "the jax adapter")
+            self.jax = require("jax", self.what)
+            self.jnp = require("jax.numpy", self.what)
             try:
                 self.gpu = self.jax.devices("gpu")[0]
             except RuntimeError as e:
                 raise Unavailable(f"jax has no GPU device here: {e}") from None
+            ops = self.build_ops()
         except Unavailable as e:
             self._error = e
-            super().__init__(ops=[])
-            return
-        self.types = {k: getattr(self.jnp, v) for k, v in _TYPES.items() if hasattr(self.jnp, v)}
-        self.casts = {k: self.jax.jit(lambda v, d=d: v.astype(d)) for k, d in self.types.items()}
-        super().__init__(ops=[Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
-                                 notes=f"jax {self.jax.__version__} on {self.gpu.platform}")])
+            ops = []
+        super().__init__(ops=ops)
 
     def check_available(self):
         if self._error is not None:
             raise self._error
 
+
+class JaxAdapter(_JaxGpu):
+    name = "jax_gpu"
+    description = "jax.jit(x.astype(float8_*)) on the GPU through XLA"
+
+    def build_ops(self):
+        self.types = {k: getattr(self.jnp, v) for k, v in _TYPES.items() if hasattr(self.jnp, v)}
+        self.casts = {k: self.jax.jit(lambda v, d=d: v.astype(d)) for k, d in self.types.items()}
+        return [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
+                   notes=f"jax {self.jax.__version__} on {self.gpu.platform}")]
+
     def cast(self, x, out_dtype):
         y = self.casts[out_dtype](self.jax.device_put(x, self.gpu))
         return np.asarray(y).view(np.uint8)
+
+
+class JaxScaledMatmulAdapter(_JaxGpu):
+    """jax.nn.scaled_matmul (B = 1) on the GPU, in the two forms its documentation names for
+    cuDNN on Blackwell: MXFP8 (float8_e4m3fn / e5m2 with float8_e8m0fnu scales of 1 x 32) and
+    NVFP4 (float4_e2m1fn with float8_e4m3fn scales of 1 x 16); elsewhere XLA decomposes it
+    (a * repeat(scales), an fp32 einsum). K must be a whole number of blocks (the block size is
+    K // scales.shape[-1]). NVFP4's global scales are not an argument: the op applies
+    fl32(fl32(ga * gb) * C) to the fp32 result, the ABI's epilogue. Accumulator declared: fp32_rn
+    (any order), unmeasured."""
+
+    name = "jax_scaled_matmul"
+    description = "jax.nn.scaled_matmul on the GPU: MXFP8 (e8m0 1x32) and NVFP4 (E4M3 1x16)"
+    what = "the jax scaled_matmul adapter"
+
+    def build_ops(self):
+        if not hasattr(self.jax.nn, "scaled_matmul"):
+            raise Unavailable(f"jax {self.jax.__version__} has no jax.nn.scaled_matmul")
+        jnp = self.jnp
+        self.mm = self.jax.jit(lambda a, b, sa, sb: self.jax.nn.scaled_matmul(
+            a, b, sa, sb, preferred_element_type=jnp.float32))
+        v = f"jax {self.jax.__version__} on {self.gpu.platform}"
+        ops = [Op("gemm_mx", self.mxfp8, "scaled_matmul_mxfp8", a_dtypes=("e4m3fn", "e5m2"),
+                  b_dtypes=("e4m3fn", "e5m2"), k=Dim(align=32), accumulator="fp32_rn",
+                  notes=f"{v}: jax.nn.scaled_matmul, float8_e8m0fnu scales of 1x32")]
+        if hasattr(jnp, "float4_e2m1fn"):
+            ops.append(Op("gemm_nvfp4", self.nvfp4, "scaled_matmul_nvfp4", k=Dim(align=16),
+                          accumulator="fp32_rn",
+                          notes=f"{v}: jax.nn.scaled_matmul, float8_e4m3fn scales of 1x16; "
+                                f"fl32(ga * gb) applied to the fp32 result"))
+        return ops
+
+    def _run(self, a, sa, b, sb):
+        put = lambda v: self.jax.device_put(np.ascontiguousarray(v)[None], self.gpu)
+        return np.asarray(self.mm(put(a), put(b), put(sa), put(sb)))[0]
+
+    def mxfp8(self, a, a_scales, b, b_scales, call):
+        jnp = self.jnp
+        t = {"e4m3fn": jnp.float8_e4m3fn, "e5m2": jnp.float8_e5m2}
+        e8m0 = np.dtype(jnp.float8_e8m0fnu)
+        return self._run(a.view(t[call.tensor("a").dtype]), a_scales.view(e8m0),
+                         b.view(t[call.tensor("b").dtype]), b_scales.view(e8m0))
+
+    def nvfp4(self, a, a_scales, b, b_scales, a_global, b_global, call):
+        from .numpy import nvfp4_alpha
+
+        jnp = self.jnp
+        fp4, e4m3 = np.dtype(jnp.float4_e2m1fn), np.dtype(jnp.float8_e4m3fn)
+        acc = self._run(unpack_e2m1(a, call.k).view(fp4), a_scales.view(e4m3),
+                        unpack_e2m1(b, call.k).view(fp4), b_scales.view(e4m3))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (nvfp4_alpha(a_global, b_global, call) * acc).astype(np.float32)

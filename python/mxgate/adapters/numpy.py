@@ -8,12 +8,14 @@ no summation order: numpy's matmul (its BLAS) sums all of K in an order of its o
 without FMA, so the true claim is the fp32 bound that holds for every order (one partial over K,
 at most three roundings per product: a*sa, b*sb, the product; impl/accumulator.h). It is NOT
 inside fp32_rn with partials of 128 (the block-128 model of check-gemm's default) for K > 128.
-docs/python.md §11.1.
+NumpyFp4Adapter: the same for FP4 (packed E2M1 with E8M0 1x32 scales: MXFP4, MXFP8 x MXFP4;
+with E4M3 1x16 scales and global scales: NVFP4), from OCP MX v1.0 §5.3.3 and the NVFP4 rules of
+include/mxgate/plugin.h. docs/python.md §11.1.
 """
 
 import numpy as np
 
-from ..adapter import Adapter, Dim, op
+from ..adapter import Adapter, Dim, op, unpack_e2m1
 
 
 def _fp8_table(exp_bits, man_bits, bias, fn):
@@ -34,9 +36,25 @@ def _fp8_table(exp_bits, man_bits, bias, fn):
     return v.astype(np.float32)
 
 
+def _fp4_fp6_table(exp_bits, man_bits, bias):
+    """Values of every code of an OCP MX FP4 / FP6 format (v1.0 §5.3.3: no Inf, no NaN; the
+    sign bit above exponent and mantissa), indexed by code."""
+    width = 1 + exp_bits + man_bits
+    codes = np.arange(1 << width)
+    sign = np.where(codes >> (width - 1), -1.0, 1.0)
+    e = (codes >> man_bits) & ((1 << exp_bits) - 1)
+    m = codes & ((1 << man_bits) - 1)
+    normal = (1.0 + m / (1 << man_bits)) * np.exp2(e.astype(float) - bias)
+    sub = (m / (1 << man_bits)) * np.exp2(1.0 - bias)
+    return (sign * np.where(e == 0, sub, normal)).astype(np.float32)
+
+
 E4M3FN = _fp8_table(4, 3, 7, True)
 E5M2 = _fp8_table(5, 2, 15, False)
-_TABLES = {"e4m3fn": E4M3FN, "e5m2": E5M2}
+E2M1 = _fp4_fp6_table(2, 1, 1)  # 0 0.5 1 1.5 2 3 4 6
+E2M3 = _fp4_fp6_table(2, 3, 1)  # max 7.5
+E3M2 = _fp4_fp6_table(3, 2, 3)  # max 28
+_TABLES = {"e4m3fn": E4M3FN, "e5m2": E5M2, "e2m1": E2M1, "e2m3": E2M3, "e3m2": E3M2}
 
 
 def e8m0_values(b):
@@ -73,8 +91,15 @@ def expand(scales, rows, cols, block_rows, block_cols):
     return s[:rows, :cols]
 
 
-def decode(codes, dtype):
-    return _TABLES[dtype][np.asarray(codes)]
+def decode(codes, dtype, cols=None):
+    """Values of codes of `dtype`; packed e2m1 bytes (rows, ceil(cols / 2)) are unpacked first
+    (cols: the logical column count, default every nibble)."""
+    codes = np.asarray(codes)
+    if dtype == "e2m1":
+        codes = unpack_e2m1(codes, 2 * codes.shape[-1] if cols is None else cols)
+    else:
+        codes = codes & (len(_TABLES[dtype]) - 1)  # FP6: the low 6 bits of the byte
+    return _TABLES[dtype][codes]
 
 
 def finish(c, out_dtype):
@@ -161,3 +186,71 @@ class NumpyTiny(NumpySmall):
     name = "numpy_tiny"
     description = "NumpyAdapter's gemm_mx limited to M, N, K <= 64 (speed figures)"
     limit = 64
+
+
+def global_value(g, dtype):
+    """An NVFP4 global scale argument ((1,) float32, or bf16 bits) as a float32 scalar."""
+    g = np.asarray(g).reshape(-1)
+    return np.float32(bf16_values(g)[0] if dtype == "bf16" else g.astype(np.float32)[0])
+
+
+def nvfp4_alpha(a_global, b_global, call):
+    """The NVFP4 GEMM epilogue's fl32(a_global * b_global) (Inf past FLT_MAX, as specified)."""
+    with np.errstate(over="ignore"):
+        return np.float32(global_value(a_global, call.tensor("a_global").dtype) *
+                          global_value(b_global, call.tensor("b_global").dtype))
+
+
+class NumpyFp4Adapter(Adapter):
+    """MXFP4 / NVFP4 dequantization and GEMMs: numpy float32 from the format definitions."""
+
+    name = "numpy_fp4"
+    description = "numpy MXFP4 / NVFP4 dequantize and GEMM from the format definitions"
+
+    def mx_operand(self, codes, scales, dtype, cols):
+        with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow is Inf, as specified
+            return decode(codes, dtype, cols) * expand(e8m0_values(scales), codes.shape[0],
+                                                       cols, 1, 32)
+
+    def nv_operand(self, codes, scales, cols):
+        """code * E4M3 scale: exact in fp32 (at most 2 + 4 significant bits, |v| <= 2688)."""
+        return decode(codes, "e2m1", cols) * expand(E4M3FN[np.asarray(scales)], codes.shape[0],
+                                                    cols, 1, 16)
+
+    @op("dequantize", a_dtypes=("e2m1",), out_dtypes=("f32", "bf16"), convention="ocp_mx",
+        notes="packed E2M1 x e8m0 (1x32): one fp32 multiply per element; bf16 rounded once")
+    def dequantize_mxfp4(self, codes, scales, call):
+        y = self.mx_operand(codes, scales, "e2m1", call.k)
+        return finish(y, call.tensor("out").dtype)
+
+    @op("dequantize_nvfp4", out_dtypes=("f32", "bf16"), global_dtypes=("f32", "bf16"),
+        convention="te_nvfp4_ref",
+        notes="fl32(fl32(code * E4M3 scale) * global); bf16 rounded once from that")
+    def dequantize_nvfp4(self, codes, scales, a_global, call):
+        g = global_value(a_global, call.tensor("a_global").dtype)
+        # A NaN scale code gives NaN, a product past FLT_MAX Inf: as specified.
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = self.nv_operand(codes, scales, call.k) * g
+        return finish(y, call.tensor("out").dtype)
+
+    @op("gemm_mx", a_dtypes=("e2m1", "e4m3fn"), b_dtypes=("e2m1",), out_dtypes=("f32", "bf16"),
+        convention="ocp_mx", accumulator="fp32_rn",
+        notes="MXFP4 x MXFP4 and MXFP8 x MXFP4: dequantize (OCP e8m0), numpy float32 matmul")
+    def gemm_mxfp4(self, a, a_scales, b, b_scales, call):
+        da = call.tensor("a").dtype
+        c = self.mx_operand(a, a_scales, da, call.k) @ \
+            self.mx_operand(b, b_scales, "e2m1", call.k).T
+        return finish(c, call.tensor("out").dtype)
+
+    def alpha(self, a_global, b_global, call):
+        return nvfp4_alpha(a_global, b_global, call)
+
+    @op("gemm_nvfp4", out_dtypes=("f32", "bf16"), global_dtypes=("f32", "bf16"),
+        accumulator="fp32_rn",
+        notes="numpy float32 matmul of code * E4M3 scale; C = fl32(fl32(ga * gb) * acc)")
+    def gemm_nvfp4(self, a, a_scales, b, b_scales, a_global, b_global, call):
+        alpha = self.alpha(a_global, b_global, call)
+        with np.errstate(over="ignore", invalid="ignore"):
+            acc = self.nv_operand(a, a_scales, call.k) @ self.nv_operand(b, b_scales, call.k).T
+            c = alpha * acc
+        return finish(c, call.tensor("out").dtype)

@@ -7,7 +7,7 @@ case is small. docs/python.md §11.2.
 import numpy as np
 
 from ..adapter import Adapter, op
-from .numpy import NumpyAdapter, decode, expand, finish
+from .numpy import NumpyAdapter, NumpyFp4Adapter, decode, expand, finish
 
 _GEMM_BLOCK = dict(a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn",), out_dtypes=("f32",),
                    a_block=(1, 128), b_block=(128, 128), accumulator="fp32_rn")
@@ -62,3 +62,32 @@ class ActScalesColMajor(Adapter):
         ad = decode(a, "e4m3fn") * expand(wrong, a.shape[0], a.shape[1], 1, 128)
         bd = decode(b, "e4m3fn") * expand(b_scales, b.shape[0], b.shape[1], 128, 128)
         return finish(ad @ bd.T, "f32")
+
+
+class _OneFp4Op(NumpyFp4Adapter):
+    """NumpyFp4Adapter reduced to its op named `only` (the one the fault is planted in)."""
+
+    only = ""
+
+    def __init__(self):
+        super().__init__()
+        self._ops = [o for o in self._ops if o.name == self.only]
+
+
+class Fp4NibbleSwapped(_OneFp4Op):
+    name = "numpy_faulty_fp4_nibble_swapped"
+    description = "planted fault: packed E2M1 element 2i read from the high nibble, 2i+1 the low"
+    only = "dequantize_mxfp4"
+
+    def mx_operand(self, codes, scales, dtype, cols):
+        swapped = ((codes >> 4) | (codes << 4)).astype(np.uint8)  # the fault
+        return super().mx_operand(swapped, scales, dtype, cols)
+
+
+class Nvfp4GlobalTwice(_OneFp4Op):
+    name = "numpy_faulty_nvfp4_global_twice"
+    description = "planted fault: an NVFP4 GEMM multiplying by A's global scale twice (not B's)"
+    only = "gemm_nvfp4"
+
+    def alpha(self, a_global, b_global, call):
+        return super().alpha(a_global, a_global, call)  # the fault

@@ -18,6 +18,7 @@ is_blockwise_128x128_scaling there):
            M and N multiples of 4 as cuBLASLt's block scaling needs (docs/nvidia.md §3)
 use_fast_accum=False. Accumulator declared: sm90_fp8_mma, the Hopper FP8 tensor-core model of
 docs/accumulators.md measured on the H200 through cuBLASLt, which _scaled_mm calls.
+ScaledMmMxAdapter: the MX / NVFP4 block-scaled forms, declared where this GPU runs them.
 docs/python.md §11.4.
 """
 
@@ -39,11 +40,11 @@ class _TorchBase(Adapter):
             self.torch = require("torch", f"the torch adapter ({self.device})")
             if self.device == "cuda" and not self.torch.cuda.is_available():
                 raise Unavailable("torch has no CUDA device here (torch.cuda.is_available())")
+            ops = self.build_ops()  # may itself find the adapter unavailable here
         except Unavailable as e:
             self._error = e
-            super().__init__(ops=[])
-            return
-        super().__init__(ops=self.build_ops())
+            ops = []
+        super().__init__(ops=ops)
 
     def check_available(self):
         if self._error is not None:
@@ -155,3 +156,111 @@ class ScaledMmAdapter(_TorchBase):
                     raise
                 first = first or e
         raise first
+
+
+class ScaledMmMxAdapter(_TorchBase):
+    """torch._scaled_mm with MX and NVFP4 block scales (cuBLASLt's block-scaled GEMMs, sm_100 and
+    later): A (M, K) row-major, B (N, K) row-major passed transposed (column-major), scales in the
+    128 x 4 swizzled layout (nv_swizzle_128x4: torchao to_blocked, the layout cuBLAS reads):
+      scaled_mm_mxfp8  float8_e4m3fn operands, float8_e8m0fnu scales of 1 x 32
+      scaled_mm_mxfp4  float4_e2m1fn_x2 operands (packed E2M1), float8_e8m0fnu scales of 1 x 32
+      scaled_mm_nvfp4  float4_e2m1fn_x2 operands, float8_e4m3fn scales of 1 x 16; the global
+                       scales applied to the fp32 result as fl32(fl32(ga * gb) * C)
+    fp32 output. Each op is declared only where a first call of this torch on this GPU succeeds
+    (M = N = 128, K = 128); where none does the adapter is Unavailable with torch's own message
+    for each (on sm_90 torch refuses MX and NVFP4 scaling). Accumulator declared: fp32_rn
+    (unmeasured)."""
+
+    name = "torch_scaled_mm_mx"
+    description = "torch._scaled_mm with MXFP8, MXFP4 and NVFP4 block scales (sm_100+)"
+    device = "cuda"
+
+    def build_ops(self):
+        ops, refused = [], []
+        for needs, o in self.candidates(self.torch.__version__):
+            why = self.probe(o) if hasattr(self.torch, needs) else f"no torch.{needs}"
+            if why is None:
+                ops.append(o)
+            else:
+                refused.append(f"{o.name}: {why}")
+        if not ops:
+            t = self.torch
+            cap = ".".join(map(str, t.cuda.get_device_capability()))
+            raise Unavailable(f"torch {t.__version__} on {t.cuda.get_device_name()} (sm {cap}) "
+                              f"runs none of its MX / NVFP4 scaled GEMMs: " + "; ".join(refused))
+        return ops
+
+    def candidates(self, v):
+        """(the torch dtype it needs, op) for every op this adapter can declare."""
+        swz = dict(a_scale_layouts=("nv_swizzle_128x4",), b_scale_layouts=("nv_swizzle_128x4",),
+                   n=Dim(align=16), accumulator="fp32_rn")
+        return [
+            ("float8_e8m0fnu", Op("gemm_mx", self.mx, "scaled_mm_mxfp8", a_dtypes=("e4m3fn",),
+                                  b_dtypes=("e4m3fn",), k=Dim(align=32),
+                                  notes=f"torch {v}: MXFP8, e8m0 1x32 swizzled", **swz)),
+            ("float4_e2m1fn_x2", Op("gemm_mx", self.mx, "scaled_mm_mxfp4", a_dtypes=("e2m1",),
+                                    b_dtypes=("e2m1",), k=Dim(align=32),
+                                    notes=f"torch {v}: MXFP4, e8m0 1x32 swizzled", **swz)),
+            ("float4_e2m1fn_x2", Op("gemm_nvfp4", self.nvfp4, "scaled_mm_nvfp4", k=Dim(align=32),
+                                    notes=f"torch {v}: NVFP4, E4M3 1x16 swizzled; global scales "
+                                          f"on the fp32 result", **swz)),
+        ]
+
+    def probe(self, o):
+        """None when one 128 x 128 x 128 call of op o runs here, else torch's message."""
+        from ..adapter import Tensor
+
+        m = n = k = 128
+        packed = o.contract.a_dtypes == ("e2m1",)
+        block = 16 if o.family == "gemm_nvfp4" else 32
+        cols = k // 2 if packed else k
+        sc = 128 * (-(-(k // block) // 4) * 4)
+        tensors = [Tensor("a", o.contract.a_dtypes[0], m, k, 0, "row_major", m * cols),
+                   Tensor("a_scale", "e8m0", m, k // block, 0, "nv_swizzle_128x4", sc),
+                   Tensor("b", o.contract.b_dtypes[0], n, k, 0, "row_major", n * cols),
+                   Tensor("b_scale", "e8m0", n, k // block, 0, "nv_swizzle_128x4", sc)]
+        args = [np.zeros((m, cols), np.uint8), np.full(sc, 0x38, np.uint8),
+                np.zeros((n, cols), np.uint8), np.full(sc, 0x38, np.uint8)]
+        if o.family == "gemm_nvfp4":
+            tensors += [Tensor("a_global", "f32", 1, 1, 1, "row_major", 4),
+                        Tensor("b_global", "f32", 1, 1, 1, "row_major", 4)]
+            args += [np.ones(1, np.float32), np.ones(1, np.float32)]
+        from ..adapter import Call
+
+        call = Call(o.family, m, n, k, tuple(tensors))
+        try:
+            o.fn(*args, call=call)
+            return None
+        except Exception as e:  # torch's own refusal, as it words it
+            return " ".join(f"{type(e).__name__}: {e}".split())[:300]
+
+    def _operand(self, x, dtype):
+        t = self.torch
+        name = "float4_e2m1fn_x2" if dtype == "e2m1" else _TYPES[dtype]
+        return self.to_device(x).view(getattr(t, name))
+
+    def _scales(self, s, rows, cols, dtype):
+        """The swizzled storage as (rows padded to 128, cols padded to 4) of torch dtype."""
+        t = self.torch
+        shape = (-(-rows // 128) * 128, -(-cols // 4) * 4)
+        return self.to_device(np.asarray(s).reshape(shape)).view(getattr(t, dtype))
+
+    def _mm(self, a, a_scales, b, b_scales, call, scale_dtype, block):
+        t = self.torch
+        m, n, k = call.m, call.n, call.k
+        kb = -(-k // block)
+        fa = self._operand(a, call.tensor("a").dtype)
+        fb = self._operand(b, call.tensor("b").dtype).t()
+        sa = self._scales(a_scales, m, kb, scale_dtype)
+        sb = self._scales(b_scales, n, kb, scale_dtype)
+        return t._scaled_mm(fa, fb, scale_a=sa, scale_b=sb, out_dtype=t.float32).cpu().numpy()
+
+    def mx(self, a, a_scales, b, b_scales, call):
+        return self._mm(a, a_scales, b, b_scales, call, "float8_e8m0fnu", 32)
+
+    def nvfp4(self, a, a_scales, b, b_scales, a_global, b_global, call):
+        from .numpy import nvfp4_alpha
+
+        c = self._mm(a, a_scales, b, b_scales, call, "float8_e4m3fn", 16)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (nvfp4_alpha(a_global, b_global, call) * c).astype(np.float32)
