@@ -134,10 +134,20 @@ Contract convert_contract(const std::string& where, const mxgate_contract& in, F
   if (is_gemm(family)) {
     // The model itself is looked up when a bound needs it (impl/accumulator.h): an unknown name
     // is a contract error of that check, not a plugin that cannot be loaded.
+    // NAME or NAME:param=value,... (docs/plugins.md §3.4); the parameters are parsed with the
+    // model.
     c.accumulator = in.accumulator == nullptr ? "fp32_rn" : in.accumulator;
-    if (!valid_name(c.accumulator.c_str(), false)) {
+    const std::size_t colon = c.accumulator.find(':');
+    const std::string base = c.accumulator.substr(0, colon);
+    const bool params_ok =
+        colon == std::string::npos ||
+        (colon + 1 < c.accumulator.size() &&
+         c.accumulator.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_=,", colon + 1) ==
+             std::string::npos);
+    if (!valid_name(base.c_str(), false) || !params_ok) {
       throw std::invalid_argument(where + " contract.accumulator '" + c.accumulator +
-                                  "' is not a name ([a-z0-9_]+)");
+                                  "' is not a model spec (NAME or NAME:param=value,...; "
+                                  "[a-z0-9_])");
     }
   }
   c.notes = text(in.notes);

@@ -29,6 +29,18 @@ def run(cli, *args, timeout_s=None, **env):
     return r.returncode, r.stdout, r.stderr
 
 
+# An accumulator declared as a spec with parameters (docs/plugins.md §3.4) loads through the
+# worker as in process (the Triton mma.sync tile declares one), and a malformed one is refused
+# naming the spec instead of being loaded or crashing.
+def test_worker_accepts_accumulator_specs(cli):
+    code, out, err = run(cli, "impls", "--impl", "py:worker_adapters:SpecAccumulator")
+    assert code == 0, err
+    assert "accumulator fp32_rn:unit_roundoff_bits=23" in out, out
+    code, out, err = run(cli, "impls", "--impl", "py:worker_adapters:BadSpecAccumulator")
+    assert code != 0
+    assert "contract.accumulator 'fp32_rn:bits=2^3' is not a model spec" in out + err
+
+
 # The correct numpy adapter passes through the worker as in-process.
 def test_worker_adapter_passes(cli):
     code, out, err = run(cli, "property", "gemm.exact", "upcast_e8m0.bit_exact", "--impl",

@@ -69,3 +69,30 @@ class Missing(mxgate.Adapter):
 
 
 not_an_adapter = 42
+
+
+def _gemm(accumulator):
+    """A per-tensor FP8 GEMM op (never called by the tests that load it) declaring `accumulator`."""
+    from mxgate.adapter import Op
+
+    def run(a, sa, b, sb, call):
+        raise AssertionError("not called")
+
+    return Op("gemm_block", run, "gemm_spec", a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn",),
+              out_dtypes=("f32",), a_block=(0, 0), b_block=(0, 0), accumulator=accumulator)
+
+
+class SpecAccumulator(mxgate.Adapter):
+    name = "spec_accumulator"
+    description = "declares a model spec with parameters (fp32 with directed rounding)"
+
+    def __init__(self):
+        super().__init__(ops=[_gemm("fp32_rn:unit_roundoff_bits=23")])
+
+
+class BadSpecAccumulator(mxgate.Adapter):
+    name = "bad_spec_accumulator"
+    description = "declares a malformed model spec"
+
+    def __init__(self):
+        super().__init__(ops=[_gemm("fp32_rn:bits=2^3")])
