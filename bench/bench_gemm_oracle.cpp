@@ -12,8 +12,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reference/block_quant.h"
@@ -22,6 +22,7 @@
 #include "reference/gemm_oracle.h"
 #include "reference/mx_quant.h"
 #include "reference/quant_conventions.h"
+#include "tests/normal_data.h"
 
 #ifdef MXGATE_HAVE_EIGEN
 #include <Eigen/Dense>
@@ -32,13 +33,7 @@ namespace {
 
 constexpr uint64_t kSeed = 20240611;
 
-std::vector<float> normal_data(std::size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
+using test_support::normal_data;
 
 // One shape's operands: the oracle's decoded problem (values and scales, as kernels see them).
 struct Operands {
@@ -100,13 +95,6 @@ void BM_ExactOracle(benchmark::State& state, const Operands& (*operands)()) {
   state.SetLabel(o.label);
 }
 
-BENCHMARK_CAPTURE(BM_ExactOracle, mxfp8, mxfp8_operands)
-    ->Iterations(3)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_ExactOracle, block_fp8, block_fp8_operands)
-    ->Iterations(3)
-    ->Unit(benchmark::kMillisecond);
-
 #ifdef MXGATE_HAVE_EIGEN
 // Dequantized operand value * scale in double: exact (24-bit x 4-bit significands), so Eigen
 // multiplies the very operands the oracle sums; fp32 dequantization would round them (fp32
@@ -152,14 +140,26 @@ void BM_EigenFp64(benchmark::State& state, const Operands& (*operands)()) {
   set_rate(state, p);
   state.SetLabel(o.label);
 }
-
-BENCHMARK_CAPTURE(BM_EigenFp64, mxfp8, mxfp8_operands)
-    ->Iterations(3)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_EigenFp64, block_fp8, block_fp8_operands)
-    ->Iterations(3)
-    ->Unit(benchmark::kMillisecond);
 #endif
+
+// Each benchmark on each shape (names BM_ExactOracle/mxfp8 ...), three iterations: the operands
+// are large and the timings steady.
+void register_benchmarks() {
+  using Bench = void (*)(benchmark::State&, const Operands& (*)());
+  std::vector<std::pair<std::string, Bench>> benches = {{"BM_ExactOracle", BM_ExactOracle}};
+#ifdef MXGATE_HAVE_EIGEN
+  benches.emplace_back("BM_EigenFp64", BM_EigenFp64);
+#endif
+  const std::pair<const char*, const Operands& (*)()> shapes[] = {
+      {"mxfp8", mxfp8_operands}, {"block_fp8", block_fp8_operands}};
+  for (const auto& [bench_name, bench] : benches) {
+    for (const auto& [shape, operands] : shapes) {
+      benchmark::RegisterBenchmark((bench_name + "/" + shape).c_str(), bench, operands)
+          ->Iterations(3)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+}
 
 }  // namespace
 }  // namespace mxgate
@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
 #ifndef MXGATE_HAVE_EIGEN
   std::printf("Eigen3 not found at configure time: the Eigen fp64 baseline is not built\n");
 #endif
+  mxgate::register_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -22,19 +21,14 @@
 #include "reference/gemm_oracle.h"
 #include "reference/parallel.h"
 #include "reference/quant_conventions.h"
+#include "tests/normal_data.h"
 
 namespace mxgate {
 namespace {
 
 constexpr uint64_t kSeed = 20240611;
 
-std::vector<float> normal_data(std::size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
+using test_support::normal_data;
 
 GemmProblem block_problem(std::size_t m, std::size_t n, std::size_t k) {
   const BlockPolicy p = *block_policy(*find_convention("vllm_group_quant"), Format::kE4M3FN, false);

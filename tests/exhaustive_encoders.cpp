@@ -44,15 +44,18 @@ bool all_requested() {
   return v && std::string(v) == "all";
 }
 
+// Runs `sweep` over all 2^32 fp32 patterns, prints its result and time, and expects every
+// pattern checked and none mismatched.
 template <class F>
-SweepResult timed(const std::string& what, F sweep) {
+void expect_clean_full_sweep(const std::string& what, F sweep) {
   const auto t0 = std::chrono::steady_clock::now();
   const SweepResult r = sweep();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   char line[64];
   std::snprintf(line, sizeof line, "%.1f s", s);
   std::cout << "[ SWEEP    ] " << r.describe(what) << " in " << line << std::endl;
-  return r;
+  EXPECT_EQ(r.checked, kAll) << what;
+  EXPECT_EQ(r.mismatches, 0u) << r.describe(what);
 }
 
 bool same_policy(const EncodePolicy& a, const EncodePolicy& b) {
@@ -65,29 +68,23 @@ bool same_policy(const EncodePolicy& a, const EncodePolicy& b) {
 // CUDA SATFINITE e4m3 cast disagrees with the oracle.
 TEST(FullSweep, E4m3fnCudaSatfinite) {
   const EncodePolicy& p = require_convention("cuda_satfinite").element;
-  const SweepResult r =
-      timed("e4m3fn/cuda_satfinite", [&] { return sweep_encoder(Format::kE4M3FN, p, 0, kAll); });
-  EXPECT_EQ(r.checked, kAll);
-  EXPECT_EQ(r.mismatches, 0u) << r.describe("e4m3fn/cuda_satfinite");
+  expect_clean_full_sweep("e4m3fn/cuda_satfinite",
+                          [&] { return sweep_encoder(Format::kE4M3FN, p, 0, kAll); });
 }
 
 // Guards against any fp32 input on which the non-saturating PyTorch 2.11 e5m2 cast (overflow to
 // Inf, NaN keeps its sign) disagrees with the oracle.
 TEST(FullSweep, E5m2Torch211) {
   const EncodePolicy& p = require_convention("torch_2_11").element;
-  const SweepResult r =
-      timed("e5m2/torch_2_11", [&] { return sweep_encoder(Format::kE5M2, p, 0, kAll); });
-  EXPECT_EQ(r.checked, kAll);
-  EXPECT_EQ(r.mismatches, 0u) << r.describe("e5m2/torch_2_11");
+  expect_clean_full_sweep("e5m2/torch_2_11",
+                          [&] { return sweep_encoder(Format::kE5M2, p, 0, kAll); });
 }
 
 // Guards against any fp32 input on which the RCEIL + SATFINITE e8m0 rule (TE, CUDA) disagrees
 // with the e8m0 oracle.
 TEST(FullSweep, E8m0CeilSat) {
-  const SweepResult r =
-      timed("e8m0/ceil_sat", [] { return sweep_e8m0(E8m0Encode::kCeilSat, 0, kAll); });
-  EXPECT_EQ(r.checked, kAll);
-  EXPECT_EQ(r.mismatches, 0u) << r.describe("e8m0/ceil_sat");
+  expect_clean_full_sweep("e8m0/ceil_sat",
+                          [] { return sweep_e8m0(E8m0Encode::kCeilSat, 0, kAll); });
 }
 
 // Guards against the log2 hazard model drifting from the device: exp2f(ceilf(log2f(y))) !=
@@ -165,9 +162,7 @@ TEST_P(OptInElementSweep, AllFp32Patterns) {
   if (!all_requested()) GTEST_SKIP() << "set MXGATE_EXHAUSTIVE=all to run this 2^32 sweep";
   const ElementSweep& s = GetParam();
   const std::string what = std::string(info(s.format).name) + "/" + s.conventions;
-  const SweepResult r = timed(what, [&] { return sweep_encoder(s.format, s.policy, 0, kAll); });
-  EXPECT_EQ(r.checked, kAll);
-  EXPECT_EQ(r.mismatches, 0u) << r.describe(what);
+  expect_clean_full_sweep(what, [&] { return sweep_encoder(s.format, s.policy, 0, kAll); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Pairs, OptInElementSweep, ::testing::ValuesIn(opt_in_element_sweeps()),
@@ -197,9 +192,7 @@ class OptInE8m0Sweep : public ::testing::TestWithParam<Rule> {};
 TEST_P(OptInE8m0Sweep, AllFp32Patterns) {
   if (!all_requested()) GTEST_SKIP() << "set MXGATE_EXHAUSTIVE=all to run this 2^32 sweep";
   const std::string what = "e8m0/" + std::string(name(GetParam().rule));
-  const SweepResult r = timed(what, [&] { return sweep_e8m0(GetParam().rule, 0, kAll); });
-  EXPECT_EQ(r.checked, kAll);
-  EXPECT_EQ(r.mismatches, 0u) << r.describe(what);
+  expect_clean_full_sweep(what, [&] { return sweep_e8m0(GetParam().rule, 0, kAll); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, OptInE8m0Sweep, ::testing::ValuesIn(e8m0_rules(true)),

@@ -137,16 +137,13 @@ inline std::vector<float> pack_scale(const std::vector<float>& logical, Grid g, 
 
 inline mxgate_tensor tensor(const DeviceBuffer& d, uint64_t rows, uint64_t cols, uint64_t ld,
                             uint32_t dtype, uint32_t layout) {
-  mxgate_tensor t;
-  std::memset(&t, 0, sizeof t);
-  t.data = d.data();
-  t.bytes = d.bytes();
-  t.rows = rows;
-  t.cols = cols;
-  t.ld = ld;
-  t.dtype = dtype;
-  t.layout = layout;
-  return t;
+  return mxgate_tensor{.data = d.data(),
+                       .bytes = d.bytes(),
+                       .rows = rows,
+                       .cols = cols,
+                       .ld = ld,
+                       .dtype = dtype,
+                       .layout = layout};
 }
 
 inline cudaStream_t test_stream() {

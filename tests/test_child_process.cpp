@@ -30,6 +30,12 @@ ChildOptions piped() {
   return o;
 }
 
+// Reads the child's stdout and stderr (both piped) to their end; false if 30 s pass first.
+bool read_both(const ChildProcess& c, std::string* out, std::string* err) {
+  const std::array<ChildCapture, 2> caps = {{{c.stdout_fd(), out}, {c.stderr_fd(), err}}};
+  return read_until_closed(caps, deadline_after(30));
+}
+
 // Guards against a hung child hanging its parent: the deadline must come back as "still
 // running" in about the time asked, and kill() must end it with SIGKILL and reap it.
 TEST(ChildProcess, ATimeoutLeavesTheChildRunningAndKillEndsIt) {
@@ -78,8 +84,7 @@ TEST(ChildProcess, OutputIsCaptured) {
   ChildProcess c =
       ChildProcess::exec({"sh", "-c", "echo out-line; echo err-line >&2; exit 4"}, piped());
   std::string out, err;
-  const std::array<ChildCapture, 2> caps = {{{c.stdout_fd(), &out}, {c.stderr_fd(), &err}}};
-  EXPECT_TRUE(read_until_closed(caps, deadline_after(30)));
+  EXPECT_TRUE(read_both(c, &out, &err));
   EXPECT_EQ(out, "out-line\n");
   EXPECT_EQ(err, "err-line\n");
   const auto how = c.wait_until(deadline_after(30));
@@ -158,9 +163,8 @@ TEST(ChildProcess, OwnGroupIsKilledTogether) {
 // gate in the child): it is reported on stderr and the child exits 70.
 TEST(ChildProcess, AnExceptionInAForkedBodyExits70) {
   ChildProcess c = ChildProcess::fork([]() -> int { throw std::runtime_error("boom"); }, piped());
-  std::string err, out;
-  const std::array<ChildCapture, 2> caps = {{{c.stdout_fd(), &out}, {c.stderr_fd(), &err}}};
-  EXPECT_TRUE(read_until_closed(caps, deadline_after(30)));
+  std::string out, err;
+  EXPECT_TRUE(read_both(c, &out, &err));
   EXPECT_EQ(err, "uncaught exception: boom\n");
   EXPECT_EQ(c.wait().code, 70);
 }
@@ -171,9 +175,8 @@ TEST(ChildProcess, AnUnexecutableProgramExits127WithTheCallersText) {
   ChildOptions o = piped();
   o.exec_failure = "no such interpreter\n";
   ChildProcess c = ChildProcess::exec({"/nonexistent/mxgate-program"}, o);
-  std::string err, out;
-  const std::array<ChildCapture, 2> caps = {{{c.stdout_fd(), &out}, {c.stderr_fd(), &err}}};
-  EXPECT_TRUE(read_until_closed(caps, deadline_after(30)));
+  std::string out, err;
+  EXPECT_TRUE(read_both(c, &out, &err));
   EXPECT_EQ(err, "no such interpreter\n");
   EXPECT_EQ(c.wait().code, 127);
 }
@@ -185,8 +188,7 @@ TEST(ChildProcess, ExecPassesTheGivenEnvironment) {
   o.env = &env;
   ChildProcess c = ChildProcess::exec({"sh", "-c", "echo \"$MXGATE_CHILD_TEST:$HOME\""}, o);
   std::string out, err;
-  const std::array<ChildCapture, 2> caps = {{{c.stdout_fd(), &out}, {c.stderr_fd(), &err}}};
-  EXPECT_TRUE(read_until_closed(caps, deadline_after(30)));
+  EXPECT_TRUE(read_both(c, &out, &err));
   EXPECT_EQ(out, "seen:\n");
   EXPECT_TRUE(c.wait().success());
 }

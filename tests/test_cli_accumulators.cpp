@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +24,7 @@
 #include "reference/fp_encode.h"
 #include "reference/npy.h"
 #include "reference/quant_conventions.h"
+#include "tests/normal_data.h"
 #include "tests/shell.h"
 #include "tests/temp_dir.h"
 
@@ -43,13 +43,7 @@ testing::AssertionResult Contains(const std::string& text, std::string_view phra
   return testing::AssertionFailure() << "\"" << text << "\" lacks \"" << phrase << "\"";
 }
 
-std::vector<float> normal_data(std::size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = d(rng);
-  return x;
-}
+using test_support::normal_data;
 
 std::string block_inputs(const TempDir& d) {
   return "--scheme block --a " + d.file("a.npy") + " --a-scales " + d.file("as.npy") + " --b " +

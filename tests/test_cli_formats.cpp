@@ -18,14 +18,17 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <span>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reference/convention.h"
 #include "reference/e8m0.h"
 #include "reference/format.h"
 #include "reference/measured_bytes.h"
+#include "tests/cli_built.h"
 #include "tests/hex.h"
 #include "tests/measured_rows.h"
 #include "tests/shell.h"
@@ -72,14 +75,7 @@ CliResult run_cli(const std::vector<std::string>& args) {
   return r;
 }
 
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (access(MXGATE_CLI, X_OK) != 0) {
-      FAIL() << "the CLI " << MXGATE_CLI << " is not built: build the `mxgate` target first";
-    }
-  }
-};
+using Cli = test_support::CliBuilt;
 
 // How the CLI reads an fp32 exactly: hex-float for finite values, inf / -inf / nan by name.
 std::string arg_of(float x) {
@@ -90,6 +86,32 @@ std::string arg_of(float x) {
 
 std::string code_line(uint32_t code, int digits) { return test_support::hex(code, digits) + "\n"; }
 
+// `mxgate VERB --format FORMAT --convention CONVENTION VALUES...` exits 0, prints exactly `want`
+// on stdout and nothing on stderr.
+testing::AssertionResult Prints(const std::string& verb, const std::string& format,
+                                const std::string& convention,
+                                const std::vector<std::string>& values, const std::string& want) {
+  std::vector<std::string> args = {verb, "--format", format, "--convention", convention};
+  args.insert(args.end(), values.begin(), values.end());
+  const CliResult r = run_cli(args);
+  if (r.exit_code == 0 && r.out == want && r.err.empty()) return testing::AssertionSuccess();
+  return testing::AssertionFailure() << r.command << ": exit " << r.exit_code << ", stdout \""
+                                     << r.out << "\" (want \"" << want << "\"), stderr " << r.err;
+}
+
+// A measured encode row as CLI values (its inputs as exact text) and the lines `encode` must print
+// (its bytes).
+std::pair<std::vector<std::string>, std::string> encode_lines(std::span<const float> inputs,
+                                                              std::span<const uint8_t> bytes) {
+  std::vector<std::string> values;
+  std::string want;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    values.push_back(arg_of(inputs[i]));
+    want += code_line(bytes[i], 2);
+  }
+  return {values, want};
+}
+
 // ---- Measured rows through `mxgate encode` / `mxgate decode` ----
 
 class CliMeasuredEncode : public Cli, public ::testing::WithParamInterface<size_t> {};
@@ -98,17 +120,10 @@ class CliMeasuredEncode : public Cli, public ::testing::WithParamInterface<size_
 // the library gets right: one call per device row must print exactly the measured bytes.
 TEST_P(CliMeasuredEncode, PrintsMeasuredBytes) {
   const MeasuredEncode& m = measured_encodes()[GetParam()];
-  std::vector<std::string> args = {"encode", "--format", std::string(info(m.format).name),
-                                   "--convention", std::string(m.convention)};
-  std::string want;
-  for (size_t i = 0; i < m.inputs.size(); ++i) {
-    args.push_back(arg_of(m.inputs[i]));
-    want += code_line(m.bytes[i], 2);
-  }
-  const CliResult r = run_cli(args);
-  EXPECT_EQ(r.exit_code, 0) << r.command << "\n" << r.err;
-  EXPECT_EQ(r.out, want) << m.source << "\n" << r.command;
-  EXPECT_EQ(r.err, "");
+  const auto [values, want] = encode_lines(m.inputs, m.bytes);
+  EXPECT_TRUE(
+      Prints("encode", std::string(info(m.format).name), std::string(m.convention), values, want))
+      << m.source;
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, CliMeasuredEncode,
@@ -139,16 +154,8 @@ TEST_P(CliMeasuredE8m0, PrintsMeasuredBytes) {
   const MeasuredE8m0& m = measured_e8m0_encodes()[GetParam()];
   const Convention* c = convention_with(m.rule);
   ASSERT_NE(c, nullptr);
-  std::vector<std::string> args = {"encode", "--format", "e8m0", "--convention",
-                                   std::string(c->name)};
-  std::string want;
-  for (size_t i = 0; i < m.inputs.size(); ++i) {
-    args.push_back(arg_of(m.inputs[i]));
-    want += code_line(m.bytes[i], 2);
-  }
-  const CliResult r = run_cli(args);
-  EXPECT_EQ(r.exit_code, 0) << r.command << "\n" << r.err;
-  EXPECT_EQ(r.out, want) << m.source << "\n" << r.command;
+  const auto [values, want] = encode_lines(m.inputs, m.bytes);
+  EXPECT_TRUE(Prints("encode", "e8m0", std::string(c->name), values, want)) << m.source;
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, CliMeasuredE8m0, ::testing::ValuesIn(reachable_e8m0_rows()),
@@ -200,47 +207,35 @@ INSTANTIATE_TEST_SUITE_P(Rows, CliMeasuredDecode,
 // Guards against the vLLM exp2 decode of byte 0 printing 2^-127 or 0: measured
 // torch.exp2(0 - 127) on CUDA = 0x1.fffff8p-128 (docs/conventions.md §3.5), %.9g 5.87747035e-39.
 TEST_F(Cli, DecodeExp2CudaZeroByte) {
-  const CliResult r =
-      run_cli({"decode", "--format", "e8m0", "--convention", "vllm_mxfp8_exp2", "0x00"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "0x1.fffff8p-128 5.87747035e-39\n");
+  EXPECT_TRUE(
+      Prints("decode", "e8m0", "vllm_mxfp8_exp2", {"0x00"}, "0x1.fffff8p-128 5.87747035e-39\n"));
 }
 
 // Guards against the documented examples of README.md drifting from the tool.
 TEST_F(Cli, ReadmeExamples) {
-  CliResult r =
-      run_cli({"encode", "--format", "e4m3fn", "--convention", "torch_2_11", "464", "470", "inf"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "0x7e\n0x7f\n0x7f\n");
-  r = run_cli({"decode", "--format", "e8m0", "--convention", "vllm_e8m0_shift", "0x00", "0xff"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "0x0p+0 0\ninf inf\n");
+  EXPECT_TRUE(
+      Prints("encode", "e4m3fn", "torch_2_11", {"464", "470", "inf"}, "0x7e\n0x7f\n0x7f\n"));
+  EXPECT_TRUE(Prints("decode", "e8m0", "vllm_e8m0_shift", {"0x00", "0xff"}, "0x0p+0 0\ninf inf\n"));
 }
 
 // Guards against 16-bit codes printed with two digits (0x3f80 must not read as 0x80): bf16 1.0
 // = 0x3F80, fp16 1.0 = 0x3C00, fp16 65520 -> Inf 0x7C00, bf16 NaN 0x7FC0, fp16 2^-24 = 0x0001.
 TEST_F(Cli, SixteenBitFormatsPrintFourDigits) {
-  CliResult r = run_cli(
-      {"encode", "--format", "bf16", "--convention", "torch_2_11", "1", "nan", "0x1.03p+0"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
   // 0x1.03p+0 = 0x3F818000: the bf16 tie 0x3F81 (odd) / 0x3F82 -> RNE 0x3F82.
-  EXPECT_EQ(r.out, "0x3f80\n0x7fc0\n0x3f82\n");
-  r = run_cli({"encode", "--format", "fp16", "--convention", "deepgemm", "1", "65520", "0x1p-24"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "0x3c00\n0x7c00\n0x0001\n");
-  r = run_cli({"decode", "--format", "fp16", "--convention", "torch_2_11", "0x3c00", "0x7bff"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "0x1p+0 1\n0x1.ffcp+15 65504\n");
+  EXPECT_TRUE(Prints("encode", "bf16", "torch_2_11", {"1", "nan", "0x1.03p+0"},
+                     "0x3f80\n0x7fc0\n0x3f82\n"));
+  EXPECT_TRUE(
+      Prints("encode", "fp16", "deepgemm", {"1", "65520", "0x1p-24"}, "0x3c00\n0x7c00\n0x0001\n"));
+  EXPECT_TRUE(Prints("decode", "fp16", "torch_2_11", {"0x3c00", "0x7bff"},
+                     "0x1p+0 1\n0x1.ffcp+15 65504\n"));
 }
 
 // Guards against decimal input parsed to double and compared there (or rounded twice): the
 // text is rounded once to the nearest fp32. 464.00001 is nearest to fp32 464 (spacing 2^-15 =
 // 3.05e-5) -> 0x7e; 464.00002 is nearest to 464 + 2^-15 > 464 -> overflow -> 0x7f (torch).
 TEST_F(Cli, DecimalInputIsRoundedToFp32First) {
-  const CliResult r = run_cli({"encode", "--format", "e4m3fn", "--convention", "torch_2_11",
-                               "464.00001", "464.00002", "-0", "1e-10"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "0x7e\n0x7f\n0x80\n0x00\n");
+  EXPECT_TRUE(Prints("encode", "e4m3fn", "torch_2_11", {"464.00001", "464.00002", "-0", "1e-10"},
+                     "0x7e\n0x7f\n0x80\n0x00\n"));
 }
 
 struct BadCall {

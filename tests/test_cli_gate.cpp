@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli_built.h"
 #include "tests/shell.h"
 #include "tests/temp_dir.h"
 
@@ -45,27 +46,31 @@ Output gate(const std::vector<std::string>& args, const std::string& env = "") {
   return shell(cmd);
 }
 
+// The JSON report at `path`, loaded as `d` by python3, passes the asserts of `script`.
+testing::AssertionResult ReportPasses(const std::string& path, const std::string& script) {
+  const std::string program = "import json,sys\nd = json.load(open(sys.argv[1]))\n" + script;
+  const Output py = shell("python3 -c " + test_support::shell_quote(program) + " " +
+                          test_support::shell_quote(path));
+  if (py.exit_code == 0) return testing::AssertionSuccess();
+  return testing::AssertionFailure() << py.out;
+}
+
 bool has_tool(const std::string& name) {
   return shell("command -v " + name + " >/dev/null").exit_code == 0;
 }
 
-bool has_line(const std::string& text, const std::regex& re) {
+// Some line of `text` matches the regex `pattern`; on failure the pattern and the text.
+testing::AssertionResult HasLine(const std::string& text, const std::string& pattern) {
+  const std::regex re(pattern);
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    if (std::regex_search(line, re)) return true;
+    if (std::regex_search(line, re)) return testing::AssertionSuccess();
   }
-  return false;
+  return testing::AssertionFailure() << "no line matches " << pattern << " in:\n" << text;
 }
 
-class Gate : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (access(MXGATE_CLI, X_OK) != 0) {
-      FAIL() << "the CLI " << MXGATE_CLI << " is not built: build the `mxgate` target first";
-    }
-  }
-};
+using Gate = test_support::CliBuilt;
 
 // Guards against a JSON report that does not parse or leaves out a check that ran.
 TEST_F(Gate, JsonReportParsesAndListsTheChecks) {
@@ -73,18 +78,14 @@ TEST_F(Gate, JsonReportParsesAndListsTheChecks) {
   const std::string json = dir.file("gate.json");
   const Output r = gate({"--only", "reference.", "--cases", "5", "--report", json});
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const std::string script =
-      "import json,sys\n"
-      "d = json.load(open(sys.argv[1]))\n"
+  EXPECT_TRUE(ReportPasses(
+      json,
       "assert d['schema'] == 'mxgate-gate-report/1', d['schema']\n"
       "names = [c['name'] for c in d['checks']]\n"
       "assert names == ['reference.mx_scale_table', 'reference.gemm_modes_agree',\n"
       "                 'reference.layout_round_trips'], names\n"
       "assert all(c['result'] == 'pass' and c['backend'] == 'host' for c in d['checks'])\n"
-      "assert d['totals']['passed'] == 3, d['totals']\n";
-  const Output py = shell("python3 -c " + test_support::shell_quote(script) + " " +
-                          test_support::shell_quote(json));
-  EXPECT_EQ(py.exit_code, 0) << py.out;
+      "assert d['totals']['passed'] == 3, d['totals']\n"));
 }
 
 // Guards against a JUnit report that CI systems reject (it must validate against our schema).
@@ -114,24 +115,19 @@ TEST_F(Gate, CoverageComesBackFromThePropertyChecks) {
   const Output r = gate({"--only", "propert", "--cases", "5", "--report", json});
   // With 5 cases per property some required class may be missed: pass and fail are both fine.
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out;
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^\[\d+/\d+\] properties\.coverage \(host\) \.\.\. )")))
-      << r.out;
+  EXPECT_TRUE(HasLine(r.out, R"(^\[\d+/\d+\] properties\.coverage \(host\) \.\.\. )"));
   // The tag list may wrap over several lines.
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^    tags: [^ ])"))) << r.out;
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^ .*m>1: [1-9])"))) << r.out;
-  const std::string script =
-      "import json,sys\n"
-      "d = json.load(open(sys.argv[1]))\n"
+  EXPECT_TRUE(HasLine(r.out, R"(^    tags: [^ ])"));
+  EXPECT_TRUE(HasLine(r.out, R"(^ .*m>1: [1-9])"));
+  EXPECT_TRUE(ReportPasses(
+      json,
       "props = [c for c in d['checks'] if c['name'].startswith('property.')\n"
       "         and c['result'] != 'skip']  # a device-only property is a skip on the host\n"
       "assert len(props) >= 10 and all(c['cases'] == 5 for c in props), props\n"
       "cov = [c for c in d['checks'] if c['name'] == 'properties.coverage'][0]\n"
       "assert cov['result'] in ('pass', 'fail'), cov\n"
       "assert cov['coverage'] and all(v > 0 for v in cov['coverage'].values()), cov\n"
-      "assert sum(cov['coverage'].get(t, 0) for t in ('m=1', 'm>1')) >= 5, cov\n";
-  const Output py = shell("python3 -c " + test_support::shell_quote(script) + " " +
-                          test_support::shell_quote(json));
-  EXPECT_EQ(py.exit_code, 0) << py.out;
+      "assert sum(cov['coverage'].get(t, 0) for t in ('m=1', 'm>1')) >= 5, cov\n"));
 }
 
 // Guards against a main job that passes without running the fuzzers or the decision tables (the
@@ -143,16 +139,13 @@ TEST_F(Gate, FuzzTargetsAndDecisionTablesRunWithoutAFuzzBuild) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   for (const char* t : {"fuzz_npy", "fuzz_shape_catalog", "fuzz_codecs", "fuzz_negotiation",
                         "fuzz_dispatch", "fuzz_regression"}) {
-    EXPECT_TRUE(has_line(r.out, std::regex(R"(^\[\d+/6\] fuzz\.)" + std::string(t) +
-                                           R"( \(host\) \.\.\. pass \([1-9]\d* cases)")))
-        << t << "\n"
-        << r.out;
+    EXPECT_TRUE(HasLine(r.out, R"(^\[\d+/6\] fuzz\.)" + std::string(t) +
+                                   R"( \(host\) \.\.\. pass \([1-9]\d* cases)"))
+        << t;
   }
   const Output d = gate({"--only", "decisions."});
   EXPECT_EQ(d.exit_code, 0) << d.out;
-  EXPECT_TRUE(
-      has_line(d.out, std::regex(R"(^\[1/1\] decisions\.tables \(host\) \.\.\. pass \([1-9])")))
-      << d.out;
+  EXPECT_TRUE(HasLine(d.out, R"(^\[1/1\] decisions\.tables \(host\) \.\.\. pass \([1-9])"));
 }
 
 // Guards against a stage dropped silently: --skip STAGE lists every check of the stage as a
@@ -160,10 +153,8 @@ TEST_F(Gate, FuzzTargetsAndDecisionTablesRunWithoutAFuzzBuild) {
 TEST_F(Gate, SkipListsTheSkippedStage) {
   const Output r = gate({"--only", "fuzz.", "--skip", "fuzz"});
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_TRUE(has_line(
-      r.out, std::regex(R"(^\[1/6\] fuzz\.fuzz_npy \(host\) \.\.\. skip \(--skip fuzz\)$)")))
-      << r.out;
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^0 errors, 6 skipped$)"))) << r.out;
+  EXPECT_TRUE(HasLine(r.out, R"(^\[1/6\] fuzz\.fuzz_npy \(host\) \.\.\. skip \(--skip fuzz\)$)"));
+  EXPECT_TRUE(HasLine(r.out, R"(^0 errors, 6 skipped$)"));
 }
 
 // Guards against bad usage running the gate (or exiting 1, which CI reads as a failed check).
@@ -214,16 +205,10 @@ TEST_F(Gate, WatchdogKillsAHungCheckAndTheRunGoesOn) {
   const Output r = gate({"--only", "reference.", "--cases", "5", "--check-timeout", "1"},
                         "MXGATE_GATE_HANG=reference.mx_scale_table");
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_TRUE(has_line(
-      r.out, std::regex(R"(^(?=.*reference\.mx_scale_table)(?=.*watchdog)(?=.*test_hang))")))
-      << r.out;
-  EXPECT_TRUE(
-      has_line(r.out, std::regex(R"(^\[2/3\] reference\.gemm_modes_agree \(host\) \.\.\. pass)")))
-      << r.out;
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^reference\.mx_scale_table +host +- +0 ERROR )")))
-      << r.out;
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^reference\.layout_round_trips +host +- +\d+ pass )")))
-      << r.out;
+  EXPECT_TRUE(HasLine(r.out, R"(^(?=.*reference\.mx_scale_table)(?=.*watchdog)(?=.*test_hang))"));
+  EXPECT_TRUE(HasLine(r.out, R"(^\[2/3\] reference\.gemm_modes_agree \(host\) \.\.\. pass)"));
+  EXPECT_TRUE(HasLine(r.out, R"(^reference\.mx_scale_table +host +- +0 ERROR )"));
+  EXPECT_TRUE(HasLine(r.out, R"(^reference\.layout_round_trips +host +- +\d+ pass )"));
 }
 
 // Guards against a time budget that is ignored: with none left, no check may start.
@@ -231,27 +216,24 @@ TEST_F(Gate, ZeroTimeBudgetSkipsEveryCheck) {
   const Output r = gate({"--only", "reference.", "--time-budget", "0"});
   EXPECT_EQ(r.exit_code, 0) << r.out;
   for (const char* name : {"mx_scale_table", "gemm_modes_agree", "layout_round_trips"}) {
-    EXPECT_TRUE(has_line(r.out, std::regex(std::string(R"(^\[\d/3\] reference\.)") + name +
-                                           R"( \(host\) \.\.\. skip \(time budget\)$)")))
-        << name << "\n"
-        << r.out;
+    EXPECT_TRUE(HasLine(r.out, std::string(R"(^\[\d/3\] reference\.)") + name +
+                                   R"( \(host\) \.\.\. skip \(time budget\)$)"))
+        << name;
   }
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^0 errors, 3 skipped$)"))) << r.out;
+  EXPECT_TRUE(HasLine(r.out, R"(^0 errors, 3 skipped$)"));
 }
 
 // Guards against the summary table people read at the end losing its header or a row.
 TEST_F(Gate, PrintsTheSummaryTable) {
   const Output r = gate({"--only", "reference.", "--cases", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^check +backend +impl +cases +result +time$)")))
-      << r.out;
+  EXPECT_TRUE(HasLine(r.out, R"(^check +backend +impl +cases +result +time$)"));
   for (const char* name : {"mx_scale_table", "gemm_modes_agree", "layout_round_trips"}) {
-    EXPECT_TRUE(has_line(r.out, std::regex(std::string(R"(^reference\.)") + name +
-                                           R"( +host +- +\d+ pass +\d+\.\d\ds$)")))
-        << name << "\n"
-        << r.out;
+    EXPECT_TRUE(HasLine(
+        r.out, std::string(R"(^reference\.)") + name + R"( +host +- +\d+ pass +\d+\.\d\ds$)"))
+        << name;
   }
-  EXPECT_TRUE(has_line(r.out, std::regex(R"(^3 passed, 0 failed$)"))) << r.out;
+  EXPECT_TRUE(HasLine(r.out, R"(^3 passed, 0 failed$)"));
 }
 
 // Guards against `mxgate gate --help` drifting from the options the gate accepts.

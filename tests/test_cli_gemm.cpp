@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "reference/npy.h"
 #include "reference/quant_conventions.h"
 #include "tests/cli_tensors.h"
+#include "tests/normal_data.h"
 #include "tests/temp_dir.h"
 
 namespace mxgate {
@@ -126,13 +126,7 @@ TEST(CliGemm, Bf16SchemeRoundsOnce) {
 // ---------------------------------------------------------------------------------------------
 // check-gemm
 
-std::vector<float> normal_data(std::size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
+using test_support::normal_data;
 
 // Random MX operands (3 x 4 x 64, torchao_floor) written as a.npy, as.npy, b.npy, bs.npy.
 void write_random_mx(const TempDir& d) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli_built.h"
 #include "tests/shell.h"
 
 namespace mxgate {
@@ -79,12 +80,7 @@ std::string readme_row(const std::string& usage) {
   return "| `mxgate " + escaped + "` | ... |";
 }
 
-class CliHelp : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (access(MXGATE_CLI, X_OK) != 0) FAIL() << MXGATE_CLI << " is not built";
-  }
-};
+using CliHelp = test_support::CliBuilt;
 
 // Guards against a README that documents a verb the tool does not have, misses one it has, or
 // shows options the help does not (or the reverse): the two must be the same usage line.

@@ -23,6 +23,7 @@
 #include "dispatch/layer.h"
 #include "dispatch/registry.h"
 #include "gpu/host/host_backend.h"
+#include "properties/dispatch_apply_oracle.h"
 #include "properties/dispatch_model_bridge.h"
 #include "properties/shape_catalog.h"
 #include "tests/shell.h"
@@ -49,14 +50,10 @@ struct TagCount {
   }
 };
 
+// The apply oracle's layer with the two flags that make other code read the weight directly.
 LinearConfig config(Platform p, Scheme s, std::size_t n, std::size_t k, WeightScaleDtype ws,
                     bool is_bmm = false, bool skip = false) {
-  LinearConfig c;
-  c.platform = p;
-  c.scheme = s;
-  c.n = n;
-  c.k = k;
-  c.weight_scale = ws;
+  LinearConfig c = dispatch::test_support::config(p, s, n, k, ws);
   c.is_bmm = is_bmm;
   c.skip_weight_relayout = skip;
   return c;

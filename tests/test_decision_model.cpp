@@ -20,17 +20,6 @@ namespace {
 
 using tables::check;
 
-LayerSpec layer(Scheme s, uint64_t n, uint64_t k, ScaleDtype ws = ScaleDtype::kE8m0,
-                bool is_bmm = false, bool skip = false) {
-  LayerSpec l;
-  l.scheme = s;
-  l.n = n;
-  l.k = k;
-  l.weight_scale = ws;
-  l.is_bmm = is_bmm;
-  l.skip_weight_relayout = skip;
-  return l;
-}
 constexpr Platform kGfx950 = Platform::kGfx950, kGfx942 = Platform::kGfx942,
                    kSm90 = Platform::kSm90, kHost = Platform::kHost;
 constexpr ScaleDtype kE8m0 = ScaleDtype::kE8m0;
@@ -106,10 +95,13 @@ TEST(DecisionModelSelect, FlagsNeverChangeTheSelection) {
     for (uint64_t n : {16u, 128u, 2112u, 4096u}) {
       for (uint64_t k : {88u, 96u, 128u, 576u}) {
         for (Scheme s : {Scheme::kMxfp8, Scheme::kFp8Block, Scheme::kBf16}) {
-          const std::optional<LinearKernel> plain = select(layer(s, n, k), p, {}).linear_kernel;
+          const LayerSpec l{.n = n, .k = k, .scheme = s, .weight_scale = kE8m0};
+          const std::optional<LinearKernel> plain = select(l, p, {}).linear_kernel;
           for (auto [bmm, skip] : {std::pair{true, false}, {false, true}, {true, true}}) {
-            EXPECT_EQ(select(layer(s, n, k, kE8m0, bmm, skip), p, {}).linear_kernel, plain)
-                << n << "x" << k;
+            LayerSpec flagged = l;
+            flagged.is_bmm = bmm;
+            flagged.skip_weight_relayout = skip;
+            EXPECT_EQ(select(flagged, p, {}).linear_kernel, plain) << n << "x" << k;
           }
         }
       }

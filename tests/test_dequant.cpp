@@ -238,6 +238,19 @@ TEST(BlockDequant, WeightScaleGridIndexing) {
   EXPECT_THROW(dequantize_block(q), std::invalid_argument);
 }
 
+// A GEMM problem's (M, N, K) and block sizes (A a_m x a_k, B b_n x b_k), field by field so a
+// failure names the field.
+void expect_shape(const GemmProblem& g, std::size_t m, std::size_t n, std::size_t k,
+                  const BlockSizes& blocks) {
+  EXPECT_EQ(g.m, m);
+  EXPECT_EQ(g.n, n);
+  EXPECT_EQ(g.k, k);
+  EXPECT_EQ(g.blocks.a_m, blocks.a_m);
+  EXPECT_EQ(g.blocks.a_k, blocks.a_k);
+  EXPECT_EQ(g.blocks.b_n, blocks.b_n);
+  EXPECT_EQ(g.blocks.b_k, blocks.b_k);
+}
+
 // Guards against mx_gemm_problem handing the oracle raw bytes, the wrong decode rule, or wrong
 // sizes: A 2 x 64 and B 3 x 64 (two 1x32 blocks each), scale byte 0 decoded by the chosen rule.
 TEST(GemmProblems, MxOperandsDecoded) {
@@ -253,13 +266,7 @@ TEST(GemmProblems, MxOperandsDecoded) {
   b.data.assign(192, 0x30);  // 0.5
   b.scales = {0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x01};
   const GemmProblem ocp = mx_gemm_problem(a, b, E8m0Decode::kOcp);
-  EXPECT_EQ(ocp.m, 2u);
-  EXPECT_EQ(ocp.n, 3u);
-  EXPECT_EQ(ocp.k, 64u);
-  EXPECT_EQ(ocp.blocks.a_m, 1u);
-  EXPECT_EQ(ocp.blocks.a_k, 32u);
-  EXPECT_EQ(ocp.blocks.b_n, 1u);
-  EXPECT_EQ(ocp.blocks.b_k, 32u);
+  expect_shape(ocp, 2, 3, 64, {1, 32, 1, 32});
   ASSERT_EQ(ocp.a.size(), 128u);
   ASSERT_EQ(ocp.b.size(), 192u);
   EXPECT_EQ(ocp.a[0], 1.0f);
@@ -300,13 +307,7 @@ TEST(GemmProblems, BlockOperandsDecoded) {
   const BlockQuantized a = quantize_block(xa, 2, 256, 1, kBlockK, Format::kE4M3FN, p);
   const BlockQuantized b = quantize_block(xb, 3, 256, kBlockK, kBlockK, Format::kE4M3FN, p);
   const GemmProblem g = block_gemm_problem(a, b);
-  EXPECT_EQ(g.m, 2u);
-  EXPECT_EQ(g.n, 3u);
-  EXPECT_EQ(g.k, 256u);
-  EXPECT_EQ(g.blocks.a_m, 1u);
-  EXPECT_EQ(g.blocks.a_k, 128u);
-  EXPECT_EQ(g.blocks.b_n, 128u);
-  EXPECT_EQ(g.blocks.b_k, 128u);
+  expect_shape(g, 2, 3, 256, {1, 128, 128, 128});
   ASSERT_EQ(g.a_scale.size(), 4u);  // 2 x ceil(256/128)
   ASSERT_EQ(g.b_scale.size(), 2u);  // ceil(3/128) x 2
   EXPECT_EQ(g.a_scale[0], 1.0f / 448.0f);

@@ -303,25 +303,22 @@ TEST(DispatchHotPath, NoRematerializationAfterLoadProcessing) {
 // bf16 GEMM (docs/dispatch_model.md §5.1), on every apply.
 TEST(DispatchHotPath, SkippedLoadProcessingIsCounted) {
   gpu::HostBackend be;
-  {
-    const LinearConfig c = config(Platform::kGfx950, Scheme::kFp8Block, 256, 256);
+  // One apply on a gfx950 layer whose load processing never ran.
+  const auto unprocessed_apply = [&be](Scheme s, std::size_t n, std::size_t k) {
+    const LinearConfig c = config(Platform::kGfx950, s, n, k);
     Problem p = problem(c, 1, 5);
     LinearLayer layer(be, c);
     layer.load_float_weights(p.weight);
     layer.apply(p.x);
-    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("upcast_e8m0")), 1u);
-    EXPECT_EQ(layer.last_apply().path, ApplyPath::kFp8Blockscale);
-  }
-  {
-    const LinearConfig c = config(Platform::kGfx950, Scheme::kMxfp8, 256, 288);
-    Problem p = problem(c, 1, 5);
-    LinearLayer layer(be, c);
-    layer.load_float_weights(p.weight);
-    layer.apply(p.x);
-    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("dequant_mx_to_bf16")), 1u);
-    EXPECT_EQ(layer.last_apply().delta.launches_of(gpu::kernel("gemm_bf16")), 1u);
-    EXPECT_EQ(layer.last_apply().path, ApplyPath::kMxfp8DequantPerStep);
-  }
+    return layer.last_apply();
+  };
+  const ApplyStats block = unprocessed_apply(Scheme::kFp8Block, 256, 256);
+  EXPECT_EQ(block.delta.launches_of(gpu::kernel("upcast_e8m0")), 1u);
+  EXPECT_EQ(block.path, ApplyPath::kFp8Blockscale);
+  const ApplyStats mx = unprocessed_apply(Scheme::kMxfp8, 256, 288);
+  EXPECT_EQ(mx.delta.launches_of(gpu::kernel("dequant_mx_to_bf16")), 1u);
+  EXPECT_EQ(mx.delta.launches_of(gpu::kernel("gemm_bf16")), 1u);
+  EXPECT_EQ(mx.path, ApplyPath::kMxfp8DequantPerStep);
 }
 
 // ---- I2: relayout at most once, never for directly-read weights --------------------------

@@ -16,6 +16,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reference/e8m0.h"
@@ -150,21 +151,22 @@ TEST(E8m0Oracle, HazardsModelled) {
 
 // ---- build_runs ----
 
+using RunStarts = std::vector<std::pair<uint64_t, uint32_t>>;
+
+// Every run's (begin, code), in order; the count first.
+void expect_runs(const std::vector<Run>& runs, const RunStarts& want) {
+  ASSERT_EQ(runs.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(runs[i].begin, want[i].first) << i;
+    EXPECT_EQ(runs[i].code, want[i].second) << i;
+  }
+}
+
 // Guards against run boundaries off by one: b / 1000 has runs starting at multiples of 1000.
 TEST(BuildRuns, ToyMonotoneFunction) {
-  const auto runs = build_runs([](uint32_t b) { return b / 1000; }, 0, 5000);
-  ASSERT_EQ(runs.size(), 5u);
-  for (uint32_t i = 0; i < 5; ++i) {
-    EXPECT_EQ(runs[i].begin, i * 1000u);
-    EXPECT_EQ(runs[i].code, i);
-  }
-  const auto mid = build_runs([](uint32_t b) { return b / 1000; }, 100, 2600);
-  ASSERT_EQ(mid.size(), 3u);
-  EXPECT_EQ(mid[0].begin, 100u);
-  EXPECT_EQ(mid[0].code, 0u);
-  EXPECT_EQ(mid[1].begin, 1000u);
-  EXPECT_EQ(mid[2].begin, 2000u);
-  EXPECT_EQ(mid[2].code, 2u);
+  const auto thousands = [](uint32_t b) { return b / 1000; };
+  expect_runs(build_runs(thousands, 0, 5000), {{0, 0}, {1000, 1}, {2000, 2}, {3000, 3}, {4000, 4}});
+  expect_runs(build_runs(thousands, 100, 2600), {{100, 0}, {1000, 1}, {2000, 2}});
   EXPECT_TRUE(build_runs([](uint32_t b) { return b; }, 7, 7).empty());
 }
 
@@ -172,17 +174,9 @@ TEST(BuildRuns, ToyMonotoneFunction) {
 // point or ±Inf is its own run): 0 below 1234, 7 at 1234 only, 9 above.
 TEST(BuildRuns, SinglePatternRun) {
   auto f = [](uint32_t b) -> uint32_t { return b < 1234 ? 0 : (b == 1234 ? 7 : 9); };
-  const auto runs = build_runs(f, 0, 100000);
-  ASSERT_EQ(runs.size(), 3u);
-  EXPECT_EQ(runs[0].begin, 0u);
-  EXPECT_EQ(runs[1].begin, 1234u);
-  EXPECT_EQ(runs[1].code, 7u);
-  EXPECT_EQ(runs[2].begin, 1235u);
-  EXPECT_EQ(runs[2].code, 9u);
-  const auto edge = build_runs(f, 1234, 1236);  // the range starts on the single pattern
-  ASSERT_EQ(edge.size(), 2u);
-  EXPECT_EQ(edge[0].code, 7u);
-  EXPECT_EQ(edge[1].begin, 1235u);
+  expect_runs(build_runs(f, 0, 100000), {{0, 0}, {1234, 7}, {1235, 9}});
+  // The range starts on the single pattern.
+  expect_runs(build_runs(f, 1234, 1236), {{1234, 7}, {1235, 9}});
 }
 
 // Guards against galloping across +Inf / NaN / sign boundaries, where the oracle is not
@@ -190,14 +184,12 @@ TEST(BuildRuns, SinglePatternRun) {
 TEST(BuildRuns, SegmentCutsAtInfNanAndSign) {
   auto f = [](uint32_t b) -> uint32_t { return (b == 0x7F800000u || b == 0xFF800000u) ? 2 : 1; };
   const auto runs = build_runs(f, 0, 0x100000000ull);
-  const std::vector<std::pair<uint64_t, uint32_t>> want = {{0, 1},           {0x7F800000u, 2},
-                                                           {0x7F800001u, 1}, {0x80000000u, 1},
-                                                           {0xFF800000u, 2}, {0xFF800001u, 1}};
-  ASSERT_EQ(runs.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_EQ(runs[i].begin, want[i].first) << i;
-    EXPECT_EQ(runs[i].code, want[i].second) << i;
-  }
+  expect_runs(runs, {{0, 1},
+                     {0x7F800000u, 2},
+                     {0x7F800001u, 1},
+                     {0x80000000u, 1},
+                     {0xFF800000u, 2},
+                     {0xFF800001u, 1}});
 }
 
 // Guards against a run builder that degrades to a linear scan (a 2^32 sweep would then call

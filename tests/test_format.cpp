@@ -14,6 +14,7 @@
 #include <string>
 
 #include "reference/format.h"
+#include "tests/typed_test_names.h"
 
 namespace mxgate {
 namespace {
@@ -86,14 +87,7 @@ double hand_decode(uint32_t code) {
 template <class T>
 class Fp8Format : public ::testing::Test {};
 using Fp8Formats = ::testing::Types<E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ>;
-class Fp8Names {
- public:
-  template <class T>
-  static std::string GetName(int) {
-    return T::kName;
-  }
-};
-TYPED_TEST_SUITE(Fp8Format, Fp8Formats, Fp8Names);
+TYPED_TEST_SUITE(Fp8Format, Fp8Formats, test_support::TraitNames);
 
 // Guards against a wrong bias, a wrong subnormal exponent or a mis-sized field in decode().
 TYPED_TEST(Fp8Format, EveryCodeMatchesHandDecoder) {

@@ -54,24 +54,26 @@ std::vector<uint8_t> fp32_bytes(float v) {
   return b;
 }
 
+// The MXFP4 quantize of the pair `x`: clean, scale byte `scale` and code byte `clean_code`; with
+// `fault` planted, code byte `faulty_code`.
+void expect_mxfp4_code_fault(const std::vector<float>& x, Fault fault, uint8_t scale,
+                             uint8_t clean_code, uint8_t faulty_code) {
+  const Quantized clean = quantize("quantize_mxfp4", x, 0);
+  EXPECT_EQ(clean.scales, std::vector<uint8_t>{scale});
+  EXPECT_EQ(clean.codes, std::vector<uint8_t>{clean_code});
+  EXPECT_EQ(quantize("quantize_mxfp4", x, bit(fault)).codes, std::vector<uint8_t>{faulty_code});
+}
+
 // Z31 minimal: x = {1, 2}: amax 2, FLOOR scale 2^(1 - 2) = 2^-1 (byte 126); x * 2 = {2, 4} =
 // E2M1 {0x4, 0x6}; element 0 low: 0x64. Swapped: 0x46.
 TEST(Fp4KernelFaults, Z31NibbleOrderSwapped) {
-  const Quantized clean = quantize("quantize_mxfp4", {1.0f, 2.0f}, 0);
-  EXPECT_EQ(clean.scales, std::vector<uint8_t>{126});
-  EXPECT_EQ(clean.codes, std::vector<uint8_t>{0x64});
-  EXPECT_EQ(quantize("quantize_mxfp4", {1.0f, 2.0f}, bit(Fault::kZ31NibbleOrderSwapped)).codes,
-            std::vector<uint8_t>{0x46});
+  expect_mxfp4_code_fault({1.0f, 2.0f}, Fault::kZ31NibbleOrderSwapped, 126, 0x64, 0x46);
 }
 
 // Z32 minimal: x = {6, 2.5}: amax 6, scale 2^(2 - 2) = 1 (byte 127); 6 = 0x7; 2.5 is the midpoint
 // of 2 (0x4, even) and 3 (0x5): nearest-even gives 0x4 (byte 0x47), ties away 0x5 (0x57).
 TEST(Fp4KernelFaults, Z32E2m1TiesAway) {
-  const Quantized clean = quantize("quantize_mxfp4", {6.0f, 2.5f}, 0);
-  EXPECT_EQ(clean.scales, std::vector<uint8_t>{127});
-  EXPECT_EQ(clean.codes, std::vector<uint8_t>{0x47});
-  EXPECT_EQ(quantize("quantize_mxfp4", {6.0f, 2.5f}, bit(Fault::kZ32E2m1TiesAway)).codes,
-            std::vector<uint8_t>{0x57});
+  expect_mxfp4_code_fault({6.0f, 2.5f}, Fault::kZ32E2m1TiesAway, 127, 0x47, 0x57);
 }
 
 // One gemm launch, M = N = 1: A, B packed (one byte each for K <= 2), scales as given.

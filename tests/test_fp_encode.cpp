@@ -23,6 +23,7 @@
 #include "reference/format.h"
 #include "reference/fp_encode.h"
 #include "tests/hex.h"
+#include "tests/typed_test_names.h"
 
 namespace mxgate {
 namespace {
@@ -125,14 +126,7 @@ class FpEncode : public ::testing::Test {
   static constexpr uint32_t kCodes = T::kSign << 1;
 };
 using AllFormats = ::testing::Types<E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, BF16, FP16>;
-class FormatNames {
- public:
-  template <class T>
-  static std::string GetName(int) {
-    return T::kName;
-  }
-};
-TYPED_TEST_SUITE(FpEncode, AllFormats, FormatNames);
+TYPED_TEST_SUITE(FpEncode, AllFormats, test_support::TraitNames);
 
 // Guards against any policy moving an exactly representable value: every finite code
 // (including -0 in OCP formats) must come back as itself, under all 36 policies.

@@ -303,43 +303,57 @@ Fp8Gemm on_op(gpu::Backend& be, const Op& op) {
 // precision and round-to-nearest-even: fp32_rn.
 TEST(DeclaredAccumulator, ProbeThroughTheHarnessRecoversEachOpsAccumulator) {
   gpu::HostBackend be;
-  const impl::Implementation sim = simulated_impl("sm90_fp8_mma");
-  for (const auto& [name, scaling] : {std::pair{"sim_tensor", ProbeScaling::kPerTensor},
-                                      std::pair{"sim_deepseek", ProbeScaling::kBlock}}) {
-    SCOPED_TRACE(name);
+  // The probe on op `name` of `impl`, its operands scaled as `scaling` says.
+  const auto probe = [&be](const impl::Implementation& impl, const char* name,
+                           ProbeScaling scaling) {
     ProbeOptions o;
     o.scaling = scaling;
-    const ProbeResult r = probe_accumulator(on_op(be, *sim.find_op(name)), o);
-    EXPECT_EQ(r.precision_bits, 14);
-    EXPECT_FALSE(r.precision_at_output_limit);
-    EXPECT_EQ(r.rounding, "truncate");
-    EXPECT_EQ(r.chunk_k, 128u);
+    return probe_accumulator(on_op(be, *impl.find_op(name)), o);
+  };
+  const impl::Implementation sim = simulated_impl("sm90_fp8_mma");
+  const impl::Implementation& ex = *impl::resolve("example").front();
+  struct Case {
+    const impl::Implementation* impl;
+    const char* op;
+    ProbeScaling scaling;
+    int precision_bits;
+    bool at_output_limit;
+    const char* rounding;
+    std::size_t chunk_k;  // 0: no promotion seen
+    const char* model;
+  };
+  const Case cases[] = {
+      {&sim, "sim_tensor", ProbeScaling::kPerTensor, 14, false, "truncate", 128, "sm90_fp8_mma"},
+      {&sim, "sim_deepseek", ProbeScaling::kBlock, 14, false, "truncate", 128, "sm90_fp8_mma"},
+      {&ex, "gemm_block_tensor", ProbeScaling::kPerTensor, 24, true, "nearest_even", 0, "fp32_rn"},
+      {&ex, "gemm_block_deepseek", ProbeScaling::kBlock, 24, true, "nearest_even", 0, "fp32_rn"},
+      {&ex, "gemm_mx", ProbeScaling::kPerTensor, 24, true, "nearest_even", 0, "fp32_rn"},
+  };
+  std::vector<ProbeResult> simulated;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    const ProbeResult r = probe(*c.impl, c.op, c.scaling);
+    EXPECT_EQ(r.precision_bits, c.precision_bits);
+    EXPECT_EQ(r.precision_at_output_limit, c.at_output_limit);
+    EXPECT_EQ(r.rounding, c.rounding);
+    EXPECT_EQ(r.chunk_k, c.chunk_k);
+    EXPECT_EQ(r.model, c.model);
+    if (c.impl == &sim) simulated.push_back(r);
+  }
+  // The simulated ops' promotion is verified, 32 products a group, and the model the probe names
+  // is the registry's, with the registry's parameters.
+  ASSERT_EQ(simulated.size(), 2u);
+  const AlignedChunkParams& want = find_accumulator("sm90_fp8_mma")->chunks;
+  for (const ProbeResult& r : simulated) {
     EXPECT_TRUE(r.chunk_verified);
     EXPECT_EQ(r.group_size, 32u);
-    // The probe names the matching registry model; its parameters are the registry's.
-    EXPECT_EQ(r.model, "sm90_fp8_mma");
     EXPECT_FALSE(r.new_model);
     const AlignedChunkParams got = parse_accumulator_spec(r.model).chunks;
-    const AlignedChunkParams& want = find_accumulator("sm90_fp8_mma")->chunks;
     EXPECT_EQ(got.chunk_k, want.chunk_k);
     EXPECT_EQ(got.group_size, want.group_size);
     EXPECT_EQ(got.precision_bits, want.precision_bits);
     EXPECT_EQ(got.rounding, want.rounding);
     EXPECT_EQ(got.normalize_group_sum, want.normalize_group_sum);
-  }
-  const impl::Implementation& ex = *impl::resolve("example").front();
-  for (const auto& [name, scaling] : {std::pair{"gemm_block_tensor", ProbeScaling::kPerTensor},
-                                      std::pair{"gemm_block_deepseek", ProbeScaling::kBlock},
-                                      std::pair{"gemm_mx", ProbeScaling::kPerTensor}}) {
-    SCOPED_TRACE(name);
-    ProbeOptions o;
-    o.scaling = scaling;
-    const ProbeResult r = probe_accumulator(on_op(be, *ex.find_op(name)), o);
-    EXPECT_EQ(r.precision_bits, 24);
-    EXPECT_TRUE(r.precision_at_output_limit);
-    EXPECT_EQ(r.rounding, "nearest_even");
-    EXPECT_EQ(r.chunk_k, 0u);
-    EXPECT_EQ(r.model, "fp32_rn");
   }
 }
 

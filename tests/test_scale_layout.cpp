@@ -128,27 +128,34 @@ TEST(ScaleLayout, StorageSizesIncludeTilePadding) {
 // Guards against swapped digits in the closed forms; values worked by hand from docs/layouts.md §4
 // (NV: (r%32)*16 + ((r%128)/32)*4 + c%4, 512 per tile) and §1.4 (AITER e8m0 shuffle).
 TEST(ScaleLayout, HandWorkedOffsets) {
-  const auto nv = [](std::size_t r, std::size_t c) {
-    return scale_offset(ScaleLayout::kNvSwizzle128x4, 300, 13, r, c);
+  struct Case {
+    ScaleLayout layout;
+    std::size_t rows, cols, r, c;
+    std::size_t want;
   };
-  EXPECT_EQ(nv(0, 1), 1u);
-  EXPECT_EQ(nv(1, 0), 16u);
-  EXPECT_EQ(nv(32, 0), 4u);
-  EXPECT_EQ(nv(0, 4), 512u);
-  EXPECT_EQ(nv(128, 0), 4u * 512);  // Cp/4 = 4 column tiles per 128-row band
-  EXPECT_EQ(nv(299, 12), (2u * 4 + 3) * 512 + 11 * 16 + 1 * 4 + 0);
-  const auto ai = [](std::size_t r, std::size_t c) {
-    return scale_offset(ScaleLayout::kAiterShuffle, 300, 13, r, c);
+  constexpr ScaleLayout kNv = ScaleLayout::kNvSwizzle128x4, kAi = ScaleLayout::kAiterShuffle;
+  const Case cases[] = {
+      {kNv, 300, 13, 0, 1, 1},
+      {kNv, 300, 13, 1, 0, 16},
+      {kNv, 300, 13, 32, 0, 4},
+      {kNv, 300, 13, 0, 4, 512},
+      {kNv, 300, 13, 128, 0, 4u * 512},  // Cp/4 = 4 column tiles per 128-row band
+      {kNv, 300, 13, 299, 12, (2u * 4 + 3) * 512 + 11 * 16 + 1 * 4 + 0},
+      {kAi, 300, 13, 16, 0, 1},
+      {kAi, 300, 13, 0, 4, 2},
+      {kAi, 300, 13, 1, 0, 4},
+      {kAi, 300, 13, 0, 1, 64},
+      {kAi, 300, 13, 0, 8, 256},
+      {kAi, 300, 13, 32, 0, 16u * 32},  // sn = 16 padded columns per 32-row band
+      {ScaleLayout::kTmaColMajor, 5, 3, 1, 2, 2u * 8 + 1},
+      {ScaleLayout::kColMajor, 5, 3, 1, 2, 2u * 5 + 1},
+      {ScaleLayout::kRowMajor, 5, 3, 1, 2, 1u * 3 + 2},
   };
-  EXPECT_EQ(ai(16, 0), 1u);
-  EXPECT_EQ(ai(0, 4), 2u);
-  EXPECT_EQ(ai(1, 0), 4u);
-  EXPECT_EQ(ai(0, 1), 64u);
-  EXPECT_EQ(ai(0, 8), 256u);
-  EXPECT_EQ(ai(32, 0), 16u * 32);  // sn = 16 padded columns per 32-row band
-  EXPECT_EQ(scale_offset(ScaleLayout::kTmaColMajor, 5, 3, 1, 2), 2u * 8 + 1);
-  EXPECT_EQ(scale_offset(ScaleLayout::kColMajor, 5, 3, 1, 2), 2u * 5 + 1);
-  EXPECT_EQ(scale_offset(ScaleLayout::kRowMajor, 5, 3, 1, 2), 1u * 3 + 2);
+  for (const Case& t : cases) {
+    EXPECT_EQ(scale_offset(t.layout, t.rows, t.cols, t.r, t.c), t.want)
+        << static_cast<int>(t.layout) << " " << t.rows << "x" << t.cols << " at (" << t.r << ", "
+        << t.c << ")";
+  }
 }
 
 // Guards against a closed form that drifts from the library code it models: every layout must

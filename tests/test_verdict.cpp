@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -20,6 +21,16 @@ namespace {
 
 float from_bits(uint32_t u) { return std::bit_cast<float>(u); }
 
+// A located mismatch: present, at (row, col), with these bits and this ULP distance.
+void expect_mismatch(const std::optional<BitMismatch>& got, const BitMismatch& want) {
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->row, want.row);
+  EXPECT_EQ(got->col, want.col);
+  EXPECT_EQ(got->expected_bits, want.expected_bits);
+  EXPECT_EQ(got->actual_bits, want.actual_bits);
+  EXPECT_EQ(got->ulp_distance, want.ulp_distance);
+}
+
 // Guards against a verdict that finds a mismatch but misplaces it or misreports its bits.
 TEST(BitExactVerdict, LocatesAPlantedSingleMismatch) {
   std::vector<float> expected(12, 1.0f), actual(12, 1.0f);  // 3 x 4
@@ -27,14 +38,8 @@ TEST(BitExactVerdict, LocatesAPlantedSingleMismatch) {
   const BitExactVerdict v = compare_fp32(3, 4, expected, actual);
   EXPECT_FALSE(v.ok());
   EXPECT_EQ(v.mismatches, 1u);
-  ASSERT_TRUE(v.first && v.worst);
-  EXPECT_EQ(v.first->row, 2u);
-  EXPECT_EQ(v.first->col, 1u);
-  EXPECT_EQ(v.first->expected_bits, 0x3F800000u);
-  EXPECT_EQ(v.first->actual_bits, 0x3F800001u);
-  EXPECT_EQ(v.first->ulp_distance, 1u);
-  EXPECT_EQ(v.worst->row, 2u);
-  EXPECT_EQ(v.worst->col, 1u);
+  expect_mismatch(v.first, {2, 1, 0x3F800000u, 0x3F800001u, 1});
+  expect_mismatch(v.worst, {2, 1, 0x3F800000u, 0x3F800001u, 1});
   const std::string line = v.summary();
   EXPECT_NE(line.find("1 of 12"), std::string::npos) << line;
   EXPECT_NE(line.find("(2,1)"), std::string::npos) << line;
@@ -49,17 +54,12 @@ TEST(BitExactVerdict, WorstIsTheLargestUlpDistance) {
   actual[3] = from_bits(0x40800005);  // 4.0 + 5 ulp
   BitExactVerdict v = compare_fp32(2, 2, expected, actual);
   EXPECT_EQ(v.mismatches, 2u);
-  EXPECT_EQ(v.first->col, 1u);
-  EXPECT_EQ(v.first->ulp_distance, 1u);
-  EXPECT_EQ(v.worst->row, 1u);
-  EXPECT_EQ(v.worst->col, 1u);
-  EXPECT_EQ(v.worst->ulp_distance, 5u);
+  expect_mismatch(v.first, {0, 1, 0x40000000u, 0x40000001u, 1});
+  expect_mismatch(v.worst, {1, 1, 0x40800000u, 0x40800005u, 5});
   // A NaN where a number is expected is the worst mismatch of all.
   actual[0] = std::numeric_limits<float>::quiet_NaN();
   v = compare_fp32(2, 2, expected, actual);
-  EXPECT_EQ(v.worst->row, 0u);
-  EXPECT_EQ(v.worst->col, 0u);
-  EXPECT_EQ(v.worst->ulp_distance, kNanUlpDistance);
+  expect_mismatch(v.worst, {0, 0, 0x3F800000u, 0x7FC00000u, kNanUlpDistance});
 }
 
 // Guards against float comparison semantics (-0 == +0, NaN != NaN) leaking into bit verdicts.
@@ -131,11 +131,7 @@ TEST(BitExactVerdict, Bf16PlantedMismatch) {
   const BitExactVerdict v = compare_bf16(2, 3, expected, actual);
   EXPECT_EQ(v.format, OutputFormat::kBf16);
   EXPECT_EQ(v.mismatches, 1u);
-  EXPECT_EQ(v.first->row, 1u);
-  EXPECT_EQ(v.first->col, 2u);
-  EXPECT_EQ(v.first->expected_bits, 0x3F80u);
-  EXPECT_EQ(v.first->actual_bits, 0x3F83u);
-  EXPECT_EQ(v.first->ulp_distance, 3u);
+  expect_mismatch(v.first, {1, 2, 0x3F80u, 0x3F83u, 3});
   const std::string line = v.summary();
   EXPECT_NE(line.find("bf16"), std::string::npos) << line;
   EXPECT_NE(line.find("0x3f83 "), std::string::npos) << line;

@@ -45,6 +45,18 @@ def encode_values():
     return np.concatenate([np.array(edges, dtype=np.float32), random])
 
 
+def cli_or_same_refusal(cli, verb, api, data, texts, fmt, convention):
+    """`mxgate VERB --format FMT --convention CONVENTION TEXTS...`'s stdout; where the CLI refuses,
+    None, after checking that the API refuses `data` with the CLI's message."""
+    code, out, err = cli(verb, "--format", fmt, "--convention", convention, *texts)
+    if code == 0:
+        return out
+    with pytest.raises(ValueError) as e:
+        api(data, fmt, convention)
+    assert str(e.value) == err.removeprefix(f"mxgate {verb}: ").rstrip("\n"), convention
+    return None
+
+
 # Guards against encode's Python path differing from `mxgate encode` for any format and
 # convention: a value rounded twice (float64 -> fp32 in Python and again), a code width mixed up
 # (bf16 codes truncated to 8 bits), or a convention / format pair accepted by one and refused by
@@ -54,11 +66,8 @@ def test_encode_equals_cli_for_every_convention(cli, fmt):
     values = encode_values()
     texts = [cli_text(v) for v in values]
     for convention in mxgate.conventions():
-        code, out, err = cli("encode", "--format", fmt, "--convention", convention, *texts)
-        if code != 0:
-            with pytest.raises(ValueError) as e:
-                mxgate.encode(values, fmt, convention)
-            assert str(e.value) == err.removeprefix("mxgate encode: ").rstrip("\n"), convention
+        out = cli_or_same_refusal(cli, "encode", mxgate.encode, values, texts, fmt, convention)
+        if out is None:
             continue
         want = [int(line, 16) for line in out.split()]
         got = mxgate.encode(values, fmt, convention)
@@ -98,11 +107,8 @@ def test_decode_equals_cli_for_every_convention(cli, fmt):
     codes = decode_codes(fmt)
     texts = [f"0x{int(c):x}" for c in codes]
     for convention in mxgate.conventions():
-        code, out, err = cli("decode", "--format", fmt, "--convention", convention, *texts)
-        if code != 0:
-            with pytest.raises(ValueError) as e:
-                mxgate.decode(codes, fmt, convention)
-            assert str(e.value) == err.removeprefix("mxgate decode: ").rstrip("\n"), convention
+        out = cli_or_same_refusal(cli, "decode", mxgate.decode, codes, texts, fmt, convention)
+        if out is None:
             continue
         want = [parse_decoded(line) for line in out.splitlines()]
         got = mxgate.decode(codes, fmt, convention)

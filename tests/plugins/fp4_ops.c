@@ -4,10 +4,11 @@
  * scale of dtype F32 or BF16). Implementation `fp4_ops` is correct; `fp4_ops_faulty_nibble`
  * reads element 2i from the high nibble. Written from the format definitions (OCP MX v1.0
  * §5.3.3, §6.3), not from mxgate's code. */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "mxgate/plugin.h"
+#include "test_plugin.h"
 
 static float f32_from(uint32_t u) {
   float f;
@@ -91,34 +92,18 @@ static mxgate_status dequantize(void* state, const mxgate_call* call, char* msg,
 }
 
 #define OUT_DTYPES (MXGATE_DTYPE_BIT(MXGATE_DTYPE_F32) | MXGATE_DTYPE_BIT(MXGATE_DTYPE_BF16))
-#define OPS(STATE)                                                        \
-  {                                                                       \
-    {"dequantize_mxfp4",                                                  \
-     MXGATE_OP_DEQUANTIZE,                                                \
-     MXGATE_MEMORY_HOST,                                                  \
-     {.struct_size = sizeof(mxgate_contract),                             \
-      .a_dtypes = MXGATE_DTYPE_BIT(MXGATE_DTYPE_E2M1),                    \
-      .out_dtypes = OUT_DTYPES,                                           \
-      .a_scale_layouts = MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_ROW_MAJOR),      \
-      .scale_dtype = MXGATE_DTYPE_E8M0,                                   \
-      .a_block_rows = 1,                                                  \
-      .a_block_cols = 32,                                                 \
-      .convention = "ocp_mx"},                                            \
-     dequantize,                                                          \
-     STATE},                                                              \
-    {                                                                     \
-      "dequantize_nvfp4", MXGATE_OP_DEQUANTIZE_NVFP4, MXGATE_MEMORY_HOST, \
-          {.struct_size = sizeof(mxgate_contract),                        \
-           .a_dtypes = MXGATE_DTYPE_BIT(MXGATE_DTYPE_E2M1),               \
-           .out_dtypes = OUT_DTYPES,                                      \
-           .a_scale_layouts = MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_ROW_MAJOR), \
-           .scale_dtype = MXGATE_DTYPE_E4M3FN,                            \
-           .a_block_rows = 1,                                             \
-           .a_block_cols = 16,                                            \
-           .convention = "te_nvfp4_ref",                                  \
-           .global_dtypes = OUT_DTYPES},                                  \
-          dequantize, STATE                                               \
-    }                                                                     \
+/* A row-major 1 x BLOCK packed-E2M1 dequantizer; NVFP4 adds the global decode scale's dtypes. */
+#define FP4_OP(NAME, FAMILY, SCALE_DTYPE, BLOCK, CONVENTION, GLOBAL_DTYPES, STATE)               \
+  TEST_PLUGIN_HOST_OP(NAME, FAMILY, dequantize, STATE,                                           \
+                      .a_dtypes = MXGATE_DTYPE_BIT(MXGATE_DTYPE_E2M1), .out_dtypes = OUT_DTYPES, \
+                      .a_scale_layouts = MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_ROW_MAJOR),             \
+                      .scale_dtype = SCALE_DTYPE, .a_block_rows = 1, .a_block_cols = BLOCK,      \
+                      .convention = CONVENTION, .global_dtypes = GLOBAL_DTYPES)
+#define OPS(STATE)                                                                               \
+  {                                                                                              \
+    FP4_OP("dequantize_mxfp4", MXGATE_OP_DEQUANTIZE, MXGATE_DTYPE_E8M0, 32, "ocp_mx", 0, STATE), \
+        FP4_OP("dequantize_nvfp4", MXGATE_OP_DEQUANTIZE_NVFP4, MXGATE_DTYPE_E4M3FN, 16,          \
+               "te_nvfp4_ref", OUT_DTYPES, STATE)                                                \
   }
 
 static int kHighFirst = 1;
@@ -128,7 +113,4 @@ static const mxgate_impl kImpls[] = {
     {"fp4_ops", "FP4 dequantizers from the format definitions", 2, kOps},
     {"fp4_ops_faulty_nibble", "planted fault: element 2i read from the high nibble", 2,
      kFaultyOps}};
-static const mxgate_plugin kPlugin = {
-    MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "fp4_ops", 0, 2, kImpls};
-
-MXGATE_PLUGIN_EXPORT const mxgate_plugin* mxgate_plugin_v1(void) { return &kPlugin; }
+TEST_PLUGIN_EXPORT("fp4_ops", 0, 2, kImpls)

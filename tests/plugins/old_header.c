@@ -2,11 +2,9 @@
  * ended at `notes` (before the scale leading-dimension alignments were appended). mxgate_op
  * embeds the contract, so this plugin's ops array has a smaller stride than the current header's:
  * mxgate must read it with the stride contract.struct_size implies (both ops intact). */
-#include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
-#include "mxgate/plugin.h"
+#include "test_plugin.h"
 
 typedef struct old_contract {
   uint32_t struct_size;
@@ -38,21 +36,6 @@ typedef struct old_impl {
   const old_op* ops;
 } old_impl;
 
-static mxgate_status upcast(void* state, const mxgate_call* call, char* msg, size_t size) {
-  (void)state;
-  (void)msg;
-  (void)size;
-  const uint8_t* in = (const uint8_t*)call->a.data;
-  float* out = (float*)call->out.data;
-  for (uint64_t i = 0; i < call->m * call->k; ++i) {
-    const uint32_t u = in[i] == 0xFF ? 0x7FC00000u
-                       : in[i] == 0  ? 0x00400000u
-                                     : (uint32_t)in[i] << 23;
-    memcpy(&out[i], &u, 4);
-  }
-  return MXGATE_DONE;
-}
-
 static const old_op kOps[] = {
     {"first",
      MXGATE_OP_UPCAST_E8M0,
@@ -61,7 +44,7 @@ static const old_op kOps[] = {
       .a_dtypes = MXGATE_DTYPE_BIT(MXGATE_DTYPE_E8M0),
       .out_dtypes = MXGATE_DTYPE_BIT(MXGATE_DTYPE_F32),
       .convention = "ocp_mx"},
-     upcast,
+     test_plugin_e8m0_upcast,
      0},
     {"second",
      MXGATE_OP_UPCAST_E8M0,
@@ -72,15 +55,9 @@ static const old_op kOps[] = {
       .out_dtypes = MXGATE_DTYPE_BIT(MXGATE_DTYPE_F32),
       .convention = "ocp_mx",
       .notes = "the second op"},
-     upcast,
+     test_plugin_e8m0_upcast,
      0},
 };
 static const old_impl kImpls[] = {{"old_header", "an older header revision", 2, kOps}};
-static const mxgate_plugin kPlugin = {MXGATE_PLUGIN_ABI_VERSION,
-                                      sizeof(mxgate_plugin),
-                                      "old_header",
-                                      0,
-                                      1,
-                                      (const mxgate_impl*)(const void*)kImpls};
-
-MXGATE_PLUGIN_EXPORT const mxgate_plugin* mxgate_plugin_v1(void) { return &kPlugin; }
+/* The plugin table itself is the current one; it points at the old-layout implementations. */
+TEST_PLUGIN_EXPORT("old_header", 0, 1, (const mxgate_impl*)(const void*)kImpls)
