@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "common/name_table.h"
 #include "reference/format.h"
 
 namespace mxgate::properties {
@@ -103,21 +104,14 @@ void fill_block(Fp4ValueClass c, std::size_t block, int gexp, std::mt19937_64& r
 }  // namespace
 
 std::span<const Fp4ValueClass> all_fp4_value_classes() {
-  static const auto all = [] {
-    std::array<Fp4ValueClass, kFp4ValueClassCount> a{};
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<Fp4ValueClass>(i);
-    return a;
-  }();
-  return all;
+  static constexpr auto kAll = enum_values<Fp4ValueClass, kFp4ValueClassCount>();
+  return kAll;
 }
 
 std::string_view to_string(Fp4ValueClass c) { return kNames[static_cast<std::size_t>(c)]; }
 
 std::optional<Fp4ValueClass> parse_fp4_value_class(std::string_view s) {
-  for (Fp4ValueClass c : all_fp4_value_classes()) {
-    if (to_string(c) == s) return c;
-  }
-  return std::nullopt;
+  return parse_index<Fp4ValueClass>(kNames, s);
 }
 
 std::vector<float> make_fp4_values(Fp4ValueClass c, std::size_t rows, std::size_t cols,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/name_table.h"
 #include "reference/e8m0.h"
 #include "reference/format.h"
 
@@ -35,30 +36,18 @@ void fill_below(std::mt19937_64& rng, float amax, std::span<float> out) {
 }  // namespace
 
 std::span<const ValueClass> all_value_classes() {
-  static const auto all = [] {
-    std::array<ValueClass, kValueClassCount> a{};
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<ValueClass>(i);
-    return a;
-  }();
-  return all;
+  static constexpr auto kAll = enum_values<ValueClass, kValueClassCount>();
+  return kAll;
 }
 
 std::string_view to_string(ValueClass c) { return kNames[static_cast<std::size_t>(c)]; }
 
 std::string_view to_string(MaxAt m) { return kMaxAtNames[static_cast<std::size_t>(m)]; }
 
-std::optional<MaxAt> parse_max_at(std::string_view s) {
-  for (std::size_t i = 0; i < kMaxAtNames.size(); ++i) {
-    if (kMaxAtNames[i] == s) return static_cast<MaxAt>(i);
-  }
-  return std::nullopt;
-}
+std::optional<MaxAt> parse_max_at(std::string_view s) { return parse_index<MaxAt>(kMaxAtNames, s); }
 
 std::optional<ValueClass> parse_value_class(std::string_view s) {
-  for (ValueClass c : all_value_classes()) {
-    if (to_string(c) == s) return c;
-  }
-  return std::nullopt;
+  return parse_index<ValueClass>(kNames, s);
 }
 
 const std::vector<Log2Hazard>& log2_hazards() {
