@@ -23,9 +23,6 @@ namespace mxgate::properties {
 
 namespace {
 
-using impl::Dtype;
-using impl::Op;
-
 // The cast targets of `op` the reference can check: formats its claim has an encoder for.
 std::vector<Dtype> cast_targets(const Op& op) {
   std::vector<Dtype> out;

@@ -24,12 +24,6 @@ namespace mxgate::properties {
 
 namespace {
 
-using impl::Family;
-using impl::family_bit;
-using impl::Layout;
-using impl::layout_bit;
-using impl::Op;
-
 // The block rows of B a column shard must start on: 1 when the op takes n_offset (the built-in
 // kernels) or B's scales are not row blocks.
 std::size_t shard_unit(const Op& op) {
