@@ -8,38 +8,27 @@ and NaN rules; the survey's cast table says which convention it equals. docs/pyt
 
 import numpy as np
 
-from ..adapter import Adapter, Op, Unavailable
+from ..adapter import Op, Unavailable
 from . import require
-
-_TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
-          "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu"}
+from ._library import FLOAT8_TYPES, LibraryAdapter
 
 
-class JaxAdapter(Adapter):
+class JaxAdapter(LibraryAdapter):
     name = "jax_gpu"
     description = "jax.jit(x.astype(float8_*)) on the GPU through XLA"
 
-    def __init__(self):
-        self._error = None
+    def load(self):
+        self.jax = require("jax", "the jax adapter")
+        self.jnp = require("jax.numpy", "the jax adapter")
         try:
-            self.jax = require("jax", "the jax adapter")
-            self.jnp = require("jax.numpy", "the jax adapter")
-            try:
-                self.gpu = self.jax.devices("gpu")[0]
-            except RuntimeError as e:
-                raise Unavailable(f"jax has no GPU device here: {e}") from None
-        except Unavailable as e:
-            self._error = e
-            super().__init__(ops=[])
-            return
-        self.types = {k: getattr(self.jnp, v) for k, v in _TYPES.items() if hasattr(self.jnp, v)}
+            self.gpu = self.jax.devices("gpu")[0]
+        except RuntimeError as e:
+            raise Unavailable(f"jax has no GPU device here: {e}") from None
+        self.types = {k: getattr(self.jnp, v) for k, v in FLOAT8_TYPES.items()
+                      if hasattr(self.jnp, v)}
         self.casts = {k: self.jax.jit(lambda v, d=d: v.astype(d)) for k, d in self.types.items()}
-        super().__init__(ops=[Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
-                                 notes=f"jax {self.jax.__version__} on {self.gpu.platform}")])
-
-    def check_available(self):
-        if self._error is not None:
-            raise self._error
+        return [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
+                   notes=f"jax {self.jax.__version__} on {self.gpu.platform}")]
 
     def cast(self, x, out_dtype):
         y = self.casts[out_dtype](self.jax.device_put(x, self.gpu))

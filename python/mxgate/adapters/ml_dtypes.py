@@ -11,37 +11,26 @@ docs/python.md §11.3.
 
 import numpy as np
 
-from ..adapter import Adapter, Op, Unavailable
+from ..adapter import Op
 from . import require
-
-_TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
-          "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu"}
+from ._library import FLOAT8_TYPES, LibraryAdapter
 
 
-class MlDtypesAdapter(Adapter):
+class MlDtypesAdapter(LibraryAdapter):
     name = "ml_dtypes"
     description = "numpy astype to ml_dtypes' float8 / e8m0 types"
 
-    def __init__(self):
-        self._error = None
-        try:
-            self.md = require("ml_dtypes", "the ml_dtypes adapter")
-        except Unavailable as e:
-            self._error = e
-            super().__init__(ops=[])
-            return
-        self.types = {k: getattr(self.md, v) for k, v in _TYPES.items() if hasattr(self.md, v)}
+    def load(self):
+        self.md = require("ml_dtypes", "the ml_dtypes adapter")
+        self.types = {k: getattr(self.md, v) for k, v in FLOAT8_TYPES.items()
+                      if hasattr(self.md, v)}
         version = getattr(self.md, "__version__", "?")
         ops = [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types), convention="ml_dtypes",
                   notes=f"ml_dtypes {version}: np.float32 array .astype(type)")]
         if "e8m0" in self.types:
             ops.append(Op("upcast_e8m0", self.upcast_e8m0, "upcast_e8m0", convention="ml_dtypes",
                           notes=f"ml_dtypes {version}: float8_e8m0fnu -> float32"))
-        super().__init__(ops=ops)
-
-    def check_available(self):
-        if self._error is not None:
-            raise self._error
+        return ops
 
     def cast(self, x, out_dtype):
         with np.errstate(all="ignore"):

@@ -23,31 +23,19 @@ docs/python.md §11.4.
 
 import numpy as np
 
-from ..adapter import Adapter, Dim, Op, Unavailable
+from ..adapter import Dim, Op, Unavailable
 from . import require
-
-_TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
-          "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu"}
+from ._library import FLOAT8_TYPES, LibraryAdapter
 
 
-class _TorchBase(Adapter):
+class _TorchBase(LibraryAdapter):
     device = "cpu"
 
-    def __init__(self):
-        self._error = None
-        try:
-            self.torch = require("torch", f"the torch adapter ({self.device})")
-            if self.device == "cuda" and not self.torch.cuda.is_available():
-                raise Unavailable("torch has no CUDA device here (torch.cuda.is_available())")
-        except Unavailable as e:
-            self._error = e
-            super().__init__(ops=[])
-            return
-        super().__init__(ops=self.build_ops())
-
-    def check_available(self):
-        if self._error is not None:
-            raise self._error
+    def load(self):
+        self.torch = require("torch", f"the torch adapter ({self.device})")
+        if self.device == "cuda" and not self.torch.cuda.is_available():
+            raise Unavailable("torch has no CUDA device here (torch.cuda.is_available())")
+        return self.build_ops()
 
     def to_device(self, a):
         return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
@@ -63,7 +51,7 @@ class TorchCpuAdapter(_TorchBase):
 
     def build_ops(self):
         t = self.torch
-        self.types = {k: getattr(t, v) for k, v in _TYPES.items() if hasattr(t, v)}
+        self.types = {k: getattr(t, v) for k, v in FLOAT8_TYPES.items() if hasattr(t, v)}
         ops = [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
                   convention="torch_2_11",
                   notes=f"torch {t.__version__}: x.to(torch.float8_*) on {self.device}")]
@@ -110,8 +98,8 @@ class ScaledMmAdapter(_TorchBase):
 
     def _operands(self, a, b, call):
         t = self.torch
-        fa = getattr(t, _TYPES[call.tensor("a").dtype])
-        fb = getattr(t, _TYPES[call.tensor("b").dtype])
+        fa = getattr(t, FLOAT8_TYPES[call.tensor("a").dtype])
+        fb = getattr(t, FLOAT8_TYPES[call.tensor("b").dtype])
         return self.to_device(a).view(fa), self.to_device(b).view(fb).t()
 
     def _mm(self, a, b, sa, sb, call):

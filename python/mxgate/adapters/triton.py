@@ -13,8 +13,9 @@ docs/python.md §11.5.
 
 import numpy as np
 
-from ..adapter import Adapter, Dim, Op, Unavailable
+from ..adapter import Dim, Op, Unavailable
 from . import require
+from ._library import LibraryAdapter
 
 
 def _kernels(triton, tl):
@@ -51,36 +52,26 @@ def _kernels(triton, tl):
     return cast_kernel, dot_scaled_kernel
 
 
-class TritonAdapter(Adapter):
+class TritonAdapter(LibraryAdapter):
     name = "triton"
     description = "Triton kernels on CUDA: fp8 casts, tl.dot_scaled MXFP8 GEMM"
 
-    def __init__(self):
-        self._error = None
-        try:
-            self.torch = require("torch", "the triton adapter")
-            triton = require("triton", "the triton adapter")
-            tl = require("triton.language", "the triton adapter")
-            if not self.torch.cuda.is_available():
-                raise Unavailable("no CUDA device here (torch.cuda.is_available())")
-        except Unavailable as e:
-            self._error = e
-            super().__init__(ops=[])
-            return
+    def load(self):
+        self.torch = require("torch", "the triton adapter")
+        triton = require("triton", "the triton adapter")
+        tl = require("triton.language", "the triton adapter")
+        if not self.torch.cuda.is_available():
+            raise Unavailable("no CUDA device here (torch.cuda.is_available())")
         self.cast_kernel, self.dot_kernel = _kernels(triton, tl)
         v = triton.__version__
-        super().__init__(ops=[
+        return [
             Op("cast", self.cast, "cast", out_dtypes=("e4m3fn", "e5m2"), convention="triton_nvidia",
                notes=f"triton {v}: x.to(tl.float8e4nv) / x.to(tl.float8e5) in a kernel"),
             Op("gemm_mx", self.gemm_mx, "dot_scaled", a_dtypes=("e4m3fn", "e5m2"),
                b_dtypes=("e4m3fn", "e5m2"), k=Dim(align=64), convention="triton_nvidia",
                accumulator="fp32_rn",
                notes=f"triton {v}: tl.dot_scaled, tiles 32x32x64, fp32 accumulator"),
-        ])
-
-    def check_available(self):
-        if self._error is not None:
-            raise self._error
+        ]
 
     def cast(self, x, out_dtype):
         t = self.torch
