@@ -10,7 +10,7 @@ import numpy as np
 
 from ..adapter import Op, Unavailable
 from . import require
-from ._library import FLOAT8_TYPES, LibraryAdapter
+from ._library import LibraryAdapter, float8_types
 
 
 class JaxAdapter(LibraryAdapter):
@@ -24,8 +24,7 @@ class JaxAdapter(LibraryAdapter):
             self.gpu = self.jax.devices("gpu")[0]
         except RuntimeError as e:
             raise Unavailable(f"jax has no GPU device here: {e}") from None
-        self.types = {k: getattr(self.jnp, v) for k, v in FLOAT8_TYPES.items()
-                      if hasattr(self.jnp, v)}
+        self.types = float8_types(self.jnp)
         self.casts = {k: self.jax.jit(lambda v, d=d: v.astype(d)) for k, d in self.types.items()}
         return [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
                    notes=f"jax {self.jax.__version__} on {self.gpu.platform}")]

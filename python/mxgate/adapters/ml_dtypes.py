@@ -11,9 +11,8 @@ docs/python.md §11.3.
 
 import numpy as np
 
-from ..adapter import Op
 from . import require
-from ._library import FLOAT8_TYPES, LibraryAdapter
+from ._library import LibraryAdapter, float8_types
 
 
 class MlDtypesAdapter(LibraryAdapter):
@@ -22,15 +21,10 @@ class MlDtypesAdapter(LibraryAdapter):
 
     def load(self):
         self.md = require("ml_dtypes", "the ml_dtypes adapter")
-        self.types = {k: getattr(self.md, v) for k, v in FLOAT8_TYPES.items()
-                      if hasattr(self.md, v)}
+        self.types = float8_types(self.md)
         version = getattr(self.md, "__version__", "?")
-        ops = [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types), convention="ml_dtypes",
-                  notes=f"ml_dtypes {version}: np.float32 array .astype(type)")]
-        if "e8m0" in self.types:
-            ops.append(Op("upcast_e8m0", self.upcast_e8m0, "upcast_e8m0", convention="ml_dtypes",
-                          notes=f"ml_dtypes {version}: float8_e8m0fnu -> float32"))
-        return ops
+        return self.cast_ops("ml_dtypes", f"ml_dtypes {version}: np.float32 array .astype(type)",
+                             f"ml_dtypes {version}: float8_e8m0fnu -> float32")
 
     def cast(self, x, out_dtype):
         with np.errstate(all="ignore"):

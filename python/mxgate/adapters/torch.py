@@ -25,7 +25,7 @@ import numpy as np
 
 from ..adapter import Dim, Op, Unavailable
 from . import require
-from ._library import FLOAT8_TYPES, LibraryAdapter
+from ._library import FLOAT8_TYPES, LibraryAdapter, float8_types
 
 
 class _TorchBase(LibraryAdapter):
@@ -51,14 +51,10 @@ class TorchCpuAdapter(_TorchBase):
 
     def build_ops(self):
         t = self.torch
-        self.types = {k: getattr(t, v) for k, v in FLOAT8_TYPES.items() if hasattr(t, v)}
-        ops = [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
-                  convention="torch_2_11",
-                  notes=f"torch {t.__version__}: x.to(torch.float8_*) on {self.device}")]
-        if "e8m0" in self.types:
-            ops.append(Op("upcast_e8m0", self.upcast_e8m0, "upcast_e8m0", convention="torch_2_11",
-                          notes=f"torch {t.__version__}: float8_e8m0fnu.to(float32)"))
-        return ops
+        self.types = float8_types(t)
+        return self.cast_ops("torch_2_11",
+                             f"torch {t.__version__}: x.to(torch.float8_*) on {self.device}",
+                             f"torch {t.__version__}: float8_e8m0fnu.to(float32)")
 
     def cast(self, x, out_dtype):
         return self.bits(self.to_device(x).to(self.types[out_dtype]))
