@@ -13,17 +13,26 @@ _GEMM_BLOCK = dict(a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn",), out_dtypes=("f32"
                    a_block=(1, 128), b_block=(128, 128), accumulator="fp32_rn")
 
 
+def _transposed(scales):
+    """A (rows, cols) scale grid read as if it were stored (cols, rows): the fault of two."""
+    rows, cols = scales.shape
+    return np.ascontiguousarray(scales).reshape(cols, rows).T
+
+
+def _gemm_block(a, a_scales, b, b_scales):
+    """The e4m3fn 1x128 x 128x128 GEMM of _GEMM_BLOCK, fp32 out."""
+    ad = decode(a, "e4m3fn") * expand(a_scales, a.shape[0], a.shape[1], 1, 128)
+    bd = decode(b, "e4m3fn") * expand(b_scales, b.shape[0], b.shape[1], 128, 128)
+    return finish(ad @ bd.T, "f32")
+
+
 class ScaleTransposed(Adapter):
     name = "numpy_faulty_scale_transposed"
     description = "planted fault: B's 128x128 scale grid read transposed (ceil(K/128) x ceil(N/128))"
 
     @op("gemm_block", **_GEMM_BLOCK)
     def gemm_block_deepseek(self, a, a_scales, b, b_scales):
-        nb, kb = b_scales.shape
-        wrong = np.ascontiguousarray(b_scales).reshape(kb, nb).T  # the fault
-        bd = decode(b, "e4m3fn") * expand(wrong, b.shape[0], b.shape[1], 128, 128)
-        ad = decode(a, "e4m3fn") * expand(a_scales, a.shape[0], a.shape[1], 1, 128)
-        return finish(ad @ bd.T, "f32")
+        return _gemm_block(a, a_scales, b, _transposed(b_scales))  # the fault
 
 
 class DropTrailingK(NumpyAdapter):
@@ -57,8 +66,4 @@ class ActScalesColMajor(Adapter):
 
     @op("gemm_block", a_scale_layouts=("row_major",), **_GEMM_BLOCK)
     def gemm_block_deepseek(self, a, a_scales, b, b_scales):
-        m, kb = a_scales.shape
-        wrong = np.ascontiguousarray(a_scales).reshape(kb, m).T  # the fault
-        ad = decode(a, "e4m3fn") * expand(wrong, a.shape[0], a.shape[1], 1, 128)
-        bd = decode(b, "e4m3fn") * expand(b_scales, b.shape[0], b.shape[1], 128, 128)
-        return finish(ad @ bd.T, "f32")
+        return _gemm_block(a, _transposed(a_scales), b, b_scales)  # the fault
