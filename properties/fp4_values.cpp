@@ -6,6 +6,7 @@
 #include <random>
 
 #include "common/name_table.h"
+#include "properties/random_draws.h"
 #include "reference/format.h"
 
 namespace mxgate::properties {
@@ -20,12 +21,7 @@ constexpr std::array<std::string_view, kFp4ValueClassCount> kNames = {
 constexpr std::array<float, 7> kMidpoints = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
 constexpr std::array<float, 8> kMagnitudes = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
 
-uint64_t below(std::mt19937_64& rng, uint64_t n) { return rng() % n; }
-float sign(std::mt19937_64& rng) { return (rng() & 1) ? -1.0f : 1.0f; }
-float mantissa(std::mt19937_64& rng) { return float_of(0x3F800000u | (rng() & 0x7FFFFFu)); }
-int in_range(std::mt19937_64& rng, int lo, int hi) {
-  return lo + static_cast<int>(below(rng, static_cast<uint64_t>(hi - lo) + 1));
-}
+using namespace draw;
 
 // out[0] = +-amax, the others random magnitudes below it (some exactly 0).
 void fill_below(std::mt19937_64& rng, float amax, std::span<float> out) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common/name_table.h"
+#include "properties/random_draws.h"
 #include "reference/e8m0.h"
 #include "reference/format.h"
 
@@ -17,13 +18,7 @@ constexpr std::array<std::string_view, kValueClassCount> kNames = {
     "zero", "nan_inf", "log2_hazard", "bf16_carry", "tiny",      "pow2_ratio"};
 constexpr std::array<std::string_view, 3> kMaxAtNames = {"first", "last", "middle"};
 
-uint64_t below(std::mt19937_64& rng, uint64_t n) { return rng() % n; }
-float sign(std::mt19937_64& rng) { return (rng() & 1) ? -1.0f : 1.0f; }
-// 1.m with a random 23-bit mantissa.
-float mantissa(std::mt19937_64& rng) { return float_of(0x3F800000u | (rng() & 0x7FFFFFu)); }
-int in_range(std::mt19937_64& rng, int lo, int hi) {
-  return lo + static_cast<int>(below(rng, static_cast<uint64_t>(hi - lo) + 1));
-}
+using namespace draw;
 
 // Fills out[1..] with +-amax * {0, 1/4, 1/2, 3/4}-style fractions and random smaller values.
 void fill_below(std::mt19937_64& rng, float amax, std::span<float> out) {
