@@ -38,10 +38,10 @@ void fill_block(Fp4ValueClass c, std::size_t block, int gexp, std::mt19937_64& r
   const bool nv = block == 16;
   switch (c) {
     case Fp4ValueClass::kInts:
-      for (float& v : out) v = static_cast<float>(static_cast<int>(below(rng, 17)) - 8);
+      for (float& v : out) v = small_int(rng);
       return;
     case Fp4ValueClass::kNormal:
-      for (float& v : out) v = sign(rng) * std::ldexp(mantissa(rng), in_range(rng, -3, 3));
+      for (float& v : out) v = normal_value(rng);
       return;
     case Fp4ValueClass::kWide:
       for (float& v : out) v = sign(rng) * std::ldexp(mantissa(rng), in_range(rng, -40, 40));

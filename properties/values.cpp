@@ -70,10 +70,10 @@ void fill_block(ValueClass c, std::mt19937_64& rng, std::span<float> out) {
   if (out.empty()) return;
   switch (c) {
     case ValueClass::kInts:
-      for (float& v : out) v = static_cast<float>(static_cast<int>(below(rng, 17)) - 8);
+      for (float& v : out) v = small_int(rng);
       return;
     case ValueClass::kNormal:
-      for (float& v : out) v = sign(rng) * std::ldexp(mantissa(rng), in_range(rng, -3, 3));
+      for (float& v : out) v = normal_value(rng);
       return;
     case ValueClass::kNarrow: {
       const int e = in_range(rng, -20, 20);
