@@ -4,15 +4,12 @@
 #include <utility>
 
 #include "common/dtypes.h"
+#include "common/name_table.h"
 
 namespace mxgate::contract {
 namespace {
 
-struct FamilyName {
-  Family family;
-  std::string_view name;
-};
-constexpr std::array<FamilyName, 12> kFamilies = {{
+constexpr NameTable<Family, 12> kFamilies = {{
     {Family::kCast, "cast"},
     {Family::kQuantizeMx, "quantize_mx"},
     {Family::kQuantizeBlock, "quantize_block"},
@@ -38,11 +35,7 @@ constexpr std::array<Dtype, dtypes::kElementTypeCount> kAllDtypes = [] {
   return a;
 }();
 
-struct LayoutName {
-  Layout layout;
-  std::string_view name;
-};
-constexpr std::array<LayoutName, 5> kLayouts = {{
+constexpr NameTable<Layout, 5> kLayouts = {{
     {Layout::kRowMajor, "row_major"},
     {Layout::kColMajor, "col_major"},
     {Layout::kTmaColMajor, "tma_col_major"},
@@ -86,27 +79,13 @@ std::optional<std::string> check_tensor(std::string_view role, const Tensor& t, 
 }  // namespace
 
 std::span<const Family> all_families() {
-  static const std::array<Family, kFamilies.size()> kAll = [] {
-    std::array<Family, kFamilies.size()> a{};
-    for (std::size_t i = 0; i < kFamilies.size(); ++i) a[i] = kFamilies[i].family;
-    return a;
-  }();
+  static constexpr std::array<Family, kFamilies.size()> kAll = values_in(kFamilies);
   return kAll;
 }
 
-std::string_view to_string(Family f) {
-  for (const FamilyName& n : kFamilies) {
-    if (n.family == f) return n.name;
-  }
-  return "?";
-}
+std::string_view to_string(Family f) { return name_in(kFamilies, f); }
 
-std::optional<Family> parse_family(std::string_view s) {
-  for (const FamilyName& n : kFamilies) {
-    if (n.name == s) return n.family;
-  }
-  return std::nullopt;
-}
+std::optional<Family> parse_family(std::string_view s) { return parse_in(kFamilies, s); }
 
 bool is_gemm(Family f) {
   return f == Family::kGemmMx || f == Family::kGemmBlock || f == Family::kGemmBf16 ||
@@ -165,32 +144,18 @@ std::vector<Dtype> dtypes_in(DtypeMask mask) {
 }
 
 std::span<const Layout> all_layouts() {
-  static const std::array<Layout, 5> kAll = [] {
-    std::array<Layout, 5> a{};
-    for (std::size_t i = 0; i < kLayouts.size(); ++i) a[i] = kLayouts[i].layout;
-    return a;
-  }();
+  static constexpr std::array<Layout, kLayouts.size()> kAll = values_in(kLayouts);
   return kAll;
 }
 
-std::string_view to_string(Layout l) {
-  for (const LayoutName& n : kLayouts) {
-    if (n.layout == l) return n.name;
-  }
-  return "?";
-}
+std::string_view to_string(Layout l) { return name_in(kLayouts, l); }
 
-std::optional<Layout> parse_layout(std::string_view s) {
-  for (const LayoutName& n : kLayouts) {
-    if (n.name == s) return n.layout;
-  }
-  return std::nullopt;
-}
+std::optional<Layout> parse_layout(std::string_view s) { return parse_in(kLayouts, s); }
 
 std::vector<Layout> layouts_in(LayoutMask mask) {
   std::vector<Layout> out;
-  for (const LayoutName& n : kLayouts) {
-    if (mask & layout_bit(n.layout)) out.push_back(n.layout);
+  for (const auto& [layout, name] : kLayouts) {
+    if (mask & layout_bit(layout)) out.push_back(layout);
   }
   return out;
 }

@@ -3,47 +3,32 @@
 #include <array>
 #include <utility>
 
+#include "common/name_table.h"
+
 namespace mxgate::dispatch {
 namespace {
 
-template <class E, std::size_t N>
-std::optional<E> parse_in(const std::array<std::pair<E, std::string_view>, N>& table,
-                          std::string_view s) {
-  for (const auto& [value, name] : table) {
-    if (name == s) return value;
-  }
-  return std::nullopt;
-}
-
-template <class E, std::size_t N>
-std::string_view name_in(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
-  for (const auto& [value, name] : table) {
-    if (value == e) return name;
-  }
-  return "?";
-}
-
-constexpr std::array<std::pair<Scheme, std::string_view>, 3> kSchemes = {{
+constexpr NameTable<Scheme, 3> kSchemes = {{
     {Scheme::kMxfp8, "mxfp8"},
     {Scheme::kFp8Block, "fp8_block"},
     {Scheme::kBf16, "bf16"},
 }};
-constexpr std::array<std::pair<WeightScaleDtype, std::string_view>, 2> kScaleDtypes = {{
+constexpr NameTable<WeightScaleDtype, 2> kScaleDtypes = {{
     {WeightScaleDtype::kE8m0, "e8m0"},
     {WeightScaleDtype::kFp32, "fp32"},
 }};
-constexpr std::array<std::pair<Platform, std::string_view>, 4> kPlatforms = {{
+constexpr NameTable<Platform, 4> kPlatforms = {{
     {Platform::kGfx950, "gfx950"},
     {Platform::kGfx942, "gfx942"},
     {Platform::kSm90, "sm90"},
     {Platform::kHost, "host"},
 }};
-constexpr std::array<std::pair<LoadAction, std::string_view>, 3> kLoadActions = {{
+constexpr NameTable<LoadAction, 3> kLoadActions = {{
     {LoadAction::kDequantizeWeightToBf16, "dequantize_weight_to_bf16"},
     {LoadAction::kUpcastWeightScaleE8m0ToFp32, "upcast_weight_scale_e8m0_to_fp32"},
     {LoadAction::kPreshuffleWeight, "preshuffle_weight"},
 }};
-constexpr std::array<std::pair<ApplyPath, std::string_view>, 5> kApplyPaths = {{
+constexpr NameTable<ApplyPath, 5> kApplyPaths = {{
     {ApplyPath::kMxfp8DotScaled, "mxfp8_dot_scaled"},
     {ApplyPath::kMxfp8DequantPerStep, "mxfp8_dequant_per_step"},
     {ApplyPath::kBf16Gemm, "bf16_gemm"},

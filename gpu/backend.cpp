@@ -5,6 +5,8 @@
 #include <utility>
 #include <variant>
 
+#include "common/overloaded.h"
+
 namespace mxgate::gpu {
 
 namespace {
@@ -126,17 +128,6 @@ void Backend::check_guard_band(BufferId id, const Allocation& a, std::vector<Gua
     }
   }
 }
-
-namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
-}  // namespace
 
 int Backend::call_entry(const KernelEntry& entry, const Launch& l) const {
   const auto u8 = [this](BufferId id) { return static_cast<uint8_t*>(ptr(id)); };

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/blocks.h"
+#include "common/overloaded.h"
 #include "gpu/kernels/fp4_bits.h"
 
 namespace mxgate::gpu {
@@ -12,13 +13,6 @@ namespace mxgate::gpu {
 std::span<const KernelDef> builtin_kernel_table();
 
 namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 // Whether `args` is the argument struct of the entry's kind.
 bool args_fit(const KernelEntry& entry, const KernelArgs& args) {

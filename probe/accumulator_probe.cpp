@@ -47,27 +47,11 @@ class Prober {
 
   // C[0][0] of the call whose row 0 of A and of B hold the factors of `terms` (zeros elsewhere).
   double run(const std::vector<Term>& terms) {
-    Fp8GemmCall call;
-    call.m = o_.m;
-    call.n = o_.n;
-    call.k = o_.k;
-    call.format = o_.format;
-    call.scaling = o_.scaling;
-    const uint8_t zero = static_cast<uint8_t>(encode(o_.format, 0.0f, EncodePolicy{}));
-    call.a.assign(o_.m * o_.k, zero);
-    call.b.assign(o_.n * o_.k, zero);
+    Fp8GemmCall call = zero_call(o_);
     for (const Term& t : terms) {
       const auto [a, b] = factor(t.value);
       call.a[t.k] = a;
       call.b[t.k] = b;
-    }
-    if (o_.scaling == ProbeScaling::kPerTensor) {
-      call.a_scale = {1.0f};
-      call.b_scale = {1.0f};
-    } else {
-      const size_t kb = (o_.k + 127) / 128;
-      call.a_scale.assign(o_.m * kb, 1.0f);
-      call.b_scale.assign(((o_.n + 127) / 128) * kb, 1.0f);
     }
     ++calls_;
     const std::vector<float> c = gemm_(call);
@@ -210,6 +194,23 @@ std::vector<std::vector<Term>> battery(int eb, int et, int p, size_t g, size_t s
 }
 
 }  // namespace
+
+Fp8GemmCall zero_call(const ProbeOptions& o) {
+  Fp8GemmCall call;
+  call.m = o.m;
+  call.n = o.n;
+  call.k = o.k;
+  call.format = o.format;
+  call.scaling = o.scaling;
+  const uint8_t zero = static_cast<uint8_t>(encode(o.format, 0.0f, EncodePolicy{}));
+  call.a.assign(o.m * o.k, zero);
+  call.b.assign(o.n * o.k, zero);
+  const size_t kb = (o.k + 127) / 128;
+  const bool per_tensor = o.scaling == ProbeScaling::kPerTensor;
+  call.a_scale.assign(per_tensor ? 1 : o.m * kb, 1.0f);
+  call.b_scale.assign(per_tensor ? 1 : (o.n + 127) / 128 * kb, 1.0f);
+  return call;
+}
 
 ProbeResult probe_accumulator(const Fp8Gemm& gemm, const ProbeOptions& options) {
   validate(options);

@@ -93,6 +93,11 @@ struct ProbeResult {
   int calls = 0;                 // GEMM calls made
 };
 
+// A call of the options' shape with every code zero and every scale 1 (per-tensor: one each;
+// block: M x ceil(K/128) for A, ceil(N/128) x ceil(K/128) for B). The probe writes its terms into
+// row 0 of A and B; `mxgate probe-accumulator --impl` first asks whether an op can take it.
+Fp8GemmCall zero_call(const ProbeOptions& options);
+
 // Runs the experiments (docs/accumulators.md §7). Throws std::invalid_argument for bad options
 // and std::runtime_error when the implementation fails the sanity call (a single product 2^16 at
 // k = 0 must come back exactly) or gives results no hypothesis explains.

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <random>
 
+#include "common/name_table.h"
 #include "reference/convention.h"
 #include "reference/e8m0.h"
 
@@ -111,19 +112,14 @@ float one_value(CastClass c, Format f, std::mt19937_64& rng, std::size_t i) {
 }  // namespace
 
 std::span<const CastClass> all_cast_classes() {
-  static const std::array<CastClass, 7> kAll = {
-      CastClass::kCodes,    CastClass::kTies,   CastClass::kOverflow, CastClass::kSubnormal,
-      CastClass::kSpecials, CastClass::kRandom, CastClass::kRange};
+  static constexpr auto kAll = enum_values<CastClass, kNames.size()>();
   return kAll;
 }
 
 std::string_view to_string(CastClass c) { return kNames[static_cast<std::size_t>(c)]; }
 
 std::optional<CastClass> parse_cast_class(std::string_view s) {
-  for (CastClass c : all_cast_classes()) {
-    if (to_string(c) == s) return c;
-  }
-  return std::nullopt;
+  return parse_index<CastClass>(kNames, s);
 }
 
 std::optional<Format> cast_format(impl::Dtype d) {
@@ -174,11 +170,7 @@ std::vector<float> cast_values(CastClass c, Format f, std::size_t count, uint64_
 std::optional<Failure> compare_codes(const std::string& what, std::span<const float> inputs,
                                      std::size_t width, std::span<const uint8_t> expected,
                                      std::span<const uint8_t> actual) {
-  if (expected.size() != actual.size()) {
-    return Failure{what + ": " + std::to_string(actual.size()) + " bytes, expected " +
-                       std::to_string(expected.size()),
-                   std::nullopt, std::nullopt, std::nullopt};
-  }
+  if (auto f = size_failure(what, expected.size(), actual.size())) return f;
   const std::size_t count = expected.size() / width;
   std::size_t bad = 0, first = 0;
   uint32_t want = 0, got = 0;

@@ -11,11 +11,6 @@
 
 namespace mxgate::properties {
 
-using impl::Dtype;
-using impl::dtype_bit;
-using impl::Layout;
-using impl::Op;
-
 bool nvfp4_op(const Op& op) { return impl::is_nvfp4(op.family); }
 std::size_t block_of(const Op& op) { return nvfp4_op(op) ? kNvfp4Block : kMxBlock; }
 

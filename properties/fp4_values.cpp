@@ -5,6 +5,8 @@
 #include <limits>
 #include <random>
 
+#include "common/name_table.h"
+#include "properties/random_draws.h"
 #include "reference/format.h"
 
 namespace mxgate::properties {
@@ -19,12 +21,7 @@ constexpr std::array<std::string_view, kFp4ValueClassCount> kNames = {
 constexpr std::array<float, 7> kMidpoints = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f};
 constexpr std::array<float, 8> kMagnitudes = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
 
-uint64_t below(std::mt19937_64& rng, uint64_t n) { return rng() % n; }
-float sign(std::mt19937_64& rng) { return (rng() & 1) ? -1.0f : 1.0f; }
-float mantissa(std::mt19937_64& rng) { return float_of(0x3F800000u | (rng() & 0x7FFFFFu)); }
-int in_range(std::mt19937_64& rng, int lo, int hi) {
-  return lo + static_cast<int>(below(rng, static_cast<uint64_t>(hi - lo) + 1));
-}
+using namespace draw;
 
 // out[0] = +-amax, the others random magnitudes below it (some exactly 0).
 void fill_below(std::mt19937_64& rng, float amax, std::span<float> out) {
@@ -41,10 +38,10 @@ void fill_block(Fp4ValueClass c, std::size_t block, int gexp, std::mt19937_64& r
   const bool nv = block == 16;
   switch (c) {
     case Fp4ValueClass::kInts:
-      for (float& v : out) v = static_cast<float>(static_cast<int>(below(rng, 17)) - 8);
+      for (float& v : out) v = small_int(rng);
       return;
     case Fp4ValueClass::kNormal:
-      for (float& v : out) v = sign(rng) * std::ldexp(mantissa(rng), in_range(rng, -3, 3));
+      for (float& v : out) v = normal_value(rng);
       return;
     case Fp4ValueClass::kWide:
       for (float& v : out) v = sign(rng) * std::ldexp(mantissa(rng), in_range(rng, -40, 40));
@@ -103,21 +100,14 @@ void fill_block(Fp4ValueClass c, std::size_t block, int gexp, std::mt19937_64& r
 }  // namespace
 
 std::span<const Fp4ValueClass> all_fp4_value_classes() {
-  static const auto all = [] {
-    std::array<Fp4ValueClass, kFp4ValueClassCount> a{};
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<Fp4ValueClass>(i);
-    return a;
-  }();
-  return all;
+  static constexpr auto kAll = enum_values<Fp4ValueClass, kFp4ValueClassCount>();
+  return kAll;
 }
 
 std::string_view to_string(Fp4ValueClass c) { return kNames[static_cast<std::size_t>(c)]; }
 
 std::optional<Fp4ValueClass> parse_fp4_value_class(std::string_view s) {
-  for (Fp4ValueClass c : all_fp4_value_classes()) {
-    if (to_string(c) == s) return c;
-  }
-  return std::nullopt;
+  return parse_index<Fp4ValueClass>(kNames, s);
 }
 
 std::vector<float> make_fp4_values(Fp4ValueClass c, std::size_t rows, std::size_t cols,

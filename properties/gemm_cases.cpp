@@ -12,11 +12,6 @@
 
 namespace mxgate::properties {
 
-using impl::Family;
-using impl::Layout;
-using impl::layout_bit;
-using impl::Op;
-
 namespace {
 
 const std::vector<ShapeEntry>& catalog() {

@@ -367,14 +367,18 @@ std::optional<Failure> compare_outputs(const std::string& what, const GemmOutput
   return Failure{what + ": " + v.summary(), v.first, expected, actual};
 }
 
+std::optional<Failure> size_failure(const std::string& what, std::size_t expected,
+                                    std::size_t actual) {
+  if (expected == actual) return std::nullopt;
+  return Failure{
+      what + ": " + std::to_string(actual) + " bytes, expected " + std::to_string(expected),
+      std::nullopt, std::nullopt, std::nullopt};
+}
+
 std::optional<Failure> compare_codes(const std::string& what, Format format, std::size_t rows,
                                      std::size_t cols, std::span<const uint8_t> expected,
                                      std::span<const uint8_t> actual) {
-  if (expected.size() != actual.size()) {
-    return Failure{what + ": " + std::to_string(actual.size()) + " bytes, expected " +
-                       std::to_string(expected.size()),
-                   std::nullopt, std::nullopt, std::nullopt};
-  }
+  if (auto f = size_failure(what, expected.size(), actual.size())) return f;
   std::size_t bad = 0, first = 0;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     if (expected[i] != actual[i] && bad++ == 0) first = i;

@@ -148,6 +148,9 @@ uint64_t seed_from_rc_params(uint64_t fallback);
 // Failure helpers for the checkers.
 std::optional<Failure> compare_outputs(const std::string& what, const GemmOutput& expected,
                                        const GemmOutput& actual);
+// "WHAT: N bytes, expected M" when two code buffers differ in size.
+std::optional<Failure> size_failure(const std::string& what, std::size_t expected,
+                                    std::size_t actual);
 // Byte-for-byte comparison of stored codes of `format` (E4M3FN codes, E8M0 scale bytes); the
 // located element's ulp_distance is in that format's codes (reference/verdict.h).
 std::optional<Failure> compare_codes(const std::string& what, Format format, std::size_t rows,

@@ -13,6 +13,15 @@
 
 namespace mxgate::properties {
 
+// The op vocabulary every property file names unqualified.
+using impl::Dtype;
+using impl::dtype_bit;
+using impl::Family;
+using impl::family_bit;
+using impl::Layout;
+using impl::layout_bit;
+using impl::Op;
+
 void add_cast_properties(std::vector<Property>& out);      // props_cast.cpp
 void add_quant_properties(std::vector<Property>& out);     // props_quant.cpp
 void add_gemm_properties(std::vector<Property>& out);      // props_gemm.cpp

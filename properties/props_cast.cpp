@@ -26,9 +26,6 @@ namespace mxgate::properties {
 
 namespace {
 
-using impl::Dtype;
-using impl::Op;
-
 // A cast target's format: cast_format's, and the FP4 / FP6 element formats (checked here only:
 // the survey and the sweep compare one code per stored element).
 std::optional<Format> target_format(Dtype d) {

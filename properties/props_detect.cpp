@@ -35,13 +35,6 @@ namespace mxgate::properties {
 
 namespace {
 
-using impl::Dtype;
-using impl::dtype_bit;
-using impl::Family;
-using impl::family_bit;
-using impl::Layout;
-using impl::Op;
-
 template <class T>
 std::vector<T> values_of(const std::vector<uint8_t>& raw) {
   std::vector<T> out(raw.size() / sizeof(T));

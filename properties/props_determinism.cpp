@@ -29,13 +29,6 @@ namespace mxgate::properties {
 
 namespace {
 
-using impl::Dtype;
-using impl::dtype_bit;
-using impl::Family;
-using impl::family_bit;
-using impl::Layout;
-using impl::Op;
-
 // ---- determinism.run_twice --------------------------------------------------------------------
 
 constexpr impl::FamilyMask kAllFamilies =

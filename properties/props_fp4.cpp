@@ -40,13 +40,6 @@ namespace mxgate::properties {
 
 namespace {
 
-using impl::Dtype;
-using impl::dtype_bit;
-using impl::Family;
-using impl::family_bit;
-using impl::Layout;
-using impl::Op;
-
 // ---- quantize_fp4.bit_exact -----------------------------------------------------------------
 
 // An MXFP4 quantizer (quantize_mx writing E2M1 with e8m0 1 x 32 scales) or an NVFP4 one (E4M3

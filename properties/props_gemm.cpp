@@ -25,12 +25,6 @@ namespace mxgate::properties {
 
 namespace {
 
-using impl::Family;
-using impl::family_bit;
-using impl::Layout;
-using impl::layout_bit;
-using impl::Op;
-
 // The block rows of B a column shard must start on: 1 when the op takes n_offset (the built-in
 // kernels) or B's scales are not row blocks.
 std::size_t shard_unit(const Op& op) {
@@ -170,6 +164,25 @@ std::vector<T> slice_rows(const std::vector<T>& v, std::size_t cols, std::size_t
                         v.begin() + static_cast<std::ptrdiff_t>(r1 * cols));
 }
 
+// The case's exact-mode operands and the op's full fp32 GEMM of them, held to exact_gemm first
+// (`wrong`): splits that agree with a wrong (or unwritten, poisoned) full output prove nothing.
+struct FullGemm {
+  OpLayout layout;
+  Operands o;
+  GemmOutput full;
+  std::optional<Failure> wrong;
+};
+FullGemm full_gemm(const Context& ctx, const Case& c, const Op& op, std::size_t m, std::size_t n,
+                   std::size_t k) {
+  FullGemm g;
+  g.layout = op_layout(c, op, ctx);
+  g.o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
+  g.full = run_gemm_op(ctx.run(), op, g.o, OutputFormat::kFp32, g.layout);
+  g.wrong = compare_outputs("full GEMM vs exact_gemm", exact_gemm(g.o.problem, OutputFormat::kFp32),
+                            g.full);
+  return g;
+}
+
 // The GEMM of every rank's column shard (B rows [r*N/tp, (r+1)*N/tp) with their scales: MX and
 // row-wise scales by row, per-tensor the one scale, block scales the blocks the shard touches
 // with n_offset where the op takes it) concatenated equals the full GEMM.
@@ -184,15 +197,8 @@ std::optional<Failure> check_column_split(const Context& ctx, const Case& c) {
                             " rows (its B scale blocks need multiples of " +
                             std::to_string(shard_unit(op)) + ")");
   }
-  const OpLayout layout = op_layout(c, op, ctx);
-  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
-  const GemmOutput full = run_gemm_op(ctx.run(), op, o, OutputFormat::kFp32, layout);
-  // The full GEMM against the reference first: shards that agree with a wrong (or unwritten,
-  // poisoned) full output would prove nothing.
-  if (auto f = compare_outputs("full GEMM vs exact_gemm",
-                               exact_gemm(o.problem, OutputFormat::kFp32), full)) {
-    return f;
-  }
+  const auto [layout, o, full, wrong] = full_gemm(ctx, c, op, m, n, k);
+  if (wrong) return wrong;
   GemmOutput joined{m, n, OutputFormat::kFp32, std::vector<float>(m * n), {}};
   const std::size_t elem = o.b.size() / (n * k);
   const BlockSizes blocks = op_blocks(op, m, n, k);
@@ -256,13 +262,8 @@ std::optional<Failure> check_row_split(const Context& ctx, const Case& c) {
   const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   const std::size_t tp = c.num("tp");
   if (tp < 2 || k <= 128 * (tp - 1)) throw CaseError("case field 'tp' needs K > 128 (tp - 1)");
-  const OpLayout layout = op_layout(c, op, ctx);
-  const Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
-  const GemmOutput full = run_gemm_op(ctx.run(), op, o, OutputFormat::kFp32, layout);
-  if (auto f = compare_outputs("full GEMM vs exact_gemm",
-                               exact_gemm(o.problem, OutputFormat::kFp32), full)) {
-    return f;
-  }
+  const auto [layout, o, full, wrong] = full_gemm(ctx, c, op, m, n, k);
+  if (wrong) return wrong;
   GemmOutput sum{m, n, OutputFormat::kFp32, std::vector<float>(m * n, 0.0f), {}};
   const std::size_t elem = o.a.size() / (m * k);
   const BlockSizes blocks = op_blocks(op, m, n, k);

@@ -20,10 +20,6 @@ namespace mxgate::properties {
 
 namespace {
 
-using impl::Family;
-using impl::Layout;
-using impl::Op;
-
 // ---- layouts.round_trip ---------------------------------------------------------------------
 
 rc::Gen<Case> gen_round_trip(const Context&, const Ops&) {

@@ -30,12 +30,6 @@ namespace mxgate::properties {
 
 namespace {
 
-using impl::Dtype;
-using impl::Family;
-using impl::family_bit;
-using impl::Layout;
-using impl::Op;
-
 // The FP8 element formats an op writes (quantizers) or reads (dequantizers) among `mask`.
 std::vector<Dtype> fp8_dtypes(impl::DtypeMask mask) {
   std::vector<Dtype> out;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/name_table.h"
+#include "properties/random_draws.h"
 #include "reference/e8m0.h"
 #include "reference/format.h"
 
@@ -16,13 +18,7 @@ constexpr std::array<std::string_view, kValueClassCount> kNames = {
     "zero", "nan_inf", "log2_hazard", "bf16_carry", "tiny",      "pow2_ratio"};
 constexpr std::array<std::string_view, 3> kMaxAtNames = {"first", "last", "middle"};
 
-uint64_t below(std::mt19937_64& rng, uint64_t n) { return rng() % n; }
-float sign(std::mt19937_64& rng) { return (rng() & 1) ? -1.0f : 1.0f; }
-// 1.m with a random 23-bit mantissa.
-float mantissa(std::mt19937_64& rng) { return float_of(0x3F800000u | (rng() & 0x7FFFFFu)); }
-int in_range(std::mt19937_64& rng, int lo, int hi) {
-  return lo + static_cast<int>(below(rng, static_cast<uint64_t>(hi - lo) + 1));
-}
+using namespace draw;
 
 // Fills out[1..] with +-amax * {0, 1/4, 1/2, 3/4}-style fractions and random smaller values.
 void fill_below(std::mt19937_64& rng, float amax, std::span<float> out) {
@@ -35,30 +31,18 @@ void fill_below(std::mt19937_64& rng, float amax, std::span<float> out) {
 }  // namespace
 
 std::span<const ValueClass> all_value_classes() {
-  static const auto all = [] {
-    std::array<ValueClass, kValueClassCount> a{};
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<ValueClass>(i);
-    return a;
-  }();
-  return all;
+  static constexpr auto kAll = enum_values<ValueClass, kValueClassCount>();
+  return kAll;
 }
 
 std::string_view to_string(ValueClass c) { return kNames[static_cast<std::size_t>(c)]; }
 
 std::string_view to_string(MaxAt m) { return kMaxAtNames[static_cast<std::size_t>(m)]; }
 
-std::optional<MaxAt> parse_max_at(std::string_view s) {
-  for (std::size_t i = 0; i < kMaxAtNames.size(); ++i) {
-    if (kMaxAtNames[i] == s) return static_cast<MaxAt>(i);
-  }
-  return std::nullopt;
-}
+std::optional<MaxAt> parse_max_at(std::string_view s) { return parse_index<MaxAt>(kMaxAtNames, s); }
 
 std::optional<ValueClass> parse_value_class(std::string_view s) {
-  for (ValueClass c : all_value_classes()) {
-    if (to_string(c) == s) return c;
-  }
-  return std::nullopt;
+  return parse_index<ValueClass>(kNames, s);
 }
 
 const std::vector<Log2Hazard>& log2_hazards() {
@@ -86,10 +70,10 @@ void fill_block(ValueClass c, std::mt19937_64& rng, std::span<float> out) {
   if (out.empty()) return;
   switch (c) {
     case ValueClass::kInts:
-      for (float& v : out) v = static_cast<float>(static_cast<int>(below(rng, 17)) - 8);
+      for (float& v : out) v = small_int(rng);
       return;
     case ValueClass::kNormal:
-      for (float& v : out) v = sign(rng) * std::ldexp(mantissa(rng), in_range(rng, -3, 3));
+      for (float& v : out) v = normal_value(rng);
       return;
     case ValueClass::kNarrow: {
       const int e = in_range(rng, -20, 20);

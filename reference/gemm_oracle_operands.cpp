@@ -77,16 +77,15 @@ bool is_exact_mode(const GemmProblem& problem, std::string* why) {
     return false;
   };
   // (1) finite values, power-of-two (or zero) scales.
-  for (size_t e = 0; e < p.a_scale.size(); ++e) {
-    if (!std::isfinite(p.a_scale[e]) || !is_pow2_or_zero(p.a_scale[e])) {
-      return fail("A scale #" + num(e) + " is not a power of two or zero");
+  auto pow2_scales = [&](const std::vector<float>& scales, const std::string& operand) {
+    for (size_t e = 0; e < scales.size(); ++e) {
+      if (!std::isfinite(scales[e]) || !is_pow2_or_zero(scales[e])) {
+        return fail(operand + " scale #" + num(e) + " is not a power of two or zero");
+      }
     }
-  }
-  for (size_t e = 0; e < p.b_scale.size(); ++e) {
-    if (!std::isfinite(p.b_scale[e]) || !is_pow2_or_zero(p.b_scale[e])) {
-      return fail("B scale #" + num(e) + " is not a power of two or zero");
-    }
-  }
+    return true;
+  };
+  if (!pow2_scales(p.a_scale, "A") || !pow2_scales(p.b_scale, "B")) return false;
   struct Value {
     uint64_t odd = 0;  // odd significand; 0 for zero
     int lsb = 0;       // value = +-odd * 2^lsb
@@ -107,37 +106,35 @@ bool is_exact_mode(const GemmProblem& problem, std::string* why) {
     return l;
   };
   auto in_range = [](int unit, int top) { return unit >= -149 && top <= 127; };
+  auto decompose_all = [&](const std::vector<float>& x, std::vector<Value>& out,
+                           const std::string& operand) {
+    for (size_t e = 0; e < x.size(); ++e) {
+      if (!std::isfinite(x[e])) return fail(operand + " value #" + num(e) + " is not finite");
+      out[e] = decompose(x[e]);
+    }
+    return true;
+  };
   std::vector<Value> av(p.a.size()), bv(p.b.size());
-  for (size_t e = 0; e < p.a.size(); ++e) {
-    if (!std::isfinite(p.a[e])) {
-      return fail("A value #" + num(e) + " is not finite");
-    }
-    av[e] = decompose(p.a[e]);
-  }
-  for (size_t e = 0; e < p.b.size(); ++e) {
-    if (!std::isfinite(p.b[e])) {
-      return fail("B value #" + num(e) + " is not finite");
-    }
-    bv[e] = decompose(p.b[e]);
-  }
+  if (!decompose_all(p.a, av, "A") || !decompose_all(p.b, bv, "B")) return false;
   // (3, dequantized operands) a*sa and b*sb are fp32 values.
-  for (size_t i = 0; i < p.m; ++i) {
-    for (size_t kk = 0; kk < p.k; ++kk) {
-      const Value& v = av[i * p.k + kk];
-      const float s = p.scale_a(i, kk);
-      if (v.odd != 0 && s != 0 && !in_range(v.lsb + scale_exp(s), v.msb + scale_exp(s))) {
-        return fail("a*sa leaves fp32 at A(" + num(i) + "," + num(kk) + ")");
+  auto scaled_in_fp32 = [&](const std::vector<Value>& x, size_t rows, auto scale,
+                            const std::string& product, const std::string& operand) {
+    for (size_t i = 0; i < rows; ++i) {
+      for (size_t kk = 0; kk < p.k; ++kk) {
+        const Value& v = x[i * p.k + kk];
+        const float s = scale(i, kk);
+        if (v.odd != 0 && s != 0 && !in_range(v.lsb + scale_exp(s), v.msb + scale_exp(s))) {
+          return fail(product + " leaves fp32 at " + operand + "(" + num(i) + "," + num(kk) + ")");
+        }
       }
     }
-  }
-  for (size_t j = 0; j < p.n; ++j) {
-    for (size_t kk = 0; kk < p.k; ++kk) {
-      const Value& v = bv[j * p.k + kk];
-      const float s = p.scale_b(j, kk);
-      if (v.odd != 0 && s != 0 && !in_range(v.lsb + scale_exp(s), v.msb + scale_exp(s))) {
-        return fail("b*sb leaves fp32 at B(" + num(j) + "," + num(kk) + ")");
-      }
-    }
+    return true;
+  };
+  if (!scaled_in_fp32(
+          av, p.m, [&](size_t i, size_t kk) { return p.scale_a(i, kk); }, "a*sa", "A") ||
+      !scaled_in_fp32(
+          bv, p.n, [&](size_t j, size_t kk) { return p.scale_b(j, kk); }, "b*sb", "B")) {
+    return false;
   }
   // The scale exponent of every element (kZeroTerm: the element or its scale is zero), looked up
   // once: the O(M N K) loops below then index arrays instead of the scale grids.

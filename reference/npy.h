@@ -39,29 +39,15 @@ size_t npy_dtype_size(NpyDtype dtype);  // bytes per element
 // anything else throws the NpyError a .npy file with that descr gets (unsupported, big-endian).
 NpyDtype npy_dtype_from_descr(std::string_view descr);
 
-// Maps a C++ element type to its dtype; only the four supported types have a value.
+// The four C++ element types an array holds, and the dtype of each.
 template <typename T>
-struct NpyDtypeOf;
-template <>
-struct NpyDtypeOf<uint8_t> {
-  static constexpr NpyDtype value = NpyDtype::kUint8;
-};
-template <>
-struct NpyDtypeOf<uint16_t> {
-  static constexpr NpyDtype value = NpyDtype::kUint16;
-};
-template <>
-struct NpyDtypeOf<float> {
-  static constexpr NpyDtype value = NpyDtype::kFloat32;
-};
-template <>
-struct NpyDtypeOf<double> {
-  static constexpr NpyDtype value = NpyDtype::kFloat64;
-};
-template <typename T>
-concept NpyElement = requires {
-  NpyDtypeOf<T>::value;
-};
+concept NpyElement = std::same_as<T, uint8_t> || std::same_as<T, uint16_t> ||
+    std::same_as<T, float> || std::same_as<T, double>;
+template <NpyElement T>
+inline constexpr NpyDtype kNpyDtypeOf = std::same_as<T, uint8_t>    ? NpyDtype::kUint8
+                                        : std::same_as<T, uint16_t> ? NpyDtype::kUint16
+                                        : std::same_as<T, float>    ? NpyDtype::kFloat32
+                                                                    : NpyDtype::kFloat64;
 
 // Number of elements of `shape` (1 for the scalar shape ()). Throws NpyError when the extents,
 // zero extents aside, multiply past PTRDIFF_MAX (NumPy's limit, too).

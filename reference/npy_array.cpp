@@ -50,7 +50,7 @@ template <NpyElement T>
 NpyArray NpyArray::from(std::vector<size_t> shape, std::span<const T> values) {
   check_count(npy_element_count(shape), values.size(), shape);
   NpyArray array;
-  array.dtype = NpyDtypeOf<T>::value;
+  array.dtype = kNpyDtypeOf<T>;
   array.shape = std::move(shape);
   array.bytes.resize(values.size_bytes());
   if (!values.empty()) {
@@ -94,9 +94,9 @@ void NpyArray::validate() const {
 
 template <NpyElement T>
 std::vector<T> NpyArray::values() const {
-  if (NpyDtypeOf<T>::value != dtype) {
+  if (kNpyDtypeOf<T> != dtype) {
     throw NpyError("array is " + std::string(npy_dtype_name(dtype)) + ", read as " +
-                   std::string(npy_dtype_name(NpyDtypeOf<T>::value)));
+                   std::string(npy_dtype_name(kNpyDtypeOf<T>)));
   }
   validate();
   std::vector<T> out(bytes.size() / sizeof(T));

@@ -7,39 +7,38 @@
 namespace mxgate::report {
 namespace {
 
+// What XML replaces everywhere (">" also keeps "]]>" out of content), and what only an attribute
+// value needs replaced: its quotes, and the whitespace attribute normalization would fold.
+struct Entity {
+  char32_t c;
+  const char* text;
+  bool attribute_only;
+};
+constexpr Entity kEntities[] = {
+    {'&', "&amp;", false},  {'<', "&lt;", false}, {'>', "&gt;", false},  {'"', "&quot;", true},
+    {'\'', "&apos;", true}, {'\t', "&#9;", true}, {'\n', "&#10;", true}, {'\r', "&#13;", true},
+};
+
+const Entity* entity(char32_t cp) {
+  for (const Entity& e : kEntities) {
+    if (e.c == cp) return &e;
+  }
+  return nullptr;
+}
+
 std::string escape(std::string_view s, bool attribute) {
   std::string out;
   out.reserve(s.size() + 16);
   std::size_t pos = 0;
   while (pos < s.size()) {
     const char32_t cp = next_code_point(s, pos);
-    switch (cp) {
-      case '&':
-        out += "&amp;";
-        continue;
-      case '<':
-        out += "&lt;";
-        continue;
-      case '>':
-        out += "&gt;";
-        continue;  // also keeps "]]>" out of content
-      case '"':
-        out += attribute ? "&quot;" : "\"";
-        continue;
-      case '\'':
-        out += attribute ? "&apos;" : "'";
-        continue;
-      case '\t':
-        out += attribute ? "&#9;" : "\t";
-        continue;
-      case '\n':
-        out += attribute ? "&#10;" : "\n";
-        continue;
-      case '\r':
-        out += attribute ? "&#13;" : "\r";
-        continue;
-      default:
-        break;
+    if (const Entity* e = entity(cp)) {
+      if (attribute || !e->attribute_only) {
+        out += e->text;
+      } else {
+        out += static_cast<char>(cp);
+      }
+      continue;
     }
     if (cp < 0x20) {
       char buf[8];

@@ -13,6 +13,18 @@
 
 namespace mxgate::verbs {
 
+namespace {
+
+void read_scheme(const Args& a, SchemeSpec& spec) {
+  std::optional<Format> implied;
+  spec.scheme = quant_scheme(a, &implied);
+  spec.format = scheme_format(a, spec.scheme, implied);
+  spec.convention = &convention(a, nullptr);
+  require_defines(*spec.convention, spec.format);
+}
+
+}  // namespace
+
 // ---- quantize -----------------------------------------------------------------------------------
 
 const std::set<std::string>& quantize_options() {
@@ -28,11 +40,7 @@ const std::set<std::string>& quantize_flags() {
 
 QuantizeSpec quantize_spec(const Args& a) {
   QuantizeSpec spec;
-  std::optional<Format> implied;
-  spec.scheme = quant_scheme(a, &implied);
-  spec.format = scheme_format(a, spec.scheme, implied);
-  spec.convention = &convention(a, nullptr);
-  require_defines(*spec.convention, spec.format);
+  read_scheme(a, spec);
   spec.layout = scale_layout_option(a);
   const bool ue8m0 = a.flag("ue8m0");
   if (ue8m0 && (spec.scheme == QuantScheme::kMx || spec.scheme == QuantScheme::kNvfp4)) {
@@ -123,11 +131,7 @@ const std::set<std::string>& dequantize_flags() {
 
 DequantizeSpec dequantize_spec(const Args& a) {
   DequantizeSpec spec;
-  std::optional<Format> implied;
-  spec.scheme = quant_scheme(a, &implied);
-  spec.format = scheme_format(a, spec.scheme, implied);
-  spec.convention = &convention(a, nullptr);
-  require_defines(*spec.convention, spec.format);
+  read_scheme(a, spec);
   spec.dtype = output_dtype(a);
   a.require("data");
   a.require("scales");

@@ -48,15 +48,20 @@ enum class QuantScheme { kMx, kAct1x128, kW128x128, kNvfp4 };
 // E2M1 codes travel packed, two per byte, element 2i in the low nibble (reference/fp4_pack.h,
 // docs/fp4.md §5): an (M, ceil(K/2)) uint8 array. Every other element format is one code a byte.
 
+// What quantize and dequantize both take: --scheme, the element format (--format or the
+// scheme's) and a --convention that defines it.
+struct SchemeSpec {
+  QuantScheme scheme = QuantScheme::kMx;
+  Format format = Format::kE4M3FN;
+  const Convention* convention = nullptr;
+};
+
 // Options: scheme format convention in scale-layout global-amax tile, flags ue8m0 pow2-scales
 // (the CLI adds --out).
 const std::set<std::string>& quantize_options();
 const std::set<std::string>& quantize_flags();
 
-struct QuantizeSpec {
-  QuantScheme scheme = QuantScheme::kMx;
-  Format format = Format::kE4M3FN;
-  const Convention* convention = nullptr;
+struct QuantizeSpec : SchemeSpec {
   std::optional<ScaleLayout> layout;  // physical layout as 1-D storage; none: logical (rows, cols)
   std::optional<MxPolicy> mx;         // schemes mx, mxfp4, mxfp6
   std::optional<BlockPolicy> block;   // schemes act1x128, w128x128
@@ -81,10 +86,7 @@ QuantizeResult quantize(const QuantizeSpec& spec, const ArrayReader& read);
 const std::set<std::string>& dequantize_options();
 const std::set<std::string>& dequantize_flags();
 
-struct DequantizeSpec {
-  QuantScheme scheme = QuantScheme::kMx;
-  Format format = Format::kE4M3FN;
-  const Convention* convention = nullptr;
+struct DequantizeSpec : SchemeSpec {
   OutputFormat dtype = OutputFormat::kFp32;
   std::optional<std::size_t> k;  // e2m1: --k, the codes per packed row (default 2 * columns)
   bool pow2_scales = false;      // nvfp4: the scales are E8M0 bytes

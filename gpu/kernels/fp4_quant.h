@@ -8,13 +8,9 @@
 #include "gpu/kernels/bits.h"
 #include "gpu/kernels/fp4_bits.h"
 #include "gpu/kernels/params.h"
+#include "gpu/kernels/quant_input.h"
 
 namespace mxgate::gpu {
-
-MXGATE_HD inline float fp4_load_input(const void* in, InputDtype dtype, uint64_t i) {
-  if (dtype == InputDtype::kBf16) return bits::bf16_to_f32(static_cast<const uint16_t*>(in)[i]);
-  return static_cast<const float*>(in)[i];
-}
 
 // The global amax of an NVFP4 quantizer: one fp32 or bf16 element. Z35 (planted, FlashInfer
 // #3398 / #3497): the buffer read as fp32 whatever its dtype, so a bf16 scale is misread (its two
@@ -44,15 +40,8 @@ MXGATE_HD inline void quantize_mxfp4_block(const Fp4QuantizeParams& p, const voi
                                            uint8_t* codes, uint8_t* scales, uint64_t row,
                                            uint64_t blk) {
   const uint64_t k0 = blk * kMxBlock;
-  const uint64_t k1 = k0 + kMxBlock < p.cols ? k0 + kMxBlock : p.cols;
-  float amax = 0.0f;
-  bool nan = false;
-  for (uint64_t k = k0; k < k1; ++k) {
-    const float v = fp4_load_input(in, p.input, row * p.cols + k);
-    nan = nan || bits::is_nan(v);
-    amax = bits::max_num(amax, bits::abs_f32(v));
-  }
-  if (nan) amax = bits::f32_from(bits::kQuietNan);
+  const uint64_t k1 = block_end(k0, kMxBlock, p.cols);
+  const float amax = input_amax(in, p.input, p.cols, row, k0, k1);
   const uint8_t byte = fp4::mx_scale_floor_e2m1(amax);
   scales[row * ceil_div(p.cols, kMxBlock) + blk] = byte;
   const float rcp = bits::e8m0_reciprocal(byte);
@@ -60,7 +49,7 @@ MXGATE_HD inline void quantize_mxfp4_block(const Fp4QuantizeParams& p, const voi
   for (uint64_t k = k0; k < k1; k += 2) {
     uint8_t pair[2] = {0, 0};
     for (uint64_t j = 0; j < 2 && k + j < k1 && byte != 0xFFu; ++j) {
-      const float v = fp4_load_input(in, p.input, row * p.cols + k + j);
+      const float v = load_input(in, p.input, row * p.cols + k + j);
       pair[j] = fp4::encode_e2m1(bits::mul(v, rcp), ties_away, false);
     }
     fp4_store_pair(codes, p.cols, row, k, pair[0], pair[1], p.faults);
@@ -92,18 +81,11 @@ MXGATE_HD inline void quantize_nvfp4_block(const Fp4QuantizeParams& p, const voi
   const float gd = fp4::div(1.0f, ge);
   const float inv6 = fp4::div(1.0f, fp4::kE2m1Max);
   const uint64_t k0 = blk * kNvfp4Block;
-  const uint64_t k1 = k0 + kNvfp4Block < p.cols ? k0 + kNvfp4Block : p.cols;
+  const uint64_t k1 = block_end(k0, kNvfp4Block, p.cols);
   const bool amax32 = (p.faults & kernel_fault::kNvfp4Amax32) != 0;
   const uint64_t a0 = amax32 ? k0 / kMxBlock * kMxBlock : k0;
-  const uint64_t a1 = amax32 ? (a0 + kMxBlock < p.cols ? a0 + kMxBlock : p.cols) : k1;
-  float vec_max = 0.0f;
-  bool nan = false;
-  for (uint64_t k = a0; k < a1; ++k) {
-    const float v = fp4_load_input(in, p.input, row * p.cols + k);
-    nan = nan || bits::is_nan(v);
-    vec_max = bits::max_num(vec_max, bits::abs_f32(v));
-  }
-  if (nan) vec_max = bits::f32_from(bits::kQuietNan);
+  const uint64_t a1 = amax32 ? block_end(a0, kMxBlock, p.cols) : k1;
+  float vec_max = input_amax(in, p.input, p.cols, row, a0, a1);
   const bool zero_fault = (p.faults & kernel_fault::kZeroAmaxNanScale) != 0;
   if (zero_fault && vec_max == 0.0f) vec_max = 1.0f;
   float dec = fp4::min_flt_max(bits::mul(vec_max, bits::mul(ge, inv6)));
@@ -116,7 +98,7 @@ MXGATE_HD inline void quantize_nvfp4_block(const Fp4QuantizeParams& p, const voi
   for (uint64_t k = k0; k < k1; k += 2) {
     uint8_t pair[2] = {0, 0};
     for (uint64_t j = 0; j < 2 && k + j < k1; ++j) {
-      const float v = fp4_load_input(in, p.input, row * p.cols + k + j);
+      const float v = load_input(in, p.input, row * p.cols + k + j);
       const float q = fp4::clamp(bits::mul(v, enc), -fp4::kE2m1Max, fp4::kE2m1Max);
       pair[j] = fp4::encode_e2m1(q, false, true);
     }

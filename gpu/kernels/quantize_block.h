@@ -8,7 +8,7 @@
 #include "common/blocks.h"
 #include "gpu/kernels/bits.h"
 #include "gpu/kernels/params.h"
-#include "gpu/kernels/quantize_mx.h"
+#include "gpu/kernels/quant_input.h"
 
 namespace mxgate::gpu {
 
@@ -25,23 +25,18 @@ MXGATE_HD inline void quantize_block_group(const QuantizeBlockParams& p, const v
                                            uint64_t group) {
   const uint64_t groups = ceil_div(p.cols, kBlockK);
   const uint64_t k0 = group * kBlockK;
-  const uint64_t k1 = k0 + kBlockK < p.cols ? k0 + kBlockK : p.cols;
-  float amax = 0.0f;
-  bool nan = false;
-  for (uint64_t k = k0; k < k1; ++k) {
-    const float v = load_input(in, p.input, row * p.cols + k);
-    nan = nan || bits::is_nan(v);
-    amax = bits::max_num(amax, bits::abs_f32(v));
-  }
+  const uint64_t k1 = block_end(k0, kBlockK, p.cols);
+  const float amax = input_amax(in, p.input, p.cols, row, k0, k1);
+  const bool nan = bits::is_nan(amax);
   const float kEps = 1e-4f;
   float sf;
   if (p.faults & kernel_fault::kMinClampAfterPow2) {
     // Z21 (planted): the minimum applied after the power-of-two rounding (vLLM #58032): a zero or
     // tiny group gets the minimum itself, 1e-4 / 448, which is not a power of two.
-    sf = ceil_to_ue8m0(nan ? bits::f32_from(bits::kQuietNan) : amax / 448.0f);
+    sf = ceil_to_ue8m0(nan ? amax : amax / 448.0f);
     sf = bits::max_num(sf, kEps / 448.0f);
   } else {
-    const float a = nan ? bits::f32_from(bits::kQuietNan) : bits::max_num(amax, kEps);
+    const float a = nan ? amax : bits::max_num(amax, kEps);
     sf = ceil_to_ue8m0(a / 448.0f);
   }
   scales[row * groups + group] = sf;

@@ -5,13 +5,9 @@
 #include "common/blocks.h"
 #include "gpu/kernels/bits.h"
 #include "gpu/kernels/params.h"
+#include "gpu/kernels/quant_input.h"
 
 namespace mxgate::gpu {
-
-MXGATE_HD inline float load_input(const void* in, InputDtype dtype, uint64_t i) {
-  if (dtype == InputDtype::kBf16) return bits::bf16_to_f32(static_cast<const uint16_t*>(in)[i]);
-  return static_cast<const float*>(in)[i];
-}
 
 // Software element cast of each convention.
 struct SoftwareE4m3 {
@@ -31,15 +27,8 @@ MXGATE_HD inline void quantize_mx_block(const QuantizeParams& p, const void* in,
                                         Encode encode) {
   const uint64_t scale_cols = ceil_div(p.cols, kMxBlock);
   const uint64_t k0 = blk * kMxBlock;
-  const uint64_t k1 = k0 + kMxBlock < p.cols ? k0 + kMxBlock : p.cols;
-  float amax = 0.0f;
-  bool nan = false;
-  for (uint64_t k = k0; k < k1; ++k) {
-    const float v = load_input(in, p.input, row * p.cols + k);
-    nan = nan || bits::is_nan(v);
-    amax = bits::max_num(amax, bits::abs_f32(v));
-  }
-  if (nan) amax = bits::f32_from(bits::kQuietNan);
+  const uint64_t k1 = block_end(k0, kMxBlock, p.cols);
+  float amax = input_amax(in, p.input, p.cols, row, k0, k1);
   // Z15 (planted): amax rounded to bf16 before the scale is chosen (double rounding).
   if (p.faults & kernel_fault::kBf16Amax) amax = bits::bf16_to_f32(bits::bf16_rne(amax));
   uint8_t byte;

@@ -36,6 +36,14 @@ def _opt(options, name, value):
         options.append((name, value if isinstance(value, str) else str(value)))
 
 
+def _opts(**values):
+    """_opt for each keyword (underscores become dashes), in the order given."""
+    options = []
+    for name, value in values.items():
+        _opt(options, name.replace("_", "-"), value)
+    return options
+
+
 def _flag(options, name, on):
     if on:
         options.append((name, None))
@@ -77,9 +85,7 @@ def encode(x: ArrayInput, fmt: str, convention: str) -> np.ndarray:
     float64 (rounded once to fp32, as the CLI rounds decimal text); float16 / bfloat16 / float8
     arrays are widened exactly. A NaN the convention leaves undefined for FP4 (ocp_mx) raises
     ValueError for the whole array, as `mxgate encode` exits 2."""
-    options = []
-    _opt(options, "format", fmt)
-    _opt(options, "convention", convention)
+    options = _opts(format=fmt, convention=convention)
     values = host_array(x, "values", "values", plain=np.float64)
     out, _, _ = _native.run("encode", options, [("values", values)])
     return out["codes"]
@@ -88,9 +94,7 @@ def encode(x: ArrayInput, fmt: str, convention: str) -> np.ndarray:
 def decode(codes: ArrayInput, fmt: str, convention: str) -> np.ndarray:
     """Codes (uint8 or uint16, any shape) to float32 values; e8m0 uses the convention's decode
     rule, every other format decodes exactly."""
-    options = []
-    _opt(options, "format", fmt)
-    _opt(options, "convention", convention)
+    options = _opts(format=fmt, convention=convention)
     plain = np.uint16 if fmt in _SIXTEEN_BIT else np.uint8
     a = host_array(codes, "codes", "bits", fmt=fmt, plain=plain)
     out, _, _ = _native.run("decode", options, [("codes", a)])
@@ -110,13 +114,8 @@ def quantize(x: ArrayInput, scheme: str, fmt: Optional[str], convention: str, *,
     number: the calibrated amax; default the amax of x), tile ("1x16" / "16x16") and
     pow2_scales (E8M0 scales). scale_layout returns the scales in that physical layout as 1-D
     storage (padding 0); ue8m0: power-of-two block scales."""
-    options = []
-    _opt(options, "scheme", scheme)
-    _opt(options, "format", fmt)
-    _opt(options, "convention", convention)
-    _opt(options, "scale-layout", scale_layout)
-    _opt(options, "global-amax", _value_text(global_amax))
-    _opt(options, "tile", tile)
+    options = _opts(scheme=scheme, format=fmt, convention=convention, scale_layout=scale_layout,
+                    global_amax=_value_text(global_amax), tile=tile)
     _flag(options, "ue8m0", ue8m0)
     _flag(options, "pow2-scales", pow2_scales)
     a = host_array(x, "in", "values", plain=np.float64)
@@ -165,12 +164,7 @@ def dequantize(data: ArrayInput, scales: ArrayInput, fmt: Optional[str], convent
     data (schemes mx with fmt e2m1, mxfp4, nvfp4) holds k codes a row (default twice the
     columns). scheme nvfp4: scales uint8 E4M3 (E8M0 with pow2_scales), global_scale the float32
     (1,) global decode scale quantize returned (the CLI's --global; a number is taken as (1,))."""
-    options = []
-    _opt(options, "scheme", scheme)
-    _opt(options, "format", fmt)
-    _opt(options, "convention", convention)
-    _opt(options, "dtype", dtype)
-    _opt(options, "k", k)
+    options = _opts(scheme=scheme, format=fmt, convention=convention, dtype=dtype, k=k)
     _flag(options, "pow2-scales", pow2_scales)
     arrays = [
         ("data", host_array(data, "data", "bits", fmt=fmt, plain=np.uint8)),
@@ -208,13 +202,8 @@ def _code_format(scheme, fmt, operand_fmt):
 
 def _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format=None,
                  b_format=None, k=None, a_global=None, b_global=None):
-    options = []
-    _opt(options, "scheme", scheme)
-    _opt(options, "format", fmt)
-    _opt(options, "a-format", a_format)
-    _opt(options, "b-format", b_format)
-    _opt(options, "convention", convention)
-    _opt(options, "k", k)
+    options = _opts(scheme=scheme, format=fmt, a_format=a_format, b_format=b_format,
+                    convention=convention, k=k)
     plain = np.uint16 if scheme == "bf16" else np.uint8
     arrays = [
         ("a", host_array(a, "a", "bits", fmt=_code_format(scheme, fmt, a_format), plain=plain)),
@@ -280,13 +269,9 @@ def check_gemm(
     options, arrays = _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format,
                                    b_format, k, a_global, b_global)
     arrays.append(("c", host_array(c, "c", "bits", fmt=None, plain=np.float32)))
-    _opt(options, "mode", mode)
-    _opt(options, "accumulator", accumulator)
-    _opt(options, "acc-bits", acc_bits)
-    _opt(options, "block-k", block_k)
-    _opt(options, "dtype", dtype)
     if heatmap is not None:
         heatmap = os.fspath(heatmap)
-        _opt(options, "heatmap", heatmap)
+    options += _opts(mode=mode, accumulator=accumulator, acc_bits=acc_bits, block_k=block_k,
+                     dtype=dtype, heatmap=heatmap)
     _, text, v = _native.run("check-gemm", options, arrays, want_verdict=True)
     return Verdict.from_struct(v, text, heatmap)

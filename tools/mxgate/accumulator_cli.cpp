@@ -67,22 +67,6 @@ properties::CraftedGemm crafted(const Fp8GemmCall& call) {
   return g;
 }
 
-// The probe's first call (one product at k = 0, every scale 1): what an op must accept.
-Fp8GemmCall sample_call(const ProbeOptions& o) {
-  Fp8GemmCall c;
-  c.m = o.m;
-  c.n = o.n;
-  c.k = o.k;
-  c.format = o.format;
-  c.scaling = o.scaling;
-  c.a.assign(o.m * o.k, 0);
-  c.b.assign(o.n * o.k, 0);
-  const std::size_t kb = (o.k + 127) / 128;
-  c.a_scale.assign(o.scaling == ProbeScaling::kPerTensor ? 1 : o.m * kb, 1.0f);
-  c.b_scale.assign(o.scaling == ProbeScaling::kPerTensor ? 1 : (o.n + 127) / 128 * kb, 1.0f);
-  return c;
-}
-
 // Whether `op`'s scale blocks are exactly the probe's (per-tensor: whole tensors; block: 1x128 A,
 // 128x128 B), the op to prefer when SPEC names none.
 bool same_blocks(const impl::Op& op, ProbeScaling s) {
@@ -120,7 +104,8 @@ Target resolve_target(const std::string& spec, const ProbeOptions& o) {
     t.impl = &one_impl(spec.substr(0, colon));  // SPEC:OP
     op_name = spec.substr(colon + 1);
   }
-  const properties::CraftedGemm sample = crafted(sample_call(o));
+  // The shape and scales of every probe call: what an op must accept.
+  const properties::CraftedGemm sample = crafted(zero_call(o));
   if (!op_name.empty()) {
     t.op = t.impl->find_op(op_name);
     if (t.op == nullptr) {

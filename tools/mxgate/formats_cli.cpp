@@ -17,40 +17,41 @@ namespace {
 // Code width in hex digits: 4-bit E2M1 and 6-bit E2M3 / E3M2 print as one / two digits.
 int hex_digits(Format f) { return (info(f).bits + 3) / 4; }
 
-}  // namespace
-
-int cmd_encode(const Argv& argv) {
+// encode and decode: every positional parsed, then every one converted, before anything is
+// printed (no partial output on bad input), then one line each.
+template <class Parse, class Convert, class Print>
+int convert_positionals(const Argv& argv, const char* none_given, Parse parse, Convert convert,
+                        Print print) {
   const Args a(argv, verbs::codec_options());
   const verbs::CodecSpec spec = verbs::codec_spec(a);
-  const Format f = spec.format;
-  const Convention& c = *spec.convention;
-  if (a.positionals().empty()) throw UsageError("no VALUE given");
-  std::vector<float> values;  // parse everything first: no partial output on bad input
-  values.reserve(a.positionals().size());
-  for (const std::string& v : a.positionals()) values.push_back(parse_value(v));
-  std::vector<uint32_t> codes;
-  codes.reserve(values.size());
-  for (float v : values) codes.push_back(encode_with(c, f, v));
-  for (uint32_t code : codes) std::printf("0x%0*x\n", hex_digits(f), code);
+  if (a.positionals().empty()) throw UsageError(none_given);
+  std::vector<decltype(parse(a.positionals().front(), spec.format))> in;
+  in.reserve(a.positionals().size());
+  for (const std::string& v : a.positionals()) in.push_back(parse(v, spec.format));
+  std::vector<decltype(convert(*spec.convention, spec.format, in.front()))> out;
+  out.reserve(in.size());
+  for (const auto& x : in) out.push_back(convert(*spec.convention, spec.format, x));
+  for (const auto& y : out) print(y, spec.format);
   return 0;
 }
 
+}  // namespace
+
+int cmd_encode(const Argv& argv) {
+  return convert_positionals(
+      argv, "no VALUE given", [](const std::string& v, Format) { return parse_value(v); },
+      [](const Convention& c, Format f, float v) { return encode_with(c, f, v); },
+      [](uint32_t code, Format f) { std::printf("0x%0*x\n", hex_digits(f), code); });
+}
+
 int cmd_decode(const Argv& argv) {
-  const Args a(argv, verbs::codec_options());
-  const verbs::CodecSpec spec = verbs::codec_spec(a);
-  const Format f = spec.format;
-  const Convention& c = *spec.convention;
-  if (a.positionals().empty()) throw UsageError("no code given");
-  std::vector<uint32_t> codes;
-  codes.reserve(a.positionals().size());
-  for (const std::string& v : a.positionals()) codes.push_back(parse_code(v, info(f).bits));
-  std::vector<float> values;
-  values.reserve(codes.size());
-  for (uint32_t code : codes) values.push_back(decode_with(c, f, code));
-  for (float v : values) {
-    std::printf("%a %.9g\n", static_cast<double>(v), static_cast<double>(v));
-  }
-  return 0;
+  return convert_positionals(
+      argv, "no code given",
+      [](const std::string& v, Format f) { return parse_code(v, info(f).bits); },
+      [](const Convention& c, Format f, uint32_t code) { return decode_with(c, f, code); },
+      [](float v, Format) {
+        std::printf("%a %.9g\n", static_cast<double>(v), static_cast<double>(v));
+      });
 }
 
 namespace {

@@ -25,8 +25,9 @@ from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ..adapter import Adapter, Op, Unavailable
+from ..adapter import Op, Unavailable
 from . import require
+from ._library import LibraryAdapter
 
 
 class Tile(NamedTuple):
@@ -94,7 +95,7 @@ def _kernel(triton, tl):
     return dot_kernel
 
 
-class TritonDotAdapter(Adapter):
+class TritonDotAdapter(LibraryAdapter):
     """Every tile of TILES as one op; a subclass with `tiles` set gates one tactic alone."""
 
     name = "triton_dot"
@@ -102,18 +103,12 @@ class TritonDotAdapter(Adapter):
     tiles: Tuple[str, ...] = ()  # op names of TILES; empty: all
     fault = False  # the planted fault of TritonDotScaleFirstBlock
 
-    def __init__(self):
-        self._error = None
-        try:
-            triton = require("triton", f"the {self.name} adapter")
-            self.torch = require("torch", f"the {self.name} adapter")
-            tl = require("triton.language", f"the {self.name} adapter")
-            if not self.torch.cuda.is_available():
-                raise Unavailable("no CUDA device here (torch.cuda.is_available())")
-        except Unavailable as e:
-            self._error = e
-            super().__init__(ops=[])
-            return
+    def load(self):
+        triton = require("triton", f"the {self.name} adapter")
+        self.torch = require("torch", f"the {self.name} adapter")
+        tl = require("triton.language", f"the {self.name} adapter")
+        if not self.torch.cuda.is_available():
+            raise Unavailable("no CUDA device here (torch.cuda.is_available())")
         self.kernel = _kernel(triton, tl)
         v = triton.__version__
         ops = []
@@ -125,11 +120,7 @@ class TritonDotAdapter(Adapter):
                           b_block=(0, 0), accumulator=t.accumulator,
                           notes=f"triton {v}: tl.dot, tile {t.bm}x{t.bn}x{t.bk}, "
                                 f"num_warps {t.num_warps}: {t.why}"))
-        super().__init__(ops=ops)
-
-    def check_available(self):
-        if self._error is not None:
-            raise self._error
+        return ops
 
     def _runner(self, tile):
         def run(a, a_scales, b, b_scales, call):
