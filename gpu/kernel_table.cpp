@@ -31,6 +31,7 @@ constexpr contract::DtypeMask kF32 = dtype_bit(Dtype::kF32);
 constexpr contract::DtypeMask kBf16 = dtype_bit(Dtype::kBf16);
 constexpr contract::DtypeMask kE4m3 = dtype_bit(Dtype::kE4m3fn);
 constexpr contract::DtypeMask kE8m0 = dtype_bit(Dtype::kE8m0);
+constexpr contract::DtypeMask kFnuz = dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
 constexpr contract::DtypeMask kFp8 = dtype_bit(Dtype::kE4m3fn) | dtype_bit(Dtype::kE5m2) |
                                      dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
 constexpr contract::DtypeMask kBytes = kFp8 | dtype_bit(Dtype::kE8m0);
@@ -242,6 +243,27 @@ const std::vector<KernelDef>& table() {
            .order = kBlockPerPartial128,
            .m_tile = kMTile,
            .ue8m0_scales = true}),
+      // AITER's MI300 (CDNA3) path: FNUZ codes summed by the FP8 MFMA, whose model is the
+      // registry's cdna3_fp8_mfma (docs/accumulators.md §4.2) promoted once per 128-block.
+      row("gemm_blockscale_fnuz", Family::kGemmBlock, &host::gemm_blockscale_fnuz,
+          &device::launch_gemm_blockscale_fnuz,
+          {.a_dtypes = kFnuz,
+           .b_dtypes = kFnuz,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRow,
+           .b_scale_layouts = kRow,
+           .b_layouts = kRow,
+           .scale_dtype = Dtype::kF32,
+           .a_block_rows = 1,
+           .a_block_cols = 128,
+           .b_block_rows = 128,
+           .b_block_cols = 128,
+           .accumulator = "cdna3_fp8_mfma:chunk_k=128",
+           .notes = "AITER gemm_a8w8_blockscale on MI300 (gfx942): E4M3FNUZ / E5M2FNUZ codes, "
+                    "each 128-block summed by CDNA3 MFMA steps of 16 k from zero, then scaled "
+                    "into an fp32 accumulator (docs/layouts.md §2.1); K masked",
+           .n_offset = true,
+           .m_tile = kMTile}),
       // The FP4 kernels (gpu/kernels/fp4_*.h, docs/fp4.md §12): E2M1 packed two per byte, element
       // 2i in the low nibble; any K (odd K ends a packed row in a padding nibble).
       row("quantize_mxfp4", Family::kQuantizeMx, &host::quantize_mxfp4,

@@ -14,6 +14,16 @@ void for_each_output(const GemmParams& p, void* out, Element element) {
   }
 }
 
+// The block-scale GEMMs: one body (kernels/gemm.h gemm_blockscale_element), their variants.
+template <bool kPreshuffled, bool kUe8m0, bool kFnuzMfma>
+int blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
+               const float* bs, void* out) {
+  for_each_output(p, out, [&](uint64_t m, uint64_t n) {
+    return gemm_blockscale_element<kPreshuffled, kUe8m0, kFnuzMfma>(p, a, as, b, bs, m, n);
+  });
+  return 0;
+}
+
 }  // namespace
 
 int gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
@@ -34,18 +44,17 @@ int gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa, co
 
 int gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
                     const float* bs, void* out) {
-  for_each_output(p, out, [&](uint64_t m, uint64_t n) {
-    return gemm_blockscale_element<false>(p, a, as, b, bs, m, n);
-  });
-  return 0;
+  return blockscale<false, false, false>(p, a, as, b, bs, out);
 }
 
 int gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
                                 const uint8_t* b, const float* bs, void* out) {
-  for_each_output(p, out, [&](uint64_t m, uint64_t n) {
-    return gemm_blockscale_element<true>(p, a, as, b, bs, m, n);
-  });
-  return 0;
+  return blockscale<true, false, false>(p, a, as, b, bs, out);
+}
+
+int gemm_blockscale_fnuz(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
+                         const float* bs, void* out) {
+  return blockscale<false, false, true>(p, a, as, b, bs, out);
 }
 
 int gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out) {
@@ -59,10 +68,7 @@ int gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* o
 
 int gemm_blockscale_ue8m0(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
                           const float* bs, void* out) {
-  for_each_output(p, out, [&](uint64_t m, uint64_t n) {
-    return gemm_blockscale_element<false, true>(p, a, as, b, bs, m, n);
-  });
-  return 0;
+  return blockscale<false, true, false>(p, a, as, b, bs, out);
 }
 
 }  // namespace mxgate::gpu::host
