@@ -64,6 +64,7 @@ constexpr std::array<FaultRow, kFaultCount> kRows = {{
     {Fault::kZ36ZeroAmaxNanScale, "z36_zero_amax_nan_scale", gpu::kernel_fault::kZeroAmaxNanScale},
     {Fault::kZ37ScaleTailUnmasked, "z37_scale_tail_unmasked",
      gpu::kernel_fault::kScaleTailUnmasked},
+    {Fault::kZ38FnuzDecodedAsOcp, "z38_fnuz_decoded_as_ocp", gpu::kernel_fault::kFnuzDecodedAsOcp},
 }};
 
 // Rows in enum order: row i is fault i, so the faults of all_faults() and their names cannot

@@ -179,6 +179,12 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
        return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 32 &&
               c.text("layout") == "nv_swizzle_128x4";
      }},
+    {Fault::kZ38FnuzDecodedAsOcp, "gemm.exact",
+     "gemm_blockscale_fnuz, M = N = 1, K <= 16 (one MFMA step)",
+     [](const Case& c) {
+       return op_is(c, "gemm_blockscale_fnuz") && c.num("m") == 1 && c.num("n") == 1 &&
+              c.num("k") <= 16;
+     }},
 }};
 
 }  // namespace
