@@ -31,7 +31,6 @@ constexpr contract::DtypeMask kF32 = dtype_bit(Dtype::kF32);
 constexpr contract::DtypeMask kBf16 = dtype_bit(Dtype::kBf16);
 constexpr contract::DtypeMask kE4m3 = dtype_bit(Dtype::kE4m3fn);
 constexpr contract::DtypeMask kE8m0 = dtype_bit(Dtype::kE8m0);
-constexpr contract::DtypeMask kFnuz = dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
 constexpr contract::DtypeMask kFp8 = dtype_bit(Dtype::kE4m3fn) | dtype_bit(Dtype::kE5m2) |
                                      dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
 constexpr contract::DtypeMask kBytes = kFp8 | dtype_bit(Dtype::kE8m0);
@@ -51,6 +50,24 @@ constexpr DeclaredOrder kWholeK{0, true, 1, 0};
 // tl.dot_scaled BLOCK_M): kernels/gemm.h kGemmWaveRows.
 constexpr uint32_t kMTile = 128;
 constexpr DeclaredOrder kNvPerPartial16{16, true, 1, 2};
+
+// The FNUZ block GEMMs' shared clauses: A and B E4M3FNUZ or E5M2FNUZ, fp32 scales of 1x128 (A)
+// and 128x128 (B, row-major, TP shards by n_offset), f32 or bf16 out, 128-row M waves, each
+// 128-block summed by CDNA3 MFMA steps of 16 k from zero and then scaled into an fp32
+// accumulator; `c` sets the layouts that differ and the notes (plain B: row-major unless set).
+Contract fnuz_block_gemm(Contract c) {
+  c.a_dtypes = c.b_dtypes = dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
+  c.out_dtypes = kF32 | kBf16;
+  c.b_scale_layouts = kRow;
+  if (c.b_layouts == 0) c.b_layouts = kRow;
+  c.scale_dtype = Dtype::kF32;
+  c.a_block_rows = 1;
+  c.a_block_cols = c.b_block_rows = c.b_block_cols = 128;
+  c.accumulator = "cdna3_fp8_mfma:chunk_k=128";
+  c.n_offset = true;
+  c.m_tile = kMTile;
+  return c;
+}
 
 // One row; `host` and `device` must have the same signature (the kind of the kernel).
 template <class Entry>
@@ -247,23 +264,19 @@ const std::vector<KernelDef>& table() {
       // registry's cdna3_fp8_mfma (docs/accumulators.md §4.2) promoted once per 128-block.
       row("gemm_blockscale_fnuz", Family::kGemmBlock, &host::gemm_blockscale_fnuz,
           &device::launch_gemm_blockscale_fnuz,
-          {.a_dtypes = kFnuz,
-           .b_dtypes = kFnuz,
-           .out_dtypes = kF32 | kBf16,
-           .a_scale_layouts = kRow,
-           .b_scale_layouts = kRow,
-           .b_layouts = kRow,
-           .scale_dtype = Dtype::kF32,
-           .a_block_rows = 1,
-           .a_block_cols = 128,
-           .b_block_rows = 128,
-           .b_block_cols = 128,
-           .accumulator = "cdna3_fp8_mfma:chunk_k=128",
-           .notes = "AITER gemm_a8w8_blockscale on MI300 (gfx942): E4M3FNUZ / E5M2FNUZ codes, "
-                    "each 128-block summed by CDNA3 MFMA steps of 16 k from zero, then scaled "
-                    "into an fp32 accumulator (docs/layouts.md §2.1); K masked",
-           .n_offset = true,
-           .m_tile = kMTile}),
+          fnuz_block_gemm({.a_scale_layouts = kRow,
+                           .notes = "AITER gemm_a8w8_blockscale on MI300 (gfx942): each 128-block "
+                                    "summed by CDNA3 MFMA steps of 16 k, then scaled into fp32 "
+                                    "(docs/layouts.md §2.1); K masked"})),
+      row("gemm_blockscale_fnuz_bpreshuffle", Family::kGemmBlock,
+          &host::gemm_blockscale_fnuz_bpreshuffle, &device::launch_gemm_blockscale_fnuz_bpreshuffle,
+          fnuz_block_gemm({.n = {.align = 16},
+                           .k = {.align = 32},
+                           .a_scale_layouts = kColOrTma,
+                           .b_layouts = kPreshuffled,
+                           .notes = "AITER gemm_a8w8_blockscale_bpreshuffle on MI300: As "
+                                    "column-major, ld = M or align4(M); B shuffle_weight (16,16) "
+                                    "(docs/layouts.md §1.1, §2.1)"})),
       // The FP4 kernels (gpu/kernels/fp4_*.h, docs/fp4.md §12): E2M1 packed two per byte, element
       // 2i in the low nibble; any K (odd K ends a packed row in a padding nibble).
       row("quantize_mxfp4", Family::kQuantizeMx, &host::quantize_mxfp4,

@@ -1,14 +1,15 @@
-// Covers the built-in FNUZ block GEMM gemm_blockscale_fnuz (gpu/kernel_table.cpp, kernels/gemm.h,
-// kernels/mfma_cdna3.h) on the host backend: its host model equals, bit for bit, the reference's
-// simulation of the accumulator it declares (reference/accumulator_simulation.h,
-// cdna3_fp8_mfma:chunk_k=128) on general E4M3FNUZ / E5M2FNUZ operands of every mix, NaN codes
-// and K tails included, and differs from the fp32 order of gemm_blockscale there (so the MFMA
-// steps are in effect); hand-derived MFMA steps (truncated halves, round-down late C, the dropped
-// C); every GEMM property passes on it alone, 40 cases each, with the four operand mixes
-// reached; the planted Z38 is caught by gemm.exact on generated cases and shrunk to one element.
-// Does not cover: Z38's hand-built case (tests/test_zoo_faults_detect.cpp), device runs (the
-// hip preset compiles the kernel; docs/amd_ci.md), the simulation itself
-// (tests/test_accumulator_bounds.cpp and the other accumulator tests).
+// Covers the built-in FNUZ block GEMMs gemm_blockscale_fnuz and gemm_blockscale_fnuz_bpreshuffle
+// (gpu/kernel_table.cpp, kernels/gemm.h, kernels/mfma_cdna3.h) on the host backend: each host
+// model equals, bit for bit, the reference's simulation of the accumulator it declares
+// (reference/accumulator_simulation.h, cdna3_fp8_mfma:chunk_k=128) on general E4M3FNUZ /
+// E5M2FNUZ operands of every mix, K tails included; a NaN code poisons its row; the results differ
+// from the fp32 order of gemm_blockscale (so the MFMA steps are in effect); hand-derived MFMA
+// steps (truncated halves, round-down halves, the dropped C); every GEMM property passes on the
+// two alone, 40 cases each, reaching the four operand mixes; the planted Z38 is caught by
+// gemm.exact on generated cases and shrunk to one element. Does not cover: Z38's hand-built case
+// (tests/test_zoo_faults_detect.cpp), device runs (the hip preset compiles the kernels;
+// docs/amd_ci.md), the simulation itself (tests/test_accumulator_bounds.cpp and the other
+// accumulator tests).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -35,38 +36,49 @@ using impl::Dtype;
 using properties::ElementTypes;
 using properties::Operands;
 
-const impl::Op& fnuz_op() {
-  const impl::Op* op = impl::builtin().find_op("gemm_blockscale_fnuz");
-  if (op == nullptr) throw std::logic_error("gemm_blockscale_fnuz is not a built-in op");
+const impl::Op& fnuz_op(const char* name = "gemm_blockscale_fnuz") {
+  const impl::Op* op = impl::builtin().find_op(name);
+  if (op == nullptr) throw std::logic_error(std::string(name) + " is not a built-in op");
   return *op;
 }
 
-GemmOutput run(const Operands& o, OutputFormat fmt) {
+const impl::Op& preshuffled_op() { return fnuz_op("gemm_blockscale_fnuz_bpreshuffle"); }
+
+// One call of `op` in its first A-scale layout (row-major; column-major for bpreshuffle).
+GemmOutput run(const Operands& o, OutputFormat fmt, const impl::Op& op = fnuz_op()) {
   static gpu::HostBackend be;
-  return properties::run_gemm_op(impl::RunContext{be}, fnuz_op(), o, fmt, {});
+  properties::OpLayout layout;
+  layout.scales = impl::layouts_in(op.contract.a_scale_layouts).front();
+  return properties::run_gemm_op(impl::RunContext{be}, op, o, fmt, layout);
 }
 
 // Guards against a host model that accumulates otherwise than the model it declares: on general
 // data (random finite codes, fp32 scales with mantissas) of every FNUZ mix, K with a partial
-// 16-step and a partial 128-block, fp32 and bf16 out, it is the simulation bit for bit.
+// 16-step and a partial 128-block (the preshuffled kernel: K % 32 == 0), fp32 and bf16 out,
+// each kernel is the simulation bit for bit.
 TEST(GemmFnuz, HostModelIsTheDeclaredModelsSimulationBitForBit) {
-  const impl::Op& op = fnuz_op();
-  const AccumulatorModel model = impl::accum_model_for(op);
-  EXPECT_EQ(model.name, "cdna3_fp8_mfma:chunk_k=128");
-  EXPECT_EQ(model.chunks.chunk_k, 128u);
-  EXPECT_EQ(model.chunks.group_size, 16u);
-  EXPECT_TRUE(model.chunks.halves);
   const Dtype e4 = Dtype::kE4m3fnuz, e5 = Dtype::kE5m2fnuz;
   uint64_t seed = 11;
-  for (const ElementTypes types :
-       {ElementTypes{e4, e4}, ElementTypes{e4, e5}, ElementTypes{e5, e4}, ElementTypes{e5, e5}}) {
-    for (const std::size_t k : {1u, 16u, 37u, 128u, 300u}) {
-      for (const OutputFormat fmt : {OutputFormat::kFp32, OutputFormat::kBf16}) {
-        const Operands o = properties::general_operands(op, 5, 7, k, ++seed, types);
-        const GemmOutput want = simulate_gemm(o.problem, model, fmt);
-        const BitExactVerdict v = properties::compare(want, run(o, fmt));
-        EXPECT_TRUE(v.ok()) << impl::to_string(types.a) << " x " << impl::to_string(types.b)
-                            << " K=" << k << ": " << v.summary();
+  for (const impl::Op* op : {&fnuz_op(), &preshuffled_op()}) {
+    const AccumulatorModel model = impl::accum_model_for(*op);
+    EXPECT_EQ(model.name, "cdna3_fp8_mfma:chunk_k=128");
+    EXPECT_EQ(model.chunks.chunk_k, 128u);
+    EXPECT_EQ(model.chunks.group_size, 16u);
+    EXPECT_TRUE(model.chunks.halves);
+    const bool shuffled = op == &preshuffled_op();
+    const std::vector<std::size_t> ks = shuffled ? std::vector<std::size_t>{32, 96, 160, 288}
+                                                 : std::vector<std::size_t>{1, 16, 37, 128, 300};
+    for (const ElementTypes types :
+         {ElementTypes{e4, e4}, ElementTypes{e4, e5}, ElementTypes{e5, e4}, ElementTypes{e5, e5}}) {
+      for (const std::size_t k : ks) {
+        for (const OutputFormat fmt : {OutputFormat::kFp32, OutputFormat::kBf16}) {
+          const Operands o =
+              properties::general_operands(*op, 5, shuffled ? 16 : 7, k, ++seed, types);
+          const GemmOutput want = simulate_gemm(o.problem, model, fmt);
+          const BitExactVerdict v = properties::compare(want, run(o, fmt, *op));
+          EXPECT_TRUE(v.ok()) << op->name << " " << impl::to_string(types.a) << " x "
+                              << impl::to_string(types.b) << " K=" << k << ": " << v.summary();
+        }
       }
     }
   }
@@ -126,14 +138,20 @@ TEST(GemmFnuz, HandDerivedSteps) {
   EXPECT_EQ(aligned_group_sum(0x1p-20f, d4, 1, params), 0x1p10f);
 }
 
-// Guards against an FNUZ kernel the gate cannot check or that fails its own gate: every GEMM
-// property runs on it alone, 40 cases, none unsupported, and passes; its cases reach the four
-// operand mixes and both outputs.
-TEST(GemmFnuz, EveryGemmPropertyPasses) {
+// The FNUZ kernels alone, as the built-in implementation.
+impl::Implementation fnuz_impl() {
   impl::Implementation im;
   im.name = im.spec = "builtin";
   im.builtin = true;
-  im.ops = {fnuz_op()};
+  im.ops = {fnuz_op(), preshuffled_op()};
+  return im;
+}
+
+// Guards against an FNUZ kernel the gate cannot check or that fails its own gate: every GEMM
+// property runs on the two alone, 40 cases, none unsupported, and passes; the cases reach both
+// ops, the four operand mixes and the preshuffled layout.
+TEST(GemmFnuz, EveryGemmPropertyPasses) {
+  const impl::Implementation im = fnuz_impl();
   gpu::HostBackend be;
   properties::Coverage cov;
   std::vector<std::string> ran;
@@ -155,7 +173,8 @@ TEST(GemmFnuz, EveryGemmPropertyPasses) {
                                       "metamorphic.padding_poison", "determinism.run_twice"}));
   for (const char* tag :
        {"dtype:e4m3fnuzxe4m3fnuz", "dtype:e4m3fnuzxe5m2fnuz", "dtype:e5m2fnuzxe4m3fnuz",
-        "dtype:e5m2fnuzxe5m2fnuz", "op:gemm_blockscale_fnuz", "tp:shard", "k%128=64"}) {
+        "dtype:e5m2fnuzxe5m2fnuz", "op:gemm_blockscale_fnuz", "op:gemm_blockscale_fnuz_bpreshuffle",
+        "layout:aiter_preshuffle", "layout:col_major", "tp:shard"}) {
     EXPECT_GT(cov.count(tag), 0u) << tag;
   }
 }
@@ -165,10 +184,7 @@ TEST(GemmFnuz, EveryGemmPropertyPasses) {
 // element of one MFMA step, M = N = 1, K <= 16, located at (0,0); with no fault the same run
 // passes.
 TEST(GemmFnuz, Z38CaughtByGemmExact) {
-  impl::Implementation im;
-  im.name = im.spec = "builtin";
-  im.builtin = true;
-  im.ops = {fnuz_op()};
+  const impl::Implementation im = fnuz_impl();
   gpu::HostBackend be;
   const properties::Property& p = *properties::find_property("gemm.exact");
   properties::RunOptions opts;

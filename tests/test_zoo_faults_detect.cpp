@@ -424,8 +424,8 @@ TEST(ZooFaultsDetect, RunTwiceReachesEveryBuiltinOp) {
        {"quantize_mx", "dequant_mx_to_bf16", "upcast_e8m0", "preshuffle_weight", "gemm_mx_dequant",
         "gemm_mx_dot_scaled", "gemm_blockscale", "gemm_blockscale_bpreshuffle", "gemm_bf16",
         "quantize_act1x128_ue8m0", "gemm_blockscale_ue8m0", "gemm_blockscale_fnuz",
-        "quantize_mxfp4", "quantize_nvfp4", "dequant_mxfp4", "dequant_nvfp4", "gemm_mxfp4",
-        "gemm_nvfp4"}) {
+        "gemm_blockscale_fnuz_bpreshuffle", "quantize_mxfp4", "quantize_nvfp4", "dequant_mxfp4",
+        "dequant_nvfp4", "gemm_mxfp4", "gemm_nvfp4"}) {
     EXPECT_EQ(picked.count(name), 1u) << name << " left out of determinism.run_twice\n" << reasons;
   }
   for (const impl::Op& op : impl::builtin().ops) {

@@ -28,9 +28,11 @@ int gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, cons
 int gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
                                 const uint8_t* b, const float* bs, void* out);
 int gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out);
-// AITER's MI300 block-scale GEMM: FNUZ codes, the CDNA3 MFMA accumulation (kernels/gemm.h).
+// AITER's MI300 block-scale GEMMs: FNUZ codes, the CDNA3 MFMA accumulation (kernels/gemm.h).
 int gemm_blockscale_fnuz(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
                          const float* bs, void* out);
+int gemm_blockscale_fnuz_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
+                                     const uint8_t* b, const float* bs, void* out);
 
 // The FP4 kernels (models_fp4.cpp).
 int quantize_mxfp4(const Fp4QuantizeParams& p, const void* in, const void* global, uint8_t* codes,

@@ -57,6 +57,11 @@ int gemm_blockscale_fnuz(const GemmParams& p, const uint8_t* a, const float* as,
   return blockscale<false, false, true>(p, a, as, b, bs, out);
 }
 
+int gemm_blockscale_fnuz_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
+                                     const uint8_t* b, const float* bs, void* out) {
+  return blockscale<true, false, true>(p, a, as, b, bs, out);
+}
+
 int gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out) {
   // The launch count the planted Z30 reads, kept as the device launcher keeps it.
   static std::atomic<uint64_t> launches{0};

@@ -107,10 +107,12 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
 //   gemm_blockscale:             As row-major (m*Kb + kb), B plain row-major (n*K + k)
 //   gemm_blockscale_bpreshuffle: As column-major (kb*M + m), B AITER (16,16) preshuffled
 //   gemm_blockscale_ue8m0:       as gemm_blockscale, scales through ue8m0_scale above
+//   gemm_blockscale_fnuz, gemm_blockscale_fnuz_bpreshuffle: as gemm_blockscale and
+//                                gemm_blockscale_bpreshuffle, FNUZ codes and MFMA steps (below)
 // Order: for each 128-block kb in order:
 //   part = sum_{k increasing} fl(a*b);  acc = fl(acc + fl(fl(part*As)*Bs))
 // == ordered_gemm OrderModel{128, kPerPartial} (fp8 products are exact in fp32).
-// gemm_blockscale_fnuz (AITER's MI300 path): as gemm_blockscale with A and B FNUZ codes
+// The FNUZ GEMMs (AITER's MI300 path): as the E4M3FN ones with A and B FNUZ codes
 // (E4M3FNUZ or E5M2FNUZ, p.a_format / p.b_format), and part of each 128-block summed by the CDNA3
 // MFMA: from part = +0, one mfma_cdna3.h step per 16 consecutive k (the last one shorter) ==
 // simulate_gemm with cdna3_fp8_mfma:chunk_k=128; acc as above.
