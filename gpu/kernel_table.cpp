@@ -1,8 +1,9 @@
 // The built-in kernel table: one row per kernel. Adding a kernel is one row here plus its own
 // sources (the per-element body in gpu/kernels/*.h, the device launcher in gpu/kernels/NAME.hip
-// declared in launch.h, the host model in gpu/host declared in models.h); the backends, the
-// built-in implementation (impl/builtin.h), the contracts, the properties, the launch counters
-// and `mxgate impls` pick it up from the row. docs/plugins.md §2.
+// declared in launch.h, the host model in gpu/host declared in models.h; a block-scale GEMM
+// variant is one more instance of gemm_blockscale.hip's and models.h's templates); the backends,
+// the built-in implementation (impl/builtin.h), the contracts, the properties, the launch
+// counters and `mxgate impls` pick it up from the row. docs/plugins.md §2.
 //
 // Each contract is the kernel's as data: the dimensions, dtypes and layouts it reads and writes,
 // the convention(s) it claims, and for GEMMs the declared summation order (the comments of
@@ -150,7 +151,7 @@ const std::vector<KernelDef>& table() {
            .notes = "one E8M0 scale per 32 along K; K masked; A and B scales share a layout",
            .order = kMxPerProduct32,
            .m_tile = kMTile}),
-      row("gemm_blockscale", Family::kGemmBlock, &host::gemm_blockscale,
+      row("gemm_blockscale", Family::kGemmBlock, &host::blockscale_gemm<false, false, false>,
           &device::launch_gemm_blockscale,
           {.a_dtypes = kE4m3,
            .b_dtypes = kE4m3,
@@ -168,8 +169,8 @@ const std::vector<KernelDef>& table() {
            .order = kBlockPerPartial128,
            .n_offset = true,
            .m_tile = kMTile}),
-      row("gemm_blockscale_bpreshuffle", Family::kGemmBlock, &host::gemm_blockscale_bpreshuffle,
-          &device::launch_gemm_blockscale_bpreshuffle,
+      row("gemm_blockscale_bpreshuffle", Family::kGemmBlock,
+          &host::blockscale_gemm<true, false, false>, &device::launch_gemm_blockscale_bpreshuffle,
           {.n = {.align = 16},
            .k = {.align = 32},
            .a_dtypes = kE4m3,
@@ -241,7 +242,7 @@ const std::vector<KernelDef>& table() {
                     "ceil_to_ue8m0(amax / 448), x * (1 / sf), satfinite cast "
                     "(docs/formats.md §5.2)",
            .ue8m0_scales = true}),
-      row("gemm_blockscale_ue8m0", Family::kGemmBlock, &host::gemm_blockscale_ue8m0,
+      row("gemm_blockscale_ue8m0", Family::kGemmBlock, &host::blockscale_gemm<false, true, false>,
           &device::launch_gemm_blockscale_ue8m0,
           {.a_dtypes = kE4m3,
            .b_dtypes = kE4m3,
@@ -262,14 +263,15 @@ const std::vector<KernelDef>& table() {
            .ue8m0_scales = true}),
       // AITER's MI300 (CDNA3) path: FNUZ codes summed by the FP8 MFMA, whose model is the
       // registry's cdna3_fp8_mfma (docs/accumulators.md §4.2) promoted once per 128-block.
-      row("gemm_blockscale_fnuz", Family::kGemmBlock, &host::gemm_blockscale_fnuz,
+      row("gemm_blockscale_fnuz", Family::kGemmBlock, &host::blockscale_gemm<false, false, true>,
           &device::launch_gemm_blockscale_fnuz,
           fnuz_block_gemm({.a_scale_layouts = kRow,
                            .notes = "AITER gemm_a8w8_blockscale on MI300 (gfx942): each 128-block "
                                     "summed by CDNA3 MFMA steps of 16 k, then scaled into fp32 "
                                     "(docs/layouts.md §2.1); K masked"})),
       row("gemm_blockscale_fnuz_bpreshuffle", Family::kGemmBlock,
-          &host::gemm_blockscale_fnuz_bpreshuffle, &device::launch_gemm_blockscale_fnuz_bpreshuffle,
+          &host::blockscale_gemm<true, false, true>,
+          &device::launch_gemm_blockscale_fnuz_bpreshuffle,
           fnuz_block_gemm({.n = {.align = 16},
                            .k = {.align = 32},
                            .a_scale_layouts = kColOrTma,
