@@ -55,7 +55,8 @@ constexpr DeclaredOrder kNvPerPartial16{16, true, 1, 2};
 // The FNUZ block GEMMs' shared clauses: A and B E4M3FNUZ or E5M2FNUZ, fp32 scales of 1x128 (A)
 // and 128x128 (B, row-major, TP shards by n_offset), f32 or bf16 out, 128-row M waves, each
 // 128-block summed by CDNA3 MFMA steps of 16 k from zero and then scaled into an fp32
-// accumulator; `c` sets the layouts that differ and the notes (plain B: row-major unless set).
+// accumulator, bit for bit the model's simulation; `c` sets the layouts that differ and the notes
+// (plain B: row-major unless set).
 Contract fnuz_block_gemm(Contract c) {
   c.a_dtypes = c.b_dtypes = dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
   c.out_dtypes = kF32 | kBf16;
@@ -65,6 +66,7 @@ Contract fnuz_block_gemm(Contract c) {
   c.a_block_rows = 1;
   c.a_block_cols = c.b_block_rows = c.b_block_cols = 128;
   c.accumulator = "cdna3_fp8_mfma:chunk_k=128";
+  c.simulated_order = true;
   c.n_offset = true;
   c.m_tile = kMTile;
   return c;

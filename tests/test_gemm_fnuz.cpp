@@ -5,7 +5,8 @@
 // E5M2FNUZ operands of every mix, K tails included; a NaN code poisons its row; the results differ
 // from the fp32 order of gemm_blockscale (so the MFMA steps are in effect); hand-derived MFMA
 // steps (truncated halves, round-down halves, the dropped C); every GEMM property passes on the
-// two alone, 40 cases each, reaching the four operand mixes; the planted Z38 is caught by
+// two alone, 40 cases each, reaching the four operand mixes; fp32 sums declared as the MFMA fail
+// the declared simulation's bit-for-bit check though inside its bound; the planted Z38 is caught by
 // gemm.exact on generated cases and shrunk to one element. Does not cover: Z38's hand-built case
 // (tests/test_zoo_faults_detect.cpp), device runs (the hip preset compiles the kernels;
 // docs/amd_ci.md), the simulation itself (tests/test_accumulator_bounds.cpp and the other
@@ -177,6 +178,36 @@ TEST(GemmFnuz, EveryGemmPropertyPasses) {
         "layout:aiter_preshuffle", "layout:col_major", "tp:shard"}) {
     EXPECT_GT(cov.count(tag), 0u) << tag;
   }
+}
+
+// Guards against a kernel that declares the MFMA accumulation but sums in fp32 passing the gate:
+// fp32 sums are inside cdna3_fp8_mfma's bound (it keeps fewer bits), so only the bit-for-bit
+// check of the declared simulation (Contract::simulated_order) sees it. gemm_blockscale (E4M3FN,
+// fp32 partials of 128) declared as the FNUZ kernels declare fails gemm.ordered_bound there;
+// without simulated_order the same cases pass on the bound alone.
+TEST(GemmFnuz, Fp32SumsDeclaredAsTheMfmaFailTheSimulationCheck) {
+  impl::Op op = *impl::builtin().find_op("gemm_blockscale");
+  op.contract.accumulator = "cdna3_fp8_mfma:chunk_k=128";
+  op.contract.order.reset();
+  op.contract.simulated_order = true;
+  impl::Implementation im;
+  im.name = im.spec = "builtin";
+  im.builtin = true;
+  im.ops = {op};
+  gpu::HostBackend be;
+  const properties::Property& p = *properties::find_property("gemm.ordered_bound");
+  properties::RunOptions opts;
+  opts.seed = 1;
+  opts.cases = 40;
+  const properties::RunResult r =
+      properties::run_property(p, properties::Context{&be, {}, nullptr, &im}, opts);
+  ASSERT_FALSE(r.passed);
+  ASSERT_TRUE(r.failure.has_value());
+  EXPECT_NE(r.failure->what.find("gemm_blockscale vs simulate_gemm (cdna3_fp8_mfma:chunk_k=128"),
+            std::string::npos)
+      << r.failure->what;
+  im.ops[0].contract.simulated_order = false;
+  EXPECT_TRUE(properties::run_property(p, properties::Context{&be, {}, nullptr, &im}, opts).passed);
 }
 
 // Guards against Z38 (FNUZ codes decoded as E4M3FN / E5M2, docs/bug_classes.md §2) passing the
