@@ -183,9 +183,12 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
             part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(b_code(k))));
       }
     }
-    // Z17 (planted, bpreshuffle): split-K in slices of one 128-block whose scale lookup uses the
-    // slice-local block index, so every slice applies slice 0's scales (CUTLASS #3537, #3615).
-    const uint64_t ks = kPreshuffled && (p.faults & kernel_fault::kSplitKSlice0Scales) ? 0 : kb;
+    // Z17 (planted, gemm_blockscale_bpreshuffle): split-K in slices of one 128-block whose scale
+    // lookup uses the slice-local block index, so every slice applies slice 0's scales (CUTLASS
+    // #3537, #3615).
+    const bool slice0 =
+        kPreshuffled && !kFnuzMfma && (p.faults & kernel_fault::kSplitKSlice0Scales);
+    const uint64_t ks = slice0 ? 0 : kb;
     const bool leak = (p.faults & kernel_fault::kUe8m0PackLeak) != 0;
     // A's scale of row r for this block, as this kernel reads it.
     const auto a_scale = [&](uint64_t r) {
@@ -198,7 +201,8 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
     // Z20 (planted, gemm_blockscale): a kernel that takes arbitrary fp32 scales keeps only each
     // one's exponent (the UE8M0 transform without its power-of-two precondition: SGLang #39193,
     // vLLM #49784).
-    if (!kPreshuffled && !kUe8m0 && (p.faults & kernel_fault::kTruncateScaleExponent)) {
+    if (!kPreshuffled && !kUe8m0 && !kFnuzMfma &&
+        (p.faults & kernel_fault::kTruncateScaleExponent)) {
       s_a = bits::f32_from(bits::f32_bits(s_a) & 0x7F800000u);
       s_b = bits::f32_from(bits::f32_bits(s_b) & 0x7F800000u);
     }
