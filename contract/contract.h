@@ -122,6 +122,9 @@ struct DeclaredOrder {
 //   order, n_offset    built-in only: a declared summation order; Call::n_offset (the B rows are
 //                      a TP shard of a larger weight whose 128-row scale blocks start at
 //                      n_offset / 128)
+//   simulated_order    built-in only, instead of `order`: the GEMM's result is its accumulator
+//                      model's simulation bit for bit (reference/accumulator_simulation.h; the
+//                      FNUZ GEMMs' CDNA3 MFMA steps, gpu/kernels/mfma_cdna3.h)
 struct Contract {
   Dim m, n, k;
   DtypeMask a_dtypes = 0;
@@ -140,6 +143,7 @@ struct Contract {
   std::string accumulator;  // GEMMs: the accumulator model's name ("fp32_rn"); "" otherwise
   std::string notes;
   std::optional<DeclaredOrder> order;
+  bool simulated_order = false;
   bool n_offset = false;
   // Built-in only, from the detection work (docs/bug_classes.md §2):
   //   m_tile            GEMMs: rows per M tile (wave) of the kernel; generators draw M past it

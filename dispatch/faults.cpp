@@ -64,6 +64,7 @@ constexpr std::array<FaultRow, kFaultCount> kRows = {{
     {Fault::kZ36ZeroAmaxNanScale, "z36_zero_amax_nan_scale", gpu::kernel_fault::kZeroAmaxNanScale},
     {Fault::kZ37ScaleTailUnmasked, "z37_scale_tail_unmasked",
      gpu::kernel_fault::kScaleTailUnmasked},
+    {Fault::kZ38FnuzDecodedAsOcp, "z38_fnuz_decoded_as_ocp", gpu::kernel_fault::kFnuzDecodedAsOcp},
     {Fault::kZ39E8m0ZeroAsZero, "z39_e8m0_zero_as_zero", gpu::kernel_fault::kE8m0ZeroAsZero},
 }};
 

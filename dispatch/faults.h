@@ -1,11 +1,12 @@
 // The bug zoo (docs/bug_classes.md §2): named switches that re-create, in the dispatch framework,
 // the silent bug classes that live there. Off by default; a layer carries its own set, chosen at
 // run time (tests, `mxgate zoo`, `MXGATE_FAULTS`). Each fault changes behaviour on its minimal case
-// (tests/test_dispatch_faults.cpp). Z1-Z7 and Z19 live in the dispatch logic; Z8-Z18, Z20-Z30 and
-// Z31-Z37 (the FP4 kernels) live in the quantizers, dequantizers and GEMM kernels under test
-// (gpu/kernels, switched by the kernel_fault bits of gpu/kernels/params.h: kernel_fault_bits maps
-// a set to them), never in reference/. A fault's number is its name's ("z31_..." is Z31), not its
-// place in the enum.
+// (tests/test_dispatch_faults.cpp). Z1-Z7 and Z19 live in the dispatch logic; Z8-Z18, Z20-Z30,
+// Z31-Z37 (the FP4 kernels), Z38 (the FNUZ GEMM) and Z39 (the MX GEMM) live in the quantizers,
+// dequantizers and GEMM kernels under test (gpu/kernels, switched by the kernel_fault bits of
+// gpu/kernels/params.h: kernel_fault_bits maps a set to them), never in reference/. A fault's
+// number is its name's
+// ("z31_..." is Z31), not its place in the enum.
 #pragma once
 
 #include <cstdint>
@@ -59,9 +60,11 @@ enum class Fault : uint8_t {
   kZ35Bf16GlobalAsFp32,       // quantize_nvfp4 reads a bf16 global amax as fp32
   kZ36ZeroAmaxNanScale,       // quantize_nvfp4: zero block amax -> 1, unclamped E4M3 cast (NaN)
   kZ37ScaleTailUnmasked,      // gemm_mxfp4 reads the scale columns of its last K tile unmasked
-  kZ39E8m0ZeroAsZero,         // gemm_mx_dequant decodes an E8M0 0x00 scale as +0
+  // The FNUZ block GEMM (docs/bug_classes.md §2).
+  kZ38FnuzDecodedAsOcp,  // gemm_blockscale_fnuz decodes FNUZ codes as E4M3FN / E5M2 (2x values)
+  kZ39E8m0ZeroAsZero,    // gemm_mx_dequant decodes an E8M0 0x00 scale as +0
 };
-inline constexpr std::size_t kFaultCount = 38;
+inline constexpr std::size_t kFaultCount = 39;
 
 std::span<const Fault> all_faults();
 std::string_view to_string(Fault f);  // "z1_no_per_step_fallback", ...

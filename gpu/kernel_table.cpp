@@ -1,8 +1,9 @@
 // The built-in kernel table: one row per kernel. Adding a kernel is one row here plus its own
 // sources (the per-element body in gpu/kernels/*.h, the device launcher in gpu/kernels/NAME.hip
-// declared in launch.h, the host model in gpu/host declared in models.h); the backends, the
-// built-in implementation (impl/builtin.h), the contracts, the properties, the launch counters
-// and `mxgate impls` pick it up from the row. docs/plugins.md §2.
+// declared in launch.h, the host model in gpu/host declared in models.h; a block-scale GEMM
+// variant is one more instance of gemm_blockscale.hip's and models.h's templates); the backends,
+// the built-in implementation (impl/builtin.h), the contracts, the properties, the launch
+// counters and `mxgate impls` pick it up from the row. docs/plugins.md §2.
 //
 // Each contract is the kernel's as data: the dimensions, dtypes and layouts it reads and writes,
 // the convention(s) it claims, and for GEMMs the declared summation order (the comments of
@@ -50,6 +51,26 @@ constexpr DeclaredOrder kWholeK{0, true, 1, 0};
 // tl.dot_scaled BLOCK_M): kernels/gemm.h kGemmWaveRows.
 constexpr uint32_t kMTile = 128;
 constexpr DeclaredOrder kNvPerPartial16{16, true, 1, 2};
+
+// The FNUZ block GEMMs' shared clauses: A and B E4M3FNUZ or E5M2FNUZ, fp32 scales of 1x128 (A)
+// and 128x128 (B, row-major, TP shards by n_offset), f32 or bf16 out, 128-row M waves, each
+// 128-block summed by CDNA3 MFMA steps of 16 k from zero and then scaled into an fp32
+// accumulator, bit for bit the model's simulation; `c` sets the layouts that differ and the notes
+// (plain B: row-major unless set).
+Contract fnuz_block_gemm(Contract c) {
+  c.a_dtypes = c.b_dtypes = dtype_bit(Dtype::kE4m3fnuz) | dtype_bit(Dtype::kE5m2fnuz);
+  c.out_dtypes = kF32 | kBf16;
+  c.b_scale_layouts = kRow;
+  if (c.b_layouts == 0) c.b_layouts = kRow;
+  c.scale_dtype = Dtype::kF32;
+  c.a_block_rows = 1;
+  c.a_block_cols = c.b_block_rows = c.b_block_cols = 128;
+  c.accumulator = "cdna3_fp8_mfma:chunk_k=128";
+  c.simulated_order = true;
+  c.n_offset = true;
+  c.m_tile = kMTile;
+  return c;
+}
 
 // One row; `host` and `device` must have the same signature (the kind of the kernel).
 template <class Entry>
@@ -132,7 +153,7 @@ const std::vector<KernelDef>& table() {
            .notes = "one E8M0 scale per 32 along K; K masked; A and B scales share a layout",
            .order = kMxPerProduct32,
            .m_tile = kMTile}),
-      row("gemm_blockscale", Family::kGemmBlock, &host::gemm_blockscale,
+      row("gemm_blockscale", Family::kGemmBlock, &host::blockscale_gemm<false, false, false>,
           &device::launch_gemm_blockscale,
           {.a_dtypes = kE4m3,
            .b_dtypes = kE4m3,
@@ -150,8 +171,8 @@ const std::vector<KernelDef>& table() {
            .order = kBlockPerPartial128,
            .n_offset = true,
            .m_tile = kMTile}),
-      row("gemm_blockscale_bpreshuffle", Family::kGemmBlock, &host::gemm_blockscale_bpreshuffle,
-          &device::launch_gemm_blockscale_bpreshuffle,
+      row("gemm_blockscale_bpreshuffle", Family::kGemmBlock,
+          &host::blockscale_gemm<true, false, false>, &device::launch_gemm_blockscale_bpreshuffle,
           {.n = {.align = 16},
            .k = {.align = 32},
            .a_dtypes = kE4m3,
@@ -223,7 +244,7 @@ const std::vector<KernelDef>& table() {
                     "ceil_to_ue8m0(amax / 448), x * (1 / sf), satfinite cast "
                     "(docs/formats.md §5.2)",
            .ue8m0_scales = true}),
-      row("gemm_blockscale_ue8m0", Family::kGemmBlock, &host::gemm_blockscale_ue8m0,
+      row("gemm_blockscale_ue8m0", Family::kGemmBlock, &host::blockscale_gemm<false, true, false>,
           &device::launch_gemm_blockscale_ue8m0,
           {.a_dtypes = kE4m3,
            .b_dtypes = kE4m3,
@@ -242,6 +263,24 @@ const std::vector<KernelDef>& table() {
            .order = kBlockPerPartial128,
            .m_tile = kMTile,
            .ue8m0_scales = true}),
+      // AITER's MI300 (CDNA3) path: FNUZ codes summed by the FP8 MFMA, whose model is the
+      // registry's cdna3_fp8_mfma (docs/accumulators.md §4.2) promoted once per 128-block.
+      row("gemm_blockscale_fnuz", Family::kGemmBlock, &host::blockscale_gemm<false, false, true>,
+          &device::launch_gemm_blockscale_fnuz,
+          fnuz_block_gemm({.a_scale_layouts = kRow,
+                           .notes = "AITER gemm_a8w8_blockscale on MI300 (gfx942): each 128-block "
+                                    "summed by CDNA3 MFMA steps of 16 k, then scaled into fp32 "
+                                    "(docs/layouts.md §2.1); K masked"})),
+      row("gemm_blockscale_fnuz_bpreshuffle", Family::kGemmBlock,
+          &host::blockscale_gemm<true, false, true>,
+          &device::launch_gemm_blockscale_fnuz_bpreshuffle,
+          fnuz_block_gemm({.n = {.align = 16},
+                           .k = {.align = 32},
+                           .a_scale_layouts = kColOrTma,
+                           .b_layouts = kPreshuffled,
+                           .notes = "AITER gemm_a8w8_blockscale_bpreshuffle on MI300: As "
+                                    "column-major, ld = M or align4(M); B shuffle_weight (16,16) "
+                                    "(docs/layouts.md §1.1, §2.1)"})),
       // The FP4 kernels (gpu/kernels/fp4_*.h, docs/fp4.md §12): E2M1 packed two per byte, element
       // 2i in the low nibble; any K (odd K ends a packed row in a padding nibble).
       row("quantize_mxfp4", Family::kQuantizeMx, &host::quantize_mxfp4,

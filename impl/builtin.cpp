@@ -177,6 +177,9 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
         }
         a.p.mx_scales_swizzled = call.a_scale.layout == Layout::kNvSwizzle128x4;
       } else if (call.family == Family::kGemmBlock) {
+        // The FNUZ kernel reads the codes the call names; the others' contracts take E4M3FN only.
+        a.p.a_format = fp8_format(call.a.dtype).value_or(gpu::Fp8Format::kE4m3fn);
+        a.p.b_format = fp8_format(call.b.dtype).value_or(gpu::Fp8Format::kE4m3fn);
         const bool col = call.a_scale.layout == Layout::kColMajor;
         if (call.a_scale.layout == Layout::kTmaColMajor ||
             (col && call.a_scale.ld != 0 && call.a_scale.ld != call.m)) {

@@ -91,9 +91,10 @@ bool preshuffled_b(const Op& op) {
          (b & layout_bit(Layout::kAiterShuffle16x16)) != 0;
 }
 
-// A GEMM op the properties can feed: E4M3FN or E5M2 codes, each operand a type its contract
-// accepts (bf16 for gemm_bf16), in row-major A, B row-major or AITER-shuffled (with the shuffle's
-// N % 16, K % 32), fp32 scales for block GEMMs, e8m0 for MX, a scale layout, fp32 or bf16 output.
+// A GEMM op the properties can feed: FP8 codes (E4M3FN, E5M2 or the FNUZ pair), each operand a type
+// its contract accepts (bf16 for gemm_bf16), in row-major A, B row-major or AITER-shuffled (with
+// the shuffle's N % 16, K % 32), fp32 scales for block GEMMs, e8m0 for MX, a scale layout, fp32 or
+// bf16 output.
 bool gemm_accepts(const Op& op) {
   const impl::Contract& c = op.contract;
   const GemmKind kind = gemm_kind(op.family);
@@ -230,9 +231,9 @@ ElementTypes case_types(const Context& ctx, const Case& c, const Op& op) {
     if (!c.has(field)) return impl::Dtype::kE4m3fn;
     const std::string& text = c.text(field);
     const auto d = impl::parse_dtype(text);
-    if (!d || (*d != impl::Dtype::kE4m3fn && *d != impl::Dtype::kE5m2)) {
-      throw CaseError("case field '" + std::string(field) + "' must be e4m3fn or e5m2, not '" +
-                      text + "'");
+    if (!d || fp8_element_types(impl::dtype_bit(*d)).empty()) {
+      throw CaseError("case field '" + std::string(field) +
+                      "' must be e4m3fn, e5m2, e4m3fnuz or e5m2fnuz, not '" + text + "'");
     }
     return *d;
   };

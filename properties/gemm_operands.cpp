@@ -75,6 +75,10 @@ Format gemm_element_format(impl::Dtype d) {
       return Format::kE4M3FN;
     case impl::Dtype::kE5m2:
       return Format::kE5M2;
+    case impl::Dtype::kE4m3fnuz:
+      return Format::kE4M3FNUZ;
+    case impl::Dtype::kE5m2fnuz:
+      return Format::kE5M2FNUZ;
     default:
       throw std::invalid_argument("gemm_element_format: " + std::string(impl::to_string(d)) +
                                   " is not an FP8 element type of the GEMM properties");
@@ -83,7 +87,8 @@ Format gemm_element_format(impl::Dtype d) {
 
 std::vector<impl::Dtype> fp8_element_types(impl::DtypeMask mask) {
   std::vector<impl::Dtype> out;
-  for (impl::Dtype d : {impl::Dtype::kE4m3fn, impl::Dtype::kE5m2}) {
+  for (impl::Dtype d :
+       {impl::Dtype::kE4m3fn, impl::Dtype::kE5m2, impl::Dtype::kE4m3fnuz, impl::Dtype::kE5m2fnuz}) {
     if (mask & impl::dtype_bit(d)) out.push_back(d);
   }
   return out;
@@ -246,7 +251,7 @@ Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, 
   }
   GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed, model).problem;
   if (fingerprint_scales) fingerprint(p, seed, model);
-  // Integers in {-8..8} (fingerprint: {-2..2}) are exact in E4M3FN and E5M2.
+  // Integers in {-8..8} (fingerprint: {-2..2}) are exact in every FP8 format.
   const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
   Bytes a, b;
   a.reserve(p.a.size());

@@ -40,15 +40,17 @@ Bytes bytes_of(const std::vector<T>& v) {
   return out;
 }
 
-// The element types of A and B: E4M3FN or E5M2 codes for the FP8 GEMMs (each operand its own),
-// bf16 for gemm_bf16.
+// The element types of A and B: E4M3FN, E5M2, E4M3FNUZ or E5M2FNUZ codes for the FP8 GEMMs (each
+// operand its own), bf16 for gemm_bf16.
 struct ElementTypes {
   impl::Dtype a = impl::Dtype::kE4m3fn;
   impl::Dtype b = impl::Dtype::kE4m3fn;
 };
-// The reference format of an FP8 element type (E4M3FN, E5M2); std::invalid_argument otherwise.
+// The reference format of an FP8 element type (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ);
+// std::invalid_argument otherwise.
 Format gemm_element_format(impl::Dtype d);
-// The FP8 element types the properties generate (E4M3FN, E5M2) that `mask` accepts, in that order.
+// The FP8 element types the properties generate (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ) that `mask`
+// accepts, in that order.
 std::vector<impl::Dtype> fp8_element_types(impl::DtypeMask mask);
 
 // Logical operands (A m x k, B n x k row-major; scales as logical row-major grids) and the

@@ -83,10 +83,14 @@ bool run_twice_accepts(const Op& op) {
     case Family::kGemmMx:
     case Family::kGemmBlock:
     case Family::kGemmBf16: {
-      const Dtype e = op.family == Family::kGemmBf16 ? Dtype::kBf16 : Dtype::kE4m3fn;
+      // bf16, or an FP8 type of each operand (the first the properties generate: E4M3FN first).
+      const bool bf16 = op.family == Family::kGemmBf16;
+      const bool in_ok =
+          bf16 ? (c.a_dtypes & c.b_dtypes & dtype_bit(Dtype::kBf16)) != 0
+               : !fp8_element_types(c.a_dtypes).empty() && !fp8_element_types(c.b_dtypes).empty();
       const bool b_ok = (c.b_layouts & (impl::layout_bit(Layout::kRowMajor) |
                                         impl::layout_bit(Layout::kAiterShuffle16x16))) != 0;
-      return (c.a_dtypes & dtype_bit(e)) != 0 && (c.b_dtypes & dtype_bit(e)) != 0 && b_ok &&
+      return in_ok && b_ok &&
              (c.out_dtypes & (dtype_bit(Dtype::kF32) | dtype_bit(Dtype::kBf16))) != 0;
     }
     case Family::kQuantizeNvfp4:  // FP4: above
@@ -290,7 +294,12 @@ std::optional<Failure> check_run_twice(const Context& ctx, const Case& c) {
   }
   if (impl::is_gemm(op.family)) {
     const std::size_t n = c.num("n");
-    const Operands o = general_operands(op, m, n, k, seed);
+    ElementTypes types;
+    if (op.family != Family::kGemmBf16) {
+      types = {fp8_element_types(op.contract.a_dtypes).at(0),
+               fp8_element_types(op.contract.b_dtypes).at(0)};
+    }
+    const Operands o = general_operands(op, m, n, k, seed, types);
     const OutputFormat fmt = (op.contract.out_dtypes & dtype_bit(Dtype::kF32)) != 0
                                  ? OutputFormat::kFp32
                                  : OutputFormat::kBf16;

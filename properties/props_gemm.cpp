@@ -1,9 +1,10 @@
 // GEMM properties over the GEMM ops of the implementation under test (families gemm_mx,
 // gemm_block, gemm_bf16): every op bit-exact on exact-mode data (fingerprint scales), in its
-// declared order (ops that declare one) and inside the bound of its accumulator model on general
-// data; metamorphic TP column / row splits and poisoned padding. Cases come from gemm_cases.h
-// (shapes from each op's contract and the production catalog); operands are laid out with the
-// reference's layout code (gemm_operands.h). The layout properties are props_layout.cpp.
+// declared order or accumulator simulation (ops that declare one) and inside the bound of its
+// accumulator model on general data; metamorphic TP column / row splits and poisoned padding. Cases
+// come from gemm_cases.h (shapes from each op's contract and the production catalog); operands are
+// laid out with the reference's layout code (gemm_operands.h). The layout properties are
+// props_layout.cpp.
 #include <rapidcheck.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
 #include "reference/accumulator_bounds.h"
+#include "reference/accumulator_simulation.h"
 #include "reference/format.h"
 
 namespace mxgate::properties {
@@ -109,7 +111,8 @@ rc::Gen<Case> gen_ordered(const Context&, const Ops& ops) {
   });
 }
 
-// An op that declares its summation order must follow it bit for bit; every op must stay inside
+// An op that declares its summation order (or that its sums are its accumulator model's
+// simulation) must follow it bit for bit; every op must stay inside
 // the bound of its accumulator model (impl/accumulator.h accum_model_for; the bound of
 // reference/accumulator_bounds.h for that model).
 std::optional<Failure> check_ordered(const Context& ctx, const Case& c) {
@@ -125,6 +128,11 @@ std::optional<Failure> check_ordered(const Context& ctx, const Case& c) {
   if (op.contract.order) {
     if (auto f = compare_outputs(op.name + " vs ordered_gemm (declared order)",
                                  ordered_gemm(o.problem, order_model(op, fmt)), got)) {
+      return f;
+    }
+  } else if (op.contract.simulated_order) {
+    if (auto f = compare_outputs(op.name + " vs simulate_gemm (" + model.name + ", bit for bit)",
+                                 simulate_gemm(o.problem, model, fmt), got)) {
       return f;
     }
   }

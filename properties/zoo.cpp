@@ -163,7 +163,7 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
      "one block (1 x 32) with an E2M1 tie (0.25, 1.25, 2.5 or 5 times the scale)", one_block},
     {Fault::kZ33E4m3SubnormalAsNormal, "gemm_fp4.ordered_bound",
      "M = N = 1, K <= 16 (one NVFP4 block whose scale is subnormal)",
-     [](const Case& c) { return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 16; }},
+     [](const Case& c) { return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 32; }},
     {Fault::kZ34Nvfp4Amax32, "quantize_fp4.bit_exact",
      "one row, K <= 32 (two 16-blocks of one 32-span with different amax)", one_block},
     {Fault::kZ35Bf16GlobalAsFp32, "quantize_fp4.bit_exact",
@@ -178,6 +178,12 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
      [](const Case& c) {
        return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 32 &&
               c.text("layout") == "nv_swizzle_128x4";
+     }},
+    {Fault::kZ38FnuzDecodedAsOcp, "gemm.exact",
+     "gemm_blockscale_fnuz, M = N = 1, K <= 32 (two MFMA steps)",
+     [](const Case& c) {
+       return op_is(c, "gemm_blockscale_fnuz") && c.num("m") == 1 && c.num("n") == 1 &&
+              c.num("k") <= 32;
      }},
     {Fault::kZ39E8m0ZeroAsZero, "gemm.exact",
      "gemm_mx_dequant, M = N = 1, K <= 32, extreme scales (A 0x00 x B 0xFE)",

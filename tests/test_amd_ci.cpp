@@ -2,7 +2,7 @@
 // can: the target it detects (from a stand-in rocm_agent_enumerator / rocminfo on PATH), the FP8
 // format its probe uses per target, the commands it would run (--dry-run), and its exit codes for
 // no GPU, a malformed target, an unknown argument and a target the compiler rejects (Debian's
-// hipcc 5.2 rejects gfx950).
+// hipcc 5.2 rejects gfx950 and gfx942).
 // Does NOT cover: a build for a ROCm >= 6 target, the GPU steps themselves (no AMD GPU is lent).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -82,12 +82,15 @@ TEST(AmdCi, BadUsageExits2) {
   EXPECT_NE(r.out.find("unknown argument '--gpu'"), std::string::npos) << r.out;
 }
 
-// Guards against a CI job with Debian's hipcc for MI355 failing late inside the build, or
-// building for a target the compiler silently replaced: the script checks the compiler first.
+// Guards against a CI job with Debian's hipcc for MI355 or MI300 failing late inside the build,
+// or building for a target the compiler silently replaced: the script checks the compiler first
+// (hipcc 5.2 rejects gfx950 and gfx942, docs/amd_ci.md §2).
 TEST(AmdCi, CompilerThatRejectsTheTargetExits2) {
-  const ShellResult r = FakeRocm("gfx000\\n").run("--arch gfx950 --hipcc hipcc");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("hipcc does not compile for gfx950"), std::string::npos) << r.out;
+  for (const std::string arch : {"gfx950", "gfx942"}) {
+    const ShellResult r = FakeRocm("gfx000\\n").run("--arch " + arch + " --hipcc hipcc");
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("hipcc does not compile for " + arch), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Covers the zoo classes Z17-Z30 (docs/bug_classes.md §2, dispatch/faults.h) one by one: each
-// fault's minimal case built by hand and run on the host backend clean and with the fault. The
+// Covers the zoo classes Z17-Z30 and Z38 (docs/bug_classes.md §2, dispatch/faults.h) one by one:
+// each fault's minimal case built by hand and run on the host backend clean and with the fault. The
 // expected output is written from the formats' definitions (docs/formats.md §1.1, §2, §5.2), the
 // arithmetic beside it; the gate's bit-exact verdict (reference/verdict.h) must pass clean and,
 // with the fault, fail at the element the mechanism predicts (row, column, count). Z19 is a
@@ -9,6 +9,7 @@
 // Does not cover: finding the faults from generated cases (tests/property_zoo.cpp), GPU backends.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -380,6 +381,31 @@ TEST(ZooFaultsDetect, Z30TheSameInputsTwiceGiveOtherBits) {
   }
 }
 
+// Z38: gemm_blockscale_fnuz, M = 2, N = 1, K = 16 (one MFMA step), scales 1; A row 0 zeros (0x00:
+// zero in both readings), row 1 and B E4M3FNUZ 1.0 (0x40: exponent field 8, bias 8): rows 0 and
+// 16. Read as E4M3FN (bias 7) 0x40 is 2.0, each product 4: row 1 gives 64, row 0 stays 0, so only
+// (1,0) differs.
+TEST(ZooFaultsDetect, Z38FnuzCodesDecodedAsOcp) {
+  std::vector<uint8_t> a(32, 0x40);
+  std::fill(a.begin(), a.begin() + 16, uint8_t{0});
+  for (bool faulty : {false, true}) {
+    gpu::HostBackend be;
+    gpu::GemmArgs g;
+    g.a = buffer(be, a, "A");
+    g.b = buffer(be, std::vector<uint8_t>(16, 0x40), "B");
+    g.a_scale = buffer(be, std::vector<float>{1.0f, 1.0f}, "As");
+    g.b_scale = buffer(be, std::vector<float>{1.0f}, "Bs");
+    g.p = {2, 1, 16, gpu::OutDtype::kFp32};
+    g.p.a_format = g.p.b_format = gpu::Fp8Format::kE4m3fnuz;
+    g.p.faults = faulty ? bits(Fault::kZ38FnuzDecodedAsOcp) : 0;
+    const auto c = gemm(be, gpu::kernel("gemm_blockscale_fnuz"), g);
+    expect_fp32(2, 1, {0.0f, 16.0f}, c, faulty, {1, 1, 0});
+    if (faulty) {
+      EXPECT_EQ(c[1], 64.0f);
+    }
+  }
+}
+
 // Guards against an op that determinism.run_twice silently leaves out (Z30 in another kernel
 // would pass the gate): on the host backend it must pick from every built-in op but the planted
 // test kernels of the table (none of them is in the built-in implementation) and the host-only
@@ -397,8 +423,9 @@ TEST(ZooFaultsDetect, RunTwiceReachesEveryBuiltinOp) {
   for (const char* name :
        {"quantize_mx", "dequant_mx_to_bf16", "upcast_e8m0", "preshuffle_weight", "gemm_mx_dequant",
         "gemm_mx_dot_scaled", "gemm_blockscale", "gemm_blockscale_bpreshuffle", "gemm_bf16",
-        "quantize_act1x128_ue8m0", "gemm_blockscale_ue8m0", "quantize_mxfp4", "quantize_nvfp4",
-        "dequant_mxfp4", "dequant_nvfp4", "gemm_mxfp4", "gemm_nvfp4"}) {
+        "quantize_act1x128_ue8m0", "gemm_blockscale_ue8m0", "gemm_blockscale_fnuz",
+        "gemm_blockscale_fnuz_bpreshuffle", "quantize_mxfp4", "quantize_nvfp4", "dequant_mxfp4",
+        "dequant_nvfp4", "gemm_mxfp4", "gemm_nvfp4"}) {
     EXPECT_EQ(picked.count(name), 1u) << name << " left out of determinism.run_twice\n" << reasons;
   }
   for (const impl::Op& op : impl::builtin().ops) {

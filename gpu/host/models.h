@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "gpu/kernels/gemm.h"
 #include "gpu/kernels/params.h"
 
 namespace mxgate::gpu::host {
@@ -23,11 +24,24 @@ int gemm_mx_dot_scaled(const GemmParams& p, const uint8_t* a, const uint8_t* sa,
                        const uint8_t* sb, void* out);
 int gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa, const uint8_t* b,
                     const uint8_t* sb, void* out);
-int gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
-                    const float* bs, void* out);
-int gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
-                                const uint8_t* b, const float* bs, void* out);
 int gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out);
+
+// The block-scale GEMMs, one instance per kernel row of the kernels/gemm.h body's template:
+// gemm_blockscale <false, false, false>, gemm_blockscale_bpreshuffle <true, false, false>,
+// gemm_blockscale_ue8m0 <false, true, false> (Z22), gemm_blockscale_fnuz <false, false, true> and
+// gemm_blockscale_fnuz_bpreshuffle <true, false, true> (AITER's MI300 path: FNUZ codes, the CDNA3
+// MFMA accumulation).
+template <bool kPreshuffled, bool kUe8m0, bool kFnuzMfma>
+int blockscale_gemm(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
+                    const float* bs, void* out) {
+  for (uint64_t m = 0; m < p.m; ++m) {
+    for (uint64_t n = 0; n < p.n; ++n) {
+      store_output(p, out, m * p.n + n,
+                   gemm_blockscale_element<kPreshuffled, kUe8m0, kFnuzMfma>(p, a, as, b, bs, m, n));
+    }
+  }
+  return 0;
+}
 
 // The FP4 kernels (models_fp4.cpp).
 int quantize_mxfp4(const Fp4QuantizeParams& p, const void* in, const void* global, uint8_t* codes,
@@ -46,10 +60,8 @@ int gemm_nvfp4(const Fp4GemmParams& p, const uint8_t* a, const uint8_t* sa, cons
 int fault_write_past_end(const FaultParams& p, float* out);
 int fault_skip_element(const FaultParams& p, float* out);
 
-// Detection work (docs/bug_classes.md §2: Z21, Z22).
+// Detection work (docs/bug_classes.md §2: Z21; Z22 is gemm_blockscale_ue8m0 above).
 int quantize_act1x128_ue8m0(const QuantizeBlockParams& p, const void* in, uint8_t* codes,
                             float* scales);
-int gemm_blockscale_ue8m0(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
-                          const float* bs, void* out);
 
 }  // namespace mxgate::gpu::host

@@ -32,36 +32,12 @@ int gemm_mx_dequant(const GemmParams& p, const uint8_t* a, const uint8_t* sa, co
   return 0;
 }
 
-int gemm_blockscale(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
-                    const float* bs, void* out) {
-  for_each_output(p, out, [&](uint64_t m, uint64_t n) {
-    return gemm_blockscale_element<false>(p, a, as, b, bs, m, n);
-  });
-  return 0;
-}
-
-int gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a, const float* as,
-                                const uint8_t* b, const float* bs, void* out) {
-  for_each_output(p, out, [&](uint64_t m, uint64_t n) {
-    return gemm_blockscale_element<true>(p, a, as, b, bs, m, n);
-  });
-  return 0;
-}
-
 int gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b, void* out) {
   // The launch count the planted Z30 reads, kept as the device launcher keeps it.
   static std::atomic<uint64_t> launches{0};
   GemmParams q = p;
   q.launch_index = launches++;
   for_each_output(q, out, [&](uint64_t m, uint64_t n) { return gemm_bf16_element(q, a, b, m, n); });
-  return 0;
-}
-
-int gemm_blockscale_ue8m0(const GemmParams& p, const uint8_t* a, const float* as, const uint8_t* b,
-                          const float* bs, void* out) {
-  for_each_output(p, out, [&](uint64_t m, uint64_t n) {
-    return gemm_blockscale_element<false, true>(p, a, as, b, bs, m, n);
-  });
   return 0;
 }
 

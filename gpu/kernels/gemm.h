@@ -7,6 +7,7 @@
 
 #include "common/blocks.h"
 #include "gpu/kernels/bits.h"
+#include "gpu/kernels/mfma_cdna3.h"
 #include "gpu/kernels/params.h"
 #include "gpu/kernels/preshuffle.h"
 
@@ -111,9 +112,15 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
 //   gemm_blockscale:             As row-major (m*Kb + kb), B plain row-major (n*K + k)
 //   gemm_blockscale_bpreshuffle: As column-major (kb*M + m), B AITER (16,16) preshuffled
 //   gemm_blockscale_ue8m0:       as gemm_blockscale, scales through ue8m0_scale above
+//   gemm_blockscale_fnuz, gemm_blockscale_fnuz_bpreshuffle: as gemm_blockscale and
+//                                gemm_blockscale_bpreshuffle, FNUZ codes and MFMA steps (below)
 // Order: for each 128-block kb in order:
 //   part = sum_{k increasing} fl(a*b);  acc = fl(acc + fl(fl(part*As)*Bs))
 // == ordered_gemm OrderModel{128, kPerPartial} (fp8 products are exact in fp32).
+// The FNUZ GEMMs (AITER's MI300 path): as the E4M3FN ones with A and B FNUZ codes
+// (E4M3FNUZ or E5M2FNUZ, p.a_format / p.b_format), and part of each 128-block summed by the CDNA3
+// MFMA: from part = +0, one mfma_cdna3.h step per 16 consecutive k (the last one shorter) ==
+// simulate_gemm with cdna3_fp8_mfma:chunk_k=128; acc as above.
 // gemm_blockscale_ue8m0 (DeepGEMM's SM100 recipe, docs/formats.md §5.2): as gemm_blockscale,
 // but its fp32 scales are consumed as UE8M0, four to a 32-bit word along K: each scale is the
 // E8M0 value of its exponent byte ((bits >> 23) & 0xFF; sign and mantissa dropped, 0xFF NaN).
@@ -134,7 +141,17 @@ MXGATE_HD inline float ue8m0_scale(const float* row, uint64_t count, uint64_t kb
 // tiles, one wave after another.
 inline constexpr uint64_t kGemmWaveRows = 128;
 
-template <bool kPreshuffled, bool kUe8m0 = false>
+// One FNUZ operand code (exact). Z38 (planted): decoded as the OCP format of the same widths
+// (E4M3FN, E5M2: bias 7 and 15 for 8 and 16), so every value is doubled and 0x80 reads as -0.
+MXGATE_HD inline float decode_fnuz_operand(const GemmParams& p, Fp8Format f, uint8_t c) {
+  const bool e5m2 = f == Fp8Format::kE5m2fnuz;
+  if (p.faults & kernel_fault::kFnuzDecodedAsOcp) {
+    return e5m2 ? bits::decode_e5m2(c) : bits::decode_e4m3fn(c);
+  }
+  return bits::decode_fnuz(c, e5m2);
+}
+
+template <bool kPreshuffled, bool kUe8m0 = false, bool kFnuzMfma = false>
 MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_t* a,
                                                const float* as, const uint8_t* b, const float* bs,
                                                uint64_t m, uint64_t n) {
@@ -151,15 +168,32 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
   float acc = 0.0f;
   for (uint64_t kb = 0; kb < kb_end; ++kb) {
     const uint64_t k1 = (kb + 1) * kBlockK < p.k ? (kb + 1) * kBlockK : p.k;
+    const auto b_code = [&](uint64_t k) {
+      return kPreshuffled ? b[preshuffled_offset(p.k, n, k)] : b[n * p.k + k];
+    };
     float part = 0.0f;
-    for (uint64_t k = kb * kBlockK; k < k1; ++k) {
-      const uint8_t bc = kPreshuffled ? b[preshuffled_offset(p.k, n, k)] : b[n * p.k + k];
-      part =
-          bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(bc)));
+    if constexpr (kFnuzMfma) {
+      for (uint64_t k0 = kb * kBlockK; k0 < k1; k0 += cdna3::kStepK) {
+        float t[cdna3::kStepK];
+        int count = 0;
+        for (uint64_t k = k0; k < k1 && count < cdna3::kStepK; ++k) {
+          t[count++] = bits::mul(decode_fnuz_operand(p, p.a_format, a[m * p.k + k]),
+                                 decode_fnuz_operand(p, p.b_format, b_code(k)));
+        }
+        part = cdna3::mfma_step(part, t, count);
+      }
+    } else {
+      for (uint64_t k = kb * kBlockK; k < k1; ++k) {
+        part = bits::add(
+            part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(b_code(k))));
+      }
     }
-    // Z17 (planted, bpreshuffle): split-K in slices of one 128-block whose scale lookup uses the
-    // slice-local block index, so every slice applies slice 0's scales (CUTLASS #3537, #3615).
-    const uint64_t ks = kPreshuffled && (p.faults & kernel_fault::kSplitKSlice0Scales) ? 0 : kb;
+    // Z17 (planted, gemm_blockscale_bpreshuffle): split-K in slices of one 128-block whose scale
+    // lookup uses the slice-local block index, so every slice applies slice 0's scales (CUTLASS
+    // #3537, #3615).
+    const bool slice0 =
+        kPreshuffled && !kFnuzMfma && (p.faults & kernel_fault::kSplitKSlice0Scales);
+    const uint64_t ks = slice0 ? 0 : kb;
     const bool leak = (p.faults & kernel_fault::kUe8m0PackLeak) != 0;
     // A's scale of row r for this block, as this kernel reads it.
     const auto a_scale = [&](uint64_t r) {
@@ -172,7 +206,8 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
     // Z20 (planted, gemm_blockscale): a kernel that takes arbitrary fp32 scales keeps only each
     // one's exponent (the UE8M0 transform without its power-of-two precondition: SGLang #39193,
     // vLLM #49784).
-    if (!kPreshuffled && !kUe8m0 && (p.faults & kernel_fault::kTruncateScaleExponent)) {
+    if (!kPreshuffled && !kUe8m0 && !kFnuzMfma &&
+        (p.faults & kernel_fault::kTruncateScaleExponent)) {
       s_a = bits::f32_from(bits::f32_bits(s_a) & 0x7F800000u);
       s_b = bits::f32_from(bits::f32_bits(s_b) & 0x7F800000u);
     }

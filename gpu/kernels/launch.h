@@ -1,4 +1,5 @@
-// Host-side launchers of the device kernels (one per gpu/kernels/*.hip file), with the entry
+// Host-side launchers of the device kernels (one per gpu/kernels/*.hip file, or one per variant
+// of a templated kernel: gemm_blockscale.hip), with the entry
 // signatures of gpu/kernel.h. Pointers are device addresses; each returns the launch status as
 // a hipError_t value cast to int (0 = success). Asynchronous faults surface at the backend's
 // synchronize.
@@ -44,6 +45,13 @@ MXGATE_DEVICE_ENTRY int launch_gemm_blockscale(const GemmParams& p, const uint8_
 MXGATE_DEVICE_ENTRY int launch_gemm_blockscale_bpreshuffle(const GemmParams& p, const uint8_t* a,
                                                            const float* as, const uint8_t* b,
                                                            const float* bs, void* out);
+MXGATE_DEVICE_ENTRY int launch_gemm_blockscale_fnuz(const GemmParams& p, const uint8_t* a,
+                                                    const float* as, const uint8_t* b,
+                                                    const float* bs, void* out);
+MXGATE_DEVICE_ENTRY int launch_gemm_blockscale_fnuz_bpreshuffle(const GemmParams& p,
+                                                                const uint8_t* a, const float* as,
+                                                                const uint8_t* b, const float* bs,
+                                                                void* out);
 MXGATE_DEVICE_ENTRY int launch_gemm_bf16(const GemmParams& p, const uint16_t* a, const uint16_t* b,
                                          void* out);
 // The FP4 kernels (gpu/kernels/fp4_*.h).

@@ -48,8 +48,8 @@ inline constexpr uint32_t kDefaultScaleByteOne = 1u << 18;  // Z27: absent scale
 inline constexpr uint32_t kKTailScaleUnmasked = 1u << 19;   // Z28: K-tail tile's scales unmasked
 inline constexpr uint32_t kOffset32Bit = 1u << 20;          // Z29: element offsets wrap at 2^31
 inline constexpr uint32_t kLaunchCounterOrder = 1u << 21;   // Z30: K order flips every launch
-// The FP4 kernels' classes (docs/bug_classes.md §2, Z31-Z37), bits 24-30 (9-23 stay free for the
-// classes numbered between).
+inline constexpr uint32_t kFnuzDecodedAsOcp = 1u << 22;     // Z38: FNUZ codes read as E4M3FN/E5M2
+// The FP4 kernels' classes (docs/bug_classes.md §2, Z31-Z37), bits 24-30.
 inline constexpr uint32_t kNibbleSwap = 1u << 24;             // Z31: element 2i packed high
 inline constexpr uint32_t kE2m1TiesAway = 1u << 25;           // Z32: E2M1 ties away from zero
 inline constexpr uint32_t kE4m3SubnormalAsNormal = 1u << 26;  // Z33: exp field 0 read as normal
@@ -119,6 +119,8 @@ struct PreshuffleParams {
 //                       the 128-row weight blocks from n_offset/128 on
 //   launch_index        set by the launcher (host model, device launcher): how many launches of
 //                       this kernel came before; only the planted Z30 reads it
+//   a_format, b_format  gemm_blockscale_fnuz: the FNUZ format of A's and B's codes (the call's
+//                       dtypes); the other FP8 GEMMs read E4M3FN whatever these say
 // gemm_mx_dot_scaled takes sb == nullptr (tl.dot_scaled rhs_scale=None): B unscaled, unit scale.
 struct GemmParams {
   uint64_t m = 0;
@@ -126,11 +128,13 @@ struct GemmParams {
   uint64_t k = 0;
   OutDtype out = OutDtype::kFp32;
   uint32_t faults = 0;  // kernel_fault bits (Z9, Z10, Z12, Z13, Z16, Z17, Z18, Z20, Z22, Z27,
-                        // Z28, Z30)
+                        // Z28, Z30, Z38)
   bool mx_scales_swizzled = false;
   uint64_t as_ld = 0;
   uint64_t n_offset = 0;
   uint64_t launch_index = 0;
+  Fp8Format a_format = Fp8Format::kE4m3fn;
+  Fp8Format b_format = Fp8Format::kE4m3fn;
 };
 
 // ---- FP4 kernels (docs/fp4.md §12) ------------------------------------------------------------

@@ -84,6 +84,9 @@ void print_op(const Op& op) {
     std::printf("      declared order: %s, scales per %s, %d + %d roundings%s\n", partial.c_str(),
                 c.order->per_partial ? "partial" : "product", c.order->product_roundings,
                 c.order->partial_roundings, c.n_offset ? "; takes n_offset" : "");
+  } else if (c.simulated_order) {
+    std::printf("      declared order: the simulation of its accumulator, bit for bit%s\n",
+                c.n_offset ? "; takes n_offset" : "");
   }
   if (!c.notes.empty()) std::printf("      %s\n", c.notes.c_str());
 }
