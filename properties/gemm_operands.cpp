@@ -137,21 +137,35 @@ GemmKind kernel_kind(Kernel k) { return gemm_kind(*k->family); }
 
 }  // namespace
 
+namespace {
+
+// The codes of the integers -16..16 in `f` (the values exact-mode operands draw), so laying out
+// operands is a lookup instead of an encode per element.
+std::array<uint8_t, 33> small_int_codes(Format f) {
+  std::array<uint8_t, 33> t{};
+  for (int i = -16; i <= 16; ++i) {
+    t[i + 16] = static_cast<uint8_t>(encode(f, static_cast<float>(i), EncodePolicy{}));
+  }
+  return t;
+}
+
+bool small_int(float v) { return v == std::floor(v) && std::fabs(v) <= 16.0f; }
+
+}  // namespace
+
 uint8_t e4m3_code(float v) {
-  static const auto table = [] {
-    std::array<uint8_t, 33> t{};
-    for (int i = -16; i <= 16; ++i) {
-      t[i + 16] =
-          static_cast<uint8_t>(encode(Format::kE4M3FN, static_cast<float>(i), EncodePolicy{}));
-    }
-    return t;
-  }();
-  if (v == std::floor(v) && std::fabs(v) <= 16.0f) return table[static_cast<int>(v) + 16];
+  static const std::array<uint8_t, 33> table = small_int_codes(Format::kE4M3FN);
+  if (small_int(v)) return table[static_cast<int>(v) + 16];
   return static_cast<uint8_t>(encode(Format::kE4M3FN, v, EncodePolicy{}));
 }
 
 uint8_t fp8_code(Format f, float v) {
   if (f == Format::kE4M3FN) return e4m3_code(v);
+  static const std::array<uint8_t, 33> e5m2 = small_int_codes(Format::kE5M2);
+  // -0 is left to encode (its code is 0x80; the table's 0 is +0).
+  if (f == Format::kE5M2 && small_int(v) && (v != 0 || !std::signbit(v))) {
+    return e5m2[static_cast<int>(v) + 16];
+  }
   return static_cast<uint8_t>(encode(f, v, EncodePolicy{}));
 }
 
@@ -244,8 +258,16 @@ Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, 
     for (float v : p.b) b.push_back(bf16_of(v));
     return bf16_operands(a, b, m, n, k);
   }
-  GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed, model).problem;
-  if (fingerprint_scales) fingerprint(p, seed, model);
+  GemmProblem p;
+  if (fingerprint_scales) {
+    // fingerprint writes every value and scale: make_exact_mode_operands' refusals are needed,
+    // not its draws.
+    require_exact_mode_operands(k, blocks, true, model);
+    p = make_gemm_problem(m, n, k, blocks, true);
+    fingerprint(p, seed, model);
+  } else {
+    p = make_exact_mode_operands(m, n, k, blocks, true, seed, model).problem;
+  }
   // Integers in {-8..8} (fingerprint: {-2..2}) are exact in E4M3FN and E5M2.
   const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
   Bytes a, b;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -32,30 +33,54 @@ struct RowBounds {
   uint64_t top = 0;
 };
 
+constexpr int kZeroTerm = std::numeric_limits<int>::min();
 constexpr uint64_t kTopCap = uint64_t{1} << 25;
 
-template <class Value>
-std::vector<RowBounds> row_bounds(const std::vector<Value>& vals, const std::vector<int>& se,
-                                  size_t rows, size_t k) {
-  std::vector<RowBounds> out(rows);
+bool in_range(int unit, int top) { return unit >= -149 && top <= 127; }
+
+// One operand of is_exact_mode: its elements (float_bits.h odd_parts), each element's scale
+// exponent (kZeroTerm where the element or its scale is zero) and each row's bounds.
+struct OperandTerms {
+  std::vector<OddParts> v;
+  std::vector<int> se;
+  std::vector<RowBounds> rows;
+};
+
+// Fills `t` from `values` (rows x k, finite) and their power-of-two scale grid (blocks of
+// block_rows x block_k; empty: all 1), each scale's exponent read once per block. Returns the
+// index of the first element whose value * scale is no fp32 value (condition (3)), SIZE_MAX if
+// none.
+size_t operand_terms(const std::vector<float>& values, const std::vector<float>& scales,
+                     size_t rows, size_t k, size_t block_rows, size_t block_k, OperandTerms& t) {
+  const size_t cols = ceil_div(k, block_k);
+  t.v.resize(values.size());
+  t.se.resize(values.size());
+  t.rows.assign(rows, RowBounds{});
   for (size_t r = 0; r < rows; ++r) {
-    RowBounds& b = out[r];
-    for (size_t kk = r * k; kk < (r + 1) * k; ++kk) {
-      if (se[kk] == std::numeric_limits<int>::min()) continue;  // a zero term
-      ++b.nonzero;
-      b.lo = std::min(b.lo, vals[kk].lsb + se[kk]);
-      b.hi = std::max(b.hi, vals[kk].lsb + se[kk]);
-      b.se_lo = std::min(b.se_lo, se[kk]);
-      b.se_hi = std::max(b.se_hi, se[kk]);
+    RowBounds& b = t.rows[r];
+    for (size_t c = 0; c < cols; ++c) {
+      const float s = scales.empty() ? 1.0f : scales[(r / block_rows) * cols + c];
+      const int e = s == 0 ? kZeroTerm : pow2_exponent(s);
+      for (size_t x = r * k + c * block_k; x < r * k + std::min(k, (c + 1) * block_k); ++x) {
+        const OddParts v = t.v[x] = odd_parts(values[x]);
+        t.se[x] = v.odd == 0 ? kZeroTerm : e;
+        if (t.se[x] == kZeroTerm) continue;
+        if (!in_range(v.lsb + e, v.msb + e)) return x;
+        ++b.nonzero;
+        b.lo = std::min(b.lo, v.lsb + e);
+        b.hi = std::max(b.hi, v.lsb + e);
+        b.se_lo = std::min(b.se_lo, e);
+        b.se_hi = std::max(b.se_hi, e);
+      }
     }
-    for (size_t kk = r * k; kk < (r + 1) * k && b.top < kTopCap; ++kk) {
-      if (se[kk] == std::numeric_limits<int>::min()) continue;
-      const int shift = vals[kk].lsb + se[kk] - b.lo;
-      b.top = shift + std::bit_width(vals[kk].odd) > 25 ? kTopCap
-                                                        : std::max(b.top, vals[kk].odd << shift);
+    for (size_t x = r * k; x < (r + 1) * k && b.top < kTopCap; ++x) {
+      if (t.se[x] == kZeroTerm) continue;
+      const int shift = t.v[x].lsb + t.se[x] - b.lo;
+      b.top =
+          shift + std::bit_width(t.v[x].odd) > 25 ? kTopCap : std::max(b.top, t.v[x].odd << shift);
     }
   }
-  return out;
+  return SIZE_MAX;
 }
 
 // Whether conditions (2) and (3) of is_exact_mode hold for every term rows `a` and `b` can form,
@@ -71,7 +96,41 @@ bool rows_certify_cell(const RowBounds& a, const RowBounds& b) {
   const auto fits = [](int lo, int hi) { return lo >= -149 && hi + 24 <= 127; };
   return fits(e_lo - a.se_hi - b.se_hi, e_hi - a.se_lo - b.se_lo) &&
          fits(e_lo - a.se_hi, e_hi - a.se_lo) && fits(e_lo - b.se_hi, e_hi - b.se_lo) &&
-         fits(e_lo, e_hi) && a.se_lo + b.se_lo >= -149 && a.se_hi + b.se_hi <= 127;
+         fits(e_lo, e_hi) && in_range(a.se_lo + b.se_lo, a.se_hi + b.se_hi);
+}
+
+// Conditions (2) and (3) of is_exact_mode for output element (i, j), term by term in k order;
+// the first violation's reason, or nothing.
+std::optional<std::string> walk_cell(const OperandTerms& a, const OperandTerms& b, size_t i,
+                                     size_t j, size_t k) {
+  const auto at = [&] { return " at C(" + num(i) + "," + num(j) + ")"; };
+  const OddParts* av = &a.v[i * k];
+  const OddParts* bv = &b.v[j * k];
+  const int* as = &a.se[i * k];
+  const int* bs = &b.se[j * k];
+  // (2) e0 = lowest set bit over nonzero terms.
+  int e0 = std::numeric_limits<int>::max();
+  for (size_t kk = 0; kk < k; ++kk) {
+    if (as[kk] == kZeroTerm || bs[kk] == kZeroTerm) continue;
+    e0 = std::min(e0, av[kk].lsb + bv[kk].lsb + as[kk] + bs[kk]);
+  }
+  if (e0 == std::numeric_limits<int>::max()) return std::nullopt;  // every term is zero
+  uint64_t units = 0;                                              // sum |t| / 2^e0
+  for (size_t kk = 0; kk < k; ++kk) {
+    const int ea = as[kk], eb = bs[kk];
+    if (ea == kZeroTerm || eb == kZeroTerm) continue;
+    const int shift = av[kk].lsb + bv[kk].lsb + ea + eb - e0;
+    const uint64_t odd = av[kk].odd * bv[kk].odd;  // < 2^48
+    if (shift + std::bit_width(odd) > 25) return "a term exceeds 2^24 * 2^e0" + at();
+    units += odd << shift;
+    if (units > (uint64_t{1} << 24)) return "sum |terms| exceeds 2^24 * 2^e0" + at();
+    // (3) partial sums before / between / after scaling, and the scale product, in fp32.
+    for (int g : {e0 - ea - eb, e0 - ea, e0 - eb, e0}) {
+      if (!in_range(g, g + 24)) return "a partial sum leaves fp32's range" + at();
+    }
+    if (!in_range(ea + eb, ea + eb)) return "sa*sb leaves fp32's range" + at();
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -140,122 +199,32 @@ bool is_exact_mode(const GemmProblem& problem, std::string* why) {
       return fail("B scale #" + num(e) + " is not a power of two or zero");
     }
   }
-  struct Value {
-    uint64_t odd = 0;  // odd significand; 0 for zero
-    int lsb = 0;       // value = +-odd * 2^lsb
-    int msb = 0;
-  };
-  auto decompose = [](float x) {
-    Value v;
-    if (x == 0) {
-      return v;
-    }
-    bit_range(x, &v.lsb, &v.msb);
-    v.odd = static_cast<uint64_t>(std::ldexp(std::fabs(static_cast<double>(x)), -v.lsb));
-    return v;
-  };
-  auto in_range = [](int unit, int top) { return unit >= -149 && top <= 127; };
-  std::vector<Value> av(p.a.size()), bv(p.b.size());
   for (size_t e = 0; e < p.a.size(); ++e) {
     if (!std::isfinite(p.a[e])) {
       return fail("A value #" + num(e) + " is not finite");
     }
-    av[e] = decompose(p.a[e]);
   }
   for (size_t e = 0; e < p.b.size(); ++e) {
     if (!std::isfinite(p.b[e])) {
       return fail("B value #" + num(e) + " is not finite");
     }
-    bv[e] = decompose(p.b[e]);
   }
-  // The scale exponent of every element (kZeroTerm: the element or its scale is zero), looked up
-  // once per scale block: the checks below then index arrays instead of the scale grids.
-  constexpr int kZeroTerm = std::numeric_limits<int>::min();
-  std::vector<int> a_se(p.a.size()), b_se(p.b.size());
-  const auto scale_exps = [&](const std::vector<Value>& vals, const std::vector<float>& scales,
-                              size_t rows, size_t block_rows, size_t block_k,
-                              std::vector<int>& se) {
-    const size_t cols = ceil_div(p.k, block_k);
-    for (size_t r = 0; r < rows; ++r) {
-      for (size_t c = 0; c < cols; ++c) {
-        const float s = scales.empty() ? 1.0f : scales[(r / block_rows) * cols + c];
-        int e = kZeroTerm;
-        if (s != 0) {
-          int h;
-          bit_range(s, &e, &h);
-        }
-        for (size_t kk = c * block_k; kk < std::min(p.k, (c + 1) * block_k); ++kk) {
-          se[r * p.k + kk] = vals[r * p.k + kk].odd == 0 ? kZeroTerm : e;
-        }
-      }
-    }
-  };
-  scale_exps(av, p.a_scale, p.m, p.blocks.a_m, p.blocks.a_k, a_se);
-  scale_exps(bv, p.b_scale, p.n, p.blocks.b_n, p.blocks.b_k, b_se);
   // (3, dequantized operands) a*sa and b*sb are fp32 values.
-  for (size_t e = 0; e < p.a.size(); ++e) {
-    const Value& v = av[e];
-    if (a_se[e] != kZeroTerm && !in_range(v.lsb + a_se[e], v.msb + a_se[e])) {
-      return fail("a*sa leaves fp32 at A(" + num(e / p.k) + "," + num(e % p.k) + ")");
-    }
+  OperandTerms a, b;
+  if (const size_t e = operand_terms(p.a, p.a_scale, p.m, p.k, p.blocks.a_m, p.blocks.a_k, a);
+      e != SIZE_MAX) {
+    return fail("a*sa leaves fp32 at A(" + num(e / p.k) + "," + num(e % p.k) + ")");
   }
-  for (size_t e = 0; e < p.b.size(); ++e) {
-    const Value& v = bv[e];
-    if (b_se[e] != kZeroTerm && !in_range(v.lsb + b_se[e], v.msb + b_se[e])) {
-      return fail("b*sb leaves fp32 at B(" + num(e / p.k) + "," + num(e % p.k) + ")");
-    }
+  if (const size_t e = operand_terms(p.b, p.b_scale, p.n, p.k, p.blocks.b_n, p.blocks.b_k, b);
+      e != SIZE_MAX) {
+    return fail("b*sb leaves fp32 at B(" + num(e / p.k) + "," + num(e % p.k) + ")");
   }
-  const std::vector<RowBounds> a_rows = row_bounds(av, a_se, p.m, p.k);
-  const std::vector<RowBounds> b_rows = row_bounds(bv, b_se, p.n, p.k);
+  // (2) and (3) per output element: walked over K only where the rows' bounds do not show them,
+  // so the verdict and the first violation are those of walking every element.
   for (size_t i = 0; i < p.m; ++i) {
     for (size_t j = 0; j < p.n; ++j) {
-      if (rows_certify_cell(a_rows[i], b_rows[j])) {
-        continue;  // (2) and (3) hold for every term the two rows can form
-      }
-      const auto at = [&] { return " at C(" + num(i) + "," + num(j) + ")"; };
-      auto term_exps = [&](size_t kk, int* ea, int* eb) {
-        *ea = a_se[i * p.k + kk];
-        *eb = b_se[j * p.k + kk];
-        return *ea != kZeroTerm && *eb != kZeroTerm;
-      };
-      // (2) e0 = lowest set bit over nonzero terms.
-      int e0 = std::numeric_limits<int>::max();
-      for (size_t kk = 0; kk < p.k; ++kk) {
-        int ea, eb;
-        if (!term_exps(kk, &ea, &eb)) {
-          continue;
-        }
-        e0 = std::min(e0, av[i * p.k + kk].lsb + bv[j * p.k + kk].lsb + ea + eb);
-      }
-      if (e0 == std::numeric_limits<int>::max()) {
-        continue;  // every term is zero
-      }
-      uint64_t units = 0;  // sum |t| / 2^e0
-      for (size_t kk = 0; kk < p.k; ++kk) {
-        int ea, eb;
-        if (!term_exps(kk, &ea, &eb)) {
-          continue;
-        }
-        const Value &x = av[i * p.k + kk], &y = bv[j * p.k + kk];
-        const int shift = x.lsb + y.lsb + ea + eb - e0;
-        const uint64_t odd = x.odd * y.odd;  // < 2^48
-        if (shift + std::bit_width(odd) > 25) {
-          return fail("a term exceeds 2^24 * 2^e0" + at());
-        }
-        units += odd << shift;
-        if (units > (uint64_t{1} << 24)) {
-          return fail("sum |terms| exceeds 2^24 * 2^e0" + at());
-        }
-        // (3) partial sums before / between / after scaling, and the scale product, in fp32.
-        for (int g : {e0 - ea - eb, e0 - ea, e0 - eb, e0}) {
-          if (!in_range(g, g + 24)) {
-            return fail("a partial sum leaves fp32's range" + at());
-          }
-        }
-        if (!in_range(ea + eb, ea + eb)) {
-          return fail("sa*sb leaves fp32's range" + at());
-        }
-      }
+      if (rows_certify_cell(a.rows[i], b.rows[j])) continue;
+      if (auto reason = walk_cell(a, b, i, j, p.k)) return fail(*reason);
     }
   }
   return true;
