@@ -62,7 +62,8 @@ size_t operand_terms(const std::vector<float>& values, const std::vector<float>&
       const float s = scales.empty() ? 1.0f : scales[(r / block_rows) * cols + c];
       const int e = s == 0 ? kZeroTerm : pow2_exponent(s);
       for (size_t x = r * k + c * block_k; x < r * k + std::min(k, (c + 1) * block_k); ++x) {
-        const OddParts v = t.v[x] = odd_parts(values[x]);
+        const OddParts v = odd_parts(values[x]);
+        t.v[x] = v;
         t.se[x] = v.odd == 0 ? kZeroTerm : e;
         if (t.se[x] == kZeroTerm) continue;
         if (!in_range(v.lsb + e, v.msb + e)) return x;
