@@ -38,51 +38,73 @@ constexpr uint64_t kTopCap = uint64_t{1} << 25;
 
 bool in_range(int unit, int top) { return unit >= -149 && top <= 127; }
 
-// One operand of is_exact_mode: its elements (float_bits.h odd_parts), each element's scale
-// exponent (kZeroTerm where the element or its scale is zero) and each row's bounds.
-struct OperandTerms {
-  std::vector<OddParts> v;
-  std::vector<int> se;
-  std::vector<RowBounds> rows;
-};
-
-// Fills `t` from `values` (rows x k, finite) and their power-of-two scale grid (blocks of
-// block_rows x block_k; empty: all 1), each scale's exponent read once per block. Returns the
-// index of the first element whose value * scale is no fp32 value (condition (3)), SIZE_MAX if
-// none.
-size_t operand_terms(const std::vector<float>& values, const std::vector<float>& scales,
-                     size_t rows, size_t k, size_t block_rows, size_t block_k, OperandTerms& t) {
+// Calls fn(x, odd_parts(values[x]), e) for every element of `values` (rows x k) in order, e the
+// exponent of its power-of-two scale (blocks of block_rows x block_k; none: 1), kZeroTerm where
+// the element or its scale is zero; each scale is read once per block. Stops at the first
+// element for which fn returns false and returns its index; SIZE_MAX when none did.
+template <class Fn>
+size_t for_each_term(const std::vector<float>& values, const std::vector<float>& scales,
+                     size_t rows, size_t k, size_t block_rows, size_t block_k, Fn&& fn) {
   const size_t cols = ceil_div(k, block_k);
-  t.v.resize(values.size());
-  t.se.resize(values.size());
-  t.rows.assign(rows, RowBounds{});
   for (size_t r = 0; r < rows; ++r) {
-    RowBounds& b = t.rows[r];
     for (size_t c = 0; c < cols; ++c) {
       const float s = scales.empty() ? 1.0f : scales[(r / block_rows) * cols + c];
       const int e = s == 0 ? kZeroTerm : pow2_exponent(s);
-      for (size_t x = r * k + c * block_k; x < r * k + std::min(k, (c + 1) * block_k); ++x) {
+      const size_t end = r * k + std::min(k, (c + 1) * block_k);
+      for (size_t x = r * k + c * block_k; x < end; ++x) {
         const OddParts v = odd_parts(values[x]);
-        t.v[x] = v;
-        t.se[x] = v.odd == 0 ? kZeroTerm : e;
-        if (t.se[x] == kZeroTerm) continue;
-        if (!in_range(v.lsb + e, v.msb + e)) return x;
-        ++b.nonzero;
-        b.lo = std::min(b.lo, v.lsb + e);
-        b.hi = std::max(b.hi, v.lsb + e);
-        b.se_lo = std::min(b.se_lo, e);
-        b.se_hi = std::max(b.se_hi, e);
+        if (!fn(x, v, v.odd == 0 ? kZeroTerm : e)) return x;
       }
-    }
-    for (size_t x = r * k; x < (r + 1) * k && b.top < kTopCap; ++x) {
-      if (t.se[x] == kZeroTerm) continue;
-      const int shift = t.v[x].lsb + t.se[x] - b.lo;
-      b.top =
-          shift + std::bit_width(t.v[x].odd) > 25 ? kTopCap : std::max(b.top, t.v[x].odd << shift);
     }
   }
   return SIZE_MAX;
 }
+
+// Each row's bounds (`out`, one per row). Returns the index of the first element whose
+// value * scale is no fp32 value (condition (3)), SIZE_MAX if none.
+size_t row_bounds(const std::vector<float>& values, const std::vector<float>& scales, size_t rows,
+                  size_t k, size_t block_rows, size_t block_k, std::vector<RowBounds>& out) {
+  out.assign(rows, RowBounds{});
+  const auto widen = [](uint64_t units, int shift) {  // units * 2^shift, capped
+    if (units == 0) return units;
+    return shift + std::bit_width(units) > 25 ? kTopCap : units << shift;
+  };
+  return for_each_term(values, scales, rows, k, block_rows, block_k,
+                       [&](size_t x, const OddParts& v, int e) {
+                         if (e == kZeroTerm) return true;
+                         if (!in_range(v.lsb + e, v.msb + e)) return false;
+                         RowBounds& b = out[x / k];
+                         const int bit = v.lsb + e;
+                         ++b.nonzero;
+                         if (bit < b.lo) {  // `top` was in units of 2^lo
+                           b.top = b.nonzero == 1 ? 0 : widen(b.top, b.lo - bit);
+                           b.lo = bit;
+                         }
+                         b.hi = std::max(b.hi, bit);
+                         b.se_lo = std::min(b.se_lo, e);
+                         b.se_hi = std::max(b.se_hi, e);
+                         b.top = std::max(b.top, widen(v.odd, bit - b.lo));
+                         return true;
+                       });
+}
+
+// One operand's elements (float_bits.h odd_parts) and scale exponents (kZeroTerm where the
+// element or its scale is zero), for walking output elements over K.
+struct OperandTerms {
+  std::vector<OddParts> v;
+  std::vector<int> se;
+
+  OperandTerms(const std::vector<float>& values, const std::vector<float>& scales, size_t rows,
+               size_t k, size_t block_rows, size_t block_k)
+      : v(values.size()), se(values.size()) {
+    for_each_term(values, scales, rows, k, block_rows, block_k,
+                  [this](size_t x, const OddParts& parts, int e) {
+                    v[x] = parts;
+                    se[x] = e;
+                    return true;
+                  });
+  }
+};
 
 // Whether conditions (2) and (3) of is_exact_mode hold for every term rows `a` and `b` can form,
 // from their bounds alone: e0 lies in [a.lo + b.lo, a.hi + b.hi], each term is at most
@@ -211,21 +233,26 @@ bool is_exact_mode(const GemmProblem& problem, std::string* why) {
     }
   }
   // (3, dequantized operands) a*sa and b*sb are fp32 values.
-  OperandTerms a, b;
-  if (const size_t e = operand_terms(p.a, p.a_scale, p.m, p.k, p.blocks.a_m, p.blocks.a_k, a);
+  std::vector<RowBounds> a_rows, b_rows;
+  if (const size_t e = row_bounds(p.a, p.a_scale, p.m, p.k, p.blocks.a_m, p.blocks.a_k, a_rows);
       e != SIZE_MAX) {
     return fail("a*sa leaves fp32 at A(" + num(e / p.k) + "," + num(e % p.k) + ")");
   }
-  if (const size_t e = operand_terms(p.b, p.b_scale, p.n, p.k, p.blocks.b_n, p.blocks.b_k, b);
+  if (const size_t e = row_bounds(p.b, p.b_scale, p.n, p.k, p.blocks.b_n, p.blocks.b_k, b_rows);
       e != SIZE_MAX) {
     return fail("b*sb leaves fp32 at B(" + num(e / p.k) + "," + num(e % p.k) + ")");
   }
   // (2) and (3) per output element: walked over K only where the rows' bounds do not show them,
   // so the verdict and the first violation are those of walking every element.
+  std::optional<OperandTerms> a, b;  // built for the first walk
   for (size_t i = 0; i < p.m; ++i) {
     for (size_t j = 0; j < p.n; ++j) {
-      if (rows_certify_cell(a.rows[i], b.rows[j])) continue;
-      if (auto reason = walk_cell(a, b, i, j, p.k)) return fail(*reason);
+      if (rows_certify_cell(a_rows[i], b_rows[j])) continue;
+      if (!a) {
+        a.emplace(p.a, p.a_scale, p.m, p.k, p.blocks.a_m, p.blocks.a_k);
+        b.emplace(p.b, p.b_scale, p.n, p.k, p.blocks.b_n, p.blocks.b_k);
+      }
+      if (auto reason = walk_cell(*a, *b, i, j, p.k)) return fail(*reason);
     }
   }
   return true;
