@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "impl/accumulator.h"
 #include "impl/builtin.h"
@@ -169,6 +170,26 @@ uint8_t fp8_code(Format f, float v) {
   return static_cast<uint8_t>(encode(f, v, EncodePolicy{}));
 }
 
+namespace {
+
+// fp8_code of every value, the small integers (every value of exact-mode operands) by table.
+Bytes fp8_codes(Format f, const std::vector<float>& values) {
+  static const std::array<uint8_t, 33> e4m3 = small_int_codes(Format::kE4M3FN);
+  static const std::array<uint8_t, 33> e5m2 = small_int_codes(Format::kE5M2);
+  const std::array<uint8_t, 33>& table = f == Format::kE4M3FN ? e4m3 : e5m2;
+  Bytes out(values.size());
+  const bool tabled = f == Format::kE4M3FN || f == Format::kE5M2;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
+    const int n = tabled && std::fabs(v) <= 16.0f ? static_cast<int>(v) : 0;
+    const bool integer = static_cast<float>(n) == v && (n != 0 || !std::signbit(v));
+    out[i] = tabled && integer ? table[n + 16] : fp8_code(f, v);  // -0: as fp8_code has it
+  }
+  return out;
+}
+
+}  // namespace
+
 Bytes random_codes(std::size_t count, std::mt19937_64& rng) {
   return random_codes(Format::kE4M3FN, count, rng);
 }
@@ -270,20 +291,16 @@ Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, 
   }
   // Integers in {-8..8} (fingerprint: {-2..2}) are exact in E4M3FN and E5M2.
   const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
-  Bytes a, b;
-  a.reserve(p.a.size());
-  b.reserve(p.b.size());
-  for (float v : p.a) a.push_back(fp8_code(fa, v));
-  for (float v : p.b) b.push_back(fp8_code(fb, v));
+  Bytes a = fp8_codes(fa, p.a), b = fp8_codes(fb, p.b);
   Operands o;
   if (kind == GemmKind::kMx) {
-    MxQuantized qa{m, k, fa, a, {}}, qb{n, k, fb, b, {}};
+    MxQuantized qa{m, k, fa, std::move(a), {}}, qb{n, k, fb, std::move(b), {}};
     for (float s : p.a_scale) qa.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
     for (float s : p.b_scale) qb.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
     o = mx_operands(qa, qb);
   } else {
-    BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, fa, a, p.a_scale};
-    BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, fb, b, p.b_scale};
+    BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, fa, std::move(a), p.a_scale};
+    BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, fb, std::move(b), p.b_scale};
     o = block_operands(qa, qb);
   }
   o.types = types;
