@@ -179,11 +179,13 @@ Bytes fp8_codes(Format f, const std::vector<float>& values) {
   const std::array<uint8_t, 33>& table = f == Format::kE4M3FN ? e4m3 : e5m2;
   Bytes out(values.size());
   const bool tabled = f == Format::kE4M3FN || f == Format::kE5M2;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const float v = values[i];
+  const float* in = values.data();
+  uint8_t* code = out.data();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const float v = in[i];
     const int n = tabled && std::fabs(v) <= 16.0f ? static_cast<int>(v) : 0;
     const bool integer = static_cast<float>(n) == v && (n != 0 || !std::signbit(v));
-    out[i] = tabled && integer ? table[n + 16] : fp8_code(f, v);  // -0: as fp8_code has it
+    code[i] = tabled && integer ? table[n + 16] : fp8_code(f, v);  // -0: as fp8_code has it
   }
   return out;
 }
