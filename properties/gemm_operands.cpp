@@ -240,10 +240,14 @@ int fingerprint_range(const AccumulatorModel& model, std::size_t k) {
 // centred on 0. Consecutive blocks along K differ by 3 (mod span + 1), neighbouring rows by 5.
 void fingerprint(GemmProblem& p, uint64_t seed, const AccumulatorModel& model) {
   const int v = fingerprint_range(model, p.k);
-  const uint64_t values = 2 * static_cast<uint64_t>(v) + 1;
   std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
-  for (float& x : p.a) x = static_cast<float>(static_cast<int>(rng() % values) - v);
-  for (float& x : p.b) x = static_cast<float>(static_cast<int>(rng() % values) - v);
+  // rng() % (2v + 1) - v, with the divisor a constant (v is 1 or 2): a multiply, not a division.
+  const auto draw = [&rng, v] {
+    const uint64_t r = rng();
+    return static_cast<float>(v == 2 ? static_cast<int>(r % 5) - 2 : static_cast<int>(r % 3) - 1);
+  };
+  for (float& x : p.a) x = draw();
+  for (float& x : p.b) x = draw();
   // sum |t| <= K * 4 * 2^(span_a + span_b) <= 2^24 units: span_a + span_b <= 22 - ceil(log2 K).
   int log2k = 0;
   while ((std::size_t{1} << log2k) < p.k) ++log2k;

@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reference/float_bits.h"
@@ -60,32 +61,54 @@ size_t for_each_term(const std::vector<float>& values, const std::vector<float>&
   return SIZE_MAX;
 }
 
-// Each row's bounds (`out`, one per row). Returns the index of the first element whose
-// value * scale is no fp32 value (condition (3)), SIZE_MAX if none.
+// Each row's bounds (`out`, one per row), gathered per scale block: within a block every term
+// shares the scale, so its largest |value| bounds the block's terms. Returns the index of the
+// first element whose value * scale is no fp32 value (condition (3)), SIZE_MAX if none.
 size_t row_bounds(const std::vector<float>& values, const std::vector<float>& scales, size_t rows,
                   size_t k, size_t block_rows, size_t block_k, std::vector<RowBounds>& out) {
   out.assign(rows, RowBounds{});
-  const auto widen = [](uint64_t units, int shift) {  // units * 2^shift, capped
-    if (units == 0) return units;
-    return shift + std::bit_width(units) > 25 ? kTopCap : units << shift;
-  };
-  return for_each_term(values, scales, rows, k, block_rows, block_k,
-                       [&](size_t x, const OddParts& v, int e) {
-                         if (e == kZeroTerm) return true;
-                         if (!in_range(v.lsb + e, v.msb + e)) return false;
-                         RowBounds& b = out[x / k];
-                         const int bit = v.lsb + e;
-                         ++b.nonzero;
-                         if (bit < b.lo) {  // `top` was in units of 2^lo
-                           b.top = b.nonzero == 1 ? 0 : widen(b.top, b.lo - bit);
-                           b.lo = bit;
-                         }
-                         b.hi = std::max(b.hi, bit);
-                         b.se_lo = std::min(b.se_lo, e);
-                         b.se_hi = std::max(b.se_hi, e);
-                         b.top = std::max(b.top, widen(v.odd, bit - b.lo));
-                         return true;
-                       });
+  const size_t cols = ceil_div(k, block_k);
+  std::vector<std::pair<int, float>> tops;  // per block of the row: scale exponent, max |value|
+  for (size_t r = 0; r < rows; ++r) {
+    RowBounds& b = out[r];
+    tops.clear();
+    for (size_t c = 0; c < cols; ++c) {
+      const float s = scales.empty() ? 1.0f : scales[(r / block_rows) * cols + c];
+      if (s == 0) continue;  // every term of the block is zero
+      const int e = pow2_exponent(s);
+      const size_t begin = r * k + c * block_k, end = r * k + std::min(k, (c + 1) * block_k);
+      size_t nonzero = 0;
+      int lsb_lo = std::numeric_limits<int>::max(), lsb_hi = std::numeric_limits<int>::min();
+      float max_abs = 0;
+      for (size_t x = begin; x < end; ++x) {
+        const OddParts v = odd_parts(values[x]);
+        if (v.odd == 0) continue;
+        ++nonzero;
+        lsb_lo = std::min(lsb_lo, v.lsb);
+        lsb_hi = std::max(lsb_hi, v.lsb);
+        max_abs = std::max(max_abs, std::fabs(values[x]));
+      }
+      if (nonzero == 0) continue;
+      if (!in_range(lsb_lo + e, odd_parts(max_abs).msb + e)) {
+        for (size_t x = begin;; ++x) {  // the first element out of range
+          const OddParts v = odd_parts(values[x]);
+          if (v.odd != 0 && !in_range(v.lsb + e, v.msb + e)) return x;
+        }
+      }
+      b.nonzero += nonzero;
+      b.lo = std::min(b.lo, lsb_lo + e);
+      b.hi = std::max(b.hi, lsb_hi + e);
+      b.se_lo = std::min(b.se_lo, e);
+      b.se_hi = std::max(b.se_hi, e);
+      tops.emplace_back(e, max_abs);
+    }
+    for (const auto& [e, max_abs] : tops) {  // |value| * 2^e in units of 2^lo, capped
+      const OddParts v = odd_parts(max_abs);
+      const int shift = v.lsb + e - b.lo;
+      b.top = std::max(b.top, shift + std::bit_width(v.odd) > 25 ? kTopCap : v.odd << shift);
+    }
+  }
+  return SIZE_MAX;
 }
 
 // One operand's elements (float_bits.h odd_parts) and scale exponents (kZeroTerm where the
