@@ -287,8 +287,10 @@ constexpr Verb kVerbs[] = {
      "convention it claims, for every target format that convention defines (or --format).\n"
      "Prints per op and format the inputs checked, the mismatches and the first differing input\n"
      "with both codes, and a command that reproduces it. Tens of seconds per format: not part of\n"
-     "the default gate (`mxgate gate --exhaustive` adds it). Exit 0 all equal, 1 a mismatch, 2\n"
-     "usage error or no host cast op.",
+     "the default gate (`mxgate gate --exhaustive` adds it). Progress (done, inputs/s, time\n"
+     "left) on stderr at most once a second when stderr is a terminal or MXGATE_PROGRESS=1.\n"
+     "Ctrl-C stops at the next chunk of 2^22 inputs and prints the partial result.\n"
+     "Exit 0 all equal, 1 a mismatch, 2 usage error or no host cast op, 130 interrupted.",
      mxgate::cli::cmd_sweep_cast},
     {"fuzz", "fuzz TARGET [PATH...] [--seconds S] [--seed S]",
      "Run one fuzz target of fuzz/ (fuzz_npy fuzz_shape_catalog fuzz_codecs fuzz_negotiation\n"
