@@ -1,9 +1,10 @@
-// Covers Ctrl-C and progress on a long CLI run (tools/mxgate/progress.h) as a real process:
+// Covers Ctrl-C and progress on long CLI runs (tools/mxgate/progress.h) as real processes:
 // `mxgate sweep-cast` over all 2^32 inputs of the example plugin's e4m3fn cast writes progress
 // lines on stderr under MXGATE_PROGRESS=1, and SIGINT stops it at its next chunk with its partial
-// result marked on stdout and exit status 130.
-// Does not cover: the sweep's verdicts (test_plugins.cpp); the survey and the property runner,
-// which do not stop on SIGINT yet.
+// result marked on stdout and exit status 130; `mxgate survey` stops after its running piece and
+// writes the report so far marked partial, exit status 130.
+// Does not cover: the verdicts of either (test_plugins.cpp, test_survey*); the property runner,
+// which does not stop on SIGINT yet.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <unistd.h>
@@ -60,6 +61,30 @@ TEST(CliInterrupt, SweepCastStopsAtTheNextChunkWithItsPartialResult) {
   EXPECT_EQ(how->code, 130) << how->describe();
   EXPECT_NE(out.find("interrupted (partial): "), std::string::npos) << out;
   EXPECT_NE(out.find(" of 4294967296 inputs checked, 0 differ"), std::string::npos) << out;
+}
+
+// Guards against Ctrl-C losing a survey's report (or not stopping it): the implementations that
+// ran are written, marked partial, and the next one never starts.
+TEST(CliInterrupt, SurveyStopsAfterThePieceThatRunsWithAPartialReport) {
+  const std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+  ChildOptions o;
+  o.out = ChildStream::pipe();
+  o.err = ChildStream::pipe();
+  o.env = &env;
+  ChildProcess c = ChildProcess::exec({MXGATE_CLI, "survey", "--impl", "builtin,example",
+                                       "--cast-inputs", "sample", "--cases", "5", "--json"},
+                                      o);
+  const std::string started = read_until(c.stderr_fd(), "builtin ... ", 60);
+  ASSERT_NE(started.find("builtin ... "), std::string::npos) << started;
+  ASSERT_EQ(kill(c.pid(), SIGINT), 0);
+  const std::string out = read_until(c.stdout_fd(), "(never printed)", 120);  // to its end
+  const std::optional<ChildExit> how = c.wait_until(mxgate::deadline_after(60));
+  ASSERT_TRUE(how.has_value()) << "still running after SIGINT";
+  EXPECT_EQ(how->kind, ChildExit::Kind::kExited) << how->describe();
+  EXPECT_EQ(how->code, 130) << how->describe();
+  EXPECT_NE(out.find("\"partial\": true"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"spec\": \"builtin\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("\"name\": \"example"), std::string::npos) << out;
 }
 
 }  // namespace

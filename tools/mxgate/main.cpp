@@ -318,7 +318,10 @@ constexpr Verb kVerbs[] = {
      "Each piece runs in a watchdog child (--check-timeout, default 1800 s): a crash or hang is\n"
      "an error of that piece and the survey goes on. Prints the markdown table (progress first);\n"
      "--markdown FILE writes it, --json prints schema mxgate-survey/1 instead (progress on\n"
-     "stderr). Exit 0 when the survey ran (failures are its content), 2 usage error.",
+     "stderr). A line of progress (implementations done, rate, time left) on stderr at most\n"
+     "once a second when stderr is a terminal or MXGATE_PROGRESS=1. Ctrl-C stops after the\n"
+     "piece that runs and writes the report so far, marked partial (JSON \"partial\": true).\n"
+     "Exit 0 when the survey ran (failures are its content), 2 usage error, 130 interrupted.",
      mxgate::cli::cmd_survey},
 };
 

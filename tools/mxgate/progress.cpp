@@ -48,6 +48,7 @@ InterruptScope::InterruptScope() {
   g_interrupted = 0;
   struct sigaction sa {};
   sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   auto* old = new struct sigaction;
   sigaction(SIGINT, &sa, old);
