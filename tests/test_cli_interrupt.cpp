@@ -2,9 +2,9 @@
 // `mxgate sweep-cast` over all 2^32 inputs of the example plugin's e4m3fn cast writes progress
 // lines on stderr under MXGATE_PROGRESS=1, and SIGINT stops it at its next chunk with its partial
 // result marked on stdout and exit status 130; `mxgate survey` stops after its running piece and
-// writes the report so far marked partial, exit status 130.
-// Does not cover: the verdicts of either (test_plugins.cpp, test_survey*); the property runner,
-// which does not stop on SIGINT yet.
+// writes the report so far marked partial, exit status 130; `mxgate property` stops before its
+// next case with the cases run so far, exit status 130.
+// Does not cover: the verdicts of these runs (test_plugins.cpp, the survey and property tests).
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <unistd.h>
@@ -85,6 +85,28 @@ TEST(CliInterrupt, SurveyStopsAfterThePieceThatRunsWithAPartialReport) {
   EXPECT_NE(out.find("\"partial\": true"), std::string::npos) << out;
   EXPECT_NE(out.find("\"spec\": \"builtin\""), std::string::npos) << out;
   EXPECT_EQ(out.find("\"name\": \"example"), std::string::npos) << out;
+}
+
+// Guards against Ctrl-C ending a property run without its result, or the run going on to its
+// 100,000 cases; and against its progress lines never coming.
+TEST(CliInterrupt, PropertyStopsBeforeTheNextCaseWithThePartialResult) {
+  const std::vector<std::string> env = {"MXGATE_PROGRESS=1", "PATH=/usr/bin:/bin"};
+  ChildOptions o;
+  o.out = ChildStream::pipe();
+  o.err = ChildStream::pipe();
+  o.env = &env;
+  ChildProcess c =
+      ChildProcess::exec({MXGATE_CLI, "property", "gemm.exact", "--cases", "100000"}, o);
+  const std::string progress = read_until(c.stderr_fd(), "cases/s", 60);
+  ASSERT_NE(progress.find("property gemm.exact: "), std::string::npos) << progress;
+  ASSERT_EQ(kill(c.pid(), SIGINT), 0);
+  const std::optional<ChildExit> how = c.wait_until(mxgate::deadline_after(60));
+  const std::string out = read_until(c.stdout_fd(), "(never printed)", 10);  // to its end
+  ASSERT_TRUE(how.has_value()) << "still running after SIGINT; stdout: " << out;
+  EXPECT_EQ(how->kind, ChildExit::Kind::kExited) << how->describe();
+  EXPECT_EQ(how->code, 130) << how->describe();
+  EXPECT_NE(out.find("interrupted (partial): "), std::string::npos) << out;
+  EXPECT_NE(out.find(" of 100000 cases run, none failed"), std::string::npos) << out;
 }
 
 }  // namespace

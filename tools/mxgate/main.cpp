@@ -237,8 +237,11 @@ constexpr Verb kVerbs[] = {
      "not apply are left out. Cases an op cannot take are counted as unsupported, never failed.\n"
      "--faults plants zoo faults into the built-in kernels (dispatch/faults.h names;\n"
      "MXGATE_FAULTS adds to them). --list prints every property, the op families it applies to\n"
-     "and the failure it guards against. Exit 0 all pass, 1 a property failed, 2 usage error or\n"
-     "a plugin that does not load, 3 environment error (no device, a plugin's init refused).",
+     "and the failure it guards against. Progress (cases done, cases/s, time left) on stderr\n"
+     "at most once a second when stderr is a terminal or MXGATE_PROGRESS=1; Ctrl-C stops before\n"
+     "the next case, prints the partial result and runs no further property.\n"
+     "Exit 0 all pass, 1 a property failed, 2 usage error or a plugin that does not load,\n"
+     "3 environment error (no device, a plugin's init refused), 130 interrupted.",
      mxgate::cli::cmd_property},
     {"zoo",
      "zoo [--json] [--fault LIST] [--seeds N] [--cases N] [--seed S] [--backend B] "
