@@ -44,22 +44,16 @@ void Progress::update(uint64_t done) {
   std::fflush(stderr);
 }
 
-InterruptScope::InterruptScope() {
+InterruptScope::InterruptScope() : previous_(std::make_unique<struct sigaction>()) {
   g_interrupted = 0;
   struct sigaction sa {};
   sa.sa_handler = on_sigint;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  auto* old = new struct sigaction;
-  sigaction(SIGINT, &sa, old);
-  previous_ = old;
+  sigaction(SIGINT, &sa, previous_.get());
 }
 
-InterruptScope::~InterruptScope() {
-  auto* old = static_cast<struct sigaction*>(previous_);
-  sigaction(SIGINT, old, nullptr);
-  delete old;
-}
+InterruptScope::~InterruptScope() { sigaction(SIGINT, previous_.get(), nullptr); }
 
 bool InterruptScope::interrupted() { return g_interrupted != 0; }
 

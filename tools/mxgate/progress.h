@@ -7,8 +7,11 @@
 // kInterruptedExit (130, the shell's 128 + SIGINT). README.md (the verbs table).
 #pragma once
 
+#include <signal.h>
+
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace mxgate::cli {
@@ -36,12 +39,10 @@ class InterruptScope {
  public:
   InterruptScope();
   ~InterruptScope();
-  InterruptScope(const InterruptScope&) = delete;
-  InterruptScope& operator=(const InterruptScope&) = delete;
   static bool interrupted();
 
  private:
-  void* previous_;
+  std::unique_ptr<struct sigaction> previous_;  // no copies: one restore
 };
 
 }  // namespace mxgate::cli
