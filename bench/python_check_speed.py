@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Property cases per CPU second against the numpy adapter at M, N, K <= 256 (docs/python.md §12):
-mxgate.check in this process, and `mxgate property --impl py:...` through the worker process,
-next to the in-process C++ figure (bench_property_speed). Not a test. Run on one core:
+mxgate.check in process, and `mxgate property --impl py:...` through the worker process, next to
+the in-process C++ figure (bench_property_speed). Not a test. Run on one core:
 
-    taskset -c 0 /usr/bin/python3 bench/python_check_speed.py [BUILD_DIR]
+    taskset -c 0 /usr/bin/python3 bench/python_check_speed.py [BUILD_DIR...]
 
-with PYTHONPATH=python and BUILD_DIR (default build/default) holding the CLI, libmxgate.so and
-bench/bench_property_speed.
+with BUILD_DIR (default build/default) holding the CLI, libmxgate.so and bench/bench_property_speed.
+Several build directories (e.g. an older commit's, built in a worktree of its own) are measured in
+one run, interleaved, each figure the best of the rounds, side by side. This tree's python/ drives
+every build: the Python package must be compatible with each library.
 """
 
 import json
@@ -18,57 +20,77 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILD = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "default"
-os.environ.setdefault("MXGATE_LIBRARY", str(BUILD / "capi" / "libmxgate.so"))
-sys.path.insert(0, str(ROOT / "python"))
-
-import mxgate  # noqa: E402
-from mxgate.adapters import numpy as numpy_adapter  # noqa: E402
-
 CASES = 1000
+ROUNDS = 3
+SHAPES = (("NumpySmall", 256), ("NumpyTiny", 64))
 
 
-def best(f, repeats=3):
-    return min(f() for _ in range(repeats))
+def in_process_child(build, cls):
+    """In a process of its own (one libmxgate per process): cases per CPU second of one
+    mxgate.check run, printed."""
+    os.environ["MXGATE_LIBRARY"] = str(Path(build) / "capi" / "libmxgate.so")
+    sys.path.insert(0, str(ROOT / "python"))
+    import mxgate
+    from mxgate.adapters import numpy as numpy_adapter
+
+    impl = getattr(numpy_adapter, cls)()
+    t = time.process_time()
+    r = mxgate.check("gemm.exact", impl, cases=CASES, seed=7)
+    assert r.passed, r
+    print(CASES / (time.process_time() - t))
 
 
-def in_process(cls):
-    def once():
-        t = time.process_time()
-        r = mxgate.check("gemm.exact", getattr(numpy_adapter, cls)(), cases=CASES, seed=7)
-        assert r.passed, r
-        return time.process_time() - t
-    return CASES / best(once)
-
-
-def worker(cls):
-    env = dict(os.environ, MXGATE_PYTHON=sys.executable,
-               PYTHONPATH=str(ROOT / "python"))
-
-    def once():
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([str(BUILD / "tools" / "mxgate" / "mxgate"), "property", "gemm.exact",
-                        "--impl", f"py:mxgate.adapters.numpy:{cls}", "--cases", str(CASES)],
-                       check=True, capture_output=True, env=env)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # mxgate and its worker
-        return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return CASES / best(once)
-
-
-def cpp(limit):
-    exe = BUILD / "bench" / "bench_property_speed"
-    out = subprocess.run([str(exe), "--benchmark_format=json", "--benchmark_repetitions=3",
-                          f"--benchmark_filter=/{limit}$",
-                          "--benchmark_report_aggregates_only=true"],
+def in_process(build, cls):
+    out = subprocess.run([sys.executable, __file__, "--in-process", str(build), cls],
                          check=True, capture_output=True, text=True).stdout
-    rows = json.loads(out)["benchmarks"]
-    return max(r["items_per_second"] for r in rows if r.get("aggregate_name") in ("mean", "median"))
+    return float(out.split()[-1])
+
+
+def worker(build, cls):
+    env = dict(os.environ, MXGATE_PYTHON=sys.executable, PYTHONPATH=str(ROOT / "python"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([str(build / "tools" / "mxgate" / "mxgate"), "property", "gemm.exact",
+                    "--impl", f"py:mxgate.adapters.numpy:{cls}", "--cases", str(CASES)],
+                   check=True, capture_output=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # mxgate and its worker
+    return CASES / ((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
+
+
+def cpp(build, limit):
+    out = subprocess.run([str(build / "bench" / "bench_property_speed"), "--benchmark_format=json",
+                          f"--benchmark_filter=/{limit}$"],
+                         check=True, capture_output=True, text=True).stdout
+    return max(r["items_per_second"] for r in json.loads(out)["benchmarks"])
+
+
+ROUTES = (("mxgate.check, numpy adapter, in process", in_process),
+          ("mxgate property --impl py:..., worker", worker),
+          ("C++ in process, example plugin gemm_mx", None))
+
+
+def main(builds):
+    best = {}
+    for _ in range(ROUNDS):  # interleaved: a load change hits every build alike
+        for cls, limit in SHAPES:
+            for label, route in ROUTES:
+                for b in builds:
+                    v = route(b, cls) if route else cpp(b, limit)
+                    best[(cls, label, b)] = max(best.get((cls, label, b), 0.0), v)
+    print("cases per CPU second (the processes' user + system), best of "
+          f"{ROUNDS} interleaved rounds, {CASES} cases each")
+    for i, b in enumerate(builds):
+        print(f"  [{i}] {b}")
+    for cls, limit in SHAPES:
+        print(f"gemm.exact on gemm_mx, M, N, K <= {limit}:")
+        for label, _ in ROUTES:
+            vals = [best[(cls, label, b)] for b in builds]
+            cells = "  ".join(f"[{i}] {v:6.0f}" for i, v in enumerate(vals))
+            ratio = f"  x{vals[-1] / vals[0]:.2f}" if len(vals) > 1 else ""
+            print(f"  {label:42s}: {cells}{ratio}")
 
 
 if __name__ == "__main__":
-    print("CPU time (the processes' user + system), so a loaded machine reads as an idle one")
-    for cls, limit in (("NumpySmall", 256), ("NumpyTiny", 64)):
-        print(f"gemm.exact on gemm_mx, M, N, K <= {limit}, {CASES} cases, best of 3:")
-        print(f"  mxgate.check, numpy adapter, in process : {in_process(cls):8.0f} cases/s")
-        print(f"  mxgate property --impl py:..., worker    : {worker(cls):8.0f} cases/s")
-        print(f"  C++ in process, example plugin gemm_mx   : {cpp(limit):8.0f} cases/s")
+    if sys.argv[1:2] == ["--in-process"]:
+        in_process_child(sys.argv[2], sys.argv[3])
+    else:
+        main([Path(a).resolve() for a in sys.argv[1:]] or [ROOT / "build" / "default"])

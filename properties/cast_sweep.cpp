@@ -37,7 +37,7 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> sweep_targets(
 
 SweepResult sweep_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, uint64_t begin,
                        uint64_t end, uint64_t chunk,
-                       const std::function<void(uint64_t done)>& progress) {
+                       const std::function<bool(uint64_t done)>& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (op.family != impl::Family::kCast) throw impl::Unsupported(op.name + " is not a cast op");
   if (op.contract.conventions.empty()) throw impl::Unsupported(op.name + " claims no convention");
@@ -80,7 +80,10 @@ SweepResult sweep_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
       }
     }
     out.inputs += count;
-    if (progress) progress(out.inputs);
+    if (progress && !progress(out.inputs) && out.inputs < end - begin) {
+      out.stopped = true;
+      break;
+    }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

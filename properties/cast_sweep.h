@@ -25,13 +25,14 @@ struct SweepResult {
   uint32_t expected = 0;
   uint32_t actual = 0;
   double seconds = 0;
+  bool stopped = false;          // `progress` asked to stop: the inputs before the stop only
   std::string describe() const;  // "0x3f880000 (0x1.1p+0): expected 0x39, actual 0x3a" or ""
 };
 
 // Casts the bit patterns [begin, end) (end <= 2^32) to `target` with `op` (a cast op; host
 // memory or the backend's) in chunks of `chunk` values. Throws impl::Unsupported for an op or
 // target the sweep cannot check, impl::InvocationError as the harness does. `progress` (may be
-// empty) hears the inputs done so far after every chunk.
+// empty) hears the inputs done so far after every chunk; returning false stops the sweep there.
 // The (op, target) pairs of `impl` the sweep checks: host-memory cast ops, each target its
 // claimed convention defines.
 std::vector<std::pair<const impl::Op*, impl::Dtype>> sweep_targets(
@@ -39,6 +40,6 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> sweep_targets(
 
 SweepResult sweep_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, uint64_t begin,
                        uint64_t end, uint64_t chunk = uint64_t{1} << 22,
-                       const std::function<void(uint64_t done)>& progress = {});
+                       const std::function<bool(uint64_t done)>& progress = {});
 
 }  // namespace mxgate::properties

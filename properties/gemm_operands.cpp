@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "impl/accumulator.h"
 #include "impl/builtin.h"
@@ -142,23 +143,59 @@ GemmKind kernel_kind(Kernel k) { return gemm_kind(*k->family); }
 
 }  // namespace
 
+namespace {
+
+// The codes of the integers -16..16 in `f` (the values exact-mode operands draw), so laying out
+// operands is a lookup instead of an encode per element.
+std::array<uint8_t, 33> small_int_codes(Format f) {
+  std::array<uint8_t, 33> t{};
+  for (int i = -16; i <= 16; ++i) {
+    t[i + 16] = static_cast<uint8_t>(encode(f, static_cast<float>(i), EncodePolicy{}));
+  }
+  return t;
+}
+
+bool small_int(float v) { return v == std::floor(v) && std::fabs(v) <= 16.0f; }
+
+}  // namespace
+
 uint8_t e4m3_code(float v) {
-  static const auto table = [] {
-    std::array<uint8_t, 33> t{};
-    for (int i = -16; i <= 16; ++i) {
-      t[i + 16] =
-          static_cast<uint8_t>(encode(Format::kE4M3FN, static_cast<float>(i), EncodePolicy{}));
-    }
-    return t;
-  }();
-  if (v == std::floor(v) && std::fabs(v) <= 16.0f) return table[static_cast<int>(v) + 16];
+  static const std::array<uint8_t, 33> table = small_int_codes(Format::kE4M3FN);
+  if (small_int(v)) return table[static_cast<int>(v) + 16];
   return static_cast<uint8_t>(encode(Format::kE4M3FN, v, EncodePolicy{}));
 }
 
 uint8_t fp8_code(Format f, float v) {
   if (f == Format::kE4M3FN) return e4m3_code(v);
+  static const std::array<uint8_t, 33> e5m2 = small_int_codes(Format::kE5M2);
+  // -0 is left to encode (its code is 0x80; the table's 0 is +0).
+  if (f == Format::kE5M2 && small_int(v) && (v != 0 || !std::signbit(v))) {
+    return e5m2[static_cast<int>(v) + 16];
+  }
   return static_cast<uint8_t>(encode(f, v, EncodePolicy{}));
 }
+
+namespace {
+
+// fp8_code of every value, the small integers (every value of exact-mode operands) by table.
+Bytes fp8_codes(Format f, const std::vector<float>& values) {
+  static const std::array<uint8_t, 33> e4m3 = small_int_codes(Format::kE4M3FN);
+  static const std::array<uint8_t, 33> e5m2 = small_int_codes(Format::kE5M2);
+  const std::array<uint8_t, 33>& table = f == Format::kE4M3FN ? e4m3 : e5m2;
+  Bytes out(values.size());
+  const bool tabled = f == Format::kE4M3FN || f == Format::kE5M2;
+  const float* in = values.data();
+  uint8_t* code = out.data();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const float v = in[i];
+    const int n = tabled && std::fabs(v) <= 16.0f ? static_cast<int>(v) : 0;
+    const bool integer = static_cast<float>(n) == v && (n != 0 || !std::signbit(v));
+    code[i] = tabled && integer ? table[n + 16] : fp8_code(f, v);  // -0: as fp8_code has it
+  }
+  return out;
+}
+
+}  // namespace
 
 Bytes random_codes(std::size_t count, std::mt19937_64& rng) {
   return random_codes(Format::kE4M3FN, count, rng);
@@ -208,10 +245,14 @@ int fingerprint_range(const AccumulatorModel& model, std::size_t k) {
 // centred on 0. Consecutive blocks along K differ by 3 (mod span + 1), neighbouring rows by 5.
 void fingerprint(GemmProblem& p, uint64_t seed, const AccumulatorModel& model) {
   const int v = fingerprint_range(model, p.k);
-  const uint64_t values = 2 * static_cast<uint64_t>(v) + 1;
   std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
-  for (float& x : p.a) x = static_cast<float>(static_cast<int>(rng() % values) - v);
-  for (float& x : p.b) x = static_cast<float>(static_cast<int>(rng() % values) - v);
+  // rng() % (2v + 1) - v, with the divisor a constant (v is 1 or 2): a multiply, not a division.
+  const auto draw = [&rng, v] {
+    const uint64_t r = rng();
+    return static_cast<float>(v == 2 ? static_cast<int>(r % 5) - 2 : static_cast<int>(r % 3) - 1);
+  };
+  for (float& x : p.a) x = draw();
+  for (float& x : p.b) x = draw();
   // sum |t| <= K * 4 * 2^(span_a + span_b) <= 2^24 units: span_a + span_b <= 22 - ceil(log2 K).
   int log2k = 0;
   while ((std::size_t{1} << log2k) < p.k) ++log2k;
@@ -249,24 +290,28 @@ Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, 
     for (float v : p.b) b.push_back(bf16_of(v));
     return bf16_operands(a, b, m, n, k);
   }
-  GemmProblem p = make_exact_mode_operands(m, n, k, blocks, true, seed, model).problem;
-  if (fingerprint_scales) fingerprint(p, seed, model);
+  GemmProblem p;
+  if (fingerprint_scales) {
+    // fingerprint writes every value and scale: make_exact_mode_operands' refusals are needed,
+    // not its draws.
+    require_exact_mode_operands(k, blocks, true, model);
+    p = make_gemm_problem(m, n, k, blocks, true);
+    fingerprint(p, seed, model);
+  } else {
+    p = make_exact_mode_operands(m, n, k, blocks, true, seed, model).problem;
+  }
   // Integers in {-8..8} (fingerprint: {-2..2}) are exact in every FP8 format.
   const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
-  Bytes a, b;
-  a.reserve(p.a.size());
-  b.reserve(p.b.size());
-  for (float v : p.a) a.push_back(fp8_code(fa, v));
-  for (float v : p.b) b.push_back(fp8_code(fb, v));
+  Bytes a = fp8_codes(fa, p.a), b = fp8_codes(fb, p.b);
   Operands o;
   if (kind == GemmKind::kMx) {
-    MxQuantized qa{m, k, fa, a, {}}, qb{n, k, fb, b, {}};
+    MxQuantized qa{m, k, fa, std::move(a), {}}, qb{n, k, fb, std::move(b), {}};
     for (float s : p.a_scale) qa.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
     for (float s : p.b_scale) qb.scales.push_back(static_cast<uint8_t>(bits_of(s) >> 23));
     o = mx_operands(qa, qb);
   } else {
-    BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, fa, a, p.a_scale};
-    BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, fb, b, p.b_scale};
+    BlockQuantized qa{m, k, blocks.a_m, blocks.a_k, fa, std::move(a), p.a_scale};
+    BlockQuantized qb{n, k, blocks.b_n, blocks.b_k, fb, std::move(b), p.b_scale};
     o = block_operands(qa, qb);
   }
   o.types = types;

@@ -284,7 +284,13 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
   // Generated cases tag the coverage; shrink steps (after the first failure) do not.
   Context quiet = ctx;
   quiet.coverage = nullptr;
+  int done = 0;
   const auto body = [&] {
+    if (opts.keep_going && (out.stopped || !opts.keep_going(done))) {
+      out.stopped = true;
+      RC_DISCARD("stopped");  // RapidCheck gives up after its discards: no case runs
+    }
+    ++done;
     const Case c = *p.gen(ctx, ops);
     std::optional<Failure> f;
     try {
@@ -305,6 +311,8 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
   params.maxSuccess = p.max_cases > 0 ? std::min(opts.cases, p.max_cases) : opts.cases;
   params.maxSize = opts.max_size;
   params.disableShrinking = !opts.shrink;
+  // No property discards a case: the one discard is the stop, and RapidCheck gives up at once.
+  if (opts.keep_going) params.maxDiscardRatio = 0;
   rc::detail::TestMetadata meta;
   meta.id = std::string(p.name);
   meta.description = std::string(p.name);
@@ -327,6 +335,11 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
     out.failure = last_failure;
   } else if (result.is<rc::detail::GaveUpResult>()) {
     out.cases = result.get<rc::detail::GaveUpResult>().numSuccess;
+    if (out.stopped) {  // no case failed before the stop
+      out.passed = true;
+      out.message.clear();
+      out.cases = std::max(0, out.cases - out.unsupported);
+    }
   }
   return out;
 }

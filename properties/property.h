@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -117,6 +118,9 @@ struct RunOptions {
   int cases = 100;
   int max_size = 100;
   bool shrink = true;
+  // Asked before each case with the cases done so far (may be empty); false stops the run there
+  // (RunResult::stopped), e.g. on Ctrl-C: the cases before are the result.
+  std::function<bool(int cases_done)> keep_going;
 };
 
 struct RunResult {
@@ -130,6 +134,7 @@ struct RunResult {
   int unsupported = 0;
   std::vector<std::string> unsupported_reasons;  // distinct, at most 8
   std::vector<std::string> ops;                  // the ops it picked from
+  bool stopped = false;  // keep_going stopped it: a partial run (or a shrink cut short)
 };
 
 // Runs `p` under RapidCheck with the given seed and case count; generated cases tag `ctx`'s

@@ -30,29 +30,6 @@ size_t chunk_len(const AccumulatorModel& m, size_t k) {
   return m.chunks.chunk_k == 0 ? k : std::min(m.chunks.chunk_k, k);
 }
 
-// A finite float as +-odd * 2^lsb (odd = 0 for zero).
-struct Odd {
-  uint64_t odd = 0;
-  int lsb = 0;
-};
-
-Odd decompose(float x) {
-  Odd v;
-  if (x == 0) return v;
-  const uint32_t u = std::bit_cast<uint32_t>(x) & 0x7FFFFFFFu;
-  const uint32_t biased = u >> 23;
-  uint64_t mant = u & 0x7FFFFF;
-  int e = -149;
-  if (biased != 0) {
-    mant |= 0x800000;
-    e = static_cast<int>(biased) - 150;
-  }
-  const int tz = std::countr_zero(mant);
-  v.odd = mant >> tz;
-  v.lsb = e + tz;
-  return v;
-}
-
 // The chunk condition of accumulator_exact.h for every element.
 bool chunks_exact(const GemmProblem& p, const AccumulatorModel& m, std::string* why) {
   auto fail = [&](const std::string& reason) {
@@ -64,9 +41,9 @@ bool chunks_exact(const GemmProblem& p, const AccumulatorModel& m, std::string* 
   if (const auto x = first_scale_crossing(p, len)) {
     return fail("chunk [" + num(x->begin) + ", " + num(x->end) + ") crosses a scale block");
   }
-  std::vector<Odd> av(p.a.size()), bv(p.b.size());
-  std::transform(p.a.begin(), p.a.end(), av.begin(), decompose);
-  std::transform(p.b.begin(), p.b.end(), bv.begin(), decompose);
+  std::vector<OddParts> av(p.a.size()), bv(p.b.size());
+  std::transform(p.a.begin(), p.a.end(), av.begin(), odd_parts);
+  std::transform(p.b.begin(), p.b.end(), bv.begin(), odd_parts);
   for (size_t i = 0; i < p.m; ++i) {
     for (size_t j = 0; j < p.n; ++j) {
       for (size_t k0 = 0; k0 < p.k; k0 += len) {
@@ -76,13 +53,13 @@ bool chunks_exact(const GemmProblem& p, const AccumulatorModel& m, std::string* 
         }
         int e0 = std::numeric_limits<int>::max();
         for (size_t kk = k0; kk < k1; ++kk) {
-          const Odd &x = av[i * p.k + kk], &y = bv[j * p.k + kk];
+          const OddParts &x = av[i * p.k + kk], &y = bv[j * p.k + kk];
           if (x.odd != 0 && y.odd != 0) e0 = std::min(e0, x.lsb + y.lsb);
         }
         if (e0 == std::numeric_limits<int>::max()) continue;  // every product is zero
         uint64_t units = 0;                                   // sum |a_i b_i| / 2^e0
         for (size_t kk = k0; kk < k1; ++kk) {
-          const Odd &x = av[i * p.k + kk], &y = bv[j * p.k + kk];
+          const OddParts &x = av[i * p.k + kk], &y = bv[j * p.k + kk];
           if (x.odd == 0 || y.odd == 0) continue;
           const int shift = x.lsb + y.lsb - e0;
           const uint64_t odd = x.odd * y.odd;  // < 2^48
@@ -106,18 +83,15 @@ bool chunks_exact(const GemmProblem& p, const AccumulatorModel& m, std::string* 
 
 }  // namespace
 
-ExactModeOperands make_exact_mode_operands(size_t m, size_t n, size_t k, BlockSizes blocks,
-                                           bool scaled, uint64_t seed,
-                                           const AccumulatorModel& model) {
+void require_exact_mode_operands(size_t k, BlockSizes blocks, bool scaled,
+                                 const AccumulatorModel& model) {
   validate_accumulator(model);
-  if (model.kind == AccumulatorKind::kFloat) {
-    require_fp32_rn(model);
-    return make_exact_mode_operands(m, n, k, blocks, scaled, seed);
-  }
+  if (model.kind == AccumulatorKind::kFloat) require_fp32_rn(model);
   if (k > (size_t{1} << 24)) {
     throw std::invalid_argument("make_exact_mode_operands: K = " + num(k) +
                                 " > 2^24: no integer operands keep fp32 sums exact");
   }
+  if (model.kind == AccumulatorKind::kFloat) return;
   const size_t len = chunk_len(model, k);
   // A chunk crosses a scale block only where a block boundary (a multiple of the block, below K)
   // falls inside it: never for a block spanning all of K (per-tensor or row-wise scales, any K).
@@ -131,17 +105,28 @@ ExactModeOperands make_exact_mode_operands(size_t m, size_t n, size_t k, BlockSi
                                 " / " + num(blocks.b_k) + " k");
   }
   const int prec = effective_precision(model.chunks);
+  if (len >= (uint64_t{1} << prec)) {
+    throw std::invalid_argument("make_exact_mode_operands: chunks of " + num(len) +
+                                " k exceed 2^precision_bits - 1 = " + num((size_t{1} << prec) - 1) +
+                                ": no nonzero operands are exact");
+  }
+}
+
+ExactModeOperands make_exact_mode_operands(size_t m, size_t n, size_t k, BlockSizes blocks,
+                                           bool scaled, uint64_t seed,
+                                           const AccumulatorModel& model) {
+  require_exact_mode_operands(k, blocks, scaled, model);
+  if (model.kind == AccumulatorKind::kFloat) {
+    return make_exact_mode_operands(m, n, k, blocks, scaled, seed);
+  }
+  const size_t len = chunk_len(model, k);
+  const int prec = effective_precision(model.chunks);
   // fp32 promotion: K * v^2 * 2^spread <= 2^24 (as gemm_oracle.h); chunk: v^2 * len < 2^p.
   const int log_k = ceil_log2(k);
   int log_v = 3;
   while (log_v > 0 &&
          (2 * log_v + log_k > 24 || (uint64_t{1} << (2 * log_v)) * len >= (uint64_t{1} << prec))) {
     --log_v;
-  }
-  if (len >= (uint64_t{1} << prec)) {
-    throw std::invalid_argument("make_exact_mode_operands: chunks of " + num(len) +
-                                " k exceed 2^precision_bits - 1 = " + num((size_t{1} << prec) - 1) +
-                                ": no nonzero operands are exact");
   }
   ExactModeOperands out;
   out.seed = seed;

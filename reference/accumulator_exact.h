@@ -31,6 +31,11 @@ ExactModeOperands make_exact_mode_operands(std::size_t m, std::size_t n, std::si
                                            BlockSizes blocks, bool scaled, std::uint64_t seed,
                                            const AccumulatorModel& model);
 
+// Throws what make_exact_mode_operands throws for these K, blocks and model (its refusals depend on
+// nothing else), without drawing operands: for a caller that writes every value and scale itself.
+void require_exact_mode_operands(std::size_t k, BlockSizes blocks, bool scaled,
+                                 const AccumulatorModel& model);
+
 // The condition above; `why` (optional) receives the first violation.
 bool is_exact_mode(const GemmProblem& problem, const AccumulatorModel& model,
                    std::string* why = nullptr);

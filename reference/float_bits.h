@@ -28,6 +28,31 @@ inline int pow2_exponent(float s) {
   return biased != 0 ? static_cast<int>(biased) - 127 : -149 + std::countr_zero(u);
 }
 
+// A finite float as +-odd * 2^lsb with its highest set bit at 2^msb (all 0 for zero).
+struct OddParts {
+  uint64_t odd = 0;
+  int lsb = 0;
+  int msb = 0;
+};
+
+inline OddParts odd_parts(float x) {
+  OddParts v;
+  const uint32_t u = std::bit_cast<uint32_t>(x) & 0x7FFFFFFFu;
+  if (u == 0) return v;
+  const uint32_t biased = u >> 23;
+  uint32_t mant = u & 0x7FFFFF;
+  int e = -149;
+  if (biased != 0) {
+    mant |= 0x800000;
+    e = static_cast<int>(biased) - 150;
+  }
+  const int tz = std::countr_zero(mant);
+  v.odd = mant >> tz;
+  v.lsb = e + tz;
+  v.msb = e + 31 - std::countl_zero(mant);
+  return v;
+}
+
 // Exponents of the lowest and highest set bits of a finite nonzero double's significand.
 inline void bit_range(double x, int* lsb, int* msb) {
   const uint64_t u = std::bit_cast<uint64_t>(x);

@@ -103,8 +103,9 @@ struct ExactOptions {
   bool force_general_path = false;  // every product through ExactSum (the slow, obvious path)
   ExactStats* stats = nullptr;      // filled when non-null
   DotEngine dot_engine = DotEngine::kAuto;  // std::invalid_argument when not available
-  // Worker threads (0: parallel.h thread_count(), i.e. MXGATE_THREADS or every core). Each output
-  // element is computed by one worker the same way, so the result never depends on it.
+  // Worker threads (0: parallel.h thread_count(), i.e. MXGATE_THREADS or every core, one below
+  // kSerialWork products). Each output element is computed by one worker the same way, so the
+  // result never depends on it.
   unsigned threads = 0;
 };
 

@@ -85,7 +85,7 @@ class ExactEngine {
     fold_b_ = std::all_of(p_.b_scale.begin(), p_.b_scale.end(), is_pow2_or_zero);
     has_post_ = (a_scaled && !fold_a_) || (b_scaled && !fold_b_);
     make_atoms(a_scaled, b_scaled);
-    const unsigned threads = thread_count(options_.threads);
+    const unsigned threads = thread_count(options_.threads, p_.m * p_.n * p_.k);
     prepare_a(threads);
     panels_ = (p_.n + kNR - 1) / kNR;
     const size_t groups = (panels_ + kPanelGroup - 1) / kPanelGroup;

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reference/float_bits.h"
@@ -20,6 +22,176 @@ using std::size_t;
 namespace {
 
 std::string num(size_t x) { return std::to_string(x); }
+
+// Over the nonzero terms of one row of A (or B): the range of their lowest set bits (value lsb +
+// scale exponent) and of their scale exponents, their count, and the largest |value * scale| in
+// units of the row's lowest bit (capped at 2^25). Two rows' bounds bound every term of their
+// output element, so most elements need no walk over K (rows_certify_cell).
+struct RowBounds {
+  size_t nonzero = 0;
+  int lo = std::numeric_limits<int>::max(), hi = std::numeric_limits<int>::min();
+  int se_lo = std::numeric_limits<int>::max(), se_hi = std::numeric_limits<int>::min();
+  uint64_t top = 0;
+};
+
+constexpr int kZeroTerm = std::numeric_limits<int>::min();
+constexpr uint64_t kTopCap = uint64_t{1} << 25;
+
+bool in_range(int unit, int top) { return unit >= -149 && top <= 127; }
+
+// Calls fn(x, odd_parts(values[x]), e) for every element of `values` (rows x k) in order, e the
+// exponent of its power-of-two scale (blocks of block_rows x block_k; none: 1), kZeroTerm where
+// the element or its scale is zero; each scale is read once per block. Stops at the first
+// element for which fn returns false and returns its index; SIZE_MAX when none did.
+template <class Fn>
+size_t for_each_term(const std::vector<float>& values, const std::vector<float>& scales,
+                     size_t rows, size_t k, size_t block_rows, size_t block_k, Fn&& fn) {
+  const size_t cols = ceil_div(k, block_k);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      const float s = scales.empty() ? 1.0f : scales[(r / block_rows) * cols + c];
+      const int e = s == 0 ? kZeroTerm : pow2_exponent(s);
+      const size_t end = r * k + std::min(k, (c + 1) * block_k);
+      for (size_t x = r * k + c * block_k; x < end; ++x) {
+        const OddParts v = odd_parts(values[x]);
+        if (!fn(x, v, v.odd == 0 ? kZeroTerm : e)) return x;
+      }
+    }
+  }
+  return SIZE_MAX;
+}
+
+// Each row's bounds (`out`, one per row), gathered per scale block: within a block every term
+// shares the scale, so its largest |value| bounds the block's terms. Returns the index of the
+// first element whose value * scale is no fp32 value (condition (3)), SIZE_MAX if none.
+size_t row_bounds(const std::vector<float>& values, const std::vector<float>& scales, size_t rows,
+                  size_t k, size_t block_rows, size_t block_k, std::vector<RowBounds>& out) {
+  out.assign(rows, RowBounds{});
+  const size_t cols = ceil_div(k, block_k);
+  std::vector<std::pair<int, float>> tops;  // per block of the row: scale exponent, max |value|
+  for (size_t r = 0; r < rows; ++r) {
+    RowBounds& b = out[r];
+    tops.clear();
+    for (size_t c = 0; c < cols; ++c) {
+      const float s = scales.empty() ? 1.0f : scales[(r / block_rows) * cols + c];
+      if (s == 0) continue;  // every term of the block is zero
+      const int e = pow2_exponent(s);
+      const size_t begin = r * k + c * block_k, end = r * k + std::min(k, (c + 1) * block_k);
+      size_t nonzero = 0;
+      int lsb_lo = std::numeric_limits<int>::max(), lsb_hi = std::numeric_limits<int>::min();
+      float max_abs = 0;
+      for (size_t x = begin; x < end; ++x) {
+        const OddParts v = odd_parts(values[x]);
+        if (v.odd == 0) continue;
+        ++nonzero;
+        lsb_lo = std::min(lsb_lo, v.lsb);
+        lsb_hi = std::max(lsb_hi, v.lsb);
+        max_abs = std::max(max_abs, std::fabs(values[x]));
+      }
+      if (nonzero == 0) continue;
+      if (!in_range(lsb_lo + e, odd_parts(max_abs).msb + e)) {
+        for (size_t x = begin;; ++x) {  // the first element out of range
+          const OddParts v = odd_parts(values[x]);
+          if (v.odd != 0 && !in_range(v.lsb + e, v.msb + e)) return x;
+        }
+      }
+      b.nonzero += nonzero;
+      b.lo = std::min(b.lo, lsb_lo + e);
+      b.hi = std::max(b.hi, lsb_hi + e);
+      b.se_lo = std::min(b.se_lo, e);
+      b.se_hi = std::max(b.se_hi, e);
+      tops.emplace_back(e, max_abs);
+    }
+    for (const auto& [e, max_abs] : tops) {  // |value| * 2^e in units of 2^lo, capped
+      const OddParts v = odd_parts(max_abs);
+      const int shift = v.lsb + e - b.lo;
+      b.top = std::max(b.top, shift + std::bit_width(v.odd) > 25 ? kTopCap : v.odd << shift);
+    }
+  }
+  return SIZE_MAX;
+}
+
+// One operand's elements (float_bits.h odd_parts) and scale exponents (kZeroTerm where the
+// element or its scale is zero), for walking output elements over K.
+struct OperandTerms {
+  std::vector<OddParts> v;
+  std::vector<int> se;
+
+  OperandTerms(const std::vector<float>& values, const std::vector<float>& scales, size_t rows,
+               size_t k, size_t block_rows, size_t block_k)
+      : v(values.size()), se(values.size()) {
+    for_each_term(values, scales, rows, k, block_rows, block_k,
+                  [this](size_t x, const OddParts& parts, int e) {
+                    v[x] = parts;
+                    se[x] = e;
+                    return true;
+                  });
+  }
+};
+
+// Whether conditions (2) and (3) of is_exact_mode hold for every term rows `a` and `b` can form,
+// from their bounds alone: e0 lies in [a.lo + b.lo, a.hi + b.hi], each term is at most
+// a.top * b.top units of 2^(a.lo + b.lo), and there are at most min(nonzero) terms. False means
+// only "not shown": the caller then walks K.
+bool rows_certify_cell(const RowBounds& a, const RowBounds& b) {
+  if (a.nonzero == 0 || b.nonzero == 0) return true;  // every term is zero
+  const uint64_t term = a.top * b.top;                // <= 2^50
+  const uint64_t limit = uint64_t{1} << 24;
+  if (term > limit || std::min(a.nonzero, b.nonzero) > limit / term) return false;
+  const int e_lo = a.lo + b.lo, e_hi = a.hi + b.hi;
+  const auto fits = [](int lo, int hi) { return lo >= -149 && hi + 24 <= 127; };
+  return fits(e_lo - a.se_hi - b.se_hi, e_hi - a.se_lo - b.se_lo) &&
+         fits(e_lo - a.se_hi, e_hi - a.se_lo) && fits(e_lo - b.se_hi, e_hi - b.se_lo) &&
+         fits(e_lo, e_hi) && in_range(a.se_lo + b.se_lo, a.se_hi + b.se_hi);
+}
+
+// Conditions (2) and (3) of is_exact_mode for output element (i, j), term by term in k order;
+// the first violation's reason, or nothing.
+std::optional<std::string> walk_cell(const OperandTerms& a, const OperandTerms& b, size_t i,
+                                     size_t j, size_t k) {
+  const auto at = [&] { return " at C(" + num(i) + "," + num(j) + ")"; };
+  const OddParts* av = &a.v[i * k];
+  const OddParts* bv = &b.v[j * k];
+  const int* as = &a.se[i * k];
+  const int* bs = &b.se[j * k];
+  // (2) e0 = lowest set bit over nonzero terms.
+  int e0 = std::numeric_limits<int>::max();
+  for (size_t kk = 0; kk < k; ++kk) {
+    if (as[kk] == kZeroTerm || bs[kk] == kZeroTerm) continue;
+    e0 = std::min(e0, av[kk].lsb + bv[kk].lsb + as[kk] + bs[kk]);
+  }
+  if (e0 == std::numeric_limits<int>::max()) return std::nullopt;  // every term is zero
+  uint64_t units = 0;                                              // sum |t| / 2^e0
+  // The scale exponents the terms carry (the forms of (3): ea + eb, ea, eb), lowest and highest.
+  int lo[3] = {std::numeric_limits<int>::max(), std::numeric_limits<int>::max(),
+               std::numeric_limits<int>::max()};
+  int hi[3] = {std::numeric_limits<int>::min(), std::numeric_limits<int>::min(),
+               std::numeric_limits<int>::min()};
+  for (size_t kk = 0; kk < k; ++kk) {
+    const int ea = as[kk], eb = bs[kk];
+    if (ea == kZeroTerm || eb == kZeroTerm) continue;
+    const int shift = av[kk].lsb + bv[kk].lsb + ea + eb - e0;
+    const uint64_t odd = av[kk].odd * bv[kk].odd;  // < 2^48
+    if (shift + std::bit_width(odd) > 25) return "a term exceeds 2^24 * 2^e0" + at();
+    units += odd << shift;
+    if (units > (uint64_t{1} << 24)) return "sum |terms| exceeds 2^24 * 2^e0" + at();
+    const int forms[3] = {ea + eb, ea, eb};
+    for (int f = 0; f < 3; ++f) {
+      lo[f] = std::min(lo[f], forms[f]);
+      hi[f] = std::max(hi[f], forms[f]);
+    }
+  }
+  // (3) partial sums before / between / after scaling (units 2^(e0 - x), x one of the forms or
+  // 0), and the scale product, in fp32. A partial sum of any subset of the terms is at most
+  // units * 2^e0, so a partial with x removed is below 2^(e0 - x + bit_width(units)).
+  const int top = std::bit_width(units) - 1;
+  for (int f = 0; f < 3; ++f) {
+    if (!in_range(e0 - hi[f], e0 - lo[f] + top)) return "a partial sum leaves fp32's range" + at();
+  }
+  if (!in_range(e0, e0 + top)) return "a partial sum leaves fp32's range" + at();
+  if (!in_range(lo[0], hi[0])) return "sa*sb leaves fp32's range" + at();
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -77,145 +249,47 @@ bool is_exact_mode(const GemmProblem& problem, std::string* why) {
     return false;
   };
   // (1) finite values, power-of-two (or zero) scales.
-  auto pow2_scales = [&](const std::vector<float>& scales, const std::string& operand) {
-    for (size_t e = 0; e < scales.size(); ++e) {
-      if (!std::isfinite(scales[e]) || !is_pow2_or_zero(scales[e])) {
-        return fail(operand + " scale #" + num(e) + " is not a power of two or zero");
-      }
+  for (size_t e = 0; e < p.a_scale.size(); ++e) {
+    if (!std::isfinite(p.a_scale[e]) || !is_pow2_or_zero(p.a_scale[e])) {
+      return fail("A scale #" + num(e) + " is not a power of two or zero");
     }
-    return true;
-  };
-  if (!pow2_scales(p.a_scale, "A") || !pow2_scales(p.b_scale, "B")) return false;
-  struct Value {
-    uint64_t odd = 0;  // odd significand; 0 for zero
-    int lsb = 0;       // value = +-odd * 2^lsb
-    int msb = 0;
-  };
-  auto decompose = [](float x) {
-    Value v;
-    if (x == 0) {
-      return v;
+  }
+  for (size_t e = 0; e < p.b_scale.size(); ++e) {
+    if (!std::isfinite(p.b_scale[e]) || !is_pow2_or_zero(p.b_scale[e])) {
+      return fail("B scale #" + num(e) + " is not a power of two or zero");
     }
-    bit_range(x, &v.lsb, &v.msb);
-    v.odd = static_cast<uint64_t>(std::ldexp(std::fabs(static_cast<double>(x)), -v.lsb));
-    return v;
-  };
-  auto scale_exp = [](float s) {  // s a nonzero power of two
-    int l, h;
-    bit_range(s, &l, &h);
-    return l;
-  };
-  auto in_range = [](int unit, int top) { return unit >= -149 && top <= 127; };
-  auto decompose_all = [&](const std::vector<float>& x, std::vector<Value>& out,
-                           const std::string& operand) {
-    for (size_t e = 0; e < x.size(); ++e) {
-      if (!std::isfinite(x[e])) return fail(operand + " value #" + num(e) + " is not finite");
-      out[e] = decompose(x[e]);
+  }
+  for (size_t e = 0; e < p.a.size(); ++e) {
+    if (!std::isfinite(p.a[e])) {
+      return fail("A value #" + num(e) + " is not finite");
     }
-    return true;
-  };
-  std::vector<Value> av(p.a.size()), bv(p.b.size());
-  if (!decompose_all(p.a, av, "A") || !decompose_all(p.b, bv, "B")) return false;
+  }
+  for (size_t e = 0; e < p.b.size(); ++e) {
+    if (!std::isfinite(p.b[e])) {
+      return fail("B value #" + num(e) + " is not finite");
+    }
+  }
   // (3, dequantized operands) a*sa and b*sb are fp32 values.
-  auto scaled_in_fp32 = [&](const std::vector<Value>& x, size_t rows, auto scale,
-                            const std::string& product, const std::string& operand) {
-    for (size_t i = 0; i < rows; ++i) {
-      for (size_t kk = 0; kk < p.k; ++kk) {
-        const Value& v = x[i * p.k + kk];
-        const float s = scale(i, kk);
-        if (v.odd != 0 && s != 0 && !in_range(v.lsb + scale_exp(s), v.msb + scale_exp(s))) {
-          return fail(product + " leaves fp32 at " + operand + "(" + num(i) + "," + num(kk) + ")");
-        }
-      }
-    }
-    return true;
-  };
-  if (!scaled_in_fp32(
-          av, p.m, [&](size_t i, size_t kk) { return p.scale_a(i, kk); }, "a*sa", "A") ||
-      !scaled_in_fp32(
-          bv, p.n, [&](size_t j, size_t kk) { return p.scale_b(j, kk); }, "b*sb", "B")) {
-    return false;
+  std::vector<RowBounds> a_rows, b_rows;
+  if (const size_t e = row_bounds(p.a, p.a_scale, p.m, p.k, p.blocks.a_m, p.blocks.a_k, a_rows);
+      e != SIZE_MAX) {
+    return fail("a*sa leaves fp32 at A(" + num(e / p.k) + "," + num(e % p.k) + ")");
   }
-  // The scale exponent of every element (kZeroTerm: the element or its scale is zero), looked up
-  // once: the O(M N K) loops below then index arrays instead of the scale grids.
-  constexpr int kZeroTerm = std::numeric_limits<int>::min();
-  std::vector<int> a_se(p.a.size()), b_se(p.b.size());
-  for (size_t i = 0; i < p.m; ++i) {
-    for (size_t kk = 0; kk < p.k; ++kk) {
-      const float s = p.scale_a(i, kk);
-      a_se[i * p.k + kk] = av[i * p.k + kk].odd == 0 || s == 0 ? kZeroTerm : scale_exp(s);
-    }
+  if (const size_t e = row_bounds(p.b, p.b_scale, p.n, p.k, p.blocks.b_n, p.blocks.b_k, b_rows);
+      e != SIZE_MAX) {
+    return fail("b*sb leaves fp32 at B(" + num(e / p.k) + "," + num(e % p.k) + ")");
   }
-  for (size_t j = 0; j < p.n; ++j) {
-    for (size_t kk = 0; kk < p.k; ++kk) {
-      const float s = p.scale_b(j, kk);
-      b_se[j * p.k + kk] = bv[j * p.k + kk].odd == 0 || s == 0 ? kZeroTerm : scale_exp(s);
-    }
-  }
+  // (2) and (3) per output element: walked over K only where the rows' bounds do not show them,
+  // so the verdict and the first violation are those of walking every element.
+  std::optional<OperandTerms> a, b;  // built for the first walk
   for (size_t i = 0; i < p.m; ++i) {
     for (size_t j = 0; j < p.n; ++j) {
-      const std::string at = " at C(" + num(i) + "," + num(j) + ")";
-      auto term_exps = [&](size_t kk, int* ea, int* eb) {
-        *ea = a_se[i * p.k + kk];
-        *eb = b_se[j * p.k + kk];
-        return *ea != kZeroTerm && *eb != kZeroTerm;
-      };
-      // (2) e0 = lowest set bit over nonzero terms.
-      int e0 = std::numeric_limits<int>::max();
-      for (size_t kk = 0; kk < p.k; ++kk) {
-        int ea, eb;
-        if (!term_exps(kk, &ea, &eb)) {
-          continue;
-        }
-        e0 = std::min(e0, av[i * p.k + kk].lsb + bv[j * p.k + kk].lsb + ea + eb);
+      if (rows_certify_cell(a_rows[i], b_rows[j])) continue;
+      if (!a) {
+        a.emplace(p.a, p.a_scale, p.m, p.k, p.blocks.a_m, p.blocks.a_k);
+        b.emplace(p.b, p.b_scale, p.n, p.k, p.blocks.b_n, p.blocks.b_k);
       }
-      if (e0 == std::numeric_limits<int>::max()) {
-        continue;  // every term is zero
-      }
-      uint64_t units = 0;  // sum |t| / 2^e0
-      // The scale exponents the terms carry (the forms of (3): ea + eb, ea, eb), lowest and
-      // highest.
-      int lo[3] = {std::numeric_limits<int>::max(), std::numeric_limits<int>::max(),
-                   std::numeric_limits<int>::max()};
-      int hi[3] = {std::numeric_limits<int>::min(), std::numeric_limits<int>::min(),
-                   std::numeric_limits<int>::min()};
-      for (size_t kk = 0; kk < p.k; ++kk) {
-        int ea, eb;
-        if (!term_exps(kk, &ea, &eb)) {
-          continue;
-        }
-        const Value &x = av[i * p.k + kk], &y = bv[j * p.k + kk];
-        const int shift = x.lsb + y.lsb + ea + eb - e0;
-        const uint64_t odd = x.odd * y.odd;  // < 2^48
-        if (shift + std::bit_width(odd) > 25) {
-          return fail("a term exceeds 2^24 * 2^e0" + at);
-        }
-        units += odd << shift;
-        if (units > (uint64_t{1} << 24)) {
-          return fail("sum |terms| exceeds 2^24 * 2^e0" + at);
-        }
-        const int forms[3] = {ea + eb, ea, eb};
-        for (int f = 0; f < 3; ++f) {
-          lo[f] = std::min(lo[f], forms[f]);
-          hi[f] = std::max(hi[f], forms[f]);
-        }
-      }
-      // (3) partial sums before / between / after scaling (units 2^(e0 - x), x one of the forms
-      // or 0), and the scale product, in fp32. A partial sum of any subset of terms is at most
-      // units * 2^e0 in magnitude, so the unscaled or half-scaled partial of a term's block is at
-      // most units * 2^(e0 - x): its top bit is below 2^(e0 - x + bit_width(units)).
-      const int top = std::bit_width(units) - 1;
-      for (int f = 0; f < 3; ++f) {
-        if (!in_range(e0 - hi[f], e0 - lo[f] + top)) {
-          return fail("a partial sum leaves fp32's range" + at);
-        }
-      }
-      if (!in_range(e0, e0 + top)) {
-        return fail("a partial sum leaves fp32's range" + at);
-      }
-      if (!in_range(lo[0], hi[0])) {
-        return fail("sa*sb leaves fp32's range" + at);
-      }
+      if (auto reason = walk_cell(*a, *b, i, j, p.k)) return fail(*reason);
     }
   }
   return true;

@@ -11,7 +11,7 @@
 
 namespace mxgate {
 
-unsigned thread_count(unsigned requested) {
+unsigned thread_count(unsigned requested, std::size_t work) {
   if (requested > 0) {
     return requested;
   }
@@ -22,7 +22,9 @@ unsigned thread_count(unsigned requested) {
       return static_cast<unsigned>(v);
     }
   }
-  return std::max(1u, std::thread::hardware_concurrency());
+  if (work < kSerialWork) return 1;
+  static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());  // reads sysfs
+  return cores;
 }
 
 unsigned worker_count(std::size_t items, unsigned threads) {

@@ -5,14 +5,17 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace mxgate {
 
 // The worker count for `requested` threads: `requested` when positive, else the MXGATE_THREADS
 // environment variable when it holds a positive integer, else std::thread::hardware_concurrency
-// (at least 1).
-unsigned thread_count(unsigned requested = 0);
+// (at least 1), or 1 for `work` (the caller's count of inner steps, e.g. M N K) below
+// kSerialWork, where starting threads would cost more than they save.
+inline constexpr std::size_t kSerialWork = std::size_t{1} << 18;
+unsigned thread_count(unsigned requested = 0, std::size_t work = SIZE_MAX);
 
 // Calls fn(item, worker) once for every item in [0, items), on min(threads, items) workers
 // (worker in [0, workers)); items are handed out in increasing order as workers become free. The

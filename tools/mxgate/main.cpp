@@ -237,8 +237,11 @@ constexpr Verb kVerbs[] = {
      "not apply are left out. Cases an op cannot take are counted as unsupported, never failed.\n"
      "--faults plants zoo faults into the built-in kernels (dispatch/faults.h names;\n"
      "MXGATE_FAULTS adds to them). --list prints every property, the op families it applies to\n"
-     "and the failure it guards against. Exit 0 all pass, 1 a property failed, 2 usage error or\n"
-     "a plugin that does not load, 3 environment error (no device, a plugin's init refused).",
+     "and the failure it guards against. Progress (cases done, cases/s, time left) on stderr\n"
+     "at most once a second when stderr is a terminal or MXGATE_PROGRESS=1; Ctrl-C stops before\n"
+     "the next case, prints the partial result and runs no further property.\n"
+     "Exit 0 all pass, 1 a property failed, 2 usage error or a plugin that does not load,\n"
+     "3 environment error (no device, a plugin's init refused), 130 interrupted.",
      mxgate::cli::cmd_property},
     {"zoo",
      "zoo [--json] [--fault LIST] [--seeds N] [--cases N] [--seed S] [--backend B] "
@@ -287,8 +290,10 @@ constexpr Verb kVerbs[] = {
      "convention it claims, for every target format that convention defines (or --format).\n"
      "Prints per op and format the inputs checked, the mismatches and the first differing input\n"
      "with both codes, and a command that reproduces it. Tens of seconds per format: not part of\n"
-     "the default gate (`mxgate gate --exhaustive` adds it). Exit 0 all equal, 1 a mismatch, 2\n"
-     "usage error or no host cast op.",
+     "the default gate (`mxgate gate --exhaustive` adds it). Progress (done, inputs/s, time\n"
+     "left) on stderr at most once a second when stderr is a terminal or MXGATE_PROGRESS=1.\n"
+     "Ctrl-C stops at the next chunk of 2^22 inputs and prints the partial result.\n"
+     "Exit 0 all equal, 1 a mismatch, 2 usage error or no host cast op, 130 interrupted.",
      mxgate::cli::cmd_sweep_cast},
     {"fuzz", "fuzz TARGET [PATH...] [--seconds S] [--seed S]",
      "Run one fuzz target of fuzz/ (fuzz_npy fuzz_shape_catalog fuzz_codecs fuzz_negotiation\n"
@@ -316,7 +321,10 @@ constexpr Verb kVerbs[] = {
      "Each piece runs in a watchdog child (--check-timeout, default 1800 s): a crash or hang is\n"
      "an error of that piece and the survey goes on. Prints the markdown table (progress first);\n"
      "--markdown FILE writes it, --json prints schema mxgate-survey/1 instead (progress on\n"
-     "stderr). Exit 0 when the survey ran (failures are its content), 2 usage error.",
+     "stderr). A line of progress (implementations done, rate, time left) on stderr at most\n"
+     "once a second when stderr is a terminal or MXGATE_PROGRESS=1. Ctrl-C stops after the\n"
+     "piece that runs and writes the report so far, marked partial (JSON \"partial\": true).\n"
+     "Exit 0 when the survey ran (failures are its content), 2 usage error, 130 interrupted.",
      mxgate::cli::cmd_survey},
 };
 

@@ -22,6 +22,7 @@
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/impl_select.h"
 #include "tools/mxgate/layer_delegate.h"
+#include "tools/mxgate/progress.h"
 #include "tools/mxgate/property_runs.h"
 #include "tools/mxgate/verbs.h"
 
@@ -125,10 +126,12 @@ int cmd_property(const Argv& argv) {
     throw UsageError("--save needs exactly one property and one implementation");
   }
   int failed = 0, ran = 0;
+  const InterruptScope interrupt;
   for (const impl::Implementation* im : impls) {
     const std::string impl_tag = im->builtin ? "" : " [" + im->name + "]";
     const std::string impl_opt = im->builtin ? "" : " --impl " + im->spec;
     for (const properties::Property* p : props) {
+      if (InterruptScope::interrupted()) break;
       if (!properties::applies(*p, *im)) {
         // `all` runs what applies; a property named on its own says why it does not.
         if (!all) {
@@ -145,8 +148,18 @@ int cmd_property(const Argv& argv) {
                   std::string(be->name()).c_str(), static_cast<unsigned long long>(opts.seed),
                   opts.cases, describe(faults).c_str());
       std::fflush(stdout);
+      Progress progress("property " + std::string(p->name), static_cast<uint64_t>(opts.cases),
+                        "cases");
+      opts.keep_going = [&progress](int done) {
+        progress.update(static_cast<uint64_t>(done));
+        return !InterruptScope::interrupted();
+      };
       const properties::RunResult r = properties::run_property(*p, ctx, opts);
       std::fputs(properties::run_text(r).c_str(), stdout);
+      if (r.stopped) {
+        std::printf("    interrupted (partial): %d of %d cases run%s\n", r.cases, opts.cases,
+                    r.passed ? ", none failed" : "; the shrink was cut short");
+      }
       if (r.passed) continue;
       ++failed;
       std::printf("    reproduce: mxgate property %.*s%s --backend %s --seed %llu --cases %d%s\n",
@@ -166,6 +179,7 @@ int cmd_property(const Argv& argv) {
       }
     }
   }
+  if (InterruptScope::interrupted()) return kInterruptedExit;
   if (ran == 0) throw UsageError("no named property applies to the implementation(s) named");
   return failed ? 1 : 0;
 }

@@ -3,7 +3,9 @@
 // each cast op against every convention that defines its target format (all 2^32 fp32 inputs,
 // or a sample: properties/cast_survey.h), and every property that applies with its verdict and
 // shrunk case. Each piece runs in a watchdog child (a crashing or hanging implementation is an
-// error of that piece; the survey goes on). docs/python.md §13.
+// error of that piece; the survey goes on). Progress on stderr (tools/mxgate/progress.h); Ctrl-C
+// stops after the piece that runs and writes the report so far, marked partial, exit 130.
+// docs/python.md §13.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -21,6 +23,7 @@
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/backend_select.h"
 #include "tools/mxgate/gate_stages.h"
+#include "tools/mxgate/progress.h"
 #include "tools/mxgate/verbs.h"
 #include "tools/mxgate/watchdog.h"
 
@@ -161,10 +164,12 @@ std::string cell(std::string s) {
 }
 
 std::string markdown(const std::vector<ImplRow>& rows, properties::CastInputs inputs,
-                     const GateSettings& s) {
+                     const GateSettings& s, bool partial) {
   std::ostringstream md;
-  md << "# mxgate survey\n\nSeed " << s.opts.seed << ", " << s.property_cases
-     << " cases per property, backend " << s.backends.front() << ", cast inputs "
+  md << "# mxgate survey\n\n";
+  if (partial) md << "**Partial: interrupted (Ctrl-C); the rows below ran, the rest did not.**\n\n";
+  md << "Seed " << s.opts.seed << ", " << s.property_cases << " cases per property, backend "
+     << s.backends.front() << ", cast inputs "
      << (inputs == properties::CastInputs::kAll ? "all 2^32 fp32 bit patterns"
                                                 : "sampled (393216 fp32 bit patterns)")
      << ".\n\n## Implementations\n\n| implementation | spec | status |\n|---|---|---|\n";
@@ -231,9 +236,10 @@ std::string markdown(const std::vector<ImplRow>& rows, properties::CastInputs in
 }
 
 void write_json(std::ostream& os, const std::vector<ImplRow>& rows, properties::CastInputs inputs,
-                const GateSettings& s) {
+                const GateSettings& s, bool partial) {
   report::JsonWriter w(os);
   w.begin_object().field("schema", "mxgate-survey/1").field("seed", s.opts.seed);
+  w.field("partial", partial);
   w.field("cases", s.property_cases).field("backend", s.backends.front());
   w.field("cast_inputs", inputs == properties::CastInputs::kAll ? "all" : "sample");
   w.key("implementations").begin_array();
@@ -309,7 +315,11 @@ int cmd_survey(const Argv& argv) {
   }
   Watchdog watchdog;
   std::vector<ImplRow> rows;
-  for (const std::string& spec : specs) {
+  const InterruptScope interrupt;
+  Progress done("survey", specs.size(), "implementations");
+  for (std::size_t next = 0; next < specs.size() && !InterruptScope::interrupted(); ++next) {
+    const std::string& spec = specs[next];
+    done.update(next);
     if (spec.empty()) continue;
     std::vector<GateImpl> found;
     if (spec == "builtin") {
@@ -322,6 +332,7 @@ int cmd_survey(const Argv& argv) {
       found = resolve_impl(spec, watchdog, timeout);
     }
     for (const GateImpl& gi : found) {
+      if (InterruptScope::interrupted()) break;
       ImplRow row;
       row.spec = gi.spec;
       row.name = gi.name;
@@ -353,7 +364,7 @@ int cmd_survey(const Argv& argv) {
       for (const properties::Property& p : properties::all_properties()) {
         const bool applies = gi.spec == "builtin" ? properties::applies(p, impl::builtin())
                                                   : (p.families & gi.families) != 0;
-        if (!applies) continue;
+        if (!applies || InterruptScope::interrupted()) continue;
         GateCheck c;
         c.name = std::string(p.name) + "[" + gi.name + "]";
         c.backend = backend;
@@ -379,18 +390,20 @@ int cmd_survey(const Argv& argv) {
       rows.push_back(row);
     }
   }
-  const std::string md = markdown(rows, inputs, s);
+  const bool partial = InterruptScope::interrupted();
+  if (partial) std::fprintf(progress, "interrupted: the report holds what ran (partial)\n");
+  const std::string md = markdown(rows, inputs, s, partial);
   if (md_path) {
     std::ofstream out(*md_path);
     out << md;
     std::fprintf(progress, "markdown: %s\n", md_path->c_str());
   }
   if (json) {
-    write_json(std::cout, rows, inputs, s);
+    write_json(std::cout, rows, inputs, s, partial);
   } else {
     std::printf("\n%s", md.c_str());
   }
-  return 0;
+  return partial ? kInterruptedExit : 0;
 }
 
 }  // namespace mxgate::cli
