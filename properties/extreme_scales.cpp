@@ -35,13 +35,15 @@ class Planter {
     return !p_.a_scale.empty() && !p_.b_scale.empty() && p_.blocks.a_k == p_.blocks.b_k;
   }
 
-  // A scale column `kb` of every A row gets `sa`, of every B row `sb`; A's elements are 0 but
-  // one +-1 at k = `at` in every row (so the planted term is the only one: an extreme scale
+  // Scale column `kb` of A row r gets a[r % 2], of B row r gets b[r % 2] (the two codes of an
+  // operand alternate over its rows, so each output element sees one pair); A's elements are 0
+  // but one +-1 at k = `at` in every row (so the planted term is the only one: an extreme scale
   // times the partial of any wider range could leave fp32), B's 0 but +-1 at `at` in its block
   // (signs from `sign_bits`).
-  void pair(std::size_t kb, const Code& sa, const Code& sb, std::size_t at, uint64_t sign_bits) {
-    for (std::size_t r = 0; r < p_.a_scale_rows(); ++r) set_a_scale(r, kb, sa);
-    for (std::size_t r = 0; r < p_.b_scale_rows(); ++r) set_scale(false, r, kb, sb);
+  void pair(std::size_t kb, const Code* const a[2], const Code* const b[2], std::size_t at,
+            uint64_t sign_bits) {
+    for (std::size_t r = 0; r < p_.a_scale_rows(); ++r) set_a_scale(r, kb, *a[r % 2]);
+    for (std::size_t r = 0; r < p_.b_scale_rows(); ++r) set_scale(false, r, kb, *b[r % 2]);
     const std::size_t k0 = kb * p_.blocks.a_k, k1 = std::min(p_.k, k0 + p_.blocks.a_k);
     for (std::size_t i = 0; i < p_.m; ++i) {
       for (std::size_t kk = 0; kk < p_.k; ++kk) set_element(true, i, kk, 0.0f);
@@ -88,21 +90,20 @@ std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, u
   const std::size_t block_k = o.problem.blocks.a_k;
   const std::size_t kb = (seed >> 2) % blocks;
   const std::size_t k0 = kb * block_k, at = k0 + (seed >> 17) % (std::min(o.k, k0 + block_k) - k0);
-  // Half the cases plant the 0x00 x 0xFE pair: the decode of the bottom of the range is the
-  // recurring public bug (extreme_scales.h).
+  // The tiny codes alternate over the rows of one operand, 0x00 first (a one-row case holds the
+  // bottom of the range: its decode is the recurring public bug, extreme_scales.h); the other
+  // operand holds 2^127. Products 2^-127 * 2^127 = 1 and 2^-126 * 2^127 = 2.
+  const Code* const tiny[2] = {&kTiny, &kMinNormal};
+  const Code* const huge[2] = {&kHuge, &kHuge};
   const uint64_t setting = seed % 4;
-  switch (setting) {
-    case 0:
-    case 1:  // product 2^-127 * 2^127 = 1
-      planter.pair(kb, kTiny, kHuge, at, seed >> 7);
-      planted = {name(kTiny), name(kHuge)};
-      break;
-    case 2:  // product 2^127 * 2^-126 = 2
-      planter.pair(kb, kHuge, kMinNormal, at, seed >> 7);
-      planted = {name(kHuge), name(kMinNormal)};
-      break;
-    default:  // one row of A under a NaN scale (after the check): that output row is NaN
-      break;
+  if (setting == 2) {
+    planter.pair(kb, huge, tiny, at, seed >> 7);  // B's rows (MX: columns of C) alternate
+  } else {
+    planter.pair(kb, tiny, huge, at, seed >> 7);  // A's rows alternate
+  }
+  planted = {name(kTiny), name(kHuge)};
+  if ((setting == 2 ? o.problem.b_scale_rows() : o.problem.a_scale_rows()) > 1) {
+    planted.push_back(name(kMinNormal));
   }
   // The self-check of the construction (the fingerprint's, gemm_operands.cpp) before the NaN,
   // which no exact-mode problem holds: every order a correct kernel may take is exact.
@@ -111,8 +112,9 @@ std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, u
     throw std::logic_error("extreme-scale operands are not exact-mode in " + model.name + ": " +
                            why);
   }
-  if (setting == 3) {
-    planter.set_a_scale((seed >> 23) % o.problem.a_scale_rows(), kb, kNan);
+  if (setting == 3) {  // one row of A under a NaN scale: that output row is NaN (the last row,
+                       // so a one-row case keeps no other)
+    planter.set_a_scale(o.problem.a_scale_rows() - 1, kb, kNan);
     planted.push_back(name(kNan));
   }
   return planted;

@@ -5,8 +5,8 @@
 // produces the exact result in every order (docs/bug_classes.md §2, Z39).
 //
 // Why the partners: an extreme scale alone would make the result underflow or overflow, so the
-// case would test the output format, not the decode. The planted K block pairs a tiny A scale
-// with a huge B scale (or the reverse) so that their product is 1 or 2, and holds the only
+// case would test the output format, not the decode. The planted K block pairs a tiny scale
+// with a huge one so that their product is 1 or 2, and holds the only
 // nonzero term (+-1 times +-1 at one k shared by every row and column): every intermediate a
 // kernel may form (a * sa, b * sb, a partial times either scale, sa * sb) is an fp32 value.
 #pragma once
@@ -21,13 +21,14 @@
 
 namespace mxgate::properties {
 
-// Plants one of three extreme settings into `o` (MX or block GEMM operands), chosen by the seed
-// (the first in half the cases),
-// in one K block (also seed-chosen): A 2^-127 x B 2^127, A 2^127 x B 2^-126 (A's other blocks
-// zero), or one A scale of one row NaN (0xFF) after the exactness self-check. Throws
-// std::logic_error when the planted problem is not exact-mode in `model` (a generator bug, never
-// a verdict). Returns the names of the planted codes, e.g. {"0x00", "0xFE"} (coverage tags,
-// family-qualified by the caller); none for an op whose A and B scale blocks along K differ.
+// Plants extreme scales into one K block (seed-chosen) of `o` (MX or block GEMM operands): the
+// scales of one operand's rows alternate 2^-127 (0x00) and 2^-126 (0x01) from its first row, the
+// other operand's are 2^127 (0xFE); A's other blocks are zero. The seed picks which operand holds
+// the tiny codes (A in three cases of four), and in one case of four the last A row's scale is
+// NaN (0xFF), set after the exactness self-check. Throws std::logic_error when the planted problem
+// is not exact-mode in `model` (a generator bug, never a verdict). Returns the names of the
+// planted codes, e.g. {"0x00", "0xFE"} (coverage tags, family-qualified by the caller); none for
+// an op whose A and B scale blocks along K differ.
 std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, uint64_t seed,
                                               const AccumulatorModel& model);
 
