@@ -18,11 +18,14 @@ using std::size_t;
 
 std::string num(size_t x) { return std::to_string(x); }
 
+// fp32 with round-to-nearest (unit roundoff 2^-24) or directed rounding (2^-23): operands whose
+// every partial sum is an fp32 value are exact in either, since no rounding mode changes a value
+// it can represent.
 void require_fp32_rn(const AccumulatorModel& m) {
-  if (m.fp.unit_roundoff != 0x1p-24) {
+  if (m.fp.unit_roundoff != 0x1p-24 && m.fp.unit_roundoff != 0x1p-23) {
     throw std::invalid_argument("accumulator " + m.name +
-                                ": exact-mode operands are modelled for fp32 round-to-nearest "
-                                "float accumulators only");
+                                ": exact-mode operands are modelled for fp32 float accumulators "
+                                "(round-to-nearest or directed) only");
   }
 }
 

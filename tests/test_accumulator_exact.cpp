@@ -149,6 +149,18 @@ TEST(AccumulatorExactMode, Fp32RnIsTodaysGenerator) {
                std::invalid_argument);
 }
 
+// Guards against refusing exact-mode operands to an fp32 accumulator with directed rounding (the
+// Triton mma.sync tile's measured model): its partial sums are fp32 values, so no rounding mode
+// changes them, and the operands are fp32_rn's.
+TEST(AccumulatorExactMode, DirectedFp32TakesTheRoundToNearestOperands) {
+  const AccumulatorModel rz = parse_accumulator_spec("fp32_rn:unit_roundoff_bits=23");
+  const GemmProblem a = make_exact_mode_operands(3, 5, 300, kMxfp8Blocks, true, 4).problem;
+  const GemmProblem b = make_exact_mode_operands(3, 5, 300, kMxfp8Blocks, true, 4, rz).problem;
+  EXPECT_EQ(a.a, b.a);
+  EXPECT_EQ(a.b_scale, b.b_scale);
+  EXPECT_TRUE(is_exact_mode(b, rz));
+}
+
 // Guards against a registry model (sub-sums, halves, a late C, an fp32 store included) for
 // which exact mode generates operands its own simulation rounds: a model added to the registry
 // is covered here without a new test.
