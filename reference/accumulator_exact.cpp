@@ -21,7 +21,7 @@ std::string num(size_t x) { return std::to_string(x); }
 // fp32 with round-to-nearest (unit roundoff 2^-24) or directed rounding (2^-23): operands whose
 // every partial sum is an fp32 value are exact in either, since no rounding mode changes a value
 // it can represent.
-void require_fp32_rn(const AccumulatorModel& m) {
+void require_fp32(const AccumulatorModel& m) {
   if (m.fp.unit_roundoff != 0x1p-24 && m.fp.unit_roundoff != 0x1p-23) {
     throw std::invalid_argument("accumulator " + m.name +
                                 ": exact-mode operands are modelled for fp32 float accumulators "
@@ -89,7 +89,7 @@ bool chunks_exact(const GemmProblem& p, const AccumulatorModel& m, std::string* 
 void require_exact_mode_operands(size_t k, BlockSizes blocks, bool scaled,
                                  const AccumulatorModel& model) {
   validate_accumulator(model);
-  if (model.kind == AccumulatorKind::kFloat) require_fp32_rn(model);
+  if (model.kind == AccumulatorKind::kFloat) require_fp32(model);
   if (k > (size_t{1} << 24)) {
     throw std::invalid_argument("make_exact_mode_operands: K = " + num(k) +
                                 " > 2^24: no integer operands keep fp32 sums exact");
@@ -155,7 +155,7 @@ ExactModeOperands make_exact_mode_operands(size_t m, size_t n, size_t k, BlockSi
 bool is_exact_mode(const GemmProblem& problem, const AccumulatorModel& model, std::string* why) {
   validate_accumulator(model);
   if (model.kind == AccumulatorKind::kFloat) {
-    require_fp32_rn(model);
+    require_fp32(model);
     return is_exact_mode(problem, why);
   }
   // The fp32 conditions make every promoted (scaled) partial and every sum of them exact.

@@ -9,36 +9,24 @@ jax.nn.scaled_matmul's MXFP8 and NVFP4 GEMMs. docs/python.md §11.6.
 
 import numpy as np
 
-from ..adapter import Adapter, Dim, Op, Unavailable, unpack_e2m1
+from ..adapter import Dim, Op, Unavailable, unpack_e2m1
 from . import require
-
-_TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
-          "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu"}
+from ._library import LibraryAdapter, float8_types
 
 
-class _JaxGpu(Adapter):
+class _JaxGpu(LibraryAdapter):
     """jax with a GPU device; build_ops() declares the ops (or raises Unavailable)."""
 
     what = "the jax adapter"
 
-    def __init__(self):
-        self._error = None
+    def load(self):
+        self.jax = require("jax", self.what)
+        self.jnp = require("jax.numpy", self.what)
         try:
-            self.jax = require("jax", self.what)
-            self.jnp = require("jax.numpy", self.what)
-            try:
-                self.gpu = self.jax.devices("gpu")[0]
-            except RuntimeError as e:
-                raise Unavailable(f"jax has no GPU device here: {e}") from None
-            ops = self.build_ops()
-        except Unavailable as e:
-            self._error = e
-            ops = []
-        super().__init__(ops=ops)
-
-    def check_available(self):
-        if self._error is not None:
-            raise self._error
+            self.gpu = self.jax.devices("gpu")[0]
+        except RuntimeError as e:
+            raise Unavailable(f"jax has no GPU device here: {e}") from None
+        return self.build_ops()
 
 
 class JaxAdapter(_JaxGpu):
@@ -46,7 +34,7 @@ class JaxAdapter(_JaxGpu):
     description = "jax.jit(x.astype(float8_*)) on the GPU through XLA"
 
     def build_ops(self):
-        self.types = {k: getattr(self.jnp, v) for k, v in _TYPES.items() if hasattr(self.jnp, v)}
+        self.types = float8_types(self.jnp)
         self.casts = {k: self.jax.jit(lambda v, d=d: v.astype(d)) for k, d in self.types.items()}
         return [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
                    notes=f"jax {self.jax.__version__} on {self.gpu.platform}")]
