@@ -7,6 +7,7 @@ the median of the cases drawn until the first failure, and the shrunk config of 
 import argparse
 import statistics
 import sys
+from typing import List, Optional
 
 from ..adapters.linear_example_faulty import FAULTY
 from .run import check
@@ -22,6 +23,16 @@ DETECTED_BY = {
 }
 
 
+def cases_to_detection(z: str, seeds: int = 20, cases: int = 200) -> List[Optional[int]]:
+    """Per seed 1..seeds: the cases drawn (unsupported included) until class z's variant first
+    failed its property, or None when it passed all `cases`."""
+    counts: List[Optional[int]] = []
+    for seed in range(1, seeds + 1):
+        r = check(DETECTED_BY[z], FAULTY[z](), cases=cases, seed=seed, shrink=False)
+        counts.append(r.cases + r.unsupported if not r.passed else None)
+    return counts
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m mxgate.layers.measure")
     p.add_argument("--seeds", type=int, default=20)
@@ -29,11 +40,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     for z, cls in FAULTY.items():
         prop = DETECTED_BY[z]
-        counts = []
-        for seed in range(1, a.seeds + 1):
-            r = check(prop, cls(), cases=a.cases, seed=seed, shrink=False)
-            counts.append(r.cases + r.unsupported if not r.passed else None)
-        found = [c for c in counts if c is not None]
+        found = [c for c in cases_to_detection(z, a.seeds, a.cases) if c is not None]
         shrunk = check(prop, cls(), cases=a.cases, seed=1)
         print(f"| {z} | {cls.__name__} | {prop} | {len(found)}/{a.seeds} | "
               f"{statistics.median(found) if found else '-'} | {shrunk.counterexample} |",
