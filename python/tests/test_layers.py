@@ -85,9 +85,9 @@ def test_faulty_variant_caught_with_minimal_config(zid):
                      f"{bad.FAULTY[zid].__name__} --seed 1 --cases 200")
 
 
-# Guards against a generator that reaches a dispatch class only rarely (the zoo's bar, docs/
-# bug_classes.md §1): over seeds 1..20 every faulty variant is found within 200 cases and the
-# median of the cases to detection is at most 20 (docs/layers.md §5 gives the figures).
+# Guards against a generator that reaches a dispatch class only rarely (the zoo's bar,
+# docs/bug_classes.md §1): over seeds 1..20 every faulty variant is found within 200 cases and
+# the median of the cases to detection is at most 20 (docs/layers.md §5 gives the figures).
 @pytest.mark.parametrize("zid", sorted(bad.FAULTY))
 def test_faulty_variant_found_within_twenty_cases_median(zid):
     from mxgate.layers.measure import cases_to_detection
