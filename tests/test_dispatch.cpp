@@ -553,5 +553,23 @@ TEST(DispatchPlanCli, ModelFormErrors) {
   EXPECT_NE(r.out.find("at TP 3"), std::string::npos) << r.out;
 }
 
+// `plan --impl` input that cannot be compared exits 2 naming it, before any Python runs (the
+// comparison itself is tested from Python: python/tests/test_layers_cli.py).
+TEST(DispatchPlanCli, ImplErrors) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--platform gfx950 --scheme bf16 --n 16 --k 64 --impl py:m:O",
+       "--impl compares mxfp8 and fp8_block layers"},
+      {"--platform gfx950 --scheme mxfp8 --n 16 --k 64 --disable EmulationMxfp8 --impl py:m:O",
+       "--disable does not go with --impl"},
+      {"--platform gfx950 --scheme mxfp8 --n 16 --k 64 --impl example",
+       "--impl 'example': plan compares a py:MODULE:OBJECT layer adapter"},
+  };
+  for (const auto& [args, needle] : bad) {
+    const mxgate::test_support::ShellResult r = run_plan(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.out.find(needle), std::string::npos) << args << " -> " << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace mxgate::dispatch

@@ -4,6 +4,7 @@ shrunk config whose reproduce line replays it; the reference the properties use 
 bad configs, cases and adapters are InputErrors naming the problem."""
 
 import functools
+import importlib.util
 import statistics
 
 import numpy as np
@@ -60,6 +61,9 @@ EXPECTED = {
     "Z7": ("layer.end_to_end", dict(scheme="fp8_block", weight_scale="e8m0", m="1", tp="1"),
            lambda w: int(w["n"]) <= 128 and int(w["k"]) <= 64
            and "1" in (w["is_bmm"], w["skip_weight_relayout"])),
+    # One byte holds two codes: K = 2 is the smallest weight whose nibbles can be exchanged.
+    "Z31": ("layer.end_to_end", dict(scheme="mxfp4", n="1", m="1", tp="1"),
+            lambda w: int(w["k"]) <= 4),
 }
 
 
@@ -198,11 +202,13 @@ def test_layer_star_runs_six_and_decisions_opt_in():
 
 @pytest.mark.parametrize("kwargs, text", [
     (dict(scheme="mxfp6"), "LayerConfig.scheme: 'mxfp6' is not one of mxfp8, fp8_block"),
-    (dict(scheme="nvfp4"), "LayerConfig.scheme: nvfp4 is not covered"),
+    (dict(scheme="nvfp4"), "LayerConfig.weight_scale: nvfp4 weights take e4m3 scales, not e8m0"),
+    (dict(scheme="mxfp8", weight_scale="e4m3"), "mxfp8 weights take e8m0 or fp32 scales"),
+    (dict(scheme="mxfp4", k=34 + 1), "LayerConfig.k: 35 is odd; mxfp4 packs two codes a byte"),
     (dict(n=0), "LayerConfig.n: 0 is not a positive integer"),
     (dict(parallel="diagonal"), "LayerConfig.parallel: 'diagonal'"),
     (dict(parallel="replicated", tp=2), "a replicated layer has tp 1"),
-    (dict(weight_scale="bf16"), "LayerConfig.weight_scale: 'bf16' is not e8m0 or fp32"),
+    (dict(weight_scale="bf16"), "LayerConfig.weight_scale: 'bf16' is not e8m0, fp32 or e4m3"),
     (dict(act_scale_order="row_major"), "goes with fp8_block, not mxfp8"),
     (dict(consumers=("twin", "nobody")), "LayerConfig.consumers"),
     (dict(is_bmm=1), "LayerConfig.is_bmm: 1 is not a bool"),
@@ -273,3 +279,47 @@ def test_spec_string_runs_the_same():
                      "NoPerStepFallback", cases=100, seed=1)
     b = mxgate.check("layer.load_equivalence", bad.NoPerStepFallback, cases=100, seed=1)
     assert a.counterexample == b.counterexample and not a.passed
+
+
+FP4_CASES = [
+    "scheme=mxfp4 n=16 k=64 weight_scale=e8m0 platform=gfx950 m=2 seed=3 data=exact",
+    "scheme=mxfp4 n=8 k=96 tp=4 parallel=row weight_scale=e8m0 platform=sm90 m=1 seed=4 "
+    "data=edge0",
+    "scheme=nvfp4 n=16 k=48 weight_scale=e4m3 platform=sm90 is_bmm=1 m=3 seed=5 data=exact",
+    "scheme=nvfp4 n=6 k=32 tp=2 parallel=column weight_scale=e4m3 platform=gfx942 m=1 seed=6 "
+    "data=nan",
+    "scheme=nvfp4 n=4 k=16 tp=2 parallel=row weight_scale=e4m3 platform=host m=1 seed=7 "
+    "data=edge0",
+]
+
+
+# Guards against an FP4 layer scheme that the properties cannot check: the example's FP4
+# kernels (dequantized at load for MXFP4, per step for NVFP4) pass every property that applies.
+@pytest.mark.parametrize("text", FP4_CASES)
+def test_example_passes_fp4_layers(text):
+    for prop in layers.PROPERTIES:
+        r = mxgate.check(prop, ex.LinearExample(), case=text)
+        assert r.passed or r.kind == "unsupported", f"{prop}: {r}"
+    assert mxgate.check("layer.end_to_end", ex.LinearExample(), case=text).passed
+
+
+# Guards against the NVFP4 global scale going unchecked: dropping it is caught by end_to_end on
+# an NVFP4 layer whose global scale is not 1, with the located element.
+def test_nvfp4_global_scale_dropped_is_caught():
+    r = mxgate.check("layer.end_to_end", bad.Nvfp4GlobalScaleDropped(), cases=200, seed=1)
+    assert not r.passed and r.kind == "fail", str(r)
+    w = words(r.counterexample)
+    assert w["scheme"] == "nvfp4" and int(w["n"]) == 1 and int(w["k"]) <= 16, r.counterexample
+    assert r.location is not None, str(r)
+
+
+# Guards against the torch variant of the example failing hard on a host without torch: it is
+# unavailable with the reason, as every adapter of a library that is absent (its run is the GPU
+# host's: scripts/run-layers-torch).
+@pytest.mark.skipif(importlib.util.find_spec("torch") is not None,
+                    reason="torch is installed here: the unavailable path is not this host's")
+def test_torch_example_unavailable_without_torch():
+    from mxgate.adapters import linear_example_torch as ext
+
+    with pytest.raises(mxgate.Unavailable, match="torch is not installed"):
+        mxgate.check("layer.end_to_end", ext.LinearExampleTorchCpu(), cases=1, seed=1)

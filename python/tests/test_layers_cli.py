@@ -2,6 +2,7 @@
 py:MODULE:OBJECT` and `mxgate gate --impl ...` run `python -m mxgate.layers` with this
 interpreter (MXGATE_PYTHON) and report its verdict lines and exit codes."""
 
+import json
 import os
 import subprocess
 import sys
@@ -58,3 +59,56 @@ def test_gate_runs_layer_adapter():
     assert code == 1, out + err
     assert f"layer.*[{FAULTY}RelayoutDirectlyRead] (host) ... FAIL" in out, out
     assert "reproduce: mxgate property layer.direct_reads --impl" in out, out
+
+
+USER_MODULE = '''
+from mxgate.adapters import linear_example as ex
+
+
+class NoGate(ex.LinearExample):
+    def select(self, config):  # the preshuffled kernel for any block layer off sm90
+        if config.scheme == "fp8_block" and config.platform != "sm90":
+            return "AiterPreshuffledFp8BlockScaledMMKernel"
+        return super().select(config)
+'''
+
+
+# Guards against `plan --impl` hiding a difference: a user's select that skips the preshuffled
+# kernel's N % 128 gate is DIFFERENT beside the model, an aligned layer is the same.
+def test_plan_impl_side_by_side(tmp_path, monkeypatch):
+    (tmp_path / "user_linear.py").write_text(USER_MODULE)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    impl = "py:user_linear:NoGate"
+    code, out, err = mxgate("plan", "--platform", "gfx942", "--scheme", "fp8_block", "--n", "16",
+                            "--k", "64", "--impl", impl)
+    assert code == 0, out + err
+    assert "yours: AiterPreshuffledFp8BlockScaledMMKernel (PreshuffledBlockScaledFp8)" in out
+    assert "model: BlockScaledFp8" in out and "DIFFERENT" in out, out
+    assert "1 layer(s), 1 with different decisions" in out, out
+    code, out, err = mxgate("plan", "--platform", "gfx942", "--scheme", "fp8_block", "--n", "128",
+                            "--k", "128", "--impl", impl, "--json")
+    assert code == 0, out + err
+    row = json.loads(out)[0]
+    assert (row["yours_as"], row["model"], row["same"]) == ("PreshuffledBlockScaledFp8",
+                                                            "PreshuffledBlockScaledFp8", True)
+    assert row["yours_load"] == row["model_load"] == ["preshuffle"], row
+
+
+# Guards against the model form losing layers or hitting the layer data's host size limit: every
+# block-FP8 layer of DeepSeek-V3/R1 at TP 8 is compared (labelled), and the example agrees.
+def test_plan_impl_model_form():
+    code, out, err = mxgate("plan", "--platform", "gfx942", "--model", "DeepSeek-V3/R1", "--tp",
+                            "8", "--impl", GOOD, "--json")
+    assert code == 0, out + err
+    rows = json.loads(out)
+    assert len(rows) >= 5 and all(r["same"] for r in rows), out
+    kv = [r for r in rows if r["label"] == "DeepSeek-V3/R1 kv_b_proj"]
+    assert kv and "skip_weight_relayout=1" in kv[0]["config"] and kv[0]["model_load"] == [], kv
+
+
+# Guards against a traceback or a wrong exit code for an adapter that cannot be loaded.
+def test_plan_impl_bad_module_exit_2():
+    code, out, err = mxgate("plan", "--platform", "gfx942", "--scheme", "fp8_block", "--n", "16",
+                            "--k", "64", "--impl", "py:no_such_module_here:X")
+    assert code == 2, out + err
+    assert "cannot import" in err and "Traceback" not in err, err

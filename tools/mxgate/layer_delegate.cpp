@@ -100,6 +100,17 @@ int run_layer_properties(const std::string& names, const std::string& spec, uint
                     nullptr);
 }
 
+int run_layer_plan(const std::string& spec, const std::vector<std::string>& configs,
+                   const std::vector<std::string>& labels, bool json) {
+  std::vector<std::string> args = {"plan", "--impl", spec};
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    args.insert(args.end(), {"--config", configs[i]});
+    if (!labels.empty()) args.insert(args.end(), {"--label", labels[i]});
+  }
+  if (json) args.push_back("--json");
+  return run_python(args, nullptr);
+}
+
 void add_layer_checks(std::vector<GateCheck>& checks, const std::vector<std::string>& specs,
                       const GateSettings& s) {
   for (const std::string& spec : specs) {

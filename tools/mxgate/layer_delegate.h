@@ -22,6 +22,11 @@ bool is_layer_spec(const std::string& spec);
 int run_layer_properties(const std::string& names, const std::string& spec, uint64_t seed,
                          int cases);
 
+// `mxgate plan --impl SPEC`: SPEC's decisions beside the model's for each config (LayerConfig
+// text, docs/layers.md §1), labelled by LABELS (same length, or empty); its exit code.
+int run_layer_plan(const std::string& spec, const std::vector<std::string>& configs,
+                   const std::vector<std::string>& labels, bool json);
+
 // One gate check per layer adapter: layer.*[SPEC], the Python run's verdict.
 void add_layer_checks(std::vector<GateCheck>& checks, const std::vector<std::string>& specs,
                       const GateSettings& s);

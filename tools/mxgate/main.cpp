@@ -208,7 +208,7 @@ constexpr Verb kVerbs[] = {
     {"plan",
      "plan --platform P (--scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
      "[--weight-scale e8m0|fp32] | --model NAME --tp T [--catalog FILE]) "
-     "[--disable LINEAR_KERNEL,...] [--json]",
+     "[--disable LINEAR_KERNEL,...] [--impl py:MODULE:OBJECT] [--json]",
      "The linear kernel the dispatch registry picks for one layer of weight N x K, the load-time\n"
      "actions of its process_weights_after_loading and the path apply then takes.\n"
      "  --platform gfx950 gfx942 sm90 host; --scheme mxfp8 fp8_block bf16\n"
@@ -218,6 +218,9 @@ constexpr Verb kVerbs[] = {
      "      T (--catalog FILE, default corpus/shapes/production_shapes.tsv); BMM layers are\n"
      "      is_bmm, MLA kv_b_proj is skip_weight_relayout, unmodelled formats are listed\n"
      "  --disable: linear kernels skipped by name, like VLLM_DISABLED_KERNELS\n"
+     "  --impl py:MODULE:OBJECT: a layer adapter's decisions (its select and declared load\n"
+     "      transforms) beside the decision model's, per layer (BF16 layers left out), with\n"
+     "      'same' or 'DIFFERENT' (docs/layers.md §6); exit 0 either way, 3 when unavailable\n"
      "--json prints {\"linear_kernel\": K, \"load\": [ACTION...], \"apply\": PATH} (with\n"
      "--model: a list of them with model, layer, n, k). Actions:\n"
      "dequantize_weight_to_bf16 upcast_weight_scale_e8m0_to_fp32 preshuffle_weight; paths:\n"

@@ -11,6 +11,7 @@
 #include "dispatch/registry.h"
 #include "properties/shape_catalog.h"
 #include "tools/mxgate/args.h"
+#include "tools/mxgate/layer_delegate.h"
 #include "tools/mxgate/verbs.h"
 
 namespace mxgate::cli {
@@ -49,6 +50,15 @@ std::optional<std::pair<Scheme, WeightScaleDtype>> scheme_of(const std::string& 
   return std::nullopt;
 }
 
+// The config as mxgate.layers' LayerConfig text (docs/layers.md §1), for `plan --impl`.
+std::string layer_text(const LinearConfig& c, const std::string& platform) {
+  return std::string("scheme=") + (c.scheme == Scheme::kMxfp8 ? "mxfp8" : "fp8_block") +
+         " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+         " weight_scale=" + (c.weight_scale == WeightScaleDtype::kE8m0 ? "e8m0" : "fp32") +
+         " platform=" + platform + " is_bmm=" + (c.is_bmm ? "1" : "0") +
+         " skip_weight_relayout=" + (c.skip_weight_relayout ? "1" : "0");
+}
+
 // `plan --model NAME --tp T`: every catalogued layer of the model at that TP size. BMM layers
 // (bmm_batch) are is_bmm; MLA's kv_b_proj is read directly to build W_UK / W_UV
 // (docs/architecture.md §1.1, item 3), so it is skip_weight_relayout.
@@ -77,11 +87,31 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
     throw UsageError("no layer of '" + model + "' is catalogued at TP " + std::to_string(tp));
   }
   const bool json = a.flag("json");
-  if (json) std::printf("[");
+  const std::optional<std::string> impl = a.get("impl");
+  std::vector<std::string> configs;
+  std::vector<std::string> labels;
+  if (json && !impl) std::printf("[");
   bool first = true;
   for (const ShapeEntry* e : rows) {
     const auto sch = scheme_of(e->quant);
     std::string line;
+    if (impl) {  // the user's decisions beside the model's, in Python; BF16 has no layer scheme
+      if (sch && sch->first != Scheme::kBf16) {
+        LinearConfig c;
+        c.scheme = sch->first;
+        c.weight_scale = sch->second;
+        c.n = e->n;
+        c.k = e->k;
+        c.is_bmm = e->bmm_batch.has_value();
+        c.skip_weight_relayout = e->layer.find("kv_b_proj") != std::string::npos;
+        const bool sharded = e->tp > 1 && (e->parallel == "column" || e->parallel == "row");
+        configs.push_back(
+            layer_text(c, a.require("platform")) +
+            (sharded ? " tp=" + std::to_string(e->tp) + " parallel=" + e->parallel : ""));
+        labels.push_back(e->model + " " + e->layer);
+      }
+      continue;
+    }
     if (!sch) {
       if (json) {
         line = "{\"model\": \"" + json_escape(e->model) + "\", \"layer\": \"" +
@@ -129,6 +159,10 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
       first = false;
     }
   }
+  if (impl) {
+    if (configs.empty()) throw UsageError("no layer of '" + model + "' has an MXFP8 or FP8 scheme");
+    return run_layer_plan(*impl, configs, labels, json);
+  }
   if (json) std::printf("]\n");
   return 0;
 }
@@ -138,7 +172,7 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
 int cmd_plan(const Argv& argv) {
   const Args a(argv,
                {"platform", "scheme", "n", "k", "flags", "weight-scale", "disable", "model", "tp",
-                "catalog"},
+                "catalog", "impl"},
                {"json"});
   if (!a.positionals().empty()) {
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
@@ -153,6 +187,14 @@ int cmd_plan(const Argv& argv) {
     if (find_linear_kernel(d) == nullptr) {
       throw UsageError("--disable: unknown linear kernel '" + d + "'");
     }
+  }
+  if (a.get("impl") && !disabled.empty()) {
+    throw UsageError("--disable does not go with --impl (the model's plan is the registry's)");
+  }
+  if (a.get("impl") && a.get("impl")->rfind("py:", 0) != 0) {
+    throw UsageError("--impl '" + *a.get("impl") +
+                     "': plan compares a py:MODULE:OBJECT layer "
+                     "adapter (docs/layers.md)");
   }
   if (a.get("model")) return plan_model(a, *p, disabled);
   if (a.get("tp") || a.get("catalog")) throw UsageError("--tp and --catalog go with --model");
@@ -181,6 +223,10 @@ int cmd_plan(const Argv& argv) {
     } else {
       throw UsageError("--flags: unknown flag '" + f + "' (is_bmm, skip_weight_relayout)");
     }
+  }
+  if (const auto impl = a.get("impl")) {
+    if (c.scheme == Scheme::kBf16) throw UsageError("--impl compares mxfp8 and fp8_block layers");
+    return run_layer_plan(*impl, {layer_text(c, platform)}, {}, a.flag("json"));
   }
   Plan pl;
   try {

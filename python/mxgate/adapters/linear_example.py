@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from ..layers import Layer, LayerAdapter, LayerConfig, QuantizedActivation
-from .numpy import E4M3FN, bf16_values, e8m0_values, expand, to_bf16_bits
+from .numpy import E2M1, E4M3FN, bf16_values, e8m0_values, expand, to_bf16_bits
 
 DOT_SCALED_K_ALIGN = 128  # tl.dot_scaled tiles K by 128, unmasked (one constant: load, apply)
 _POISON = 0xFF  # what lies past a buffer (E4M3 NaN, e8m0 NaN), as mxgate's harness poisons
@@ -84,6 +84,28 @@ def dequant_mxfp8_to_bf16(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     return to_bf16_bits(v)
 
 
+def unpack_e2m1(packed: np.ndarray) -> np.ndarray:
+    """(N, K/2) bytes -> (N, K) E2M1 codes: element 2i in the low nibble (OCP MX v1.0 §5.3)."""
+    out = np.empty((packed.shape[0], 2 * packed.shape[1]), np.uint8)
+    out[:, 0::2] = packed & 0x0F
+    out[:, 1::2] = packed >> 4
+    return out
+
+
+def dequant_fp4_to_bf16(layer: Layer) -> np.ndarray:
+    """bf16 bits of an MXFP4 (e8m0 per 1x32) or NVFP4 (E4M3 per 1x16 times the global scale)
+    weight: exact, every element has at most 4 significant bits."""
+    codes = unpack_e2m1(layer.weight)
+    n, k = codes.shape
+    with np.errstate(over="ignore", invalid="ignore"):
+        if layer.config.scheme == "mxfp4":
+            s = expand(e8m0_values(layer.weight_scale), n, k, 1, 32)
+        else:
+            g = np.float32(np.asarray(layer.weight_global_scale).reshape(-1)[0])
+            s = expand(E4M3FN[layer.weight_scale], n, k, 1, 16) * g
+        return to_bf16_bits(E2M1[codes] * s)
+
+
 def bf16_linear(x: np.ndarray, w_bits: np.ndarray) -> np.ndarray:
     xb = bf16_values(to_bf16_bits(x))
     return (xb @ bf16_values(w_bits).T).astype(np.float32)
@@ -124,11 +146,43 @@ def blockscale_gemm(a: np.ndarray, a_s_storage: np.ndarray, b: np.ndarray, b_s: 
         return (da @ db.T).astype(np.float32)
 
 
+class NumpyOps:
+    """The chain's numeric steps on host numpy arrays. A kernel calls them through self.ops, so
+    that linear_example_torch runs the same chain on torch tensors with its own steps."""
+
+    def tensor(self, a):
+        return np.asarray(a)
+
+    def is_bf16(self, a) -> bool:
+        return a.dtype == np.uint16
+
+    def is_codes(self, a) -> bool:
+        return a.dtype == np.uint8
+
+    def col_major(self, s):
+        return np.asfortranarray(s)
+
+    dequant_mxfp8_to_bf16 = staticmethod(dequant_mxfp8_to_bf16)
+    dequant_fp4_to_bf16 = staticmethod(dequant_fp4_to_bf16)
+    bf16_linear = staticmethod(bf16_linear)
+    quantize_mx = staticmethod(quantize_mx)
+    quantize_1x128 = staticmethod(quantize_1x128)
+    dot_scaled = staticmethod(dot_scaled)
+    blockscale_gemm = staticmethod(blockscale_gemm)
+    shuffle_weight = staticmethod(shuffle_weight)
+    unshuffle_weight = staticmethod(unshuffle_weight)
+    upcast_e8m0 = staticmethod(upcast_e8m0)
+
+
+NUMPY = NumpyOps()
+
+
 class LinearKernel:
     """Base of the linear kernels (vLLM's MMLinearKernel shape)."""
 
     platforms: Tuple[str, ...] = ()
     preshuffles_weight = False
+    ops: Any = NUMPY
 
     @classmethod
     def is_supported(cls, platform: str) -> Tuple[bool, str]:
@@ -164,8 +218,8 @@ class _Mxfp8(LinearKernel):
         return True, ""
 
     def per_step(self, layer, x):
-        w = dequant_mxfp8_to_bf16(layer.weight, layer.weight_scale)
-        return bf16_linear(x, w)
+        w = self.ops.dequant_mxfp8_to_bf16(layer.weight, layer.weight_scale)
+        return self.ops.bf16_linear(x, w)
 
 
 class RocmDotScaledMxfp8LinearKernel(_Mxfp8):
@@ -176,16 +230,16 @@ class RocmDotScaledMxfp8LinearKernel(_Mxfp8):
         return ["dequantize_bf16"] if c.k % DOT_SCALED_K_ALIGN else []
 
     def process_weights_after_loading(self, layer):
-        if layer.weight.dtype == np.uint8 and layer.weight.shape[1] % DOT_SCALED_K_ALIGN:
-            layer.weight = dequant_mxfp8_to_bf16(layer.weight, layer.weight_scale)
+        if self.ops.is_codes(layer.weight) and layer.weight.shape[1] % DOT_SCALED_K_ALIGN:
+            layer.weight = self.ops.dequant_mxfp8_to_bf16(layer.weight, layer.weight_scale)
 
     def apply_weights(self, layer, x):
-        x = x.plain if isinstance(x, QuantizedActivation) else x
-        if layer.weight.dtype == np.uint16:  # bf16: dequantized at load
-            return bf16_linear(x, layer.weight)
+        x = self.ops.tensor(x.plain) if isinstance(x, QuantizedActivation) else x
+        if self.ops.is_bf16(layer.weight):  # bf16: dequantized at load
+            return self.ops.bf16_linear(x, layer.weight)
         if x.shape[1] % DOT_SCALED_K_ALIGN == 0:
-            a, a_s = quantize_mx(x)
-            return dot_scaled(a, a_s, layer.weight, layer.weight_scale)
+            a, a_s = self.ops.quantize_mx(x)
+            return self.ops.dot_scaled(a, a_s, layer.weight, layer.weight_scale)
         return self.per_step(layer, x)
 
 
@@ -197,14 +251,51 @@ class EmulationMxfp8LinearKernel(_Mxfp8):
         return ["dequantize_bf16"]
 
     def process_weights_after_loading(self, layer):
-        if layer.weight.dtype == np.uint8:
-            layer.weight = dequant_mxfp8_to_bf16(layer.weight, layer.weight_scale)
+        if self.ops.is_codes(layer.weight):
+            layer.weight = self.ops.dequant_mxfp8_to_bf16(layer.weight, layer.weight_scale)
 
     def apply_weights(self, layer, x):
-        x = x.plain if isinstance(x, QuantizedActivation) else x
-        if layer.weight.dtype == np.uint16:
-            return bf16_linear(x, layer.weight)
+        x = self.ops.tensor(x.plain) if isinstance(x, QuantizedActivation) else x
+        if self.ops.is_bf16(layer.weight):
+            return self.ops.bf16_linear(x, layer.weight)
         return self.per_step(layer, x)
+
+
+class _Fp4WeightOnly(LinearKernel):
+    """Weight-only FP4 (W4A16): the E2M1 weight dequantized to bf16, a bf16 GEMM."""
+
+    scheme = ""
+    platforms = ("gfx950", "gfx942", "sm90", "host")
+
+    @classmethod
+    def can_implement(cls, c):
+        return c.scheme == cls.scheme, f"not {cls.scheme}"
+
+    def weight_bf16(self, layer):
+        w = layer.weight
+        return w if self.ops.is_bf16(w) else self.ops.dequant_fp4_to_bf16(layer)
+
+    def apply_weights(self, layer, x):
+        return self.ops.bf16_linear(x, self.weight_bf16(layer))
+
+
+class EmulationMxfp4LinearKernel(_Fp4WeightOnly):
+    """Dequantizes the MXFP4 weight once, at load (vLLM's MXFP4 emulation)."""
+
+    scheme = "mxfp4"
+
+    @classmethod
+    def load_transforms(cls, c):
+        return ["dequantize_bf16"]
+
+    def process_weights_after_loading(self, layer):
+        layer.weight = self.weight_bf16(layer)
+
+
+class MarlinNvfp4LinearKernel(_Fp4WeightOnly):
+    """Keeps the packed NVFP4 weight and dequantizes it in every step (a W4A16 kernel)."""
+
+    scheme = "nvfp4"
 
 
 class AiterFp8BlockScaledMMKernel(LinearKernel):
@@ -219,8 +310,8 @@ class AiterFp8BlockScaledMMKernel(LinearKernel):
         return ["upcast_e8m0"] if c.weight_scale == "e8m0" else []
 
     def upcast(self, layer):
-        if layer.weight_scale.dtype == np.uint8:
-            layer.weight_scale = upcast_e8m0(layer.weight_scale)
+        if self.ops.is_codes(layer.weight_scale):
+            layer.weight_scale = self.ops.upcast_e8m0(layer.weight_scale)
 
     def process_weights_after_loading(self, layer):
         self.upcast(layer)
@@ -230,7 +321,7 @@ class AiterFp8BlockScaledMMKernel(LinearKernel):
 
     def weight_scales(self, layer):
         s = layer.weight_scale
-        return upcast_e8m0(s) if s.dtype == np.uint8 else s  # per step until load ran
+        return self.ops.upcast_e8m0(s) if self.ops.is_codes(s) else s  # per step until load
 
     def apply_weights(self, layer, x):
         order = self.act_scale_order(layer)
@@ -240,12 +331,12 @@ class AiterFp8BlockScaledMMKernel(LinearKernel):
                                   f"got {x.order}")
             a, a_s = x.data, x.scales
         else:
-            a, a_s = quantize_1x128(x)
-            a_s = np.asfortranarray(a_s) if order == "col_major" else a_s
+            a, a_s = self.ops.quantize_1x128(x)
+            a_s = self.ops.col_major(a_s) if order == "col_major" else a_s
         w = layer.weight
         if getattr(layer, "weight_preshuffled", False):
-            w = unshuffle_weight(w)  # the bpreshuffle kernel reads the shuffled layout
-        return blockscale_gemm(a, a_s, w, self.weight_scales(layer), order)
+            w = self.ops.unshuffle_weight(w)  # the bpreshuffle kernel reads the shuffled layout
+        return self.ops.blockscale_gemm(a, a_s, w, self.weight_scales(layer), order)
 
 
 class CutlassFp8BlockScaledMMKernel(AiterFp8BlockScaledMMKernel):
@@ -276,7 +367,7 @@ class AiterPreshuffledFp8BlockScaledMMKernel(AiterFp8BlockScaledMMKernel):
             return  # read directly: keep the checkpoint layout
         if getattr(layer, "weight_preshuffled", False):
             return  # the model shuffled it already: the shuffle is no involution
-        layer.weight = shuffle_weight(layer.weight)
+        layer.weight = self.ops.shuffle_weight(layer.weight)
         layer.weight_preshuffled = True
 
 
@@ -285,6 +376,10 @@ PRIORITY = {
     ("rocm", "fp8_block"): [AiterPreshuffledFp8BlockScaledMMKernel, AiterFp8BlockScaledMMKernel],
     ("cuda", "mxfp8"): [EmulationMxfp8LinearKernel],
     ("cuda", "fp8_block"): [CutlassFp8BlockScaledMMKernel],
+    ("rocm", "mxfp4"): [EmulationMxfp4LinearKernel],
+    ("cuda", "mxfp4"): [EmulationMxfp4LinearKernel],
+    ("rocm", "nvfp4"): [MarlinNvfp4LinearKernel],
+    ("cuda", "nvfp4"): [MarlinNvfp4LinearKernel],
 }
 
 
@@ -313,8 +408,15 @@ class LinearExample(LayerAdapter):
         super().__init__()
         self.model_preshuffles = model_preshuffles
 
+    ops: Any = NUMPY  # the numeric steps every kernel of this adapter runs
+
     def kernel(self, c: LayerConfig):
         return choose_kernel(c, self.kernels)
+
+    def instance(self, c: LayerConfig) -> LinearKernel:
+        k = self.kernel(c)()
+        k.ops = self.ops
+        return k
 
     def select(self, config):
         cls = self.kernel(config)
@@ -327,21 +429,21 @@ class LinearExample(LayerAdapter):
             return
         if getattr(layer, "weight_preshuffled", False):
             return
-        layer.weight = shuffle_weight(layer.weight)
+        layer.weight = self.ops.shuffle_weight(layer.weight)
         layer.weight_preshuffled = True
 
     def load(self, layer):
-        kernel = self.kernel(layer.config)()
+        kernel = self.instance(layer.config)
         self.model_prepare(layer, kernel)
         kernel.process_weights_after_loading(layer)
 
     def apply(self, layer, x):
-        return self.kernel(layer.config)().apply_weights(layer, x)
+        return self.instance(layer.config).apply_weights(layer, x)
 
     def transforms(self, config):
         cls = self.kernel(config)
         return None if cls is None else cls.load_transforms(config)
 
     def negotiate(self, layers):
-        orders = {self.kernel(l.config)().act_scale_order(l) for l in layers}
+        orders = {self.instance(l.config).act_scale_order(l) for l in layers}
         return orders.pop() if len(orders) == 1 and None not in orders else None

@@ -1,5 +1,6 @@
 """linear_example with one dispatch bug of the zoo planted at a time (docs/bug_classes.md §2,
-Z1-Z7), each in the place vLLM had it. Each variant must be caught by a layer property with a
+Z1-Z7, and Z31's nibble order in an MXFP4 layer), each in the place vLLM had it;
+Nvfp4GlobalScaleDropped is a layer bug of no zoo class. Each variant must be caught by a layer property with a
 minimal shrunk config (docs/layers.md §5)."""
 
 import numpy as np
@@ -50,7 +51,7 @@ class _ShuffleAlways(ex.AiterPreshuffledFp8BlockScaledMMKernel):
         self.upcast(layer)
         if layer.is_bmm or layer.skip_weight_relayout:
             return
-        layer.weight = ex.shuffle_weight(layer.weight)  # planted: no already-preshuffled guard
+        layer.weight = self.ops.shuffle_weight(layer.weight)  # planted: no already-shuffled guard
         layer.weight_preshuffled = True
 
 
@@ -147,6 +148,46 @@ class EarlyReturnSkipsUpcast(ex.LinearExample):
     kernels = _swap(ex.AiterPreshuffledFp8BlockScaledMMKernel, _EarlyReturn)
 
 
+class _NibbleSwap(ex.EmulationMxfp4LinearKernel):
+    def weight_bf16(self, layer):
+        if layer.weight.dtype == np.uint16:
+            return layer.weight
+        w = layer.weight
+        swapped = ((w >> 4) | (w << 4)).astype(np.uint8)  # planted: element 2i read high
+        return ex.dequant_fp4_to_bf16(_With(layer, weight=swapped))
+
+
+class NibbleOrderSwapped(ex.LinearExample):
+    """Z31 in a layer: the MXFP4 weight's two codes a byte unpacked in the other order (the
+    high nibble taken for element 2i), so every pair of a row is exchanged."""
+
+    name = "z31_nibble_order_swapped"
+    kernels = _swap(ex.EmulationMxfp4LinearKernel, _NibbleSwap)
+
+
+class _DropGlobal(ex.MarlinNvfp4LinearKernel):
+    def weight_bf16(self, layer):  # planted: the NVFP4 global scale (weight_scale_2) never read
+        return ex.dequant_fp4_to_bf16(_With(layer, weight_global_scale=np.ones(1, np.float32)))
+
+
+class Nvfp4GlobalScaleDropped(ex.LinearExample):
+    """The NVFP4 weight dequantized with its E4M3 block scales only, the float32 global scale
+    (ModelOpt's weight_scale_2) dropped: wrong by that factor whenever it is not 1."""
+
+    name = "nvfp4_global_scale_dropped"
+    kernels = _swap(ex.MarlinNvfp4LinearKernel, _DropGlobal)
+
+
+class _With:
+    """A view of a layer with some attributes replaced (the layer itself is left alone)."""
+
+    def __init__(self, layer, **over):
+        self._layer, self._over = layer, over
+
+    def __getattr__(self, name):
+        return self._over[name] if name in self._over else getattr(self._layer, name)
+
+
 FAULTY = {
     "Z1": NoPerStepFallback,
     "Z2": IgnoreActScaleOrder,
@@ -155,4 +196,5 @@ FAULTY = {
     "Z5": ShiftE8m0Upcast,
     "Z6": PerStepRematerialize,
     "Z7": EarlyReturnSkipsUpcast,
+    "Z31": NibbleOrderSwapped,
 }

@@ -6,6 +6,8 @@ layer.* --impl py:MODULE:OBJECT` and `mxgate gate --impl ...`, which run this (d
                            [--case TEXT] [--json FILE]
     python -m mxgate.layers is-layer SPEC        exit 0 when SPEC names a LayerAdapter, else 1
     python -m mxgate.layers list                 the properties, one a line
+    python -m mxgate.layers plan --impl SPEC --config TEXT [--label L] [--config ...] [--json]
+                                                 the user's decisions beside the model's
 
 Exit codes as `mxgate property`: 0 every property passed, 1 one failed, 2 bad input, 3 the
 adapter is unavailable here."""
@@ -17,7 +19,8 @@ from typing import List, Optional
 
 from ..errors import InputError, Unavailable
 from .properties import OPT_IN, PROPERTIES
-from .run import check, is_layer_impl
+from . import plan
+from .run import check, is_layer_impl, resolve
 
 
 def _json(r) -> dict:
@@ -51,6 +54,23 @@ def _print(r) -> None:
         print(f"    cli: {r.cli}")
 
 
+def _plan(spec: str, configs: List[str], labels: List[str], as_json: bool) -> int:
+    try:
+        if labels and len(labels) != len(configs):
+            raise InputError("plan: give one --label per --config, or none")
+        try:
+            adapter, _ = resolve(spec)
+        except ImportError as e:  # the user's module, not ours: named, not a traceback
+            raise InputError(f"--impl {spec}: cannot import: {e}") from None
+        return plan.main(adapter, configs, labels, as_json)
+    except Unavailable as e:
+        print(f"mxgate plan: --impl {spec}: unavailable: {e}", file=sys.stderr)
+        return 3
+    except InputError as e:
+        print(f"mxgate plan: {e}", file=sys.stderr)
+        return 2
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="python -m mxgate.layers")
     sub = p.add_subparsers(dest="verb", required=True)
@@ -64,6 +84,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     isl = sub.add_parser("is-layer")
     isl.add_argument("spec")
     sub.add_parser("list")
+    pl = sub.add_parser("plan")
+    pl.add_argument("--impl", required=True)
+    pl.add_argument("--config", action="append", required=True)
+    pl.add_argument("--label", action="append", default=[])
+    pl.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     if a.verb == "list":
         for name, fn in PROPERTIES.items():
@@ -75,6 +100,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         spec = spec[3:]
     if a.verb == "is-layer":
         return 0 if is_layer_impl(spec) else 1
+    if a.verb == "plan":
+        return _plan(spec, a.config, a.label, a.json)
     try:
         result = check(a.names, spec, cases=a.cases, seed=a.seed, case=a.case)
     except Unavailable as e:

@@ -9,6 +9,12 @@ Data are exact-mode by construction, so that every correct path gives the exact 
   amax / 448 = 2^(j-6) is a power of two and every E4M3 code is exact, for the MX rule
   (floor(log2 amax) - 8), the fp32 rule and the power-of-two rules alike: the quantization of
   the activation is lossless under any grouping (a TP shard's groups included).
+- mxfp4 / nvfp4 weights (weight-only: the activation stays bf16) are E2M1 codes drawn from all
+  16, packed two a byte; mxfp4 scales are e8m0 as above; nvfp4 block scales are E4M3 (1 or
+  1.5) 2^e, e in [-2, 1] (edge regime: E4M3 zero, subnormals 2^-9, 2^-8, min normal 2^-6; NaN
+  0x7F), its global scale 2^g, g in [-2, 2] (edge regime 2^-64): each weight element has at
+  most 4 significant bits, so it is exact in bf16 and the reference is the bf16 GEMM of x and
+  the weight the reference dequantizes.
 Every fp32 sum of such products is exact, so the checks are mxgate.check_gemm exact mode."""
 
 from dataclasses import dataclass, replace
@@ -18,11 +24,12 @@ import numpy as np
 
 from .. import reference as ref
 from ..errors import InputError
-from .protocol import LayerConfig, config_from_words, parse_words
+from .protocol import FP4_SCHEMES, LayerConfig, config_from_words, parse_words
 
 DATA = ("exact", "edge0", "nan")
 _CONVENTION = "ocp_mx"
 _BLOCK_CONVENTION = "vllm_group_quant"  # a convention with a 1x128 quantizer (amax / 448)
+_NVFP4_CONVENTION = "te_nvfp4_ref"  # its decode: E4M3 block scale times the global scale
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,13 @@ class Case:
     m: int = 1
     seed: int = 0
     data: str = "exact"
+
+    def __post_init__(self) -> None:
+        # The data is made on the host: a layer config alone (mxgate plan) may be any size.
+        c = self.config
+        if c.n * c.k * c.tp > 1 << 26:
+            raise InputError(f"case: N x K x TP = {c.n * c.k * c.tp} is above 2^26 elements "
+                             "(the host makes this layer's data)")
 
     def text(self) -> str:
         return f"{self.config.text()} m={self.m} seed={self.seed} data={self.data}"
@@ -58,12 +72,17 @@ class Case:
 
 def draw(rng: np.random.Generator, catalog) -> Case:
     """One generated case (docs/layers.md §3.1)."""
-    scheme = "mxfp8" if rng.random() < 0.5 else "fp8_block"
+    s = rng.random()  # 1/10 FP4 (weight-only), 2/5 mxfp8, 1/2 fp8_block (Z2-Z5, Z7)
+    scheme = ("mxfp4" if s < 0.05 else "nvfp4") if s < 0.1 else \
+        "mxfp8" if s < 0.5 else "fp8_block"
     platform = ("host", "gfx950", "gfx942", "sm90")[rng.integers(4)]
+    w = rng.random()  # drawn for every scheme: each draw takes the same count of numbers
     if scheme == "mxfp8":
-        ws = "e8m0" if rng.random() < 7 / 8 else "fp32"
+        ws = "e8m0" if w < 7 / 8 else "fp32"
+    elif scheme == "fp8_block":
+        ws = "e8m0" if w < 2 / 3 else "fp32"
     else:
-        ws = "e8m0" if rng.random() < 2 / 3 else "fp32"
+        ws = "e8m0" if scheme == "mxfp4" else "e4m3"
     u = rng.random()
     if u < 0.25 and catalog:
         row = catalog[rng.integers(len(catalog))]
@@ -72,11 +91,15 @@ def draw(rng: np.random.Generator, catalog) -> Case:
             scheme, ws = "mxfp8", "e8m0"
         elif row.quant.startswith("FP8-B128"):
             scheme, ws = "fp8_block", "e8m0" if "ue8m0" in row.quant else "fp32"
+        elif row.quant.startswith("MXFP4"):
+            scheme, ws = "mxfp4", "e8m0"
     else:
         w = rng.random()
         n = int(rng.integers(1, 49)) if w < 1 / 4 else 16 * int(rng.integers(1, 17)) \
             if w < 1 / 2 else 128 * int(rng.integers(1, 3))
         k = 32 * int(rng.integers(1, 17)) if rng.random() < 0.8 else int(rng.integers(1, 301))
+        if scheme in FP4_SCHEMES and k % 2:
+            k += 1  # two codes a byte
         tp = (1, 2, 4, 8)[rng.integers(4)]
         parallel = "column" if rng.random() < 0.5 else "row"
     order = None
@@ -96,26 +119,45 @@ def draw(rng: np.random.Generator, catalog) -> Case:
 
 
 def catalog_rows(shapes) -> tuple:
-    """The catalog rows the generator draws: FP8 / MXFP8 layers whose unsharded weight is at
-    most 2^21 elements (25 rows, 5 at each TP size of the catalog: 1, 2, 4, 8, 16)."""
-    return tuple(s for s in shapes if s.n * s.k * s.tp <= 1 << 21
-                 and (s.quant.startswith("MXFP8") or s.quant.startswith("FP8-B128")))
+    """The catalog rows the generator draws: FP8 / MXFP8 / MXFP4 layers whose unsharded weight
+    is at most 2^21 elements."""
+    return tuple(s for s in shapes if s.n * s.k * s.tp <= 1 << 21 and s.k % 2 == 0
+                 and s.quant.startswith(("MXFP8", "FP8-B128", "MXFP4")))
 
 
 @dataclass
 class Checkpoint:
-    """A layer's weight as the checkpoint holds it: codes (N, K) uint8 E4M3; scales (mxfp8:
-    (N, ceil(K/32)) uint8 e8m0; fp8_block: (ceil(N/128), ceil(K/128)) uint8 e8m0 or float32)."""
+    """A layer's weight as the checkpoint holds it: codes (N, K) uint8 E4M3, or (N, K/2) packed
+    E2M1 (mxfp4, nvfp4); scales (mxfp8, mxfp4: (N, ceil(K/32)) uint8 e8m0; nvfp4: (N,
+    ceil(K/16)) uint8 E4M3; fp8_block: (ceil(N/128), ceil(K/128)) uint8 e8m0 or float32);
+    global_scale: nvfp4's float32 (1,) global decode scale, else None."""
 
     codes: np.ndarray
     scales: np.ndarray
+    global_scale: Optional[np.ndarray] = None
 
 
 def _scale_grid(config: LayerConfig) -> Tuple[int, int, int, int]:
     """(rows, cols, block rows, block cols) of the weight scale grid."""
-    if config.scheme == "mxfp8":
+    if config.scheme in ("mxfp8", "mxfp4"):
         return config.n, -(-config.k // 32), 1, 32
+    if config.scheme == "nvfp4":
+        return config.n, -(-config.k // 16), 1, 16
     return -(-config.n // 128), -(-config.k // 128), 128, 128
+
+
+def pack_e2m1(codes: np.ndarray) -> np.ndarray:
+    """(N, K) E2M1 codes (K even) two a byte, element 2i in the low nibble (docs/fp4.md §5.1)."""
+    return (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)
+
+
+def _nvfp4_scales(rng: np.random.Generator, data: str, shape) -> np.ndarray:
+    """E4M3 block-scale bytes: (1 or 1.5) 2^e, e in [-2, 1] (0x38 is 1.0: exponent field 7,
+    0x3C is 1.5); edge0: 0x00 (zero), 0x01 (2^-9), 0x02 (2^-8), 0x08 (2^-6, min normal)."""
+    if data == "edge0":
+        return np.array([0x00, 0x01, 0x02, 0x08], np.uint8)[rng.integers(0, 4, size=shape)]
+    e = rng.integers(-2, 2, size=shape)
+    return (((7 + e) << 3) | (4 * rng.integers(0, 2, size=shape))).astype(np.uint8)
 
 
 def checkpoint(case: Case, config: Optional[LayerConfig] = None) -> Checkpoint:
@@ -124,14 +166,22 @@ def checkpoint(case: Case, config: Optional[LayerConfig] = None) -> Checkpoint:
     the scale block, so that slicing the scale grid at the shard's blocks is the shard's grid."""
     config = config or case.config
     rng = np.random.default_rng([case.seed, 1])
-    ints = rng.integers(-8, 9, size=(config.n, config.k)).astype(np.float64)
-    codes = ref.encode(ints, "e4m3fn", _CONVENTION)
     rows, cols, br, bc = _scale_grid(config)
+    global_scale = None
+    if config.scheme in FP4_SCHEMES:
+        codes = pack_e2m1(rng.integers(0, 16, size=(config.n, config.k)).astype(np.uint8))
+    else:
+        ints = rng.integers(-8, 9, size=(config.n, config.k)).astype(np.float64)
+        codes = ref.encode(ints, "e4m3fn", _CONVENTION)
     if case.data == "edge0":
         e = rng.integers(-127, -125, size=(rows, cols))
     else:
         e = rng.integers(-2, 2, size=(rows, cols))
-    if config.weight_scale == "e8m0":
+    if config.scheme == "nvfp4":
+        scales = _nvfp4_scales(rng, case.data, (rows, cols))
+        g = -64 if case.data == "edge0" else int(rng.integers(-2, 3))
+        global_scale = np.array([2.0**g], np.float32)
+    elif config.weight_scale == "e8m0":
         scales = (e + 127).astype(np.uint8)
     else:
         frac = rng.integers(0, 8, size=(rows, cols)) if case.data == "exact" else 0
@@ -143,11 +193,12 @@ def checkpoint(case: Case, config: Optional[LayerConfig] = None) -> Checkpoint:
         scales[:] = scales[:1, :]
     if along_k:
         scales[:] = scales[:, :1]
-    if config.weight_scale == "e8m0" and case.data == "nan":
+    if config.weight_scale in ("e8m0", "e4m3") and case.data == "nan":
         # After the fill, along the constant dimension, so that no shard loses the NaN block.
         r, col = rng.integers(rows), rng.integers(cols)
-        scales[slice(None) if along_n else r, slice(None) if along_k else col] = 0xFF
-    return Checkpoint(codes, scales)
+        nan = 0xFF if config.weight_scale == "e8m0" else 0x7F  # E4M3FN NaN: S.1111.111
+        scales[slice(None) if along_n else r, slice(None) if along_k else col] = nan
+    return Checkpoint(codes, scales, global_scale)
 
 
 def shard(full: Checkpoint, config: LayerConfig, rank: int) -> Checkpoint:
@@ -157,11 +208,12 @@ def shard(full: Checkpoint, config: LayerConfig, rank: int) -> Checkpoint:
         lo = rank * config.n
         first = min(lo // br, full.scales.shape[0] - rows)  # off-block: the values are equal
         return Checkpoint(full.codes[lo:lo + config.n].copy(),
-                          full.scales[first:first + rows].copy())
+                          full.scales[first:first + rows].copy(), full.global_scale)
     lo = rank * config.k
     first = min(lo // bc, full.scales.shape[1] - cols)
-    return Checkpoint(full.codes[:, lo:lo + config.k].copy(),
-                      full.scales[:, first:first + cols].copy())
+    per = 2 if config.scheme in FP4_SCHEMES else 1  # elements a byte (K is even for FP4)
+    return Checkpoint(full.codes[:, lo // per:(lo + config.k) // per].copy(),
+                      full.scales[:, first:first + cols].copy(), full.global_scale)
 
 
 def activation(case: Case, k: Optional[int] = None) -> np.ndarray:
@@ -189,8 +241,27 @@ def weight_scales_fp32(config: LayerConfig, ck: Checkpoint) -> np.ndarray:
     return ck.scales
 
 
+def dequantized_bf16(config: LayerConfig, ck: Checkpoint) -> np.ndarray:
+    """The reference's bf16 bits (N, K) of an mxfp8 / mxfp4 / nvfp4 checkpoint's weight."""
+    if config.scheme == "mxfp8":
+        return ref.dequantize(ck.codes, ck.scales, "e4m3fn", _CONVENTION, scheme="mx",
+                              dtype="bf16")
+    if config.scheme == "mxfp4":
+        return ref.dequantize(ck.codes, ck.scales, None, _CONVENTION, scheme="mxfp4",
+                              dtype="bf16", k=config.k)
+    if config.scheme == "nvfp4":
+        return ref.dequantize(ck.codes, ck.scales, None, _NVFP4_CONVENTION, scheme="nvfp4",
+                              dtype="bf16", k=config.k, global_scale=ck.global_scale)
+    raise InputError(f"dequantized_bf16: {config.scheme} weights are not dequantized to bf16")
+
+
 def check_output(config: LayerConfig, ck: Checkpoint, x: np.ndarray, y: np.ndarray):
-    """mxgate.check_gemm of y against the exact oracle of (x quantized, the checkpoint)."""
+    """mxgate.check_gemm of y against the exact oracle of (x quantized, the checkpoint); for the
+    weight-only FP4 schemes, the bf16 GEMM of x and the reference's dequantized weight."""
+    if config.scheme in FP4_SCHEMES:
+        a = (np.ascontiguousarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        return ref.check_gemm(a, None, dequantized_bf16(config, ck), None, y, scheme="bf16",
+                              mode="exact")
     a, a_scales = quantize_activation(config, x)
     if config.scheme == "mxfp8":
         return ref.check_gemm(a, a_scales, ck.codes, ck.scales, y, scheme="mx", mode="exact")

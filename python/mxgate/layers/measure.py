@@ -20,6 +20,7 @@ DETECTED_BY = {
     "Z5": "layer.end_to_end",
     "Z6": "layer.single_transform",
     "Z7": "layer.end_to_end",
+    "Z31": "layer.end_to_end",
 }
 
 

@@ -68,8 +68,9 @@ class _Run:
                         f"{config.weight_scale} on {config.platform})")
         if kernel not in self.kernels:
             self.kernels.append(str(kernel))
+        g = None if ck.global_scale is None else to_tensor(ck.global_scale.copy(), self.adapter)
         layer = Layer(config, to_tensor(ck.codes.copy(), self.adapter),
-                      to_tensor(ck.scales.copy(), self.adapter), str(kernel))
+                      to_tensor(ck.scales.copy(), self.adapter), str(kernel), g)
         if load:
             _user("load", self.adapter.load, layer)
         return layer
@@ -164,19 +165,17 @@ def direct_reads(adapter: LayerAdapter, case: D.Case) -> _Run:
         now = as_numpy(getattr(layer, name, None))
         after = bytes(np.ascontiguousarray(now).tobytes())
         if name == "weight" and now.dtype == np.uint16 and now.shape == (c.n, c.k) and \
-                c.scheme == "mxfp8":
+                c.scheme != "fp8_block":
             # Dequantized to bf16 at load (§4.1): the reader sees values, in the same layout.
-            ck = D.checkpoint(case)
-            want = ref.dequantize(ck.codes, ck.scales, "e4m3fn", "ocp_mx", scheme="mx",
-                                  dtype="bf16")
-            before = bytes(want.tobytes())
+            before = bytes(D.dequantized_bf16(c, D.checkpoint(case)).tobytes())
         if after != before:
             loc = None
             a = np.frombuffer(before, np.uint8)
             b = np.frombuffer(after, np.uint8)
             if a.size == b.size:
                 i = int(np.argmax(a != b))
-                loc = Location(i // c.k, i % c.k, int(a[i]), int(b[i]), 0)
+                row = len(before) // c.n  # bytes a weight row
+                loc = Location(i // row, i % row, int(a[i]), int(b[i]), 0)
             raise _fail(f"I2: layer.{name}, read directly by other code ({flag}), changed in "
                         f"load ({layer.kernel}): {len(before)} bytes before, "
                         f"{len(after)} after, {now.dtype} {tuple(now.shape)}", loc)
@@ -216,9 +215,9 @@ def single_transform(adapter: LayerAdapter, case: D.Case) -> _Run:
         w_exp = D.preshuffle(w_exp)
     dequantized = "dequantize_bf16" in declared
     if dequantized:
-        if c.scheme != "mxfp8":
+        if c.scheme == "fp8_block":
             raise _skip("dequantize_bf16 of an fp8_block weight: not covered")
-        bits = ref.dequantize(ck.codes, ck.scales, "e4m3fn", "ocp_mx", scheme="mx", dtype="bf16")
+        bits = D.dequantized_bf16(c, ck)
         w_exp = (bits.astype(np.uint32) << 16).view(np.float32)
         s_exp = None  # nothing reads the scales of a dequantized weight
     if "upcast_e8m0" in declared and s_exp is not None:
@@ -241,8 +240,8 @@ def single_transform(adapter: LayerAdapter, case: D.Case) -> _Run:
                         break
                     cur = D.preshuffle(cur)
             i = int(np.argmax(wv.reshape(-1).view(np.uint8) != w_exp.reshape(-1).view(np.uint8)))
-            e = i // w_exp.itemsize
-            loc = Location(e // c.k, e % c.k, int(w_exp.reshape(-1)[e].view(
+            e, cols = i // w_exp.itemsize, w_exp.shape[1]
+            loc = Location(e // cols, e % cols, int(w_exp.reshape(-1)[e].view(
                 np.uint32 if dequantized else np.uint8)), int(wv.reshape(-1)[e].view(
                     np.uint32 if dequantized else np.uint8)), 0)
             raise _fail(f"after {attempt} ({layer.kernel}) layer.weight is not one application "
@@ -273,7 +272,7 @@ def negotiation(adapter: LayerAdapter, case: D.Case) -> _Run:
     run = _Run(adapter, case)
     c, x = case.config, D.activation(case)
     if c.scheme != "fp8_block":
-        raise _skip("an MXFP8 layer reads no 1x128 scales: nothing to negotiate")
+        raise _skip(f"a {c.scheme} layer reads no 1x128 scales: nothing to negotiate")
     layers, checkpoints = [], []
     for i, kind in enumerate(("twin",) + c.consumers):
         cc = _CONSUMER[kind](replace(c, consumers=()))
@@ -400,6 +399,8 @@ def decisions(adapter: LayerAdapter, case: D.Case) -> _Run:
     c = case.config
     if c.platform not in ("host", "gfx950", "gfx942", "sm90"):
         raise _skip(f"platform {c.platform} is not one of the model's")
+    if c.scheme not in ("mxfp8", "fp8_block"):
+        raise _skip(f"the decision model has no {c.scheme} linear kernels")
     mine = _user("select", adapter.select, c)
     if mine is not None:
         run.kernels.append(str(mine))

@@ -9,10 +9,10 @@ import numpy as np
 
 from ..errors import InputError
 
-SCHEMES = ("mxfp8", "fp8_block")  # covered by the generator and the reference checks
-UNCOVERED_SCHEMES = ("mxfp4", "nvfp4")  # the reference has them; the layer generator not yet
+SCHEMES = ("mxfp8", "fp8_block", "mxfp4", "nvfp4")
+FP4_SCHEMES = ("mxfp4", "nvfp4")  # weight-only (W4A16): E2M1 weights, bf16-exact activations
 PARALLEL = ("column", "row", "replicated")
-WEIGHT_SCALES = ("e8m0", "fp32")
+WEIGHT_SCALES = ("e8m0", "fp32", "e4m3")  # e4m3: NVFP4's block scales
 ORDERS = ("row_major", "col_major")
 PLATFORMS = ("host", "gfx950", "gfx942", "sm90")
 CONSUMERS = ("twin", "direct", "mxfp8")
@@ -27,8 +27,10 @@ def _bad(field: str, value: Any, allowed: str) -> InputError:
 class LayerConfig:
     """One linear layer Y[M, N] = X[M, K] W[N, K]^T as one rank sees it.
 
-    scheme: mxfp8 (E4M3 + e8m0 per 1x32) or fp8_block (E4M3, 1x128 activation groups, 128x128
-    weight blocks); n, k: after sharding; tp and parallel (column: N is split, row: K is split
+    scheme: mxfp8 (E4M3 + e8m0 per 1x32), fp8_block (E4M3, 1x128 activation groups, 128x128
+    weight blocks), mxfp4 (E2M1 weight, e8m0 per 1x32) or nvfp4 (E2M1 weight, E4M3 per 1x16 and
+    a float32 global scale); the FP4 schemes are weight-only: the activation stays bf16;
+    n, k: after sharding (even for the FP4 schemes: two codes a byte); tp and parallel (column: N is split, row: K is split
     and the outputs summed, replicated); weight_scale: e8m0 or fp32 (mxfp8: e8m0 only is an MX
     layer); act_scale_order: the order of a pre-quantized activation handed to the layer
     (row_major / col_major 1x128 scales, fp8_block) or None for the plain activation; platform:
@@ -50,25 +52,26 @@ class LayerConfig:
     consumers: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.scheme in UNCOVERED_SCHEMES:
-            raise InputError(f"LayerConfig.scheme: {self.scheme} is not covered by the layer "
-                             f"properties yet (covered: {', '.join(SCHEMES)})")
         if self.scheme not in SCHEMES:
             raise _bad("scheme", self.scheme, "one of " + ", ".join(SCHEMES))
         for name in ("n", "k", "tp"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise _bad(name, v, "a positive integer")
-        if self.n * self.k * self.tp > 1 << 26:
-            raise InputError(f"LayerConfig: N x K x TP = {self.n * self.k * self.tp} is above "
-                             "2^26 elements (a host check)")
         if self.parallel not in PARALLEL:
             raise _bad("parallel", self.parallel, "one of " + ", ".join(PARALLEL))
         if self.parallel == "replicated" and self.tp != 1:
             raise InputError("LayerConfig.parallel: a replicated layer has tp 1 "
                              f"(got tp {self.tp})")
         if self.weight_scale not in WEIGHT_SCALES:
-            raise _bad("weight_scale", self.weight_scale, "e8m0 or fp32")
+            raise _bad("weight_scale", self.weight_scale, "e8m0, fp32 or e4m3")
+        takes = {"mxfp4": ("e8m0",), "nvfp4": ("e4m3",)}.get(self.scheme, ("e8m0", "fp32"))
+        if self.weight_scale not in takes:
+            raise InputError(f"LayerConfig.weight_scale: {self.scheme} weights take "
+                             f"{' or '.join(takes)} scales, not {self.weight_scale}")
+        if self.scheme in FP4_SCHEMES and self.k % 2:
+            raise InputError(f"LayerConfig.k: {self.k} is odd; {self.scheme} packs two codes a "
+                             "byte")
         if self.act_scale_order not in (None,) + ORDERS:
             raise _bad("act_scale_order", self.act_scale_order, "None, row_major or col_major")
         if self.act_scale_order is not None and self.scheme != "fp8_block":
@@ -150,17 +153,21 @@ class Layer:
     """One layer as the loader produced it: the checkpoint's quantized weight and scales,
     which the user's load() may replace (as process_weights_after_loading does) and annotate.
 
-    weight: (N, K) uint8 E4M3 codes; weight_scale: mxfp8 (N, ceil(K/32)) uint8 e8m0, fp8_block
-    (ceil(N/128), ceil(K/128)) uint8 e8m0 or float32; is_bmm / skip_weight_relayout: the
+    weight: (N, K) uint8 E4M3 codes, or for mxfp4 / nvfp4 (N, K/2) uint8 E2M1 codes two a byte
+    (element 2i in the low nibble); weight_scale: mxfp8 / mxfp4 (N, ceil(K/32)) uint8 e8m0,
+    nvfp4 (N, ceil(K/16)) uint8 E4M3, fp8_block (ceil(N/128), ceil(K/128)) uint8 e8m0 or
+    float32; weight_global_scale: nvfp4's float32 (1,) global decode scale (ModelOpt's
+    weight_scale_2: a weight element is e2m1 * block scale * global), else None; is_bmm / skip_weight_relayout: the
     config's flags; direct_reads: {attribute: bytes} that code other than the GEMM reads
     directly (the weight of a flagged layer), recorded before load; kernel: what select()
     returned. Arrays are numpy unless the adapter asks for torch tensors (tensor_type)."""
 
     def __init__(self, config: LayerConfig, weight: Any, weight_scale: Any,
-                 kernel: Optional[str] = None) -> None:
+                 kernel: Optional[str] = None, weight_global_scale: Any = None) -> None:
         self.config = config
         self.weight = weight
         self.weight_scale = weight_scale
+        self.weight_global_scale = weight_global_scale
         self.is_bmm = config.is_bmm
         self.skip_weight_relayout = config.skip_weight_relayout
         self.kernel = kernel
