@@ -323,3 +323,41 @@ def test_torch_example_unavailable_without_torch():
 
     with pytest.raises(mxgate.Unavailable, match="torch is not installed"):
         mxgate.check("layer.end_to_end", ext.LinearExampleTorchCpu(), cases=1, seed=1)
+
+
+class _NegNaNDequant(ex.EmulationMxfp8LinearKernel):
+    def process_weights_after_loading(self, layer):  # bf16 NaN written as 0xFFFF (torch's CPU)
+        super().process_weights_after_loading(layer)
+        w = layer.weight
+        layer.weight = np.where((w & 0x7FFF) > 0x7F80, np.uint16(0xFFFF), w).astype(np.uint16)
+
+
+class _OffByOne(_NegNaNDequant):
+    def process_weights_after_loading(self, layer):  # and the last element one bf16 ulp off
+        super().process_weights_after_loading(layer)
+        layer.weight[-1, -1] ^= 1
+
+
+class OffByOneExample(ex.LinearExample):
+    kernels = {key: [_OffByOne if k is ex.EmulationMxfp8LinearKernel else k for k in ks]
+               for key, ks in ex.PRIORITY.items()}
+
+
+class NegNaNExample(ex.LinearExample):
+    kernels = {key: [_NegNaNDequant if k is ex.EmulationMxfp8LinearKernel else k for k in ks]
+               for key, ks in ex.PRIORITY.items()}
+
+
+# Guards against a state check that fails a correct dequantization on its NaN payload: a NaN
+# block dequantized to bf16 0xFFFF (as torch does on the CPU) is the reference's 0x7FC0 there,
+# for the loaded state and for a reader of the weight alike; a wrong finite value still fails.
+def test_dequantized_nan_payload_is_not_a_failure():
+    text = ("scheme=mxfp8 n=4 k=64 weight_scale=e8m0 platform=sm90 is_bmm=1 m=1 seed=0 "
+            "data=nan")
+    assert D.checkpoint(D.Case.parse(text)).scales.max() == 0xFF  # the case holds a NaN block
+    for prop in ("layer.single_transform", "layer.direct_reads", "layer.end_to_end"):
+        r = mxgate.check(prop, NegNaNExample(), case=text)
+        assert r.passed, f"{prop}: {r}"
+    r = mxgate.check("layer.single_transform", OffByOneExample(), case=text)
+    assert not r.passed and r.kind == "fail", str(r)
+    assert (r.location.row, r.location.col) == (3, 63), str(r)
