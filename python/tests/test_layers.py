@@ -361,3 +361,43 @@ def test_dequantized_nan_payload_is_not_a_failure():
     r = mxgate.check("layer.single_transform", OffByOneExample(), case=text)
     assert not r.passed and r.kind == "fail", str(r)
     assert (r.location.row, r.location.col) == (3, 63), str(r)
+
+
+class OneUlpOff(ex.LinearExample):
+    """Every finite nonzero output one fp32 ulp off: inside a Hopper FP8 tensor core's bound
+    (14 bits kept per group: docs/accumulators.md §3), outside an exact comparison."""
+
+    declared = "sm90_fp8_mma"
+
+    def apply(self, layer, x):
+        y = np.array(super().apply(layer, x), np.float32)
+        flip = np.isfinite(y) & (y != 0)
+        y.view(np.uint32)[flip] ^= 1
+        return y
+
+    def accumulator(self, config, kernel):
+        return self.declared
+
+
+class OneUlpOffUndeclared(OneUlpOff):
+    declared = None
+
+
+# Guards against a kernel with a declared inexact accumulator failing on its rounding (the
+# check is then the model's bound), and against the bound hiding a real error: the same
+# outputs with no accumulator declared fail, and a 2^-6 relative error fails the bound too.
+def test_declared_accumulator_checks_within_its_bound():
+    text = "scheme=fp8_block n=16 k=256 tp=2 parallel=row weight_scale=fp32 platform=gfx942 m=2"
+    for prop in ("layer.end_to_end", "layer.load_equivalence", "layer.tp_consistency"):
+        assert mxgate.check(prop, OneUlpOff(), case=text).passed, prop
+        r = mxgate.check(prop, OneUlpOffUndeclared(), case=text)
+        assert not r.passed and "differs from the reference" in r.failure, (prop, str(r))
+
+    class Coarse(OneUlpOff):
+        def apply(self, layer, x):
+            return (ex.LinearExample.apply(self, layer, x) * np.float32(1 + 2**-6)).astype(
+                np.float32)
+
+    r = mxgate.check("layer.end_to_end", Coarse(), case=text)
+    assert not r.passed and "outside the sm90_fp8_mma bound" in r.failure, str(r)
+    assert r.location is not None, str(r)

@@ -255,18 +255,21 @@ def dequantized_bf16(config: LayerConfig, ck: Checkpoint) -> np.ndarray:
     raise InputError(f"dequantized_bf16: {config.scheme} weights are not dequantized to bf16")
 
 
-def check_output(config: LayerConfig, ck: Checkpoint, x: np.ndarray, y: np.ndarray):
+def check_output(config: LayerConfig, ck: Checkpoint, x: np.ndarray, y: np.ndarray,
+                 accumulator: Optional[str] = None):
     """mxgate.check_gemm of y against the exact oracle of (x quantized, the checkpoint); for the
-    weight-only FP4 schemes, the bf16 GEMM of x and the reference's dequantized weight."""
+    weight-only FP4 schemes, the bf16 GEMM of x and the reference's dequantized weight. With an
+    accumulator (a model of mxgate.accumulators()): bound mode under that model."""
+    mode = dict(mode="bound", accumulator=accumulator) if accumulator else dict(mode="exact")
     if config.scheme in FP4_SCHEMES:
         a = (np.ascontiguousarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)
         return ref.check_gemm(a, None, dequantized_bf16(config, ck), None, y, scheme="bf16",
-                              mode="exact")
+                              **mode)
     a, a_scales = quantize_activation(config, x)
     if config.scheme == "mxfp8":
-        return ref.check_gemm(a, a_scales, ck.codes, ck.scales, y, scheme="mx", mode="exact")
+        return ref.check_gemm(a, a_scales, ck.codes, ck.scales, y, scheme="mx", **mode)
     return ref.check_gemm(a, a_scales, ck.codes, weight_scales_fp32(config, ck), y,
-                          scheme="block", mode="exact")
+                          scheme="block", **mode)
 
 
 def fused_activation(config: LayerConfig, x: np.ndarray, order: str):

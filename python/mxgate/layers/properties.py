@@ -14,7 +14,7 @@ import numpy as np
 from .. import _native
 from .. import reference as ref
 from ..adapter import describe_exception
-from ..errors import AdapterError, Unsupported
+from ..errors import AdapterError, InputError, Unsupported
 from ..result import Location
 from . import data as D
 from .protocol import (ORDERS, TRANSFORMS, Layer, LayerAdapter, LayerConfig, QuantizedActivation,
@@ -75,6 +75,13 @@ class _Run:
             _user("load", self.adapter.load, layer)
         return layer
 
+    def acc(self, layer: Layer) -> Optional[str]:
+        """The accumulator model the adapter declares for this layer's kernel (None: exact)."""
+        a = _user("accumulator", self.adapter.accumulator, layer.config, layer.kernel)
+        if a is not None and not isinstance(a, str):
+            raise _Stop(Outcome("error", f"accumulator returned {a!r}, not a model name"))
+        return None if a in (None, "fp32_rn") else a
+
     def apply(self, layer: Layer, x: Any, what: str = "apply") -> np.ndarray:
         if isinstance(x, np.ndarray):
             x = to_tensor(x, self.adapter)
@@ -97,11 +104,15 @@ def _location(v) -> Optional[Location]:
 
 
 def _expect(config: LayerConfig, ck: D.Checkpoint, x: np.ndarray, y: np.ndarray,
-            what: str) -> None:
-    v = D.check_output(config, ck, x, y)
+            what: str, acc: Optional[str] = None) -> None:
+    """y against the reference: bit for bit, or within the bound of the declared accumulator."""
+    try:
+        v = D.check_output(config, ck, x, y, acc)
+    except InputError as e:  # e.g. an accumulator name the library does not know
+        raise _Stop(Outcome("error", f"accumulator {acc!r}: {e}")) from None
     if not v.passed:
-        raise _fail(f"{what} differs from the reference in {v.mismatches} of {y.size} "
-                    "elements", _location(v))
+        how = f"outside the {acc} bound" if acc else "differs from the reference"
+        raise _fail(f"{what} {how} in {v.mismatches} of {y.size} elements", _location(v))
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> Optional[Tuple[int, int]]:
@@ -121,7 +132,7 @@ def end_to_end(adapter: LayerAdapter, case: D.Case) -> _Run:
     run = _Run(adapter, case)
     c, ck, x = case.config, D.checkpoint(case), D.activation(case)
     layer = run.layer(c, ck)
-    _expect(c, ck, x, run.apply(layer, x), f"apply after load ({layer.kernel})")
+    _expect(c, ck, x, run.apply(layer, x), f"apply after load ({layer.kernel})", run.acc(layer))
     if c.act_scale_order is not None:
         codes, scales = D.fused_activation(c, x, c.act_scale_order)
         qa = QuantizedActivation(to_tensor(codes, adapter), scales, c.act_scale_order, x)
@@ -132,7 +143,7 @@ def end_to_end(adapter: LayerAdapter, case: D.Case) -> _Run:
                 return run  # refused loudly (I3)
             raise
         _expect(c, ck, x, y, f"apply of a {c.act_scale_order} pre-quantized activation "
-                             f"({layer.kernel})")
+                             f"({layer.kernel})", run.acc(layer))
     return run
 
 
@@ -143,10 +154,13 @@ def load_equivalence(adapter: LayerAdapter, case: D.Case) -> _Run:
     c, ck, x = case.config, D.checkpoint(case), D.activation(case)
     unloaded = run.layer(c, ck, load=False)
     y_step = run.apply(unloaded, x, "apply without load")
-    _expect(c, ck, x, y_step, f"apply without load (the per-step path, {unloaded.kernel})")
+    _expect(c, ck, x, y_step, f"apply without load (the per-step path, {unloaded.kernel})",
+            run.acc(unloaded))
     loaded = run.layer(c, ck)
     y_load = run.apply(loaded, x)
-    _expect(c, ck, x, y_load, f"apply after load ({loaded.kernel})")
+    _expect(c, ck, x, y_load, f"apply after load ({loaded.kernel})", run.acc(loaded))
+    if run.acc(loaded) is not None or run.acc(unloaded) is not None:
+        return run  # each within its bound; bit for bit only where the paths are exact
     at = _same_bits(y_load, y_step)
     if at is not None:
         raise _fail(f"I4: with load and without load differ at {at}")
@@ -299,7 +313,8 @@ def negotiation(adapter: LayerAdapter, case: D.Case) -> _Run:
     order = _user("negotiate", adapter.negotiate, layers)
     if order is None:
         for i, (layer, ck) in enumerate(zip(layers, checkpoints)):
-            _expect(layer.config, ck, x, run.apply(layer, x), f"consumer {i} ({layer.kernel})")
+            _expect(layer.config, ck, x, run.apply(layer, x), f"consumer {i} ({layer.kernel})",
+                    run.acc(layer))
         return run
     if order not in ORDERS:
         raise _Stop(Outcome("error", f"negotiate returned {order!r}, not None, row_major or "
@@ -315,7 +330,8 @@ def negotiation(adapter: LayerAdapter, case: D.Case) -> _Run:
             raise
         _expect(layer.config, ck, x, y, f"I3: negotiate returned {order}; consumer {i} "
                                         f"({layer.kernel}, {layer.config.scheme}"
-                                        f"{', is_bmm' if layer.config.is_bmm else ''}) output")
+                                        f"{', is_bmm' if layer.config.is_bmm else ''}) output",
+                run.acc(layer))
     return run
 
 
@@ -330,11 +346,13 @@ def tp_consistency(adapter: LayerAdapter, case: D.Case) -> _Run:
     ck_full, x_full = D.checkpoint(case, full), D.activation(case, full.k)
     whole = run.layer(full, ck_full)
     y_full = run.apply(whole, x_full, "apply of the unsharded layer")
-    _expect(full, ck_full, x_full, y_full, f"the unsharded layer ({whole.kernel})")
+    acc = run.acc(whole)
+    _expect(full, ck_full, x_full, y_full, f"the unsharded layer ({whole.kernel})", acc)
     parts, shards = [], []
     for r in range(c.tp):
         layer = run.layer(c, D.shard(ck_full, c, r))
         shards += [layer.kernel] if layer.kernel not in shards else []
+        acc = acc or run.acc(layer)
         x_r = x_full if c.parallel == "column" else x_full[:, r * c.k:(r + 1) * c.k]
         parts.append(run.apply(layer, np.ascontiguousarray(x_r), f"apply of rank {r}"))
     if c.parallel == "column":
@@ -344,7 +362,9 @@ def tp_consistency(adapter: LayerAdapter, case: D.Case) -> _Run:
         for p in parts[1:]:
             gathered = (gathered + p).astype(np.float32)
     _expect(full, ck_full, x_full, gathered,
-            f"TP {c.tp} {c.parallel}-parallel shards ({', '.join(shards)}) gathered")
+            f"TP {c.tp} {c.parallel}-parallel shards ({', '.join(shards)}) gathered", acc)
+    if acc is not None:
+        return run  # within the declared accumulator's bound; bit for bit only where exact
     at = _same_bits(gathered, y_full)
     if at is not None:
         raise _fail(f"TP {c.tp} shards gathered and the unsharded layer differ at {at}")

@@ -208,6 +208,8 @@ class LayerAdapter:
     negotiate(layers) -> order|None  the scale order a fused producer of one activation emits
                                    to these consumers, None to refuse the fused path
                                    (layer.negotiation)
+    accumulator(config, kernel) -> name|None  the selected kernel's accumulator model: outputs
+                                   are then checked within its bound, not bit for bit
     decision_names: {your kernel name: model name}, claims_vllm_rules: opt in to
     layer.decisions in "layer.*" runs.
     tensor_type: "numpy" (default) or "torch" (layers and x as torch tensors on `device`)."""
@@ -237,6 +239,12 @@ class LayerAdapter:
 
     def negotiate(self, layers: Sequence[Layer]) -> Optional[str]:
         return None  # the fused path refused: every consumer quantizes the plain activation
+
+    def accumulator(self, config: LayerConfig, kernel: str) -> Optional[str]:
+        """The accumulator model (a name of mxgate.accumulators(), e.g. "sm90_fp8_mma" for a
+        Hopper FP8 tensor-core GEMM) of the kernel select() picked; None or "fp32_rn": fp32
+        with round-to-nearest, exact on the layer data, so outputs are compared bit for bit."""
+        return None
 
     def check_available(self) -> None:
         """Raises mxgate.Unavailable when what the adapter wraps is absent here."""
