@@ -31,7 +31,8 @@ inline constexpr ScaledFormat kScaledFormats[] = {
 // The ABI codes (mxgate_dtype), by name: the enums that must stay (the kernels' launch
 // parameters, gpu/kernels/params.h) take their values from these.
 inline constexpr unsigned kF32 = 1, kBf16 = 2, kFp16 = 3, kE4m3fn = 4, kE5m2 = 5, kE4m3fnuz = 6,
-                          kE5m2fnuz = 7, kE8m0 = 8, kE2m1 = 9, kE2m3 = 10, kE3m2 = 11;
+                          kE5m2fnuz = 7, kE8m0 = 8, kE2m1 = 9, kE2m3 = 10, kE3m2 = 11, kE3m4 = 12,
+                          kE4m3ieee = 13, kE4m3b11fnuz = 14;
 
 struct ElementType {
   const char* name;        // "f32", "bf16", ..., "e3m2" (contract::to_string, the Python names)
@@ -57,6 +58,9 @@ inline constexpr ElementType kElementTypes[] = {
     {"e2m1", kE2m1, 4, 2, 1, 0, kMxfp4 | kNvfp4, 0},
     {"e2m3", kE2m3, 6, 2, 3, 1, kMxfp6, 0},
     {"e3m2", kE3m2, 6, 3, 2, 1, kMxfp6, 0},
+    {"e3m4", kE3m4, 8, 3, 4, 1, 0, 0},
+    {"e4m3ieee", kE4m3ieee, 8, 4, 3, 1, 0, 0},
+    {"e4m3b11fnuz", kE4m3b11fnuz, 8, 4, 3, 1, 0, 0},
 };
 inline constexpr unsigned kElementTypeCount = sizeof(kElementTypes) / sizeof(kElementTypes[0]);
 

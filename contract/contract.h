@@ -66,6 +66,9 @@ enum class Dtype : uint32_t {
   kE2m1 = MXGATE_DTYPE_E2M1,
   kE2m3 = MXGATE_DTYPE_E2M3,
   kE3m2 = MXGATE_DTYPE_E3M2,
+  kE3m4 = MXGATE_DTYPE_E3M4,
+  kE4m3ieee = MXGATE_DTYPE_E4M3IEEE,
+  kE4m3b11fnuz = MXGATE_DTYPE_E4M3B11FNUZ,
 };
 using DtypeMask = uint64_t;
 constexpr DtypeMask dtype_bit(Dtype d) { return uint64_t{1} << static_cast<uint32_t>(d); }

@@ -138,6 +138,12 @@ std::optional<Format> cast_format(impl::Dtype d) {
       return Format::kBF16;
     case impl::Dtype::kFp16:
       return Format::kFP16;
+    case impl::Dtype::kE3m4:
+      return Format::kE3M4;
+    case impl::Dtype::kE4m3ieee:
+      return Format::kE4M3IEEE;
+    case impl::Dtype::kE4m3b11fnuz:
+      return Format::kE4M3B11FNUZ;
     default:
       return std::nullopt;
   }

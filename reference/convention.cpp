@@ -14,6 +14,9 @@ constexpr uint32_t kAllFp8 =
     kOcpFp8 | format_bit(Format::kE4M3FNUZ) | format_bit(Format::kE5M2FNUZ);
 constexpr uint32_t kFp4 = format_bit(Format::kE2M1);
 constexpr uint32_t kFp4Fp6 = kFp4 | format_bit(Format::kE2M3) | format_bit(Format::kE3M2);
+// ml_dtypes' other 8-bit formats (docs/formats.md §1.4): only its own convention takes them.
+constexpr uint32_t kMlDtypesOnly =
+    format_bit(Format::kE3M4) | format_bit(Format::kE4M3IEEE) | format_bit(Format::kE4M3B11FNUZ);
 
 constexpr EncodePolicy kSatFinite{Rounding::kNearestEven, Overflow::kSaturate,
                                   NanPolicy::kCanonical};
@@ -95,9 +98,11 @@ const std::array<Convention, 23> kConventions = {{
     {"ml_dtypes",
      "ml_dtypes 0.6.0 ConvertImpl kSaturate=false: overflow -> infinity() (NaN for fn/fnuz); "
      "NaN -> +-quiet_NaN() (e5m2 0x7E); e8m0 0 and negatives -> NaN; float4_e2m1fn / float6_*: "
-     "infinity() is max, quiet_NaN() is -0 (docs/fp4.md §3.1); docs/conventions.md §2.8",
-     kAllFp8 | kFp4Fp6, kMlDtypesCast, E8m0Encode::kNearestMlDtypes, E8m0Decode::kOcp, false, 0.0f,
-     kSubMlDtypes},
+     "infinity() is max, quiet_NaN() is -0 (docs/fp4.md §3.1); float8_e3m4 / float8_e4m3 "
+     "overflow -> Inf (0x70 / 0x78), NaN -> 0x78 / 0x7C, float8_e4m3b11fnuz -> 0x80 "
+     "(docs/formats.md §1.4); docs/conventions.md §2.8",
+     kAllFp8 | kFp4Fp6 | kMlDtypesOnly, kMlDtypesCast, E8m0Encode::kNearestMlDtypes,
+     E8m0Decode::kOcp, false, 0.0f, kSubMlDtypes},
     {"triton_nvidia",
      "Triton 3.6 NVIDIA cvt.rn.satfinite for e4m3 and e5m2 incl. Inf; dot_scaled emulation "
      "decodes scales by shift then masks 0xFF to NaN; docs/conventions.md §2.9",

@@ -24,7 +24,12 @@ uint32_t oracle_nan(Format f, bool negative) {
       return negative ? 0xFFu : 0x7Fu;
     case Format::kE4M3FNUZ:
     case Format::kE5M2FNUZ:
+    case Format::kE4M3B11FNUZ:
       return 0x80u;
+    case Format::kE3M4:  // IEEE quiet NaN: the first fraction bit set (ml_dtypes quiet_NaN())
+      return negative ? 0xF8u : 0x78u;
+    case Format::kE4M3IEEE:
+      return negative ? 0xFCu : 0x7Cu;
     case Format::kBF16:
       return negative ? 0xFFC0u : 0x7FC0u;
     case Format::kFP16:

@@ -12,7 +12,7 @@ namespace {
 
 // Bit layouts: docs/formats.md §1.1 (fp8), §2 (e8m0), docs/fp4.md §1 (e2m1, e2m3, e3m2);
 // BF16/FP16/FP32 are IEEE-754.
-constexpr std::array<FormatInfo, 11> kFormats = {{
+constexpr std::array<FormatInfo, kFormatCount> kFormats = {{
     {Format::kE4M3FN, "e4m3fn", 8, 4, 3, 7, SpecialStyle::kFn},
     {Format::kE5M2, "e5m2", 8, 5, 2, 15, SpecialStyle::kIeee},
     {Format::kE4M3FNUZ, "e4m3fnuz", 8, 4, 3, 8, SpecialStyle::kFnuz},
@@ -25,7 +25,20 @@ constexpr std::array<FormatInfo, 11> kFormats = {{
     {Format::kE2M1, "e2m1", 4, 2, 1, 1, SpecialStyle::kNone},
     {Format::kE2M3, "e2m3", 6, 2, 3, 1, SpecialStyle::kNone},
     {Format::kE3M2, "e3m2", 6, 3, 2, 3, SpecialStyle::kNone},
+    // ml_dtypes 0.6 float8_e3m4, float8_e4m3 (IEEE 754 style) and float8_e4m3b11fnuz
+    // (docs/formats.md §1.4).
+    {Format::kE3M4, "e3m4", 8, 3, 4, 3, SpecialStyle::kIeee},
+    {Format::kE4M3IEEE, "e4m3ieee", 8, 4, 3, 7, SpecialStyle::kIeee},
+    {Format::kE4M3B11FNUZ, "e4m3b11fnuz", 8, 4, 3, 11, SpecialStyle::kFnuz},
 }};
+
+constexpr bool rows_in_enum_order() {
+  for (std::size_t i = 0; i < kFormats.size(); ++i) {
+    if (static_cast<std::size_t>(kFormats[i].format) != i) return false;
+  }
+  return true;
+}
+static_assert(rows_in_enum_order(), "kFormats must list every Format in enum order");
 
 }  // namespace
 

@@ -1,11 +1,13 @@
 // Number formats of the reference: bit layouts and exact decoding.
 //
-// Every format here (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, E8M0, BF16, FP16, FP32, and the OCP MX
-// element formats E2M1 (FP4), E2M3 and E3M2 (FP6)) decodes exactly into an fp32 value, so `decode`
-// returns float. Encoding (which needs rounding and overflow policies) lives in fp_encode.h and
-// e8m0.h. Semantics: docs/formats.md §1.1 and §2; FP4 / FP6: docs/fp4.md §1.
+// Every format here (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, E8M0, BF16, FP16, FP32, the OCP MX
+// element formats E2M1 (FP4), E2M3 and E3M2 (FP6), and ml_dtypes' E3M4, E4M3 (IEEE, spelled
+// e4m3ieee) and E4M3B11FNUZ) decodes exactly into an fp32 value, so `decode` returns float.
+// Encoding (which needs rounding and overflow policies) lives in fp_encode.h and e8m0.h. Semantics:
+// docs/formats.md §1.1 and §2; FP4 / FP6: docs/fp4.md §1.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -26,7 +28,13 @@ enum class Format : uint8_t {
   kE2M1,  // FP4: 1.2.1, bias 1, max 6 (docs/fp4.md §1)
   kE2M3,  // FP6: 1.2.3, bias 1, max 7.5
   kE3M2,  // FP6: 1.3.2, bias 3, max 28
+  // ml_dtypes' other 8-bit formats (docs/formats.md §1.4):
+  kE3M4,        // 1.3.4, bias 3, max 15.5, IEEE specials (Inf 0x70)
+  kE4M3IEEE,    // 1.4.3, bias 7, max 240, IEEE specials (Inf 0x78)
+  kE4M3B11FNUZ  // 1.4.3, bias 11, max 30, FNUZ (0x80 is the NaN)
 };
+// The number of formats: tables indexed by Format are this long (a new format goes last).
+inline constexpr std::size_t kFormatCount = static_cast<std::size_t>(Format::kE4M3B11FNUZ) + 1;
 
 // How a format spells NaN and Inf.
 enum class SpecialStyle : uint8_t {

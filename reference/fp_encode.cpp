@@ -77,8 +77,6 @@ struct EncodeTraits {
   uint32_t nan_pos, nan_neg;  // NaN codes with the sign kept
 };
 
-constexpr std::size_t kFormatCount = 11;
-
 const EncodeTraits& traits(Format f) {
   static const auto table = [] {
     std::array<EncodeTraits, kFormatCount> t{};

@@ -28,7 +28,8 @@ TEST(Dtypes, CodesAreTheAbis) {
       {"e5m2", MXGATE_DTYPE_E5M2},         {"e4m3fnuz", MXGATE_DTYPE_E4M3FNUZ},
       {"e5m2fnuz", MXGATE_DTYPE_E5M2FNUZ}, {"e8m0", MXGATE_DTYPE_E8M0},
       {"e2m1", MXGATE_DTYPE_E2M1},         {"e2m3", MXGATE_DTYPE_E2M3},
-      {"e3m2", MXGATE_DTYPE_E3M2}};
+      {"e3m2", MXGATE_DTYPE_E3M2},         {"e3m4", MXGATE_DTYPE_E3M4},
+      {"e4m3ieee", MXGATE_DTYPE_E4M3IEEE}, {"e4m3b11fnuz", MXGATE_DTYPE_E4M3B11FNUZ}};
   EXPECT_EQ(dtypes::kElementTypeCount, std::size(abi));
   for (auto [name, code] : abi) {
     const dtypes::ElementType* t = dtypes::element_type(name);

@@ -1,5 +1,6 @@
 // Covers reference/format: the layout table (FormatInfo), parse_format, and decode() of every
-// code of every 8-bit format (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, E8M0) and of all 65536 BF16 and
+// code of every 8-bit format (E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, ml_dtypes' E3M4, E4M3 and
+// E4M3B11FNUZ, E8M0) and of all 65536 BF16 and
 // FP16 codes, against values derived here by hand from the bit layouts of docs/formats.md
 // §1.1 (fp8) and §2 (e8m0) and IEEE-754 (bf16, fp16); spot values (max finite, min subnormal,
 // NaN and Inf codes); max_finite, is_nan_code, bits_of / float_of.
@@ -63,6 +64,39 @@ struct E5M2FNUZ {
   static constexpr float kMinNormal = 0x1p-15f;
 };
 
+// ml_dtypes 0.6's other 8-bit formats (docs/formats.md §1.4; limits as ml_dtypes' float8.h
+// numeric_limits state them).
+struct E3M4 {
+  static constexpr Format kFormat = Format::kE3M4;
+  static constexpr const char* kName = "e3m4";
+  static constexpr int kExp = 3, kMan = 4, kBias = 3;
+  static constexpr Nan kNan = Nan::kIeee;
+  static constexpr float kMax = 15.5f;  // 0x6F = S.110.1111 = (1 + 15/16) * 2^(6-3)
+  static constexpr uint32_t kMaxCode = 0x6F;
+  static constexpr float kMinSub = 0x1p-6f;     // 2^(1-3) * 1/16
+  static constexpr float kMinNormal = 0x1p-2f;  // 0x10
+};
+struct E4M3IEEE {
+  static constexpr Format kFormat = Format::kE4M3IEEE;
+  static constexpr const char* kName = "e4m3ieee";
+  static constexpr int kExp = 4, kMan = 3, kBias = 7;
+  static constexpr Nan kNan = Nan::kIeee;
+  static constexpr float kMax = 240.0f;  // 0x77 = S.1110.111 = 1.875 * 2^(14-7)
+  static constexpr uint32_t kMaxCode = 0x77;
+  static constexpr float kMinSub = 0x1p-9f;  // 2^(1-7) * 1/8
+  static constexpr float kMinNormal = 0x1p-6f;
+};
+struct E4M3B11FNUZ {
+  static constexpr Format kFormat = Format::kE4M3B11FNUZ;
+  static constexpr const char* kName = "e4m3b11fnuz";
+  static constexpr int kExp = 4, kMan = 3, kBias = 11;
+  static constexpr Nan kNan = Nan::kFnuz;
+  static constexpr float kMax = 30.0f;  // 0x7F = 1.875 * 2^(15-11)
+  static constexpr uint32_t kMaxCode = 0x7F;
+  static constexpr float kMinSub = 0x1p-13f;  // 2^(1-11) * 1/8
+  static constexpr float kMinNormal = 0x1p-10f;
+};
+
 // Independent decoder: sign / exponent / mantissa fields -> (1 + m / 2^man) * 2^(e - bias) for
 // normals, (m / 2^man) * 2^(1 - bias) for subnormals, computed in double with std::ldexp.
 template <class T>
@@ -86,7 +120,7 @@ double hand_decode(uint32_t code) {
 
 template <class T>
 class Fp8Format : public ::testing::Test {};
-using Fp8Formats = ::testing::Types<E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ>;
+using Fp8Formats = ::testing::Types<E4M3FN, E5M2, E4M3FNUZ, E5M2FNUZ, E3M4, E4M3IEEE, E4M3B11FNUZ>;
 TYPED_TEST_SUITE(Fp8Format, Fp8Formats, test_support::TraitNames);
 
 // Guards against a wrong bias, a wrong subnormal exponent or a mis-sized field in decode().
@@ -143,9 +177,12 @@ TYPED_TEST(Fp8Format, NanCodesAreExactlyTheSpecSet) {
       case Nan::kFnuz:  // 0x80 only
         want = code == 0x80;
         break;
-      case Nan::kIeee:  // S.11111.{01,10,11}
-        want = (code & 0x7F) >= 0x7D;
+      case Nan::kIeee: {  // the all-ones exponent with a nonzero fraction (e5m2:
+                          // S.11111.{01,10,11})
+        const uint32_t e_all = (1u << T::kExp) - 1;
+        want = ((code >> T::kMan) & e_all) == e_all && (code & ((1u << T::kMan) - 1)) != 0;
         break;
+      }
     }
     EXPECT_EQ(is_nan_code(T::kFormat, code), want) << T::kName << " 0x" << std::hex << code;
     EXPECT_EQ(std::isnan(decode(T::kFormat, code)), want) << T::kName << " 0x" << std::hex << code;
@@ -293,12 +330,20 @@ TEST(Fp32Bits, RoundTripKeepsEveryPattern) {
 }
 
 // Guards against parse_format accepting a near-miss or losing a format: the CLI spellings of
-// README.md map to their formats, anything else is rejected.
+// README.md map to their formats, anything else is rejected ("e4m3" above all: it would be
+// ml_dtypes' IEEE float8_e4m3 to some users and the OCP e4m3fn to others, so neither is it).
 TEST(ParseFormat, Names) {
-  const std::pair<const char*, Format> known[] = {
-      {"e4m3fn", Format::kE4M3FN},     {"e5m2", Format::kE5M2}, {"e4m3fnuz", Format::kE4M3FNUZ},
-      {"e5m2fnuz", Format::kE5M2FNUZ}, {"e8m0", Format::kE8M0}, {"bf16", Format::kBF16},
-      {"fp16", Format::kFP16},         {"fp32", Format::kFP32}};
+  const std::pair<const char*, Format> known[] = {{"e4m3fn", Format::kE4M3FN},
+                                                  {"e5m2", Format::kE5M2},
+                                                  {"e4m3fnuz", Format::kE4M3FNUZ},
+                                                  {"e5m2fnuz", Format::kE5M2FNUZ},
+                                                  {"e8m0", Format::kE8M0},
+                                                  {"bf16", Format::kBF16},
+                                                  {"fp16", Format::kFP16},
+                                                  {"fp32", Format::kFP32},
+                                                  {"e3m4", Format::kE3M4},
+                                                  {"e4m3ieee", Format::kE4M3IEEE},
+                                                  {"e4m3b11fnuz", Format::kE4M3B11FNUZ}};
   for (const auto& [text, f] : known) {
     ASSERT_TRUE(parse_format(text).has_value()) << text;
     EXPECT_EQ(*parse_format(text), f) << text;
@@ -307,7 +352,7 @@ TEST(ParseFormat, Names) {
   for (const char* bad : {"", "e4m3", "fp8", "e4m3fn ", "e5m2fn", "float8_e4m3fn", "bfloat16"}) {
     EXPECT_FALSE(parse_format(bad).has_value()) << "'" << bad << "'";
   }
-  EXPECT_EQ(all_formats().size(), 11u);
+  EXPECT_EQ(all_formats().size(), 14u);
   for (const FormatInfo& fi : all_formats()) EXPECT_EQ(&info(fi.format), &fi);
 }
 

@@ -4,8 +4,9 @@ types.
 Claims convention ml_dtypes (docs/conventions.md §2.8: ml_dtypes 0.6.0 ConvertImpl without
 saturation; E8M0 nearest, 0 and negatives NaN; decode OCP; float4_e2m1fn / float6_e2m3fn /
 float6_e3m2fn: nearest even, overflow and Inf to max, NaN to the -0 code, sign flipped for a
-negative NaN: docs/fp4.md §3.1). Ops: `cast` (fp32 -> e4m3fn, e5m2, e4m3fnuz, e5m2fnuz, and e8m0,
-e2m1, e2m3, e3m2 where the installed ml_dtypes has the type; e2m1 codes returned packed two per
+negative NaN: docs/fp4.md §3.1; float8_e3m4 / float8_e4m3 / float8_e4m3b11fnuz:
+docs/formats.md §1.4). Ops: `cast` (fp32 -> e4m3fn, e5m2, e4m3fnuz, e5m2fnuz, and e8m0, e2m1, e2m3, e3m2, e3m4,
+e4m3ieee, e4m3b11fnuz where the installed ml_dtypes has the type; e2m1 codes returned packed two per
 byte, the ABI's order) and `upcast_e8m0`. docs/python.md §11.3.
 """
 
@@ -16,7 +17,8 @@ from . import require
 
 _TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
           "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu", "e2m1": "float4_e2m1fn",
-          "e2m3": "float6_e2m3fn", "e3m2": "float6_e3m2fn"}
+          "e2m3": "float6_e2m3fn", "e3m2": "float6_e3m2fn", "e3m4": "float8_e3m4",
+          "e4m3ieee": "float8_e4m3", "e4m3b11fnuz": "float8_e4m3b11fnuz"}
 
 
 class MlDtypesAdapter(Adapter):
