@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -93,8 +94,37 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> survey_targets(const impl::
   return out;
 }
 
+uint64_t survey_input_count(CastInputs inputs) {
+  return inputs == CastInputs::kAll ? kAll : 65536 * std::size(kSampleLow);
+}
+
+std::string survey_lines(const CastSurvey& s) {
+  std::string error = s.error;
+  for (char& c : error) {
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  }
+  char head[64];
+  std::snprintf(head, sizeof head, "\t%llu\t%.3f\t", static_cast<unsigned long long>(s.inputs),
+                s.seconds);
+  std::string out = "cast\t" + s.op + "\t" + std::string(impl::to_string(s.target)) + "\t" +
+                    (s.claimed.empty() ? "-" : s.claimed) + head + error + "\n";
+  for (const ClaimResult& r : s.results) {
+    std::string first;
+    if (r.first_input) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "0x%08x (%a): expected 0x%02x, actual 0x%02x", *r.first_input,
+                    static_cast<double>(float_of(*r.first_input)), r.expected, r.actual);
+      first = buf;
+    }
+    std::string claims;
+    for (const std::string& c : r.claims) claims += (claims.empty() ? "" : ",") + c;
+    out += "claim\t" + claims + "\t" + std::to_string(r.mismatches) + "\t" + first + "\n";
+  }
+  return out;
+}
+
 CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, CastInputs which,
-                       uint64_t chunk) {
+                       uint64_t chunk, const SurveyProgress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (op.family != impl::Family::kCast) throw impl::Unsupported(op.name + " is not a cast op");
   const Format f = *cast_format(target);
@@ -181,6 +211,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
     if (!tables.empty()) compare(0);
     for (std::thread& th : threads) th.join();
     out.inputs += in.size();
+    if (progress) progress(out.inputs, survey_input_count(which));
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,7 +62,17 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> survey_targets(const impl::
 // Casts the inputs with `op` on `be` (harness: guarded buffers, poisoned outputs) in chunks and
 // compares against every claim of the target. Never throws for the op's failures (CastSurvey::
 // error); throws impl::Unsupported for an op that is not a cast.
+// `progress` (may be empty) hears the inputs done and the total after every chunk.
+using SurveyProgress = std::function<void(uint64_t done, uint64_t total)>;
 CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, CastInputs inputs,
-                       uint64_t chunk = uint64_t{1} << 24);
+                       uint64_t chunk = uint64_t{1} << 24, const SurveyProgress& progress = {});
+
+// How many inputs `inputs` casts (2^32 or the sample's 393,216).
+uint64_t survey_input_count(CastInputs inputs);
+
+// One survey as text lines, the form `mxgate survey` carries from its child and from a Python
+// worker (tools/mxgate/survey_cli.cpp parse_casts): "cast\tOP\tTARGET\tCLAIMED|-\tINPUTS\t
+// SECONDS\tERROR" then one "claim\tCLAIMS\tMISMATCHES\tFIRST" line per distinct table.
+std::string survey_lines(const CastSurvey& s);
 
 }  // namespace mxgate::properties

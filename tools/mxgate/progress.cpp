@@ -30,6 +30,12 @@ Progress::Progress(std::string what, uint64_t total, std::string unit)
       next_(start_ + std::chrono::seconds(1)),
       on_(enabled()) {}
 
+Progress::Progress(std::string what, uint64_t total, std::string unit, int fd, bool on)
+    : Progress(std::move(what), total, std::move(unit)) {
+  on_ = on && fd >= 0;
+  fd_ = fd;
+}
+
 void Progress::update(uint64_t done) {
   const auto now = std::chrono::steady_clock::now();
   if (!on_ || now < next_ || done == 0) return;
@@ -37,11 +43,11 @@ void Progress::update(uint64_t done) {
   const double seconds = std::chrono::duration<double>(now - start_).count();
   const double rate = static_cast<double>(done) / seconds;
   const double left = done < total_ ? static_cast<double>(total_ - done) / rate : 0.0;
-  std::fprintf(stderr, "%s: %.1f%% (%llu of %llu %s), %.3g %s/s, %.0f s left\n", what_.c_str(),
-               100.0 * static_cast<double>(done) / static_cast<double>(total_),
-               static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_),
-               unit_.c_str(), rate, unit_.c_str(), left);
   std::fflush(stderr);
+  dprintf(fd_, "%s: %.1f%% (%llu of %llu %s), %.3g %s/s, %.0f s left\n", what_.c_str(),
+          100.0 * static_cast<double>(done) / static_cast<double>(total_),
+          static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_),
+          unit_.c_str(), rate, unit_.c_str(), left);
 }
 
 InterruptScope::InterruptScope() : previous_(std::make_unique<struct sigaction>()) {

@@ -377,7 +377,8 @@ std::vector<MismatchRange> pair_edges(std::vector<Edge> starts, std::vector<Edge
 }  // namespace
 
 SweepResult CastSweeper::sweep(const mxgate_op& op, mxgate_dtype out_dtype,
-                               const RunTable& expected, uint64_t begin, uint64_t end) {
+                               const RunTable& expected, uint64_t begin, uint64_t end,
+                               const std::function<void(uint64_t done)>& progress) {
   SweepResult res;
   Impl& m = *impl_;
   const uint32_t bytes = code_bytes_of(out_dtype);
@@ -435,6 +436,7 @@ SweepResult CastSweeper::sweep(const mxgate_op& op, mxgate_dtype out_dtype,
                          m.stream, args);
       check_launch("compare_kernel");
       res.checked += count;
+      if (progress) progress(res.checked);
     }
     check(hipEventRecord(m.stop, m.stream), "hipEventRecord");
     check(hipStreamSynchronize(m.stream), "sweep (op or compare kernel)");
