@@ -173,7 +173,10 @@ int mxgate_api_survey_cast(const mxgate_impl* impl, uint32_t op_index, const cha
 }
 
 #ifdef MXGATE_CAPI_CUDA
-const char* mxgate_api_device_kind(void) { return "cuda"; }
+const char* mxgate_api_device_kind(void) {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0 ? "cuda" : "";
+}
 
 int mxgate_api_device_alloc(uint64_t bytes, void** out) {
   return mxgate::capi::guarded([&] {

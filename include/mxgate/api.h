@@ -160,7 +160,7 @@ MXGATE_API_EXPORT int mxgate_api_survey_cast(const mxgate_impl* impl, uint32_t o
                                              mxgate_api_result** result);
 
 /* Device memory for Python device ops (docs/python.md §9): "cuda" when this library was built
- * with CUDA, else "" (the functions below then fail with MXGATE_API_ERROR_RUNTIME). Copies are
+ * with CUDA and a device is present, else "" (the functions below then fail). Copies are
  * synchronous (kind 0 host to device, 1 device to host, 2 device to device); sync waits for
  * `stream` (NULL: the whole device). */
 MXGATE_API_EXPORT const char* mxgate_api_device_kind(void);
