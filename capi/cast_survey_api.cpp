@@ -68,13 +68,17 @@ properties::CastSurvey device_survey(const mxgate_op& mo, const impl::Op& op, im
       out.results.push_back({{claim}, 0, std::nullopt, 0, 0});
     }
   }
+  // One pass: the op runs once per chunk, every distinct table compared with its output.
   constexpr uint64_t kAll = uint64_t{1} << 32;
-  const uint64_t total = kAll * tables.size();
-  for (std::size_t i = 0; i < tables.size(); ++i) {
-    const auto heard = [&](uint64_t done) {
-      if (progress) progress(kAll * i + done, total);
-    };
-    const sweep::SweepResult r = sweeper().sweep(mo, dtype, tables[i], 0, kAll, heard);
+  std::vector<const sweep::RunTable*> pointers;
+  for (const sweep::RunTable& t : tables) pointers.push_back(&t);
+  const auto heard = [&](uint64_t done) {
+    if (progress) progress(done, kAll);
+  };
+  const std::vector<sweep::SweepResult> rs =
+      sweeper().sweep_tables(mo, dtype, pointers, 0, kAll, heard);
+  for (std::size_t i = 0; i < rs.size() && i < tables.size(); ++i) {
+    const sweep::SweepResult& r = rs[i];
     if (r.status != MXGATE_DONE) {
       out.error = (r.status == MXGATE_UNSUPPORTED ? "declined: " : "") + r.message;
       break;

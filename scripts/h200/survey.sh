@@ -9,8 +9,10 @@
 #   host     the same of torch CPU and ml_dtypes (host ops), and own.log: the libraries' own
 #            fp32 -> e4m3fn cast over all inputs, timed alone (scripts/h200/own_cast_time.py)
 #   pytest   pytest -p mxgate.pytest_plugin --mxgate-impl over every shipped adapter
-# Each survey runs under `timeout -s INT` (MXGATE_SURVEY_LIMIT seconds, default 400): an
-# interrupted one still writes its partial report. OUT_DIR gets survey-NAME.{md,json,log},
+# Each survey runs under `timeout -s INT` (MXGATE_SURVEY_LIMIT seconds, default 400; killed 30 s
+# later): an interrupted one writes its partial report once the piece that runs ends.
+# MXGATE_SURVEY_CASES (default 100) cases per property, MXGATE_PYTEST_CASES (30) and
+# MXGATE_PYTEST_LIMIT (400) for the plugin, MXGATE_OWN_LIMIT (300) for own_cast_time.py. OUT_DIR gets survey-NAME.{md,json,log},
 # formats.tsv (seconds per op and format), status.log, env.log, own.log, pytest.log.
 set -u
 if [ $# -lt 3 ]; then
@@ -47,7 +49,7 @@ print('numpy', numpy.__version__)"
 } > "$O/env.log" 2>&1
 survey() {  # NAME SPEC
   start=$(date +%s.%N)
-  timeout -s INT "${MXGATE_SURVEY_LIMIT:-400}" "$MX" survey --impl "$2" --cast-inputs all \
+  timeout -s INT -k 30 "${MXGATE_SURVEY_LIMIT:-400}" "$MX" survey --impl "$2" --cast-inputs all \
     --cases "${MXGATE_SURVEY_CASES:-100}" --json --markdown "$O/survey-$1.md" \
     > "$O/survey-$1.json" 2> "$O/survey-$1.log"
   r=$?
@@ -64,11 +66,12 @@ for part in ${*:-device host pytest}; do
     host)
       survey torch_cpu $P.torch:TorchCpuAdapter
       survey ml_dtypes $P.ml_dtypes:MlDtypesAdapter
-      "$MXGATE_PYTHON" "$ROOT/scripts/h200/own_cast_time.py" > "$O/own.log" 2>&1 ;;
+      timeout -s INT -k 10 "${MXGATE_OWN_LIMIT:-300}" "$MXGATE_PYTHON" \
+        "$ROOT/scripts/h200/own_cast_time.py" > "$O/own.log" 2>&1 ;;
     pytest)
       specs=$("$MXGATE_PYTHON" -c "from mxgate.adapters import SHIPPED; print(','.join(SHIPPED))")
       start=$(date +%s)
-      timeout -s INT "${MXGATE_PYTEST_LIMIT:-400}" "$MXGATE_PYTHON" -m pytest -q -p no:cacheprovider \
+      timeout -s INT -k 30 "${MXGATE_PYTEST_LIMIT:-400}" "$MXGATE_PYTHON" -m pytest -q -p no:cacheprovider \
         -p mxgate.pytest_plugin --mxgate-impl "$specs" --mxgate-cases "${MXGATE_PYTEST_CASES:-30}" \
         -rs "$ROOT/python/mxgate" > "$O/pytest.log" 2>&1
       echo "pytest rc=$? $(( $(date +%s) - start )) s" | tee -a "$O/status.log" ;;

@@ -81,6 +81,14 @@ class CastSweeper {
                     uint64_t begin = 0, uint64_t end = uint64_t{1} << 32,
                     const std::function<void(uint64_t done)>& progress = {});
 
+  // The same with every table of `tables` compared per chunk: the op runs once per chunk, its
+  // output (poisoned with a code no table expects there) compared with each table; one result
+  // per table, in order (a declined or failed chunk stops them all).
+  std::vector<SweepResult> sweep_tables(const mxgate_op& op, mxgate_dtype out_dtype,
+                                        const std::vector<const RunTable*>& tables,
+                                        uint64_t begin = 0, uint64_t end = uint64_t{1} << 32,
+                                        const std::function<void(uint64_t done)>& progress = {});
+
   // The op alone over [begin, end), on the resident (or regenerated) inputs, no poison, no
   // compare: the cost of the cast itself, for the benchmark. Returns device milliseconds.
   double cast_only_ms(const mxgate_op& op, mxgate_dtype out_dtype, uint64_t begin = 0,
