@@ -1,6 +1,7 @@
 #include "properties/cast_survey.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -176,10 +177,14 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         call.k = count;
         inv.run(call);
         const std::vector<uint8_t> got = inv.read(&impl::Call::out);
-        for (std::size_t j = 0; j < count; ++j) {
-          uint32_t c = 0;
-          std::memcpy(&c, got.data() + j * width, width);
-          codes[at + j] = c;
+        if (width == 1) {
+          for (std::size_t j = 0; j < count; ++j) codes[at + j] = got[j];
+        } else {
+          for (std::size_t j = 0; j < count; ++j) {
+            uint32_t c = 0;
+            std::memcpy(&c, got.data() + j * width, width);
+            codes[at + j] = c;
+          }
         }
       } catch (const std::exception& e) {
         out.error = e.what();
@@ -187,29 +192,83 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         return out;
       }
     }
-    // One thread per distinct table: each walks the chunk once.
-    const auto compare = [&](std::size_t t) {
+    // Every distinct table over slices of the chunk, on the host's cores: each task walks one
+    // slice for one table; the slices' counts add up and the lowest slice's first mismatch is
+    // the chunk's (inputs ascend).
+    struct Part {
+      uint64_t mismatches = 0;
+      std::optional<uint32_t> first;
+      uint32_t expected = 0, actual = 0;
+    };
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t slices = std::max<std::size_t>(
+        1, (cores + tables.size() - 1) / std::max<std::size_t>(1, tables.size()));
+    std::vector<Part> parts(tables.size() * slices);
+    const auto compare = [&](std::size_t task) {
+      const std::size_t t = task % tables.size(), s = task / tables.size();
+      const std::size_t lo = in.size() * s / slices, hi = in.size() * (s + 1) / slices;
+      if (lo >= hi) return;
       const std::vector<Run>& runs = tables[t];
-      ClaimResult& r = out.results[t];
-      // The run holding in[0], then walk (inputs ascend).
+      Part& p = parts[task];
+      // Run by run (inputs ascend): the slice's elements whose input lies in one run form one
+      // index range, compared with the run's code in one vectorizable pass.
+      const auto by_begin = [](uint64_t x, const Run& ru) { return x < ru.begin; };
       std::size_t run = static_cast<std::size_t>(
-          std::upper_bound(runs.begin(), runs.end(), uint64_t{in.front()},
-                           [](uint64_t x, const Run& ru) { return x < ru.begin; }) -
-          runs.begin() - 1);
-      for (std::size_t j = 0; j < in.size(); ++j) {
-        while (run + 1 < runs.size() && runs[run + 1].begin <= in[j]) ++run;
+          std::upper_bound(runs.begin(), runs.end(), uint64_t{in[lo]}, by_begin) - runs.begin() -
+          1);
+      for (std::size_t j = lo; j < hi;) {
+        const uint64_t run_end = run + 1 < runs.size() ? runs[run + 1].begin : kAll;
+        const std::size_t k =
+            run_end > in[hi - 1]
+                ? hi
+                : static_cast<std::size_t>(
+                      std::lower_bound(in.begin() + static_cast<std::ptrdiff_t>(j),
+                                       in.begin() + static_cast<std::ptrdiff_t>(hi), run_end,
+                                       [](uint32_t x, uint64_t e) { return uint64_t{x} < e; }) -
+                      in.begin());
         const uint32_t want = runs[run].code;
-        if (codes[j] != want && r.mismatches++ == 0) {
-          r.first_input = in[j];
-          r.expected = want;
-          r.actual = codes[j];
+        const uint32_t* a = codes.data() + j;
+        const uint32_t* b = codes.data() + k;
+        const auto differs = [want](uint32_t c) { return c != want; };
+        const auto bad = static_cast<uint64_t>(std::count_if(a, b, differs));
+        if (bad != 0) {
+          if (p.mismatches == 0) {
+            const uint32_t* f = std::find_if(a, b, differs);
+            p.first = in[j + static_cast<std::size_t>(f - a)];
+            p.expected = want;
+            p.actual = *f;
+          }
+          p.mismatches += bad;
+        }
+        j = k;
+        if (j < hi) {
+          run = static_cast<std::size_t>(
+              std::upper_bound(runs.begin() + static_cast<std::ptrdiff_t>(run + 1), runs.end(),
+                               uint64_t{in[j]}, by_begin) -
+              runs.begin() - 1);
         }
       }
     };
+    std::atomic<std::size_t> next{0};
+    const auto worker = [&] {
+      for (std::size_t k = next++; k < parts.size(); k = next++) compare(k);
+    };
     std::vector<std::thread> threads;
-    for (std::size_t t = 1; t < tables.size(); ++t) threads.emplace_back(compare, t);
-    if (!tables.empty()) compare(0);
+    for (std::size_t i = 1; i < std::min(cores, parts.size()); ++i) threads.emplace_back(worker);
+    worker();
     for (std::thread& th : threads) th.join();
+    for (std::size_t s = 0; s < slices; ++s) {
+      for (std::size_t t = 0; t < tables.size(); ++t) {
+        const Part& p = parts[s * tables.size() + t];
+        ClaimResult& r = out.results[t];
+        if (p.first && !r.first_input) {
+          r.first_input = p.first;
+          r.expected = p.expected;
+          r.actual = p.actual;
+        }
+        r.mismatches += p.mismatches;
+      }
+    }
     out.inputs += in.size();
     if (progress) progress(out.inputs, survey_input_count(which));
   }
