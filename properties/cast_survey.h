@@ -4,7 +4,8 @@
 // expected codes come from the reference's independent oracles as run tables
 // (reference/encode_oracle.h build_runs, EncodeOracle, e8m0_oracle), the same truth as the device
 // sweep's (gpu/kernels/cast_sweep expected_runs), so one pass over the op's output checks every
-// claim: the op is called once per chunk, each distinct table walks the chunk once.
+// claim: the op is called once per chunk, each distinct table compared with it run by run over
+// slices of the chunk on every core.
 // docs/python.md §13.
 #pragma once
 
