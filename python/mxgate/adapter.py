@@ -412,7 +412,7 @@ def _emit_device(t, value, address, op):
     if _device.has_dlpack(value):
         r = _device.Returned(value, op)
         try:
-            if r.itemsize != want.itemsize or (want.kind == "f" and r.code != _device.KDL_FLOAT):
+            if r.itemsize != want.itemsize or (want.kind == "f") != (r.code == _device.KDL_FLOAT):
                 raise AdapterError(f"{op}: output {t.role} has DLPack dtype code {r.code} of "
                                    f"{r.bits} bits; the call's {t.role} is {t.dtype} "
                                    f"({want.str}): return that dtype (mxgate does not convert "

@@ -106,3 +106,18 @@ def test_cli_survey_through_the_worker(cli, tmp_path):
     assert claim["first"].startswith("0x3f800000")
     (good,) = by["host_cast"]["casts"]
     assert "ocp_mx" in ",".join(good["matches"]), good
+
+
+# A device op's result is never reinterpreted into another value: float16 returned for a bf16
+# output (both 16 bits) is an error verdict naming the dtype, not fp16 bits read as bf16.
+def test_device_result_of_another_float_type_is_refused():
+    op = mxgate.Op("cast", lambda x, out_dtype: np.zeros(np.from_dlpack(x).size, np.float16),
+                   "c", memory="cuda", out_dtypes=("bf16",), convention="ocp_mx")
+    t_in = mxgate.adapter.Tensor("a", "f32", 1, 4, 4, "row_major", 16)
+    t_out = mxgate.adapter.Tensor("out", "bf16", 1, 4, 4, "row_major", 8)
+    out = np.full(8, 0xFF, np.uint8)
+    status, text = op.invoke(1, 1, 4, [t_in, t_out], [np.zeros(16, np.uint8), out])
+    if _device.device_available():
+        assert status == "error" and "DLPack dtype" in text, text
+    else:
+        assert status == "error" and "float16" in text, text
