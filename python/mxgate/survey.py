@@ -8,10 +8,10 @@ first mismatches coming back. The Python worker behind `--impl py:...` answers t
 """
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple, Union
 
 from . import _native
-from .adapter import as_adapter
+from .adapter import Op, as_adapter
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def parse_lines(text: str) -> Tuple[CastSurvey, ...]:
     return tuple(out)
 
 
-def survey_lines(op, target: str, inputs: str = "all",
+def survey_lines(op: Op, target: str, inputs: str = "all",
                  progress: Optional[Callable[[int, int], None]] = None) -> str:
     """The survey of one op (an mxgate.Op of family cast) to `target` as survey_lines' text."""
     from ._device import device_available
@@ -78,7 +78,8 @@ def _addressof(memory):
     return ctypes.addressof(memory.c_impl)
 
 
-def survey_cast(impl, op=None, target: Optional[str] = None, inputs: str = "all",
+def survey_cast(impl: Any, op: Union[str, Op, None] = None, target: Optional[str] = None,
+                inputs: str = "all",
                 progress: Optional[Callable[[int, int], None]] = None) -> Tuple[CastSurvey, ...]:
     """Surveys the cast ops of `impl` (an Adapter, an Op, or a callable with op="cast"): each op
     (op=: one by name) and each target it declares (target=: one), over inputs "all" (2^32) or
