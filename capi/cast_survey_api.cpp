@@ -131,6 +131,7 @@ std::string survey_text(const mxgate_impl* mi, uint32_t op_index, const char* ta
   }
   const properties::SurveyProgress heard = [&](uint64_t done, uint64_t total) {
     if (progress != nullptr) progress(context, done, total);
+    return true;
   };
   if (op->memory == impl::Memory::kHost) {
     gpu::HostBackend be;

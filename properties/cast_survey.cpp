@@ -270,7 +270,12 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
       }
     }
     out.inputs += in.size();
-    if (progress) progress(out.inputs, survey_input_count(which));
+    const uint64_t total = survey_input_count(which);
+    if (progress && !progress(out.inputs, total) && out.inputs < total) {
+      out.error = "interrupted (Ctrl-C) after " + std::to_string(out.inputs) + " of " +
+                  std::to_string(total) + " inputs";
+      break;
+    }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

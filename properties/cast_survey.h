@@ -63,8 +63,10 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> survey_targets(const impl::
 // Casts the inputs with `op` on `be` (harness: guarded buffers, poisoned outputs) in chunks and
 // compares against every claim of the target. Never throws for the op's failures (CastSurvey::
 // error); throws impl::Unsupported for an op that is not a cast.
-// `progress` (may be empty) hears the inputs done and the total after every chunk.
-using SurveyProgress = std::function<void(uint64_t done, uint64_t total)>;
+// `progress` (may be empty) hears the inputs done and the total after every chunk; returning
+// false stops the survey there (Ctrl-C): CastSurvey::error then says so, and the counts are of
+// the inputs before the stop.
+using SurveyProgress = std::function<bool(uint64_t done, uint64_t total)>;
 CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, CastInputs inputs,
                        uint64_t chunk = uint64_t{1} << 24, const SurveyProgress& progress = {});
 

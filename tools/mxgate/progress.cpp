@@ -1,5 +1,6 @@
 #include "tools/mxgate/progress.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -10,9 +11,13 @@
 namespace mxgate::cli {
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
+// The flag lives in a shared page once an InterruptScope exists, so that the children the
+// watchdog forks afterwards (the survey's cast pieces, in their own process groups, which the
+// terminal's SIGINT does not reach) see their parent's Ctrl-C and stop at their next chunk.
+volatile std::sig_atomic_t g_local = 0;
+volatile std::sig_atomic_t* g_interrupted = &g_local;
 
-void on_sigint(int) { g_interrupted = 1; }
+void on_sigint(int) { *g_interrupted = 1; }
 
 }  // namespace
 
@@ -51,7 +56,12 @@ void Progress::update(uint64_t done) {
 }
 
 InterruptScope::InterruptScope() : previous_(std::make_unique<struct sigaction>()) {
-  g_interrupted = 0;
+  if (g_interrupted == &g_local) {
+    void* page = ::mmap(nullptr, sizeof(std::sig_atomic_t), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED) g_interrupted = static_cast<volatile std::sig_atomic_t*>(page);
+  }
+  *g_interrupted = 0;
   struct sigaction sa {};
   sa.sa_handler = on_sigint;
   sa.sa_flags = SA_RESTART;
@@ -61,6 +71,6 @@ InterruptScope::InterruptScope() : previous_(std::make_unique<struct sigaction>(
 
 InterruptScope::~InterruptScope() { sigaction(SIGINT, previous_.get(), nullptr); }
 
-bool InterruptScope::interrupted() { return g_interrupted != 0; }
+bool InterruptScope::interrupted() { return *g_interrupted != 0; }
 
 }  // namespace mxgate::cli

@@ -4,8 +4,8 @@
 // or a sample: properties/cast_survey.h), and every property that applies with its verdict and
 // shrunk case. Each piece runs in a watchdog child (a crashing or hanging implementation is an
 // error of that piece; the survey goes on). Progress on stderr (tools/mxgate/progress.h); Ctrl-C
-// stops after the piece that runs and writes the report so far, marked partial, exit 130.
-// docs/python.md §13.
+// stops a cast piece at its next chunk, any other after it runs, and writes the report so far,
+// marked partial, exit 130. docs/python.md §13.
 #include <unistd.h>
 
 #include <cstdio>
@@ -100,11 +100,16 @@ std::string cast_payload(const std::string& spec, const std::string& backend,
           im->name + " " + op->name + " -> " + std::string(impl::to_string(target));
       Progress bar(what, properties::survey_input_count(inputs), "inputs", progress_fd,
                    progress_fd >= 0);
-      const auto progress = [&bar](uint64_t done, uint64_t) { bar.update(done); };
+      if (InterruptScope::interrupted()) break;  // the parent's flag (a shared page)
+      const auto progress = [&bar](uint64_t done, uint64_t) {
+        bar.update(done);
+        return !InterruptScope::interrupted();
+      };
       std::optional<std::string> lines;
       if (impl::is_python_spec(spec)) {
         lines = impl::python_survey_cast(
-            spec, *op, target, inputs == properties::CastInputs::kAll ? "all" : "sample", progress);
+            spec, *op, target, inputs == properties::CastInputs::kAll ? "all" : "sample",
+            [&progress](uint64_t done, uint64_t total) { progress(done, total); });
       }
       out += lines ? *lines
                    : properties::survey_lines(properties::survey_cast(*be, *op, target, inputs,
