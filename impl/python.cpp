@@ -5,6 +5,8 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include "impl/plugin.h"
 #include "impl/python_description.h"
@@ -30,6 +32,12 @@ std::deque<PythonDescription>& descriptions() {
 std::deque<std::unique_ptr<PythonWorker>>& workers() {
   static std::deque<std::unique_ptr<PythonWorker>> w;
   return w;
+}
+
+// Each spec's worker and description (for the survey's requests).
+std::map<std::string, std::pair<PythonWorker*, const PythonDescription*>>& worker_of() {
+  static std::map<std::string, std::pair<PythonWorker*, const PythonDescription*>> m;
+  return m;
 }
 
 }  // namespace
@@ -74,7 +82,37 @@ std::vector<const Implementation*> resolve_python(std::string_view spec_view) {
     out.push_back(&storage().back());
   }
   by_spec()[spec] = out;
+  worker_of()[spec] = {&worker, &d};
   return out;
+}
+
+std::optional<std::string> python_survey_cast(
+    std::string_view spec_view, const Op& op, Dtype target, const std::string& inputs,
+    const std::function<void(uint64_t done, uint64_t total)>& progress) {
+  PythonWorker* worker = nullptr;
+  const PythonDescription* d = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(g_mutex);
+    const auto it = worker_of().find(std::string(spec_view));
+    if (it == worker_of().end()) return std::nullopt;
+    std::tie(worker, d) = it->second;
+  }
+  const OpState* state = nullptr;
+  for (const OpState& s : d->states) {
+    if (s.name == op.name) state = &s;
+  }
+  if (state == nullptr) return std::nullopt;
+  std::string lines, message;
+  const mxgate_status st = worker->survey(state->index, std::string(to_string(target)), inputs,
+                                          progress, lines, message);
+  if (st == MXGATE_UNSUPPORTED) return std::nullopt;
+  if (st == MXGATE_DONE) return lines;
+  for (char& c : message) {
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  }
+  return "cast\t" + op.name + "\t" + std::string(to_string(target)) + "\t" +
+         (op.contract.conventions.empty() ? "-" : op.contract.conventions.front()) + "\t0\t0\t" +
+         message + "\n";
 }
 
 }  // namespace mxgate::impl

@@ -14,6 +14,8 @@
 // handshake's description: impl/python_description.h; this file: the specs and their cache.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +30,13 @@ bool is_python_spec(std::string_view spec);
 // The implementation a py: spec names (process lifetime; one worker per spec). Throws
 // PluginError.
 std::vector<const Implementation*> resolve_python(std::string_view spec);
+
+// The cast survey of `op` (an op of the implementation `spec` resolved to) to `target` inside
+// its worker, one request (PythonWorker::survey): properties::survey_lines' text, an error line
+// when the worker failed, nullopt when the worker cannot survey (the caller calls the op).
+std::optional<std::string> python_survey_cast(
+    std::string_view spec, const Op& op, Dtype target, const std::string& inputs,
+    const std::function<void(uint64_t done, uint64_t total)>& progress);
 
 // The adapters the package ships (mxgate.adapters.SHIPPED), as py: specs, from the worker's
 // interpreter; empty with `why` set when it cannot say (no interpreter, no package).

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -253,6 +254,48 @@ class PythonWorker::Impl {
     return MXGATE_DONE;
   }
 
+  mxgate_status survey(uint32_t index, const std::string& target, const std::string& inputs,
+                       const std::function<void(uint64_t, uint64_t)>& progress, std::string& lines,
+                       std::string& message) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::string why;
+    if (!child_.running()) {
+      message = "python worker " + spec_ + " is not running";
+      return MXGATE_ERROR;
+    }
+    const auto deadline_from_now = [] {
+      return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(timeout_seconds()));
+    };
+    const std::string header =
+        "survey " + std::to_string(index) + " " + target + " " + inputs + "\n";
+    if (!send(header, "", deadline_from_now(), why)) {
+      message = "python worker " + spec_ + " " + why + " in its cast survey";
+      stop();
+      return MXGATE_ERROR;
+    }
+    for (;;) {
+      Message reply;
+      if (!receive(reply, deadline_from_now(), why)) {
+        message = "python worker " + spec_ + " " + why + " in its cast survey";
+        stop();
+        return MXGATE_ERROR;
+      }
+      if (reply.header.rfind("progress ", 0) == 0) {
+        unsigned long long done = 0, total = 0;
+        if (progress && std::sscanf(reply.header.c_str(), "progress %llu %llu", &done, &total) == 2)
+          progress(done, total);
+        continue;
+      }
+      if (reply.header == "done") {
+        lines = reply.body;
+        return MXGATE_DONE;
+      }
+      message = reply.body;
+      return reply.header == "unsupported" ? MXGATE_UNSUPPORTED : MXGATE_ERROR;
+    }
+  }
+
  private:
   bool spawn(std::string& why) {
     stop();
@@ -267,6 +310,7 @@ class PythonWorker::Impl {
     options.err = ChildStream::pipe();
     options.env = &env;
     options.exec_failure = "cannot execute the interpreter (MXGATE_PYTHON)\n";
+    options.own_group = true;  // Ctrl-C reaches mxgate, which decides; the worker goes on
     const std::string target(std::string_view(spec_).substr(kPythonPrefix.size()));
     try {
       child_ = ChildProcess::exec({python_interpreter(), "-m", "mxgate._worker", target}, options);
@@ -415,6 +459,13 @@ std::string PythonWorker::start() { return impl_->start(); }
 mxgate_status PythonWorker::call(uint32_t index, const std::string& op, const mxgate_call& c,
                                  std::string& message) {
   return impl_->call(index, op, c, message);
+}
+
+mxgate_status PythonWorker::survey(uint32_t index, const std::string& target,
+                                   const std::string& inputs,
+                                   const std::function<void(uint64_t, uint64_t)>& progress,
+                                   std::string& lines, std::string& message) {
+  return impl_->survey(index, target, inputs, progress, lines, message);
 }
 
 std::vector<std::string> shipped_python_specs(std::string* why) {

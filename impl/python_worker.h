@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,6 +37,15 @@ class PythonWorker {
   // is named so, and the next call starts a fresh one that must describe the same ops).
   mxgate_status call(uint32_t index, const std::string& op, const mxgate_call& c,
                      std::string& message);
+
+  // The cast survey of op `index` to `target` over `inputs` ("all" | "sample") inside the
+  // worker (mxgate._survey: inputs made there, the comparison by the worker's libmxgate.so), one
+  // request: MXGATE_DONE with `lines` (properties::survey_lines' form), MXGATE_UNSUPPORTED when
+  // the worker cannot (the caller falls back to calls), MXGATE_ERROR with `message`. The
+  // worker's "progress DONE TOTAL" messages go to `progress`; each restarts the timeout.
+  mxgate_status survey(uint32_t index, const std::string& target, const std::string& inputs,
+                       const std::function<void(uint64_t, uint64_t)>& progress, std::string& lines,
+                       std::string& message);
 
  private:
   class Impl;

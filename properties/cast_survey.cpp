@@ -1,7 +1,9 @@
 #include "properties/cast_survey.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -93,8 +95,37 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> survey_targets(const impl::
   return out;
 }
 
+uint64_t survey_input_count(CastInputs inputs) {
+  return inputs == CastInputs::kAll ? kAll : 65536 * std::size(kSampleLow);
+}
+
+std::string survey_lines(const CastSurvey& s) {
+  std::string error = s.error;
+  for (char& c : error) {
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  }
+  char head[64];
+  std::snprintf(head, sizeof head, "\t%llu\t%.3f\t", static_cast<unsigned long long>(s.inputs),
+                s.seconds);
+  std::string out = "cast\t" + s.op + "\t" + std::string(impl::to_string(s.target)) + "\t" +
+                    (s.claimed.empty() ? "-" : s.claimed) + head + error + "\n";
+  for (const ClaimResult& r : s.results) {
+    std::string first;
+    if (r.first_input) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "0x%08x (%a): expected 0x%02x, actual 0x%02x", *r.first_input,
+                    static_cast<double>(float_of(*r.first_input)), r.expected, r.actual);
+      first = buf;
+    }
+    std::string claims;
+    for (const std::string& c : r.claims) claims += (claims.empty() ? "" : ",") + c;
+    out += "claim\t" + claims + "\t" + std::to_string(r.mismatches) + "\t" + first + "\n";
+  }
+  return out;
+}
+
 CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, CastInputs which,
-                       uint64_t chunk) {
+                       uint64_t chunk, const SurveyProgress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (op.family != impl::Family::kCast) throw impl::Unsupported(op.name + " is not a cast op");
   const Format f = *cast_format(target);
@@ -146,10 +177,14 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         call.k = count;
         inv.run(call);
         const std::vector<uint8_t> got = inv.read(&impl::Call::out);
-        for (std::size_t j = 0; j < count; ++j) {
-          uint32_t c = 0;
-          std::memcpy(&c, got.data() + j * width, width);
-          codes[at + j] = c;
+        if (width == 1) {
+          for (std::size_t j = 0; j < count; ++j) codes[at + j] = got[j];
+        } else {
+          for (std::size_t j = 0; j < count; ++j) {
+            uint32_t c = 0;
+            std::memcpy(&c, got.data() + j * width, width);
+            codes[at + j] = c;
+          }
         }
       } catch (const std::exception& e) {
         out.error = e.what();
@@ -157,30 +192,90 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         return out;
       }
     }
-    // One thread per distinct table: each walks the chunk once.
-    const auto compare = [&](std::size_t t) {
+    // Every distinct table over slices of the chunk, on the host's cores: each task walks one
+    // slice for one table; the slices' counts add up and the lowest slice's first mismatch is
+    // the chunk's (inputs ascend).
+    struct Part {
+      uint64_t mismatches = 0;
+      std::optional<uint32_t> first;
+      uint32_t expected = 0, actual = 0;
+    };
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t slices = std::max<std::size_t>(
+        1, (cores + tables.size() - 1) / std::max<std::size_t>(1, tables.size()));
+    std::vector<Part> parts(tables.size() * slices);
+    const auto compare = [&](std::size_t task) {
+      const std::size_t t = task % tables.size(), s = task / tables.size();
+      const std::size_t lo = in.size() * s / slices, hi = in.size() * (s + 1) / slices;
+      if (lo >= hi) return;
       const std::vector<Run>& runs = tables[t];
-      ClaimResult& r = out.results[t];
-      // The run holding in[0], then walk (inputs ascend).
+      Part& p = parts[task];
+      // Run by run (inputs ascend): the slice's elements whose input lies in one run form one
+      // index range, compared with the run's code in one vectorizable pass.
+      const auto by_begin = [](uint64_t x, const Run& ru) { return x < ru.begin; };
       std::size_t run = static_cast<std::size_t>(
-          std::upper_bound(runs.begin(), runs.end(), uint64_t{in.front()},
-                           [](uint64_t x, const Run& ru) { return x < ru.begin; }) -
-          runs.begin() - 1);
-      for (std::size_t j = 0; j < in.size(); ++j) {
-        while (run + 1 < runs.size() && runs[run + 1].begin <= in[j]) ++run;
+          std::upper_bound(runs.begin(), runs.end(), uint64_t{in[lo]}, by_begin) - runs.begin() -
+          1);
+      for (std::size_t j = lo; j < hi;) {
+        const uint64_t run_end = run + 1 < runs.size() ? runs[run + 1].begin : kAll;
+        const std::size_t k =
+            run_end > in[hi - 1]
+                ? hi
+                : static_cast<std::size_t>(
+                      std::lower_bound(in.begin() + static_cast<std::ptrdiff_t>(j),
+                                       in.begin() + static_cast<std::ptrdiff_t>(hi), run_end,
+                                       [](uint32_t x, uint64_t e) { return uint64_t{x} < e; }) -
+                      in.begin());
         const uint32_t want = runs[run].code;
-        if (codes[j] != want && r.mismatches++ == 0) {
-          r.first_input = in[j];
-          r.expected = want;
-          r.actual = codes[j];
+        const uint32_t* a = codes.data() + j;
+        const uint32_t* b = codes.data() + k;
+        const auto differs = [want](uint32_t c) { return c != want; };
+        const auto bad = static_cast<uint64_t>(std::count_if(a, b, differs));
+        if (bad != 0) {
+          if (p.mismatches == 0) {
+            const uint32_t* f = std::find_if(a, b, differs);
+            p.first = in[j + static_cast<std::size_t>(f - a)];
+            p.expected = want;
+            p.actual = *f;
+          }
+          p.mismatches += bad;
+        }
+        j = k;
+        if (j < hi) {
+          run = static_cast<std::size_t>(
+              std::upper_bound(runs.begin() + static_cast<std::ptrdiff_t>(run + 1), runs.end(),
+                               uint64_t{in[j]}, by_begin) -
+              runs.begin() - 1);
         }
       }
     };
+    std::atomic<std::size_t> next{0};
+    const auto worker = [&] {
+      for (std::size_t k = next++; k < parts.size(); k = next++) compare(k);
+    };
     std::vector<std::thread> threads;
-    for (std::size_t t = 1; t < tables.size(); ++t) threads.emplace_back(compare, t);
-    if (!tables.empty()) compare(0);
+    for (std::size_t i = 1; i < std::min(cores, parts.size()); ++i) threads.emplace_back(worker);
+    worker();
     for (std::thread& th : threads) th.join();
+    for (std::size_t s = 0; s < slices; ++s) {
+      for (std::size_t t = 0; t < tables.size(); ++t) {
+        const Part& p = parts[s * tables.size() + t];
+        ClaimResult& r = out.results[t];
+        if (p.first && !r.first_input) {
+          r.first_input = p.first;
+          r.expected = p.expected;
+          r.actual = p.actual;
+        }
+        r.mismatches += p.mismatches;
+      }
+    }
     out.inputs += in.size();
+    const uint64_t total = survey_input_count(which);
+    if (progress && !progress(out.inputs, total) && out.inputs < total) {
+      out.error = "interrupted (Ctrl-C) after " + std::to_string(out.inputs) + " of " +
+                  std::to_string(total) + " inputs";
+      break;
+    }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -4,11 +4,13 @@
 // expected codes come from the reference's independent oracles as run tables
 // (reference/encode_oracle.h build_runs, EncodeOracle, e8m0_oracle), the same truth as the device
 // sweep's (gpu/kernels/cast_sweep expected_runs), so one pass over the op's output checks every
-// claim: the op is called once per chunk, each distinct table walks the chunk once.
+// claim: the op is called once per chunk, each distinct table compared with it run by run over
+// slices of the chunk on every core.
 // docs/python.md §13.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,7 +63,19 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> survey_targets(const impl::
 // Casts the inputs with `op` on `be` (harness: guarded buffers, poisoned outputs) in chunks and
 // compares against every claim of the target. Never throws for the op's failures (CastSurvey::
 // error); throws impl::Unsupported for an op that is not a cast.
+// `progress` (may be empty) hears the inputs done and the total after every chunk; returning
+// false stops the survey there (Ctrl-C): CastSurvey::error then says so, and the counts are of
+// the inputs before the stop.
+using SurveyProgress = std::function<bool(uint64_t done, uint64_t total)>;
 CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, CastInputs inputs,
-                       uint64_t chunk = uint64_t{1} << 24);
+                       uint64_t chunk = uint64_t{1} << 24, const SurveyProgress& progress = {});
+
+// How many inputs `inputs` casts (2^32 or the sample's 393,216).
+uint64_t survey_input_count(CastInputs inputs);
+
+// One survey as text lines, the form `mxgate survey` carries from its child and from a Python
+// worker (tools/mxgate/survey_cli.cpp parse_casts): "cast\tOP\tTARGET\tCLAIMED|-\tINPUTS\t
+// SECONDS\tERROR" then one "claim\tCLAIMS\tMISMATCHES\tFIRST" line per distinct table.
+std::string survey_lines(const CastSurvey& s);
 
 }  // namespace mxgate::properties

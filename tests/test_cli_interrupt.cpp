@@ -2,7 +2,8 @@
 // `mxgate sweep-cast` over all 2^32 inputs of the example plugin's e4m3fn cast writes progress
 // lines on stderr under MXGATE_PROGRESS=1, and SIGINT stops it at its next chunk with its partial
 // result marked on stdout and exit status 130; `mxgate survey` stops after its running piece and
-// writes the report so far marked partial, exit status 130; `mxgate property` stops before its
+// writes the report so far marked partial, exit status 130 (a cast piece at its next chunk, with
+// its progress lines on the survey's stderr); `mxgate property` stops before its
 // next case with the cases run so far, exit status 130.
 // Does not cover: the verdicts of these runs (test_plugins.cpp, the survey and property tests).
 #include <gtest/gtest.h>
@@ -95,6 +96,20 @@ TEST(CliInterrupt, SurveyStopsAfterThePieceThatRunsWithAPartialReport) {
   EXPECT_NE(r.out.find("\"partial\": true"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"spec\": \"builtin\""), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"name\": \"example"), std::string::npos) << r.out;
+}
+
+// Guards against a survey's cast piece ignoring Ctrl-C until all its 2^32 inputs are done (the
+// piece runs in a child of its own process group, which the terminal's SIGINT does not reach)
+// and against its progress lines never reaching the survey's stderr.
+TEST(CliInterrupt, SurveyCastPieceStopsAtItsNextChunk) {
+  const Interrupted r = interrupt_when(
+      {"survey", "--impl", "example", "--cast-inputs", "all", "--cases", "5", "--json"}, true,
+      "inputs/s");
+  ASSERT_NE(r.err_before.find(" -> e4m3fn: "), std::string::npos) << r.err_before;
+  EXPECT_EQ(r.how.kind, ChildExit::Kind::kExited) << r.how.describe();
+  EXPECT_EQ(r.how.code, 130) << r.how.describe();
+  EXPECT_NE(r.out.find("\"partial\": true"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("interrupted (Ctrl-C) after "), std::string::npos) << r.out;
 }
 
 // Guards against Ctrl-C ending a property run without its result, or the run going on to its

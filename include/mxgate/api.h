@@ -143,6 +143,33 @@ MXGATE_API_EXPORT int mxgate_api_check(const char* property, size_t option_count
                                        const char* const* names, const char* const* values,
                                        const mxgate_impl* impl, mxgate_api_result** result);
 
+/* Hears a survey's progress: `done` of `total` inputs compared. */
+typedef void (*mxgate_api_progress)(void* context, uint64_t done, uint64_t total);
+
+/* The cast survey (`mxgate survey`'s casts, properties/cast_survey.h) of op `op_index` of
+ * `impl` (an in-memory implementation as mxgate_api_check takes) to dtype `target` ("e4m3fn",
+ * ...), in this process: `inputs` "all" (2^32 fp32 patterns) or "sample". A host-memory op runs
+ * chunk by chunk on host buffers; a device op (MXGATE_MEMORY_CUDA, a CUDA build only) through the
+ * device cast sweep (gpu/kernels/cast_sweep: inputs made on the device, its output compared there
+ * with each claim's run table, guard bands and poison around its output; always all inputs).
+ * The result's text is properties::survey_lines' form (a "cast" line, one "claim" line per
+ * distinct expected table). `progress` may be NULL. docs/python.md §13. */
+MXGATE_API_EXPORT int mxgate_api_survey_cast(const mxgate_impl* impl, uint32_t op_index,
+                                             const char* target, const char* inputs,
+                                             mxgate_api_progress progress, void* context,
+                                             mxgate_api_result** result);
+
+/* Device memory for Python device ops (docs/python.md §9): "cuda" when this library was built
+ * with CUDA and a device is present, else "" (the functions below then fail). Copies are
+ * synchronous (kind 0 host to device, 1 device to host, 2 device to device); sync waits for
+ * `stream` (NULL: the whole device). */
+MXGATE_API_EXPORT const char* mxgate_api_device_kind(void);
+MXGATE_API_EXPORT int mxgate_api_device_alloc(uint64_t bytes, void** out);
+MXGATE_API_EXPORT int mxgate_api_device_free(void* pointer);
+MXGATE_API_EXPORT int mxgate_api_device_copy(void* dst, const void* src, uint64_t bytes,
+                                             uint32_t kind);
+MXGATE_API_EXPORT int mxgate_api_device_sync(void* stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,6 +38,7 @@ from .reference import (
 )
 from .result import CheckResult, Location
 from .spec import load
+from .survey import CastSurvey, survey_cast
 from .verdict import NAN_ULP, Element, Verdict
 
 __version__ = "0.1.0"
@@ -47,6 +48,7 @@ __all__ = [
     "Accumulator",
     "Adapter",
     "AdapterError",
+    "CastSurvey",
     "CheckResult",
     "Contract",
     "Dim",
@@ -81,4 +83,5 @@ __all__ = [
     "quantize_mxfp4",
     "quantize_nvfp4",
     "shapes",
+    "survey_cast",
 ]

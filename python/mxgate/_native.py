@@ -238,3 +238,83 @@ def vocabulary():
     """mxgate_api_vocabulary: the library's dtypes, scaled formats, op families and layouts with
     their ABI codes (common/dtypes.h, contract/contract.h), parsed from its JSON."""
     return json.loads(_lib.mxgate_api_vocabulary().decode())
+
+
+# Device memory and the in-process cast survey (api.h mxgate_api_survey_cast, mxgate_api_device_*).
+# A library older than these functions has none of them: device_kind() is then "" and
+# survey_cast raises LibraryError.
+PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64)
+_HAS_SURVEY = hasattr(_lib, "mxgate_api_survey_cast")
+if _HAS_SURVEY:
+    _lib.mxgate_api_survey_cast.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p,
+                                            ctypes.c_char_p, PROGRESS_FN, ctypes.c_void_p,
+                                            ctypes.POINTER(ctypes.c_void_p)]
+    _lib.mxgate_api_survey_cast.restype = ctypes.c_int
+    _lib.mxgate_api_device_kind.argtypes = []
+    _lib.mxgate_api_device_kind.restype = ctypes.c_char_p
+    _lib.mxgate_api_device_alloc.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
+    _lib.mxgate_api_device_alloc.restype = ctypes.c_int
+    _lib.mxgate_api_device_free.argtypes = [ctypes.c_void_p]
+    _lib.mxgate_api_device_free.restype = ctypes.c_int
+    _lib.mxgate_api_device_copy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+                                            ctypes.c_uint32]
+    _lib.mxgate_api_device_copy.restype = ctypes.c_int
+    _lib.mxgate_api_device_sync.argtypes = [ctypes.c_void_p]
+    _lib.mxgate_api_device_sync.restype = ctypes.c_int
+
+
+def device_kind():
+    """"cuda" when the library can hold device memory (a cuda-preset build), else ""."""
+    return _lib.mxgate_api_device_kind().decode() if _HAS_SURVEY else ""
+
+
+def device_alloc(nbytes):
+    p = ctypes.c_void_p()
+    _check(_lib.mxgate_api_device_alloc(nbytes, ctypes.byref(p)) if _HAS_SURVEY else ERROR_RUNTIME,
+           "device")
+    return p.value
+
+
+def device_free(pointer):
+    if _HAS_SURVEY and pointer:
+        _lib.mxgate_api_device_free(pointer)
+
+
+def device_copy(dst, src, nbytes, kind):
+    """kind 0 host -> device, 1 device -> host, 2 device -> device; synchronous."""
+    _check(_lib.mxgate_api_device_copy(dst, src, nbytes, kind) if _HAS_SURVEY else ERROR_RUNTIME,
+           "device")
+
+
+def device_sync(stream):
+    _check(_lib.mxgate_api_device_sync(stream) if _HAS_SURVEY else ERROR_RUNTIME, "device")
+
+
+def survey_cast(impl_address, op_index, target, inputs, progress=None):
+    """mxgate_api_survey_cast: the survey's text lines (properties::survey_lines' form).
+    progress(done, total), when given, hears the inputs compared so far."""
+    if not _HAS_SURVEY:
+        raise LibraryError(f"{library_path} has no mxgate_api_survey_cast (rebuild it)",
+                           status=ERROR_RUNTIME)
+    heard = []
+
+    def relay(_, done, total):
+        if progress is not None and not heard:
+            try:
+                progress(done, total)
+            except BaseException as e:  # nothing may unwind into C; raised after the call
+                heard.append(e)
+
+    cb = PROGRESS_FN(relay)
+    result = ctypes.c_void_p()
+    status = _lib.mxgate_api_survey_cast(impl_address, op_index, target.encode(), inputs.encode(),
+                                         cb, None, ctypes.byref(result))
+    if heard:
+        if status == OK:
+            _lib.mxgate_api_result_free(result)
+        raise heard[0]
+    _check(status, "survey")
+    try:
+        return _lib.mxgate_api_result_text(result).decode()
+    finally:
+        _lib.mxgate_api_result_free(result)

@@ -13,6 +13,12 @@ adapter prints goes to stderr (mxgate keeps its tail for error messages). Every 
     mxgate -> worker   "call OP M N K" + one line per tensor
                        ("in|out ROLE DTYPE ROWS COLS LD LAYOUT BYTES") + the input bytes
     worker -> mxgate   "done" + the output bytes | "unsupported" + reason | "error" + message
+    mxgate -> worker   "survey OP TARGET all|sample": the cast survey of op OP in this process
+                       (mxgate.survey: inputs made here, compared by this process's
+                       libmxgate.so, on the device for a device op)
+    worker -> mxgate   "progress DONE TOTAL" (at most twice a second), then "done" + the
+                       survey's text lines | "unsupported" + reason (mxgate then calls the op)
+                       | "error" + message
 
 The worker exits when mxgate closes the connection.
 """
@@ -75,6 +81,9 @@ def serve(adapter, proto_in, proto_out):
             return
         header, body = msg
         lines = header.splitlines()
+        if lines[0].startswith("survey "):
+            _survey(ops, lines[0].split(), proto_out)
+            continue
         _, index, m, n, k = lines[0].split()
         tensors, buffers = [], []
         at = 0
@@ -93,6 +102,35 @@ def serve(adapter, proto_in, proto_out):
             _write(proto_out, "done", out)
         else:
             _write(proto_out, status, text)
+
+
+def _survey(ops, words, proto_out):
+    """Answers "survey OP TARGET INPUTS" (mxgate.survey.survey_lines in this process)."""
+    import time
+
+    from . import _native
+    from .adapter import describe_exception
+    from .survey import survey_lines
+
+    if not _native._HAS_SURVEY:
+        _write(proto_out, "unsupported", f"{_native.library_path} has no mxgate_api_survey_cast")
+        return
+    _, index, target, inputs = words
+    next_at = [time.monotonic() + 0.5]
+
+    def progress(done, total):
+        now = time.monotonic()
+        if now >= next_at[0]:
+            next_at[0] = now + 0.5
+            _write(proto_out, f"progress {done} {total}")
+
+    try:
+        text = survey_lines(ops[int(index)], target, inputs, progress)
+    except Exception as e:
+        _write(proto_out, "error", f"{ops[int(index)].name}: survey failed: "
+                                   f"{describe_exception(e)}")
+        return
+    _write(proto_out, "done", text)
 
 
 def main(argv):

@@ -43,6 +43,17 @@ its 1-D storage. A callable that also takes keyword `out_dtype` gets the output 
 ("f32", "bf16", "e4m3fn", ...), one that takes `call` a Call (m, n, k and every tensor's dtype
 and layout).
 
+An op declared with memory="cuda" (`@mxgate.op("cast", memory="cuda")`) is device-resident: it
+gets its inputs as DLPack views (mxgate._device.DeviceArray: `torch.from_dlpack(x)`,
+`jax.dlpack.from_dlpack(x)`) of device buffers mxgate allocated, with guard bands and poisoned
+outputs as a plugin's device op gets, and returns any array with `__dlpack__` (a torch CUDA
+tensor; float8 results as `.view(torch.uint8)` where the framework exports no float8 DLPack),
+copied into the output buffer on the device. The survey's exhaustive casts then run on the
+device with no host round trip (mxgate.survey_cast, `mxgate survey`). Where mxgate's buffers are
+on the host (mxgate.check, which runs on the host backend), they are staged onto the device for
+the op; with a libmxgate.so built without CUDA the views are host (numpy) arrays, which DLPack
+consumers take as well. docs/python.md §9.
+
 Raise mxgate.Unsupported(reason) to decline a case (inside the declared contract that is a
 contract mismatch, a failure); any other exception is an error verdict naming the op.
 """
@@ -71,6 +82,7 @@ LAYOUT_CODE = {l["name"]: l["code"] for l in VOCABULARY["layouts"]}  # mxgate_la
 LAYOUT_OF_CODE = {code: name for name, code in LAYOUT_CODE.items()}
 SCALED_FORMATS = tuple(f["name"] for f in VOCABULARY["scaled_formats"])  # mxfp8, ..., nvfp4
 STRIDED = ("row_major", "col_major", "tma_col_major")
+MEMORIES = ("host", "cuda")  # where an op's buffers are (plugin.h mxgate_memory)
 
 # How a stored element of each dtype is held in numpy: the wide types as themselves (bf16 as its
 # bits), one byte of bits for the narrow ones, packed E2M1 (storage 0: two codes per byte) as its
@@ -358,11 +370,85 @@ def _typed_view(typed, t):
     return typed[: t.cols * ld].reshape(t.cols, ld)[:, : t.rows].T
 
 
+class _Device:
+    """A device buffer of a call (its address), as _InMemory hands a device op's buffers."""
+
+    def __init__(self, address: int) -> None:
+        self.address = int(address)
+
+
+def _device_view(t, address, flat, op):
+    """The DLPack view (mxgate._device.DeviceArray) of tensor t's device storage at address:
+    the logical (rows, cols) with strides as _view gives it on the host, 1-D where flat."""
+    from . import _device
+
+    dt = NUMPY_OF[t.dtype]
+    if t.dtype in PACKED:
+        if t.layout != "row_major":
+            raise AdapterError(f"{t.role}: packed {t.dtype} in layout {t.layout}; the ABI packs "
+                               f"E2M1 row-major only")
+        shape, strides = (t.rows, (t.cols + 1) // 2), (((t.ld or t.cols) + 1) // 2, 1)
+    elif t.layout == "row_major":
+        shape, strides = (t.rows, t.cols), (t.ld or t.cols, 1)
+    elif _logical(t):
+        shape, strides = (t.rows, t.cols), (1, t.ld or t.rows)
+    else:
+        return _device.DeviceArray(address, (t.nbytes // dt.itemsize,), dt)
+    if flat:
+        if t.rows != 1 and strides != (shape[1], 1):
+            raise AdapterError(f"{op}: {t.role} is {t.rows} x {t.cols} with ld {t.ld}: not one "
+                               f"run of elements, cannot be given flat")
+        shape, strides = (shape[0] * shape[1],), (1,)
+    return _device.DeviceArray(address, shape, dt, strides)
+
+
+def _emit_device(t, value, address, op):
+    """Writes an op's result into tensor t's device storage at address: one device-to-device
+    copy when the result is a contiguous device array of t's contiguous logical shape, else
+    through the host (emit's rules on the storage read back)."""
+    from . import _device
+
+    want = NUMPY_OF[t.dtype]
+    if _device.has_dlpack(value):
+        r = _device.Returned(value, op)
+        try:
+            if r.itemsize != want.itemsize or (want.kind == "f") != (r.code == _device.KDL_FLOAT):
+                raise AdapterError(f"{op}: output {t.role} has DLPack dtype code {r.code} of "
+                                   f"{r.bits} bits; the call's {t.role} is {t.dtype} "
+                                   f"({want.str}): return that dtype (mxgate does not convert "
+                                   f"an op's output)")
+            count = t.nbytes // want.itemsize
+            packed = t.dtype in PACKED
+            logical = (t.rows, (t.cols + 1) // 2 if packed else t.cols)
+            dense = t.layout == "row_major" and (t.rows == 1 or t.ld in (0, t.cols)) and not packed
+            fits = (r.shape == logical or (len(r.shape) == 1 and r.size == logical[0] *
+                                           logical[1] and (t.rows == 1 or dense)))
+            if r.device == _device.KDL_CUDA and r.contiguous and (
+                    (dense and fits) or (len(r.shape) == 1 and r.size == count)):
+                from . import _native
+
+                _native.device_copy(address, r.pointer, r.size * want.itemsize, 2)
+                return
+            value = r.host_copy(want) if r.contiguous else None
+            if value is None:
+                raise AdapterError(f"{op}: output {t.role} is a strided DLPack array: return a "
+                                   f"contiguous one")
+        finally:
+            r.release()
+    from . import _native
+
+    storage = np.empty(t.nbytes, dtype=np.uint8)
+    _native.device_copy(storage.ctypes.data, address, t.nbytes, 1)  # the poisoned storage
+    emit(t, value, storage, op)
+    _native.device_copy(address, storage.ctypes.data, t.nbytes, 0)
+
+
 class Op:
-    """One op: name, family, contract and the callable."""
+    """One op: name, family, contract, the callable and its memory ("host" or "cuda")."""
 
     def __init__(self, family: str, fn: Callable[..., Any], name: Optional[str] = None,
-                 contract_: Optional[Contract] = None, **fields: Any) -> None:
+                 contract_: Optional[Contract] = None, memory: str = "host",
+                 **fields: Any) -> None:
         _adapter_family(family)
         if not callable(fn):
             raise AdapterError(f"op {name or family}: {fn!r} is not callable")
@@ -373,6 +459,10 @@ class Op:
             raise AdapterError(f"op name '{self.name}' is not [a-z0-9_.]+")
         self.contract = contract_ if contract_ is not None else contract(family, **fields)
         _check_family_contract(family, self.name, self.contract)
+        if memory not in MEMORIES:
+            raise AdapterError(f"op {self.name}: memory must be one of {', '.join(MEMORIES)}, "
+                               f"not '{memory}'")
+        self.memory = memory
         try:
             params = inspect.signature(fn).parameters
         except (TypeError, ValueError):
@@ -383,13 +473,16 @@ class Op:
     def with_contract(self, **fields: Any) -> "Op":
         """A copy of this op with contract clauses replaced (e.g. accumulator=...)."""
         c = dataclasses.replace(self.contract, **fields)
-        return Op(self.family, self.fn, self.name, c)
+        return Op(self.family, self.fn, self.name, c, memory=self.memory)
 
     def invoke(self, m: int, n: int, k: int, tensors: Sequence[Tensor],
-               buffers: Sequence[Any]) -> Tuple[str, str]:
+               buffers: Sequence[Any], stream: Optional[int] = None) -> Tuple[str, str]:
         """Runs the op on one call: tensors (Tensor per present slot, inputs then outputs) and
-        their buffers (inputs: bytes-like; outputs: writable uint8 arrays). Returns (status,
+        their buffers (inputs: bytes-like; outputs: writable uint8 arrays; or, for a device op,
+        _Device addresses of device buffers, ready once `stream` is). Returns (status,
         message): status "done", "unsupported" or "error"; never raises."""
+        if self.memory != "host":
+            return self._invoke_device(m, n, k, tensors, buffers, stream)
         try:
             by_role = dict(zip((t.role for t in tensors), zip(tensors, buffers)))
             args = []
@@ -422,6 +515,71 @@ class Op:
             return "unsupported", f"{self.name} declined: {e}"
         except Exception as e:  # the op's own failure: an error verdict, never a crash
             return "error", f"{self.name} raised {describe_exception(e)}"
+
+
+    def _invoke_device(self, m, n, k, tensors, buffers, stream):
+        """invoke for a device op: DLPack views of the device buffers, or of host buffers
+        staged onto the device (a CUDA library), or host arrays (a library without CUDA)."""
+        from . import _device, _native
+
+        staged = []
+        try:
+            by_role = dict(zip((t.role for t in tensors), zip(tensors, buffers)))
+            on_device = any(isinstance(b, _Device) for b in buffers)
+            use_device = on_device or _device.device_available()
+            args = []
+            for role in _INPUTS[self.family]:
+                if role not in by_role:
+                    raise AdapterError(f"{self.name}: the call has no {role}")
+                t, buf = by_role[role]
+                flat = self.family in ("cast", "upcast_e8m0") or role in _FLAT
+                if not use_device:
+                    v = np.array(_view(buf, t))
+                    args.append(v.reshape(-1) if flat and v.ndim == 2 else v)
+                    continue
+                if on_device:
+                    address = buf.address
+                else:
+                    host = np.frombuffer(buf, dtype=np.uint8, count=t.nbytes)
+                    address = _native.device_alloc(t.nbytes)
+                    staged.append(address)
+                    _native.device_copy(address, host.ctypes.data, t.nbytes, 0)
+                args.append(_device_view(t, address, flat, self.name))
+            if on_device and stream:
+                _native.device_sync(stream)
+            outs = [r for r in _OUTPUTS.get(self.family, ("out",)) if r in by_role]
+            kwargs = {}
+            if "out_dtype" in self._wants:
+                kwargs["out_dtype"] = by_role["out"][0].dtype
+            if "call" in self._wants:
+                kwargs["call"] = Call(self.family, m, n, k, tuple(tensors))
+            result = self.fn(*args, **kwargs)
+            if len(outs) > 1:
+                if not isinstance(result, (tuple, list)) or len(result) != len(outs):
+                    raise AdapterError(f"{self.name}: a {self.family} op returns "
+                                       f"({', '.join(outs)}), got {type(result).__name__}")
+            else:
+                result = (result,)
+            for role, value in zip(outs, result):
+                t, target = by_role[role]
+                if on_device:
+                    _emit_device(t, value, target.address, self.name)
+                    continue
+                if _device.has_dlpack(value) and not isinstance(value, np.ndarray):
+                    r = _device.Returned(value, self.name)
+                    try:
+                        value = r.host_copy(NUMPY_OF[t.dtype]) if r.contiguous else value
+                    finally:
+                        r.release()
+                emit(t, value, target, self.name)
+            return "done", ""
+        except Unsupported as e:
+            return "unsupported", f"{self.name} declined: {e}"
+        except Exception as e:  # the op's own failure: an error verdict, never a crash
+            return "error", f"{self.name} raised {describe_exception(e)}"
+        finally:
+            for address in staged:
+                _native.device_free(address)
 
 
 def describe_exception(e: BaseException) -> str:
@@ -473,7 +631,9 @@ class Adapter:
             if decl is None:
                 continue
             family, name, fields = decl
-            out.append(Op(family, getattr(self, attr), name or attr, **fields))
+            fields = dict(fields)
+            memory = fields.pop("memory", "host")
+            out.append(Op(family, getattr(self, attr), name or attr, memory=memory, **fields))
         return out
 
     @property
@@ -510,7 +670,7 @@ def as_adapter(impl: Any, op: Union[str, Op, None] = None) -> Tuple["Adapter", T
         return Adapter([impl], name="python"), (impl,)
     if callable(impl):
         if isinstance(op, Op):
-            o = Op(op.family, impl, op.name, op.contract)
+            o = Op(op.family, impl, op.name, op.contract, memory=op.memory)
         elif isinstance(op, str) and op in FAMILIES:
             o = Op(op, impl, name=op)
         else:

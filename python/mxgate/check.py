@@ -18,7 +18,7 @@ from . import _native
 from . import spec as _spec
 from .adapter import (DTYPE_CODE, DTYPE_OF_CODE, FAMILY_CODE, LAYOUT_CODE, LAYOUT_OF_CODE,
                       Adapter, Tensor, as_adapter, describe_exception)
-from .adapter import Op
+from .adapter import Op, _Device
 from .errors import InputError
 from .result import CheckResult, Location
 
@@ -109,9 +109,11 @@ def _c_contract(c):
 
 
 class _InMemory:
-    """The ctypes mxgate_impl of an adapter's ops, alive as long as this object."""
+    """The ctypes mxgate_impl of an adapter's ops, alive as long as this object. device: the
+    device ops (memory "cuda") declare device memory (the survey's device sweep hands them device
+    buffers); otherwise every op declares host memory and a device op's inputs are staged."""
 
-    def __init__(self, adapter, ops):
+    def __init__(self, adapter, ops, device=False):
         self.ops = ops
         self.interrupt = None
         self.callback = _RUN_FN(self._run)
@@ -120,7 +122,8 @@ class _InMemory:
             c = self.c_ops[i]
             c.name = o.name.encode()
             c.family = FAMILY_CODE[o.family]
-            c.memory = 0  # MXGATE_MEMORY_HOST: the callables get host arrays
+            # plugin.h mxgate_memory: MXGATE_MEMORY_HOST 0, MXGATE_MEMORY_CUDA 1.
+            c.memory = 1 if device and o.memory == "cuda" else 0
             c.contract = _c_contract(o.contract)
             c.run = self.callback
             c.state = i + 1
@@ -130,6 +133,7 @@ class _InMemory:
     def _run(self, state, call_p, message, size):
         try:
             op = self.ops[state - 1]
+            on_device = self.c_ops[state - 1].memory != 0
             c = call_p.contents
             tensors, buffers = [], []
             for role in _ROLES + (_GLOBALS if c.struct_size >= ctypes.sizeof(_CCall) else ()):
@@ -138,9 +142,13 @@ class _InMemory:
                     continue
                 tensors.append(Tensor(role, DTYPE_OF_CODE[t.dtype], t.rows, t.cols, t.ld,
                                       LAYOUT_OF_CODE[t.layout], t.bytes))
+                if on_device:
+                    buffers.append(_Device(t.data))
+                    continue
                 raw = (ctypes.c_uint8 * t.bytes).from_address(t.data)
                 buffers.append(np.frombuffer(raw, dtype=np.uint8))
-            status, text = op.invoke(c.m, c.n, c.k, tensors, buffers)
+            status, text = op.invoke(c.m, c.n, c.k, tensors, buffers,
+                                     stream=c.stream if on_device else None)
         except BaseException as e:  # nothing may unwind into C
             if isinstance(e, KeyboardInterrupt):
                 self.interrupt = e

@@ -21,6 +21,9 @@ inline constexpr int kInterruptedExit = 130;
 class Progress {
  public:
   Progress(std::string what, uint64_t total, std::string unit);
+  // Lines to file descriptor `fd` when `on` (a watchdog child writes to its parent's stderr,
+  // duplicated before the fork: the child's own stderr is captured).
+  Progress(std::string what, uint64_t total, std::string unit, int fd, bool on);
   // `done` of the total units are finished; writes a line when one is due.
   void update(uint64_t done);
   // Whether lines are written at all (stderr a terminal, or MXGATE_PROGRESS=1).
@@ -31,6 +34,7 @@ class Progress {
   uint64_t total_;
   std::chrono::steady_clock::time_point start_, next_;
   bool on_;
+  int fd_ = 2;
 };
 
 // SIGINT sets a flag (interrupted()) for the scope's lifetime; the previous handler is restored

@@ -4,12 +4,15 @@
 // or a sample: properties/cast_survey.h), and every property that applies with its verdict and
 // shrunk case. Each piece runs in a watchdog child (a crashing or hanging implementation is an
 // error of that piece; the survey goes on). Progress on stderr (tools/mxgate/progress.h); Ctrl-C
-// stops after the piece that runs and writes the report so far, marked partial, exit 130.
-// docs/python.md §13.
+// stops a cast piece at its next chunk, any other after it runs, and writes the report so far,
+// marked partial, exit 130. docs/python.md §13.
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -83,32 +86,34 @@ std::string joined(const std::vector<std::string>& v, const char* sep) {
   return out;
 }
 
-// The casts of one implementation, in a child: records "cast\t..." and "claim\t..." lines.
+// The casts of one implementation, in a child: records "cast\t..." and "claim\t..." lines
+// (properties::survey_lines). A Python adapter's casts run inside its worker, one request per op
+// and target (impl::python_survey_cast): no input or output crosses the socket.
 std::string cast_payload(const std::string& spec, const std::string& backend,
-                         properties::CastInputs inputs) {
+                         properties::CastInputs inputs, int progress_fd) {
   const std::vector<const impl::Implementation*> all = impl::resolve(spec);
   std::unique_ptr<gpu::Backend> be = make_backend(backend);
   std::string out;
   for (const impl::Implementation* im : all) {
     for (const auto& [op, target] : properties::survey_targets(*im, *be)) {
-      const properties::CastSurvey s = properties::survey_cast(*be, *op, target, inputs);
-      char head[64];
-      std::snprintf(head, sizeof head, "\t%llu\t%.2f\t", static_cast<unsigned long long>(s.inputs),
-                    s.seconds);
-      out += "cast\t" + op->name + "\t" + std::string(impl::to_string(target)) + "\t" +
-             (s.claimed.empty() ? "-" : s.claimed) + head + one_line(s.error) + "\n";
-      for (const properties::ClaimResult& r : s.results) {
-        std::string first;
-        if (r.first_input) {
-          char buf[128];
-          std::snprintf(buf, sizeof buf, "0x%08x (%a): expected 0x%02x, actual 0x%02x",
-                        *r.first_input, static_cast<double>(float_of(*r.first_input)), r.expected,
-                        r.actual);
-          first = buf;
-        }
-        out += "claim\t" + joined(r.claims, ",") + "\t" + std::to_string(r.mismatches) + "\t" +
-               first + "\n";
+      const std::string what =
+          im->name + " " + op->name + " -> " + std::string(impl::to_string(target));
+      Progress bar(what, properties::survey_input_count(inputs), "inputs", progress_fd,
+                   progress_fd >= 0);
+      if (InterruptScope::interrupted()) break;  // the parent's flag (a shared page)
+      const auto progress = [&bar](uint64_t done, uint64_t) {
+        bar.update(done);
+        return !InterruptScope::interrupted();
+      };
+      std::optional<std::string> lines;
+      if (impl::is_python_spec(spec)) {
+        lines = impl::python_survey_cast(
+            spec, *op, target, inputs == properties::CastInputs::kAll ? "all" : "sample",
+            [&progress](uint64_t done, uint64_t total) { progress(done, total); });
       }
+      out += lines ? *lines
+                   : properties::survey_lines(properties::survey_cast(*be, *op, target, inputs,
+                                                                      uint64_t{1} << 24, progress));
     }
   }
   return out;
@@ -314,6 +319,8 @@ int cmd_survey(const Argv& argv) {
     specs.insert(specs.end(), py.begin(), py.end());
   }
   Watchdog watchdog;
+  // The cast children's progress lines go to this process's stderr (theirs is captured).
+  const int progress_fd = Progress::enabled() ? ::dup(STDERR_FILENO) : -1;
   std::vector<ImplRow> rows;
   const InterruptScope interrupt;
   Progress done("survey", specs.size(), "implementations");
@@ -346,8 +353,8 @@ int cmd_survey(const Argv& argv) {
         continue;
       }
       if (gi.families & impl::family_bit(impl::Family::kCast)) {
-        const ChildOutcome o =
-            watchdog.run([&] { return cast_payload(gi.spec, backend, inputs); }, timeout);
+        const ChildOutcome o = watchdog.run(
+            [&] { return cast_payload(gi.spec, backend, inputs, progress_fd); }, timeout);
         if (o.kind == ChildOutcome::Kind::kResult) {
           parse_casts(o.payload, row);
         } else {
@@ -403,6 +410,7 @@ int cmd_survey(const Argv& argv) {
   } else {
     std::printf("\n%s", md.c_str());
   }
+  if (progress_fd >= 0) ::close(progress_fd);
   return partial ? kInterruptedExit : 0;
 }
 

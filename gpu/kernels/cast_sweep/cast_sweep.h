@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,8 +76,18 @@ class CastSweeper {
 
   // Every input in [begin, end) through op.run (out_dtype: a 1- or 2-byte code format) and
   // compared with `expected`. A chunk the op declines or fails stops the sweep (status, message).
+  // `progress` (may be empty) hears the inputs handed to the op so far after each chunk.
   SweepResult sweep(const mxgate_op& op, mxgate_dtype out_dtype, const RunTable& expected,
-                    uint64_t begin = 0, uint64_t end = uint64_t{1} << 32);
+                    uint64_t begin = 0, uint64_t end = uint64_t{1} << 32,
+                    const std::function<void(uint64_t done)>& progress = {});
+
+  // The same with every table of `tables` compared per chunk: the op runs once per chunk, its
+  // output (poisoned with a code no table expects there) compared with each table; one result
+  // per table, in order (a declined or failed chunk stops them all).
+  std::vector<SweepResult> sweep_tables(const mxgate_op& op, mxgate_dtype out_dtype,
+                                        const std::vector<const RunTable*>& tables,
+                                        uint64_t begin = 0, uint64_t end = uint64_t{1} << 32,
+                                        const std::function<void(uint64_t done)>& progress = {});
 
   // The op alone over [begin, end), on the resident (or regenerated) inputs, no poison, no
   // compare: the cost of the cast itself, for the benchmark. Returns device milliseconds.

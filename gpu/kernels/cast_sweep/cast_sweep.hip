@@ -243,6 +243,7 @@ struct CastSweeper::Impl {
   uint32_t* run_begin = nullptr;
   uint16_t* run_code = nullptr;
   size_t run_capacity = 0;
+  size_t stats_capacity = 1;  // DeviceStats held by `stats`
 
   uint8_t* out() const { return out_alloc + kGuardBytes; }
 
@@ -377,20 +378,48 @@ std::vector<MismatchRange> pair_edges(std::vector<Edge> starts, std::vector<Edge
 }  // namespace
 
 SweepResult CastSweeper::sweep(const mxgate_op& op, mxgate_dtype out_dtype,
-                               const RunTable& expected, uint64_t begin, uint64_t end) {
-  SweepResult res;
+                               const RunTable& expected, uint64_t begin, uint64_t end,
+                               const std::function<void(uint64_t done)>& progress) {
+  return sweep_tables(op, out_dtype, {&expected}, begin, end, progress).front();
+}
+
+std::vector<SweepResult> CastSweeper::sweep_tables(
+    const mxgate_op& op, mxgate_dtype out_dtype, const std::vector<const RunTable*>& tables,
+    uint64_t begin, uint64_t end, const std::function<void(uint64_t done)>& progress) {
+  const std::size_t n = tables.size();
+  std::vector<SweepResult> all(n == 0 ? 1 : n);
   Impl& m = *impl_;
   const uint32_t bytes = code_bytes_of(out_dtype);
-  if (begin >= end || end > (uint64_t{1} << 32) || expected.begin.empty() ||
-      expected.begin.front() != 0 || expected.begin.size() != expected.code.size()) {
-    res.message = "sweep: bad range or run table";
-    return res;
+  bool bad = n == 0 || begin >= end || end > (uint64_t{1} << 32);
+  for (const RunTable* t : tables) {
+    bad = bad || t == nullptr || t->begin.empty() || t->begin.front() != 0 ||
+          t->begin.size() != t->code.size();
+  }
+  if (bad) {
+    for (SweepResult& r : all) r.message = "sweep: bad range or run table";
+    return all;
   }
   try {
-    m.upload_runs(expected);
-    check(hipMemsetAsync(m.stats, 0, sizeof(DeviceStats), m.stream), "hipMemsetAsync(stats)");
-    check(hipMemsetAsync(&m.stats->first, 0xFF, sizeof(unsigned long long), m.stream),
-          "hipMemsetAsync(stats.first)");
+    // Every table's runs in one upload (offsets), one DeviceStats per table.
+    RunTable joined;
+    std::vector<std::size_t> offset(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      offset[i] = joined.begin.size();
+      joined.begin.insert(joined.begin.end(), tables[i]->begin.begin(), tables[i]->begin.end());
+      joined.code.insert(joined.code.end(), tables[i]->code.begin(), tables[i]->code.end());
+    }
+    m.upload_runs(joined);
+    if (n > m.stats_capacity) {
+      check(hipFree(m.stats), "hipFree(stats)");
+      m.stats = nullptr;
+      check(hipMalloc(&m.stats, n * sizeof(DeviceStats)), "hipMalloc(stats)");
+      m.stats_capacity = n;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      check(hipMemsetAsync(m.stats + i, 0, sizeof(DeviceStats), m.stream), "hipMemsetAsync(stats)");
+      check(hipMemsetAsync(&m.stats[i].first, 0xFF, sizeof(unsigned long long), m.stream),
+            "hipMemsetAsync(stats.first)");
+    }
     std::vector<uint8_t> guards(2 * kGuardBytes);
     for (uint64_t j = 0; j < guards.size(); ++j) guards[j] = guard_byte(j);
     const uint64_t tail_offset = kGuardBytes + chunk_ * bytes;
@@ -401,7 +430,9 @@ SweepResult CastSweeper::sweep(const mxgate_op& op, mxgate_dtype out_dtype,
           "hipMemcpyAsync(guard)");
     check(hipStreamSynchronize(m.stream), "hipStreamSynchronize(setup)");
     check(hipEventRecord(m.start, m.stream), "hipEventRecord");
-    res.status = MXGATE_DONE;
+    mxgate_status status = MXGATE_DONE;
+    std::string message;
+    uint64_t checked = 0;
     for (uint64_t base = begin; base < end; base += chunk_) {
       const uint64_t count = std::min(chunk_, end - base);
       const uint32_t* in = m.inputs + base;
@@ -409,8 +440,27 @@ SweepResult CastSweeper::sweep(const mxgate_op& op, mxgate_dtype out_dtype,
         m.fill(m.inputs, base, count);
         in = m.inputs;
       }
+      // A code no table expects in this chunk: an unwritten element mismatches in every table.
       const uint32_t none = bytes == 1 ? 0xA5u : 0xA5A5u;
-      const uint32_t poison = absent_code(expected, base, count, bytes, none);
+      uint32_t poison = none;
+      if (n == 1) {
+        poison = absent_code(*tables[0], base, count, bytes, none);
+      } else {
+        std::vector<bool> seen(bytes == 1 ? 256 : 65536, false);
+        for (const RunTable* t : tables) {
+          auto it = std::upper_bound(t->begin.begin(), t->begin.end(), static_cast<uint32_t>(base));
+          for (size_t r = static_cast<size_t>(it - t->begin.begin()) - 1;
+               r < t->begin.size() && uint64_t{t->begin[r]} < base + count; ++r) {
+            if (t->code[r] < seen.size()) seen[t->code[r]] = true;
+          }
+        }
+        for (uint32_t c = 0; c < seen.size(); ++c) {
+          if (!seen[c]) {
+            poison = c;
+            break;
+          }
+        }
+      }
       if (bytes == 1) {
         check(hipMemsetAsync(m.out(), static_cast<int>(poison), count, m.stream),
               "hipMemsetAsync(poison)");
@@ -421,60 +471,75 @@ SweepResult CastSweeper::sweep(const mxgate_op& op, mxgate_dtype out_dtype,
         check_launch("poison16_kernel");
       }
       mxgate_call call = cast_call(in, m.out(), count, out_dtype, m.stream);
-      char message[512] = {0};
-      const mxgate_status st = op.run(op.state, &call, message, sizeof message);
+      char text[512] = {0};
+      const mxgate_status st = op.run(op.state, &call, text, sizeof text);
       if (st != MXGATE_DONE) {
-        res.status = st;
-        res.message = message;
+        status = st;
+        message = text;
         break;
       }
-      CompareArgs args{m.out(),     count,      base,
-                       m.run_begin, m.run_code, static_cast<uint32_t>(expected.begin.size()),
-                       bytes,       m.stats};
-      hipLaunchKernelGGL(compare_kernel, dim3(blocks_for(count, kPerBlock)), dim3(kThreads), 0,
-                         m.stream, args);
-      check_launch("compare_kernel");
-      res.checked += count;
+      for (std::size_t i = 0; i < n; ++i) {
+        CompareArgs args{m.out(),
+                         count,
+                         base,
+                         m.run_begin + offset[i],
+                         m.run_code + offset[i],
+                         static_cast<uint32_t>(tables[i]->begin.size()),
+                         bytes,
+                         m.stats + i};
+        hipLaunchKernelGGL(compare_kernel, dim3(blocks_for(count, kPerBlock)), dim3(kThreads), 0,
+                           m.stream, args);
+        check_launch("compare_kernel");
+      }
+      checked += count;
+      if (progress) progress(checked);
     }
     check(hipEventRecord(m.stop, m.stream), "hipEventRecord");
     check(hipStreamSynchronize(m.stream), "sweep (op or compare kernel)");
     float ms = 0;
     check(hipEventElapsedTime(&ms, m.start, m.stop), "hipEventElapsedTime");
-    res.device_ms = ms;
-
-    DeviceStats head;
-    check(hipMemcpy(&head, m.stats, offsetof(DeviceStats, start), hipMemcpyDeviceToHost),
-          "hipMemcpy(stats)");
-    res.mismatches = head.mismatches;
-    if (head.first != ~0ull) {
-      const uint32_t x = static_cast<uint32_t>(head.first >> 32);
-      res.first = MismatchRange{x, x, static_cast<uint32_t>((head.first >> 16) & 0xFFFFu),
-                                static_cast<uint32_t>(head.first & 0xFFFFu)};
-    }
-    res.ranges_truncated = head.starts > kEdgeCapacity || head.ends > kEdgeCapacity;
-    if (!res.ranges_truncated && head.starts > 0) {
-      std::vector<Edge> starts(head.starts);
-      std::vector<Edge> ends(head.ends);
-      check(hipMemcpy(starts.data(), &m.stats->start[0], starts.size() * sizeof(Edge),
-                      hipMemcpyDeviceToHost),
-            "hipMemcpy(starts)");
-      check(hipMemcpy(ends.data(), &m.stats->end[0], ends.size() * sizeof(Edge),
-                      hipMemcpyDeviceToHost),
-            "hipMemcpy(ends)");
-      res.ranges = pair_edges(std::move(starts), std::move(ends));
-    }
     std::vector<uint8_t> after(2 * kGuardBytes);
     check(hipMemcpy(after.data(), m.out_alloc, kGuardBytes, hipMemcpyDeviceToHost),
           "hipMemcpy(guard)");
     check(hipMemcpy(after.data() + kGuardBytes, m.out_alloc + tail_offset, kGuardBytes,
                     hipMemcpyDeviceToHost),
           "hipMemcpy(guard)");
-    res.guard_damaged = after != guards;
+    for (std::size_t i = 0; i < n; ++i) {
+      SweepResult& res = all[i];
+      res.status = status;
+      res.message = message;
+      res.checked = checked;
+      res.device_ms = ms;
+      res.guard_damaged = after != guards;
+      DeviceStats head;
+      check(hipMemcpy(&head, m.stats + i, offsetof(DeviceStats, start), hipMemcpyDeviceToHost),
+            "hipMemcpy(stats)");
+      res.mismatches = head.mismatches;
+      if (head.first != ~0ull) {
+        const uint32_t x = static_cast<uint32_t>(head.first >> 32);
+        res.first = MismatchRange{x, x, static_cast<uint32_t>((head.first >> 16) & 0xFFFFu),
+                                  static_cast<uint32_t>(head.first & 0xFFFFu)};
+      }
+      res.ranges_truncated = head.starts > kEdgeCapacity || head.ends > kEdgeCapacity;
+      if (!res.ranges_truncated && head.starts > 0) {
+        std::vector<Edge> starts(head.starts);
+        std::vector<Edge> ends(head.ends);
+        check(hipMemcpy(starts.data(), &m.stats[i].start[0], starts.size() * sizeof(Edge),
+                        hipMemcpyDeviceToHost),
+              "hipMemcpy(starts)");
+        check(hipMemcpy(ends.data(), &m.stats[i].end[0], ends.size() * sizeof(Edge),
+                        hipMemcpyDeviceToHost),
+              "hipMemcpy(ends)");
+        res.ranges = pair_edges(std::move(starts), std::move(ends));
+      }
+    }
   } catch (const std::exception& e) {
-    res.status = MXGATE_ERROR;
-    res.message = e.what();
+    for (SweepResult& r : all) {
+      r.status = MXGATE_ERROR;
+      r.message = e.what();
+    }
   }
-  return res;
+  return all;
 }
 
 double CastSweeper::cast_only_ms(const mxgate_op& op, mxgate_dtype out_dtype, uint64_t begin,

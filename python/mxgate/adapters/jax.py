@@ -35,13 +35,21 @@ class JaxAdapter(_JaxGpu):
 
     def build_ops(self):
         self.types = float8_types(self.jnp)
-        self.casts = {k: self.jax.jit(lambda v, d=d: v.astype(d)) for k, d in self.types.items()}
-        return [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
+        bits = self.jax.lax.bitcast_convert_type
+        self.casts = {k: self.jax.jit(lambda v, d=d: bits(v.astype(d), self.jnp.uint8))
+                      for k, d in self.types.items()}
+        return [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types), memory="cuda",
                    notes=f"jax {self.jax.__version__} on {self.gpu.platform}")]
 
     def cast(self, x, out_dtype):
-        y = self.casts[out_dtype](self.jax.device_put(x, self.gpu))
-        return np.asarray(y).view(np.uint8)
+        """A device op: x a DLPack view of mxgate's device buffer (docs/python.md §9); the
+        codes come back as a uint8 array on the GPU."""
+        v = self.jax.dlpack.from_dlpack(x)
+        if v.devices() != {self.gpu}:  # host views: a libmxgate.so without CUDA
+            v = self.jax.device_put(v, self.gpu)
+        y = self.casts[out_dtype](v)
+        y.block_until_ready()
+        return y
 
 
 class JaxScaledMatmulAdapter(_JaxGpu):

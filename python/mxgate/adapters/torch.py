@@ -82,9 +82,22 @@ class TorchCpuAdapter(_TorchBase):
 
 
 class TorchCudaAdapter(TorchCpuAdapter):
+    """The casts as a device op (memory "cuda", mxgate.adapter): inputs and outputs stay on the
+    device, DLPack views of mxgate's buffers (docs/python.md §9)."""
+
     name = "torch_cuda"
     description = "torch dtype casts on the CUDA device"
     device = "cuda"
+
+    def build_ops(self):
+        return [Op(o.family, self.cast_device, o.name, o.contract, memory="cuda")
+                if o.family == "cast" else o for o in super().build_ops()]
+
+    def cast_device(self, x, out_dtype):
+        t = self.torch.from_dlpack(x)
+        if t.device.type != "cuda":  # host views: a libmxgate.so without CUDA
+            t = t.to("cuda")
+        return t.to(self.types[out_dtype]).view(self.torch.uint8)
 
 
 class ScaledMmAdapter(_TorchBase):

@@ -77,7 +77,8 @@ class TritonAdapter(Adapter):
         v = triton.__version__
         super().__init__(ops=[
             Op("cast", self.cast, "cast", out_dtypes=("e4m3fn", "e5m2"), convention="triton_nvidia",
-               notes=f"triton {v}: x.to(tl.float8e4nv) / x.to(tl.float8e5) in a kernel"),
+               notes=f"triton {v}: x.to(tl.float8e4nv) / x.to(tl.float8e5) in a kernel",
+               memory="cuda"),
             Op("gemm_mx", self.gemm_mx, "dot_scaled", a_dtypes=("e4m3fn", "e5m2"),
                b_dtypes=("e4m3fn", "e5m2"), k=Dim(align=64), convention="triton_nvidia",
                accumulator="fp32_rn",
@@ -94,13 +95,17 @@ class TritonAdapter(Adapter):
             raise self._error
 
     def cast(self, x, out_dtype):
+        """A device op: x a DLPack view of mxgate's device buffer, the codes returned as a
+        uint8 CUDA tensor (docs/python.md §9)."""
         t = self.torch
-        xs = t.from_numpy(np.ascontiguousarray(x)).cuda()
-        y = t.empty(xs.numel(), dtype=t.uint8, device="cuda")
+        xs = t.from_dlpack(x)
+        if xs.device.type != "cuda":  # host views: a libmxgate.so without CUDA
+            xs = xs.cuda()
+        y = t.empty(xs.numel(), dtype=t.uint8, device=xs.device)
         block = 1024
         grid = (max(1, -(-xs.numel() // block)),)
         self.cast_kernel[grid](xs, y, xs.numel(), BLOCK=block, E5=out_dtype == "e5m2")
-        return y.cpu().numpy()
+        return y
 
     def gemm_mx(self, a, a_scales, b, b_scales, call):
         t = self.torch
