@@ -134,7 +134,7 @@ CheckRun numpy_adapters_check(const GateOptions& opts) {
       "py:mxgate.adapters.numpy:NumpyAdapter", "the numpy adapters with planted faults", opts);
 }
 
-// The sweep over [1, 2) holds ties of every target's mantissa: ties away from zero differ there.
+// The sweep over [1, 1.25) holds ties of every target's mantissa: ties away from zero differ there.
 CheckRun cast_sweep_check() {
   CheckRun run;
   const std::string plant = "example_faulty_cast_ties_away";
@@ -150,7 +150,7 @@ CheckRun cast_sweep_check() {
   int detected = 0;
   for (const auto& [op, target] : targets) {
     const properties::SweepResult r =
-        properties::sweep_cast(be, *op, target, 0x3F800000u, 0x40000000u);
+        properties::sweep_cast(be, *op, target, 0x3F800000u, 0x3FA00000u);
     run.report.cases += r.inputs;
     const std::string what = plant + " " + op->name + " -> " + std::string(impl::to_string(target));
     if (r.mismatches == 0) {
@@ -161,13 +161,14 @@ CheckRun cast_sweep_check() {
                            std::to_string(r.mismatches) + " inputs differ; first " + r.describe();
     }
   }
-  // One fault: caught when some target's sweep shows it (a target without ties in [1, 2), e8m0,
+  // One fault: caught when some target's sweep shows it (a target without ties in [1, 1.25), e8m0,
   // cannot).
   if (detected == 0) {
     run.report.result = CheckOutcome::kFail;
     run.report.detail +=
-        "\n" + plant + ": PLANTED FAULT PASSED the sweep of [1, 2) on every target";
-    run.report.repro = "mxgate sweep-cast --impl example:" + plant + " --from 0x3f800000";
+        "\n" + plant + ": PLANTED FAULT PASSED the sweep of [1, 1.25) on every target";
+    run.report.repro =
+        "mxgate sweep-cast --impl example:" + plant + " --from 0x3f800000 --count 0x200000";
   }
   return run;
 }
