@@ -63,6 +63,8 @@ LinearLayer::~LinearLayer() {
 QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
   const LinearConfig& c = state_.config;
   if (w.size() != c.n * c.k) throw DispatchError("load_float_weights: weight size != N*K");
+  // load_weights refuses a second load: refused here first, before quantizing for nothing.
+  if (state_.weights_loaded) throw DispatchError("load_weights: weights already loaded");
   QuantizedWeight q;
   switch (c.scheme) {
     case Scheme::kMxfp8: {

@@ -5,7 +5,8 @@
 // watchdog kills a hung check (MXGATE_GATE_HANG), names it and its last kernel and the run goes
 // on, --time-budget 0 skips every check, the summary table is printed, the fuzz targets and the
 // decision tables run in the default gate (no fuzz build needed), and --skip STAGE skips one
-// stage visibly (an unknown stage is a usage error).
+// stage visibly (an unknown stage is a usage error); the self-test stage catches each of its
+// plants, and one disarmed plant (MXGATE_SELFTEST_DISARM) fails the gate naming it.
 // Does NOT cover: what the checks themselves verify (their own test files: test_format.cpp,
 // property_host.cpp, ...), the report writers' escaping and layout (test_report.cpp,
 // test_heatmap.cpp), a fuzz target that finds a bug (tools/mxgate/fuzz_runner.cpp is exercised by
@@ -146,6 +147,44 @@ TEST_F(Gate, FuzzTargetsAndDecisionTablesRunWithoutAFuzzBuild) {
   const Output d = gate({"--only", "decisions."});
   EXPECT_EQ(d.exit_code, 0) << d.out;
   EXPECT_TRUE(HasLine(d.out, R"(^\[1/1\] decisions\.tables \(host\) \.\.\. pass \([1-9])"));
+}
+
+// Guards against a gate whose detectors went blind passing everything: the self-test stage runs
+// in the default gate, and each plant it holds is caught (the numpy adapters' check may be a skip
+// naming the interpreter where MXGATE_PYTHON has no numpy; never a failure).
+TEST_F(Gate, SelfTestCatchesEveryPlant) {
+  const Output r = gate({"--only", "selftest."});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const char* c : {"example_plugin", "cast_sweep", "accumulator_probe", "guard_bands"}) {
+    EXPECT_TRUE(HasLine(
+        r.out, R"(^\[\d+/5\] selftest\.)" + std::string(c) + R"( \(host\) \.\.\. pass \([1-9])"))
+        << c << "\n"
+        << r.out;
+  }
+  EXPECT_TRUE(HasLine(r.out, R"(^\[\d+/5\] selftest\.numpy_adapters \(host\) \.\.\. )"
+                             R"((pass \([1-9]|skip \(MXGATE_PYTHON))"))
+      << r.out;
+  EXPECT_EQ(r.out.find("PLANTED FAULT PASSED"), std::string::npos) << r.out;
+}
+
+// Guards against a plant that passes leaving the gate green: with one plant replaced by its clean
+// counterpart (MXGATE_SELFTEST_DISARM, a test hook), its check fails, exit 1, naming the plant.
+TEST_F(Gate, SelfTestPlantThatPassesFailsTheGate) {
+  const struct {
+    const char* check;
+    const char* plant;
+  } kCases[] = {{"selftest.guard_bands", "fault_write_past_end"},
+                {"selftest.guard_bands", "fault_skip_element"},
+                {"selftest.cast_sweep", "example_faulty_cast_ties_away"},
+                {"selftest.accumulator_probe", "accumulator:sm90_fp8_mma"},
+                {"selftest.example_plugin", "example_faulty_upcast_shift"}};
+  for (const auto& c : kCases) {
+    const Output r = gate({"--only", c.check}, std::string("MXGATE_SELFTEST_DISARM=") + c.plant);
+    EXPECT_EQ(r.exit_code, 1) << c.plant << "\n" << r.out;
+    EXPECT_TRUE(HasLine(r.out, "FAIL")) << r.out;
+    EXPECT_NE(r.out.find(std::string(c.plant)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("PLANTED FAULT PASSED"), std::string::npos) << c.plant << "\n" << r.out;
+  }
 }
 
 // Guards against a stage dropped silently: --skip STAGE lists every check of the stage as a

@@ -397,6 +397,7 @@ int cmd_gate(const Argv& argv) {
   tally.expected = builtin_properties * s.backends.size();
   std::vector<GateCheck> all;
   add_host_checks(all, s);
+  add_selftest_checks(all, s);
   add_property_checks(all, s);
   add_impl_checks(all, s);
   add_layer_checks(all, layer_specs, s);

@@ -331,8 +331,9 @@ void add_coverage_check(std::vector<GateCheck>& checks, const GateSettings& s,
 }
 
 std::span<const std::string_view> gate_stage_names() {
-  static constexpr std::string_view kNames[] = {
-      "formats", "reference", "properties", "coverage", "regressions", "decisions", "fuzz"};
+  static constexpr std::string_view kNames[] = {"formats",    "reference", "selftest",
+                                                "properties", "coverage",  "regressions",
+                                                "decisions",  "fuzz"};
   return kNames;
 }
 

@@ -42,8 +42,8 @@ struct GateSettings {
   double fuzz_seconds = 8;            // --fuzz-seconds: the random run of each fuzz target
 };
 
-// The stages --skip names: formats, reference, properties, coverage, regressions, decisions,
-// fuzz.
+// The stages --skip names: formats, reference, selftest, properties, coverage, regressions,
+// decisions, fuzz.
 std::span<const std::string_view> gate_stage_names();
 // The stage of a check, from its name ("fuzz.fuzz_npy" -> "fuzz", "property.X[impl]" ->
 // "properties", "impl.load[...]" -> "properties").
@@ -86,6 +86,11 @@ void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s
 // decisions.tables: the decision model's tables of named cases (model/decision_tables.h)
 // replayed against the model and against dispatch/ (properties/model_tables_on_dispatch.h).
 void add_decision_checks(std::vector<GateCheck>& checks, const GateSettings& s);
+// gate_selftest.cpp: selftest.* (faults planted on purpose that the gate's detectors must
+// catch: the example plugin's and the numpy adapters' planted faults, a ties-away cast in the cast
+// sweep, a simulated accumulator in the accumulator probe, writes past an output in the guard
+// bands); a plant that passes fails its check, naming it.
+void add_selftest_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 // gate_fuzz.cpp: replay + a time-boxed mutation run per fuzz target linked into the CLI.
 void add_fuzz_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 
