@@ -1,9 +1,11 @@
 // The extreme-scale regime of gemm.exact (extreme_scales.h).
 #include "properties/extreme_scales.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "reference/accumulator_exact.h"
 
@@ -45,12 +47,12 @@ class Planter {
     for (std::size_t r = 0; r < p_.a_scale_rows(); ++r) set_a_scale(r, kb, *a[r % 2]);
     for (std::size_t r = 0; r < p_.b_scale_rows(); ++r) set_scale(false, r, kb, *b[r % 2]);
     const std::size_t k0 = kb * p_.blocks.a_k, k1 = std::min(p_.k, k0 + p_.blocks.a_k);
+    zero_elements(true, 0, p_.m * p_.k);
     for (std::size_t i = 0; i < p_.m; ++i) {
-      for (std::size_t kk = 0; kk < p_.k; ++kk) set_element(true, i, kk, 0.0f);
       set_element(true, i, at, ((sign_bits >> (i % 61)) & 1) != 0 ? -1.0f : 1.0f);
     }
     for (std::size_t j = 0; j < p_.n; ++j) {
-      for (std::size_t kk = k0; kk < k1; ++kk) set_element(false, j, kk, 0.0f);
+      zero_elements(false, j * p_.k + k0, j * p_.k + k1);
       set_element(false, j, at, ((sign_bits >> (j % 59 + 3)) & 1) != 0 ? -1.0f : 1.0f);
     }
   }
@@ -65,6 +67,16 @@ class Planter {
     } else {
       (a ? o_.a_f32 : o_.b_f32)[row * cols + kb] = c.value;
     }
+  }
+  // Elements [begin, end) of A's (or B's) row-major values set to +0, and their codes.
+  void zero_elements(bool a, std::size_t begin, std::size_t end) {
+    std::vector<float>& values = a ? p_.a : p_.b;
+    Bytes& codes = a ? o_.a : o_.b;
+    const uint8_t zero = fp8_code(gemm_element_format(a ? o_.types.a : o_.types.b), 0.0f);
+    std::fill(values.begin() + static_cast<std::ptrdiff_t>(begin),
+              values.begin() + static_cast<std::ptrdiff_t>(end), 0.0f);
+    std::fill(codes.begin() + static_cast<std::ptrdiff_t>(begin),
+              codes.begin() + static_cast<std::ptrdiff_t>(end), zero);
   }
   void set_element(bool a, std::size_t row, std::size_t kk, float v) {
     (a ? p_.a : p_.b)[row * p_.k + kk] = v;
@@ -82,7 +94,20 @@ class Planter {
 std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, uint64_t seed,
                                               const AccumulatorModel& model) {
   Planter planter(op, o);
-  if (gemm_kind(op.family) == GemmKind::kBf16 || !planter.plantable()) return {};
+  // The self-check of the construction (the fingerprint's, gemm_operands.cpp, which the caller
+  // leaves to this function), on the operands as they leave it: before the NaN, which no
+  // exact-mode problem holds, so every order a correct kernel may take is exact.
+  const auto self_check = [&o, &model](const char* what) {
+    std::string why;
+    if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(o.problem, model, &why)) {
+      throw std::logic_error(std::string(what) + " operands are not exact-mode in " + model.name +
+                             ": " + why);
+    }
+  };
+  if (gemm_kind(op.family) == GemmKind::kBf16 || !planter.plantable()) {
+    self_check("fingerprint");  // nothing planted
+    return {};
+  }
   const bool mx = op.family == impl::Family::kGemmMx;
   const auto name = [mx](const Code& c) { return std::string(mx ? c.mx_name : c.f32_name); };
   std::vector<std::string> planted;
@@ -105,13 +130,7 @@ std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, u
   if ((setting == 2 ? o.problem.b_scale_rows() : o.problem.a_scale_rows()) > 1) {
     planted.push_back(name(kMinNormal));
   }
-  // The self-check of the construction (the fingerprint's, gemm_operands.cpp) before the NaN,
-  // which no exact-mode problem holds: every order a correct kernel may take is exact.
-  std::string why;
-  if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(o.problem, model, &why)) {
-    throw std::logic_error("extreme-scale operands are not exact-mode in " + model.name + ": " +
-                           why);
-  }
+  self_check("extreme-scale");
   if (setting == 3) {  // one row of A under a NaN scale: that output row is NaN (the last row,
                        // so a one-row case keeps no other)
     planter.set_a_scale(o.problem.a_scale_rows() - 1, kb, kNan);

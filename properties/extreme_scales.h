@@ -25,8 +25,9 @@ namespace mxgate::properties {
 // scales of one operand's rows alternate 2^-127 (0x00) and 2^-126 (0x01) from its first row, the
 // other operand's are 2^127 (0xFE); A's other blocks are zero. The seed picks which operand holds
 // the tiny codes (A in three cases of four), and in one case of four the last A row's scale is
-// NaN (0xFF), set after the exactness self-check. Throws std::logic_error when the planted problem
-// is not exact-mode in `model` (a generator bug, never a verdict). Returns the names of the
+// NaN (0xFF), set after the exactness self-check. Throws std::logic_error when the problem it
+// leaves (planted or not) is not exact-mode in `model` (a generator bug, never a verdict): the
+// caller may skip exact_operands' own self-check. Returns the names of the
 // planted codes, e.g. {"0x00", "0xFE"} (coverage tags, family-qualified by the caller); none for
 // an op whose A and B scale blocks along K differ.
 std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, uint64_t seed,

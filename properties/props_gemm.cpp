@@ -81,7 +81,10 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   const OutputFormat fmt = out_format(c);
   const OpLayout layout = op_layout(c, op, ctx);
-  Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
+  // An extreme-scale case checks the operands it plants (plant_extreme_scales), not the
+  // fingerprint's before it.
+  Operands o =
+      exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op), !c.has("scales"));
   if (c.has("scales")) {
     if (c.text("scales") != "extreme") throw CaseError("case field 'scales' must be extreme");
     const std::string family(impl::to_string(op.family));

@@ -65,6 +65,10 @@ def e8m0_values(b):
     return np.where(b == 0xFF, np.float32(np.nan), v).astype(np.float32)
 
 
+# Every E8M0 code's value (e8m0_values of 0..255), for the ops' per-call lookups.
+E8M0 = e8m0_values(np.arange(256))
+
+
 def bf16_values(bits):
     return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
@@ -95,11 +99,12 @@ def decode(codes, dtype, cols=None):
     """Values of codes of `dtype`; packed e2m1 bytes (rows, ceil(cols / 2)) are unpacked first
     (cols: the logical column count, default every nibble)."""
     codes = np.asarray(codes)
+    table = _TABLES[dtype]
     if dtype == "e2m1":
         codes = unpack_e2m1(codes, 2 * codes.shape[-1] if cols is None else cols)
-    else:
-        codes = codes & (len(_TABLES[dtype]) - 1)  # FP6: the low 6 bits of the byte
-    return _TABLES[dtype][codes]
+    elif len(table) != 256 or codes.dtype != np.uint8:
+        codes = codes & (len(table) - 1)  # FP6: the low 6 bits of the byte
+    return table.take(codes)
 
 
 def finish(c, out_dtype):
@@ -112,9 +117,13 @@ class NumpyAdapter(Adapter):
     description = "numpy float32 matmul of operands dequantized from the format specifications"
 
     def mx_operand(self, codes, scales, dtype):
-        k = codes.shape[1]
-        with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow is Inf, as specified
-            return decode(codes, dtype) * expand(e8m0_values(scales), codes.shape[0], k, 1, 32)
+        """codes x their E8M0 scales (1x32 blocks), one fp32 multiply each (a new array). Callers
+        hold np.errstate(over="ignore", invalid="ignore"): fp32 overflow is Inf, as specified."""
+        rows, k = codes.shape
+        kb = scales.shape[1]
+        s = np.empty((rows, kb, 32), np.float32)
+        s[...] = E8M0.take(scales)[:, :, None]  # each block's scale over its 32 columns
+        return decode(codes, dtype) * s.reshape(rows, 32 * kb)[:, :k]
 
     def block_operand(self, codes, scales, dtype, block):
         return decode(codes, dtype) * expand(scales, codes.shape[0], codes.shape[1], *block)
@@ -125,7 +134,8 @@ class NumpyAdapter(Adapter):
         notes="dequantize (OCP e8m0), numpy float32 matmul: fp32, any order over K")
     def gemm_mx(self, a, a_scales, b, b_scales, call):
         da, db = call.tensor("a").dtype, call.tensor("b").dtype
-        c = self.mx_operand(a, a_scales, da) @ self.mx_operand(b, b_scales, db).T
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = self.mx_operand(a, a_scales, da) @ self.mx_operand(b, b_scales, db).T
         return finish(c, call.tensor("out").dtype)
 
     def _gemm_block(self, a, a_scales, b, b_scales, call, a_block, b_block):
@@ -166,7 +176,8 @@ class NumpyAdapter(Adapter):
     @op("dequantize", a_dtypes=("e4m3fn", "e5m2"), out_dtypes=("f32", "bf16"),
         convention="ocp_mx", notes="one fp32 multiply per element; bf16 rounded once from it")
     def dequantize(self, codes, scales, call):
-        y = self.mx_operand(codes, scales, call.tensor("a").dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = self.mx_operand(codes, scales, call.tensor("a").dtype)
         return finish(y, call.tensor("out").dtype)
 
 
