@@ -1,11 +1,13 @@
-"""A real implementation in numpy: float32 matmul of operands numpy dequantizes itself, written
+"""A real implementation in numpy: float32 GEMM of operands numpy dequantizes itself, written
 from the format specifications (OCP MX v1.0 for e4m3fn / e5m2 / e8m0, docs/formats.md), sharing
 no code with mxgate's reference.
 
 Claims: upcast_e8m0 and dequantize follow ocp_mx (2^(e-127), 0xFF NaN; one fp32 multiply per
 element, bf16 output rounded once from that product). The GEMMs declare accumulator fp32_rn and
-no summation order: numpy's matmul (its BLAS) sums all of K in an order of its own, with or
-without FMA, so the true claim is the fp32 bound that holds for every order (one partial over K,
+no summation order: NumpyAdapter's sum over K is numpy's einsum (its own fp32 sum-of-products
+loops, several partial sums at once: BLAS-free, and several times faster than the reference BLAS
+a distribution's numpy may link), the FP4 adapter's numpy's matmul (its BLAS); each sums all of
+K in an order of its own, with or without FMA, so the true claim is the fp32 bound that holds for every order (one partial over K,
 at most three roundings per product: a*sa, b*sb, the product; impl/accumulator.h). It is NOT
 inside fp32_rn with partials of 128 (the block-128 model of check-gemm's default) for K > 128.
 NumpyFp4Adapter: the same for FP4 (packed E2M1 with E8M0 1x32 scales: MXFP4, MXFP8 x MXFP4;
@@ -107,6 +109,11 @@ def decode(codes, dtype, cols=None):
     return table.take(codes)
 
 
+def matmul_nt(x, y):
+    """x @ y.T in float32 (x: M x K, y: N x K), summed over K by numpy's einsum in fp32."""
+    return np.einsum("ik,jk->ij", x, y)
+
+
 def finish(c, out_dtype):
     c = np.asarray(c, dtype=np.float32)
     return to_bf16_bits(c) if out_dtype == "bf16" else c
@@ -114,7 +121,7 @@ def finish(c, out_dtype):
 
 class NumpyAdapter(Adapter):
     name = "numpy"
-    description = "numpy float32 matmul of operands dequantized from the format specifications"
+    description = "numpy float32 GEMM (einsum) of operands dequantized from the format specifications"
 
     def mx_operand(self, codes, scales, dtype):
         """codes x their E8M0 scales (1x32 blocks), one fp32 multiply each (a new array). Callers
@@ -131,17 +138,17 @@ class NumpyAdapter(Adapter):
     @op("gemm_mx", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
         out_dtypes=("f32", "bf16"), a_scale_layouts=("row_major", "col_major"),
         b_scale_layouts=("row_major", "col_major"), convention="ocp_mx", accumulator="fp32_rn",
-        notes="dequantize (OCP e8m0), numpy float32 matmul: fp32, any order over K")
+        notes="dequantize (OCP e8m0), numpy float32 einsum: fp32, any order over K")
     def gemm_mx(self, a, a_scales, b, b_scales, call):
         da, db = call.tensor("a").dtype, call.tensor("b").dtype
         with np.errstate(over="ignore", invalid="ignore"):
-            c = self.mx_operand(a, a_scales, da) @ self.mx_operand(b, b_scales, db).T
+            c = matmul_nt(self.mx_operand(a, a_scales, da), self.mx_operand(b, b_scales, db))
         return finish(c, call.tensor("out").dtype)
 
     def _gemm_block(self, a, a_scales, b, b_scales, call, a_block, b_block):
         da, db = call.tensor("a").dtype, call.tensor("b").dtype
-        c = self.block_operand(a, a_scales, da, a_block) @ \
-            self.block_operand(b, b_scales, db, b_block).T
+        c = matmul_nt(self.block_operand(a, a_scales, da, a_block),
+                      self.block_operand(b, b_scales, db, b_block))
         return finish(c, call.tensor("out").dtype)
 
     @op("gemm_block", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
@@ -165,9 +172,9 @@ class NumpyAdapter(Adapter):
         return self._gemm_block(a, a_scales, b, b_scales, call, (1, 0), (1, 0))
 
     @op("gemm_bf16", out_dtypes=("f32", "bf16"), accumulator="fp32_rn",
-        notes="bf16 -> fp32 exactly, numpy float32 matmul")
+        notes="bf16 -> fp32 exactly, numpy float32 einsum")
     def gemm_bf16(self, a, b, out_dtype):
-        return finish(bf16_values(a) @ bf16_values(b).T, out_dtype)
+        return finish(matmul_nt(bf16_values(a), bf16_values(b)), out_dtype)
 
     @op("upcast_e8m0", convention="ocp_mx", notes="2^(e - 127), 0xFF -> NaN")
     def upcast_e8m0(self, e8m0):
