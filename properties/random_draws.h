@@ -31,7 +31,7 @@ class Mt64Batch {
   static constexpr int kN = 312, kM = 156;
   static uint64_t twist(uint64_t hi_word, uint64_t lo_word, uint64_t far) {
     const uint64_t x = (hi_word & (~uint64_t{0} << 31)) | (lo_word & ((uint64_t{1} << 31) - 1));
-    return far ^ (x >> 1) ^ ((x & 1) != 0 ? 0xB5026F5AA96619E9ull : 0);
+    return far ^ (x >> 1) ^ ((uint64_t{0} - (x & 1)) & 0xB5026F5AA96619E9ull);  // branch-free
   }
   void refill() {
     int i = 0;
