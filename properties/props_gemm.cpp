@@ -58,10 +58,11 @@ bool poison_accepts(const Op& op) {
 
 // ---- gemm.exact -----------------------------------------------------------------------------
 
-// Of a scaled GEMM's cases three in eight are plain, one in two plant the extreme scale codes and
-// one in eight the extreme element codes (extreme_scales.h: fields scales=extreme, elements=extreme).
-// The fields are absent otherwise, so earlier cases and regression files read as before, and a
-// shrink toward the first choice drops them only when the failure does not need them.
+// Of a scaled GEMM's cases three in eight are plain, one in two plant the extreme scale codes
+// and one in eight the extreme element codes (extreme_scales.h: fields scales=extreme and
+// elements=extreme). The fields are absent otherwise, so earlier cases and regression files read
+// as before, and a shrink toward the first choice drops them only when the failure does not need
+// them.
 rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     const bool scaled = op->family != Family::kGemmBf16;
