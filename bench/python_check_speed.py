@@ -6,9 +6,10 @@ the in-process C++ figure (bench_property_speed). Not a test. Run on one core:
     taskset -c 0 /usr/bin/python3 bench/python_check_speed.py [BUILD_DIR...]
 
 with BUILD_DIR (default build/default) holding the CLI, libmxgate.so and bench/bench_property_speed.
-Several build directories (e.g. an older commit's, built in a worktree of its own) are measured in
-one run, interleaved, each figure the best of the rounds, side by side. This tree's python/ drives
-every build: the Python package must be compatible with each library.
+Several build directories (e.g. an older commit's, built in a tree of its own) are measured in one
+run, interleaved, each figure the best of the rounds, side by side. Each build is driven by the
+python/ of its own source tree (BUILD_DIR/../../python: the package and adapters of that commit,
+so an adapter's change is measured with the library's), this tree's where that is absent.
 """
 
 import json
@@ -25,11 +26,18 @@ ROUNDS = 3
 SHAPES = (("NumpySmall", 256), ("NumpyTiny", 64))
 
 
+def python_dir(build):
+    """The python/ of the build's source tree (a build directory two levels below it), else
+    this tree's."""
+    own = Path(build).resolve().parents[1] / "python"
+    return own if (own / "mxgate").is_dir() else ROOT / "python"
+
+
 def in_process_child(build, cls):
     """In a process of its own (one libmxgate per process): cases per CPU second of one
     mxgate.check run, printed."""
     os.environ["MXGATE_LIBRARY"] = str(Path(build) / "capi" / "libmxgate.so")
-    sys.path.insert(0, str(ROOT / "python"))
+    sys.path.insert(0, str(python_dir(build)))
     import mxgate
     from mxgate.adapters import numpy as numpy_adapter
 
@@ -47,7 +55,7 @@ def in_process(build, cls):
 
 
 def worker(build, cls):
-    env = dict(os.environ, MXGATE_PYTHON=sys.executable, PYTHONPATH=str(ROOT / "python"))
+    env = dict(os.environ, MXGATE_PYTHON=sys.executable, PYTHONPATH=str(python_dir(build)))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([str(build / "tools" / "mxgate" / "mxgate"), "property", "gemm.exact",
                     "--impl", f"py:mxgate.adapters.numpy:{cls}", "--cases", str(CASES)],
@@ -79,7 +87,7 @@ def main(builds):
     print("cases per CPU second (the processes' user + system), best of "
           f"{ROUNDS} interleaved rounds, {CASES} cases each")
     for i, b in enumerate(builds):
-        print(f"  [{i}] {b}")
+        print(f"  [{i}] {b} (python: {python_dir(b)})")
     for cls, limit in SHAPES:
         print(f"gemm.exact on gemm_mx, M, N, K <= {limit}:")
         for label, _ in ROUTES:

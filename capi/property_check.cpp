@@ -4,10 +4,17 @@
 // with the CLI property runner's generators, contracts and shrinking, on a host backend. The
 // result is JSON (schema mxgate-check/1), rendered by properties/run_report.h as `mxgate property`
 // renders its text. Part one, mxgate_api_run and the verbs, is verb_calls.cpp.
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "capi/call_result.h"
 #include "gpu/host/host_backend.h"
@@ -25,12 +32,31 @@ namespace {
 
 using verbs::UsageError;
 
+// A property run allocates and frees operand, oracle and buffer memory of up to a few MB per case.
+// glibc's defaults hand the heap's free top back to the kernel after each case and the next case
+// faults the pages in again (page faults and zeroing: about 12 % of a mxgate.check case at
+// M, N, K <= 256, docs/python.md §12). Once per process, unless the caller tunes glibc's malloc
+// itself (GLIBC_TUNABLES naming malloc), blocks below 32 MiB come from the heap and up to 256 MiB
+// of freed heap stay mapped. Allocation policy only: no result depends on it.
+void keep_freed_heap() {
+#if defined(__GLIBC__)
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    if (tunables != nullptr && std::strstr(tunables, "malloc") != nullptr) return;
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  });
+#endif
+}
+
 // property nullptr: the property list. Options: seed, cases, max-size, case (one case's text:
 // replayed without its generator), no-shrink (a flag). Throws UsageError on bad input (an unknown
 // property or option, a malformed implementation or case).
 std::string check_json(const char* property, const std::vector<verbs::Args::Named>& options,
                        const mxgate_impl* mi) {
   if (property == nullptr) return properties::property_list_json();
+  keep_freed_heap();
   const properties::Property* p = properties::find_property(property);
   if (p == nullptr) {
     throw UsageError("unknown property '" + std::string(property) + "' (mxgate property --list)");

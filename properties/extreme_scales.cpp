@@ -1,11 +1,15 @@
 // The extreme-scale regime of gemm.exact (extreme_scales.h).
 #include "properties/extreme_scales.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "reference/accumulator_exact.h"
+#include "reference/format.h"
 
 namespace mxgate::properties {
 
@@ -45,12 +49,12 @@ class Planter {
     for (std::size_t r = 0; r < p_.a_scale_rows(); ++r) set_a_scale(r, kb, *a[r % 2]);
     for (std::size_t r = 0; r < p_.b_scale_rows(); ++r) set_scale(false, r, kb, *b[r % 2]);
     const std::size_t k0 = kb * p_.blocks.a_k, k1 = std::min(p_.k, k0 + p_.blocks.a_k);
+    zero_elements(true, 0, p_.m * p_.k);
     for (std::size_t i = 0; i < p_.m; ++i) {
-      for (std::size_t kk = 0; kk < p_.k; ++kk) set_element(true, i, kk, 0.0f);
       set_element(true, i, at, ((sign_bits >> (i % 61)) & 1) != 0 ? -1.0f : 1.0f);
     }
     for (std::size_t j = 0; j < p_.n; ++j) {
-      for (std::size_t kk = k0; kk < k1; ++kk) set_element(false, j, kk, 0.0f);
+      zero_elements(false, j * p_.k + k0, j * p_.k + k1);
       set_element(false, j, at, ((sign_bits >> (j % 59 + 3)) & 1) != 0 ? -1.0f : 1.0f);
     }
   }
@@ -65,6 +69,16 @@ class Planter {
     } else {
       (a ? o_.a_f32 : o_.b_f32)[row * cols + kb] = c.value;
     }
+  }
+  // Elements [begin, end) of A's (or B's) row-major values set to +0, and their codes.
+  void zero_elements(bool a, std::size_t begin, std::size_t end) {
+    std::vector<float>& values = a ? p_.a : p_.b;
+    Bytes& codes = a ? o_.a : o_.b;
+    const uint8_t zero = fp8_code(gemm_element_format(a ? o_.types.a : o_.types.b), 0.0f);
+    std::fill(values.begin() + static_cast<std::ptrdiff_t>(begin),
+              values.begin() + static_cast<std::ptrdiff_t>(end), 0.0f);
+    std::fill(codes.begin() + static_cast<std::ptrdiff_t>(begin),
+              codes.begin() + static_cast<std::ptrdiff_t>(end), zero);
   }
   void set_element(bool a, std::size_t row, std::size_t kk, float v) {
     (a ? p_.a : p_.b)[row * p_.k + kk] = v;
@@ -82,7 +96,20 @@ class Planter {
 std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, uint64_t seed,
                                               const AccumulatorModel& model) {
   Planter planter(op, o);
-  if (gemm_kind(op.family) == GemmKind::kBf16 || !planter.plantable()) return {};
+  // The self-check of the construction (the fingerprint's, gemm_operands.cpp, which the caller
+  // leaves to this function), on the operands as they leave it: before the NaN, which no
+  // exact-mode problem holds, so every order a correct kernel may take is exact.
+  const auto self_check = [&o, &model](const char* what) {
+    std::string why;
+    if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(o.problem, model, &why)) {
+      throw std::logic_error(std::string(what) + " operands are not exact-mode in " + model.name +
+                             ": " + why);
+    }
+  };
+  if (gemm_kind(op.family) == GemmKind::kBf16 || !planter.plantable()) {
+    self_check("fingerprint");  // nothing planted
+    return {};
+  }
   const bool mx = op.family == impl::Family::kGemmMx;
   const auto name = [mx](const Code& c) { return std::string(mx ? c.mx_name : c.f32_name); };
   std::vector<std::string> planted;
@@ -105,19 +132,132 @@ std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, u
   if ((setting == 2 ? o.problem.b_scale_rows() : o.problem.a_scale_rows()) > 1) {
     planted.push_back(name(kMinNormal));
   }
-  // The self-check of the construction (the fingerprint's, gemm_operands.cpp) before the NaN,
-  // which no exact-mode problem holds: every order a correct kernel may take is exact.
-  std::string why;
-  if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(o.problem, model, &why)) {
-    throw std::logic_error("extreme-scale operands are not exact-mode in " + model.name + ": " +
-                           why);
-  }
+  self_check("extreme-scale");
   if (setting == 3) {  // one row of A under a NaN scale: that output row is NaN (the last row,
                        // so a one-row case keeps no other)
     planter.set_a_scale(o.problem.a_scale_rows() - 1, kb, kNan);
     planted.push_back(name(kNan));
   }
   return planted;
+}
+
+namespace {
+
+// One planted element code: its byte, its value and its class (the coverage tag).
+struct ElementCode {
+  uint8_t code;
+  float value;
+  const char* name;
+};
+
+// The codes at the ends of FP8 format f's range, from its bit fields (reference/format.h).
+std::vector<ElementCode> extreme_codes(Format f) {
+  const FormatInfo& fi = info(f);
+  const uint32_t sign = 1u << (fi.bits - 1);
+  const uint32_t mant_mask = (1u << fi.man_bits) - 1;
+  std::vector<ElementCode> out;
+  uint32_t max_code = 0;
+  for (uint32_t c = 1; c < sign; ++c) {
+    if (!is_nan_code(f, c) && std::isfinite(decode(f, c)) && decode(f, c) == max_finite(f)) {
+      max_code = c;
+    }
+  }
+  const auto add = [&](uint32_t c, const char* name) {
+    out.push_back({static_cast<uint8_t>(c), decode(f, c), name});
+  };
+  add(max_code, "max");
+  add(max_code | sign, "max");
+  add(1u << fi.man_bits, "min_normal");
+  for (uint32_t m = 1; m <= mant_mask; ++m) add(m, "subnormal");
+  add(0, "zero");
+  if (!is_nan_code(f, sign)) add(sign, "neg_zero");  // FNUZ: 0x80 is the NaN
+  return out;
+}
+
+// The exponent of |x|'s leading bit, from its bits (x finite, nonzero).
+int leading_exponent(float x) {
+  const uint32_t u = bits_of(x) & 0x7FFFFFFFu;
+  const int biased = static_cast<int>(u >> 23);
+  return biased != 0 ? biased - 127 : -149 + 31 - std::countl_zero(u & 0x7FFFFFu);
+}
+
+// The power of two of format f nearest 2^e (clamped to f's powers of two; FP8 values are fp32
+// normals, so a power of two is one with no mantissa bits).
+float partner_power(Format f, int e) {
+  float best = 0;
+  for (uint32_t c = 1; c < (1u << (info(f).bits - 1)); ++c) {
+    const float v = decode(f, c);
+    if (!std::isfinite(v) || v <= 0 || (bits_of(v) & 0x7FFFFFu) != 0) continue;
+    if (best == 0 || std::abs(leading_exponent(v) - e) < std::abs(leading_exponent(best) - e)) {
+      best = v;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<std::string> plant_extreme_elements(const impl::Op& op, Operands& o, uint64_t seed,
+                                                const AccumulatorModel& model) {
+  if (gemm_kind(op.family) == GemmKind::kBf16) return {};
+  GemmProblem& p = o.problem;
+  const bool a_holds = seed % 4 != 2;
+  const Format fh = gemm_element_format(a_holds ? o.types.a : o.types.b);
+  const Format fp = gemm_element_format(a_holds ? o.types.b : o.types.a);
+  const std::vector<ElementCode> codes = extreme_codes(fh);
+  // One scale block along K of both operands (the smaller block; a whole one where K holds one),
+  // seed-chosen, and a start in it.
+  const std::size_t block = std::min(p.blocks.a_k, p.blocks.b_k);
+  const std::size_t whole_blocks = p.k / block;
+  const std::size_t kb = whole_blocks > 0 ? (seed >> 2) % whole_blocks : 0;
+  const std::size_t k0 = kb * block, len = std::min(block, p.k - k0);
+  // Every code in each row where the block holds them all; otherwise one code per row (a single
+  // term per output element, exact whatever the pair), the rows cycling through the codes.
+  const bool whole = len >= codes.size();
+  const std::size_t width = whole ? codes.size() : 1;
+  const std::size_t start = k0 + (seed >> 9) % (len - width + 1);
+  std::vector<float>& hv = a_holds ? p.a : p.b;
+  std::vector<float>& pv = a_holds ? p.b : p.a;
+  Bytes& hc = a_holds ? o.a : o.b;
+  Bytes& pc = a_holds ? o.b : o.a;
+  const std::size_t h_rows = a_holds ? p.m : p.n, p_rows = a_holds ? p.n : p.m;
+  const uint8_t zero = fp8_code(fh, 0.0f);
+  std::vector<bool> planted(codes.size(), false);
+  for (std::size_t r = 0; r < h_rows; ++r) {
+    std::fill(hv.begin() + static_cast<std::ptrdiff_t>(r * p.k),
+              hv.begin() + static_cast<std::ptrdiff_t>((r + 1) * p.k), 0.0f);
+    std::fill(hc.begin() + static_cast<std::ptrdiff_t>(r * p.k),
+              hc.begin() + static_cast<std::ptrdiff_t>((r + 1) * p.k), zero);
+    for (std::size_t t = 0; t < width; ++t) {
+      const std::size_t i = whole ? t : (r + (seed >> 17)) % codes.size();
+      hv[r * p.k + start + t] = codes[i].value;
+      hc[r * p.k + start + t] = codes[i].code;
+      planted[i] = true;
+    }
+  }
+  // The partner's elements at those k: +-(the power of two of its format nearest 1 / |x|) for
+  // the holder's code x there (1 for a zero code, and for the one-code rows), signs from the seed.
+  for (std::size_t t = 0; t < width; ++t) {
+    const float x = codes[t].value;
+    const float y = whole && x != 0 ? partner_power(fp, -leading_exponent(x)) : 1.0f;
+    for (std::size_t r = 0; r < p_rows; ++r) {
+      const float v = ((seed >> ((r + t) % 53 + 11)) & 1) != 0 ? -y : y;
+      pv[r * p.k + start + t] = v;
+      pc[r * p.k + start + t] = fp8_code(fp, v);
+    }
+  }
+  std::string why;
+  if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(p, model, &why)) {
+    throw std::logic_error("extreme-element operands are not exact-mode in " + model.name + ": " +
+                           why);
+  }
+  std::vector<std::string> tags;
+  const std::string format(info(fh).name);
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const std::string tag = format + ":" + codes[i].name;
+    if (planted[i] && std::find(tags.begin(), tags.end(), tag) == tags.end()) tags.push_back(tag);
+  }
+  return tags;
 }
 
 }  // namespace mxgate::properties

@@ -25,11 +25,26 @@ namespace mxgate::properties {
 // scales of one operand's rows alternate 2^-127 (0x00) and 2^-126 (0x01) from its first row, the
 // other operand's are 2^127 (0xFE); A's other blocks are zero. The seed picks which operand holds
 // the tiny codes (A in three cases of four), and in one case of four the last A row's scale is
-// NaN (0xFF), set after the exactness self-check. Throws std::logic_error when the planted problem
-// is not exact-mode in `model` (a generator bug, never a verdict). Returns the names of the
+// NaN (0xFF), set after the exactness self-check. Throws std::logic_error when the problem it
+// leaves (planted or not) is not exact-mode in `model` (a generator bug, never a verdict): the
+// caller may skip exact_operands' own self-check. Returns the names of the
 // planted codes, e.g. {"0x00", "0xFE"} (coverage tags, family-qualified by the caller); none for
 // an op whose A and B scale blocks along K differ.
 std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, uint64_t seed,
                                               const AccumulatorModel& model);
+
+// The extreme-element regime (gemm.exact, case field `elements=extreme`): every code of the
+// holder operand's FP8 format at an end of its range (+-max, the smallest normal, every positive
+// subnormal, +0 and, where it is a number, -0) planted in each of the holder's rows, one code per
+// k, inside one scale block; the rest of those rows zero. Paired so the exact sum stays
+// representable in any order: the partner's element at the k of code x is a power of two near
+// 1 / |x| (in the partner's format), so every nonzero product lies within a few binades of 1 and
+// the scales are one block's. The seed picks the holder (A in three cases of four), the block and
+// where in it the codes start; a row narrower than the code list gets a rotating slice of it.
+// Throws std::logic_error when the result is not exact-mode in `model`. Returns the planted
+// classes ("max", "min_normal", "subnormal", "zero", "neg_zero"), each prefixed by the holder's
+// format ("e4m3fn:max"; coverage tags, family-qualified by the caller); none for a bf16 GEMM.
+std::vector<std::string> plant_extreme_elements(const impl::Op& op, Operands& o, uint64_t seed,
+                                                const AccumulatorModel& model);
 
 }  // namespace mxgate::properties

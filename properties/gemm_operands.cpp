@@ -11,6 +11,7 @@
 #include "impl/builtin.h"
 #include "impl/calls.h"
 #include "impl/harness.h"
+#include "properties/random_draws.h"
 #include "properties/scale_io.h"
 #include "reference/accumulator_exact.h"
 #include "reference/dequant.h"
@@ -243,16 +244,29 @@ int fingerprint_range(const AccumulatorModel& model, std::size_t k) {
 
 // Fingerprint exponents: block (r, c) of an operand gets (r * 5 + c * 3 + salt) mod (span + 1),
 // centred on 0. Consecutive blocks along K differ by 3 (mod span + 1), neighbouring rows by 5.
-void fingerprint(GemmProblem& p, uint64_t seed, const AccumulatorModel& model) {
+// The values' codes in formats fa and fb are written beside them (a_codes, b_codes: what
+// fp8_codes gives for these small integers, by the same table).
+void fingerprint(GemmProblem& p, uint64_t seed, const AccumulatorModel& model, Format fa, Format fb,
+                 Bytes& a_codes, Bytes& b_codes, bool self_check) {
   const int v = fingerprint_range(model, p.k);
-  std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
+  Mt64Batch rng(seed ^ 0x9E3779B97F4A7C15ull);  // std::mt19937_64's numbers
   // rng() % (2v + 1) - v, with the divisor a constant (v is 1 or 2): a multiply, not a division.
   const auto draw = [&rng, v] {
     const uint64_t r = rng();
-    return static_cast<float>(v == 2 ? static_cast<int>(r % 5) - 2 : static_cast<int>(r % 3) - 1);
+    return v == 2 ? static_cast<int>(r % 5) - 2 : static_cast<int>(r % 3) - 1;
   };
-  for (float& x : p.a) x = draw();
-  for (float& x : p.b) x = draw();
+  const auto values_and_codes = [&draw](std::vector<float>& values, Bytes& codes, Format f) {
+    std::array<uint8_t, 5> table{};  // the codes of -2..2 (+0 for 0)
+    for (int i = -2; i <= 2; ++i) table[i + 2] = fp8_code(f, static_cast<float>(i));
+    codes.resize(values.size());
+    for (std::size_t x = 0; x < values.size(); ++x) {
+      const int d = draw();
+      values[x] = static_cast<float>(d);
+      codes[x] = table[d + 2];
+    }
+  };
+  values_and_codes(p.a, a_codes, fa);
+  values_and_codes(p.b, b_codes, fb);
   // sum |t| <= K * 4 * 2^(span_a + span_b) <= 2^24 units: span_a + span_b <= 22 - ceil(log2 K).
   int log2k = 0;
   while ((std::size_t{1} << log2k) < p.k) ++log2k;
@@ -272,7 +286,7 @@ void fingerprint(GemmProblem& p, uint64_t seed, const AccumulatorModel& model) {
   // the shape), on every problem up to 2^20 products (most random shapes).
   // Beyond, the O(M N K) check would cost more than the GEMM under test.
   std::string why;
-  if (p.m * p.n * p.k <= (std::size_t{1} << 20) && !is_exact_mode(p, model, &why)) {
+  if (self_check && p.m * p.n * p.k <= (std::size_t{1} << 20) && !is_exact_mode(p, model, &why)) {
     throw std::logic_error("fingerprint operands are not exact-mode in " + model.name + ": " + why);
   }
 }
@@ -281,7 +295,7 @@ void fingerprint(GemmProblem& p, uint64_t seed, const AccumulatorModel& model) {
 
 Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
                         std::size_t k, uint64_t seed, bool fingerprint_scales, ElementTypes types,
-                        const AccumulatorModel& model) {
+                        const AccumulatorModel& model, bool self_check) {
   if (kind == GemmKind::kBf16) {
     const GemmProblem p =
         make_exact_mode_operands(m, n, k, kMxfp8Blocks, false, seed, model).problem;
@@ -291,18 +305,20 @@ Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, 
     return bf16_operands(a, b, m, n, k);
   }
   GemmProblem p;
+  // Integers in {-8..8} (fingerprint: {-2..2}) are exact in every FP8 format.
+  const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
+  Bytes a, b;
   if (fingerprint_scales) {
     // fingerprint writes every value and scale: make_exact_mode_operands' refusals are needed,
     // not its draws.
     require_exact_mode_operands(k, blocks, true, model);
     p = make_gemm_problem(m, n, k, blocks, true);
-    fingerprint(p, seed, model);
+    fingerprint(p, seed, model, fa, fb, a, b, self_check);
   } else {
     p = make_exact_mode_operands(m, n, k, blocks, true, seed, model).problem;
+    a = fp8_codes(fa, p.a);
+    b = fp8_codes(fb, p.b);
   }
-  // Integers in {-8..8} (fingerprint: {-2..2}) are exact in every FP8 format.
-  const Format fa = gemm_element_format(types.a), fb = gemm_element_format(types.b);
-  Bytes a = fp8_codes(fa, p.a), b = fp8_codes(fb, p.b);
   Operands o;
   if (kind == GemmKind::kMx) {
     MxQuantized qa{m, k, fa, std::move(a), {}}, qb{n, k, fb, std::move(b), {}};
@@ -325,13 +341,14 @@ Operands exact_operands(Kernel kernel, std::size_t m, std::size_t n, std::size_t
 }
 
 Operands exact_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
-                        uint64_t seed, bool fingerprint_scales, ElementTypes types) {
+                        uint64_t seed, bool fingerprint_scales, ElementTypes types,
+                        bool self_check) {
   const AccumulatorModel model = impl::accum_model_for(op);
   const GemmKind kind = gemm_kind(op.family);
   if (kind == GemmKind::kBf16) types = {impl::Dtype::kBf16, impl::Dtype::kBf16};
   try {
     Operands o = exact_operands(kind, op_blocks(op, m, n, k), m, n, k, seed, fingerprint_scales,
-                                types, model);
+                                types, model, self_check);
     apply_scale_rule(op, o);
     return o;
   } catch (const std::invalid_argument& e) {

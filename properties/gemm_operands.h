@@ -106,17 +106,22 @@ Operands first_rows(const Operands& o, std::size_t m);
 // order). `fingerprint`: every scale block along K of a row gets its own power of two, and
 // neighbouring rows other ones (values in {-2..2} so the wider exponent window stays exact), so a
 // scale read from a wrong slot changes the result by a power of two at a located element.
-// Throws std::invalid_argument when the model admits no such operands for the shape.
+// Throws std::invalid_argument when the model admits no such operands for the shape. The
+// fingerprint's construction is self-checked (is_exact_mode; std::logic_error) unless
+// `self_check` is false: for a caller that changes the operands and checks what it made
+// (plant_extreme_scales).
 Operands exact_operands(GemmKind kind, const BlockSizes& blocks, std::size_t m, std::size_t n,
                         std::size_t k, uint64_t seed, bool fingerprint = false,
                         ElementTypes types = {},
-                        const AccumulatorModel& model = *find_accumulator("fp32_rn"));
+                        const AccumulatorModel& model = *find_accumulator("fp32_rn"),
+                        bool self_check = true);
 Operands exact_operands(gpu::Kernel kernel, std::size_t m, std::size_t n, std::size_t k,
                         uint64_t seed, bool fingerprint = false);
 // The op's kind, blocks and declared accumulator (impl/accumulator.h accum_model_for: throws
 // impl::ContractError); impl::Unsupported when its model admits no exact-mode operands here.
 Operands exact_operands(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k,
-                        uint64_t seed, bool fingerprint = false, ElementTypes types = {});
+                        uint64_t seed, bool fingerprint = false, ElementTypes types = {},
+                        bool self_check = true);
 
 // General data: random finite codes; MX scale bytes in [118, 136]; fp32 scales with random
 // mantissas in [2^-8, 2^-2); bf16 values with random mantissas. Products round, sums round.

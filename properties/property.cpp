@@ -49,6 +49,19 @@ std::span<const std::string_view> required_coverage() {
         "gemm_block:scale:min_normal",
         "gemm_block:scale:2^127",
         "gemm_block:scale:nan",
+        // Every FP8 element code at an end of its range (+-max, the smallest normal, every
+        // subnormal, +0, -0) reaches each GEMM family through gemm.exact's extreme-element
+        // regime (extreme_scales.h), in the element format of the built-in kernels.
+        "gemm_mx:e4m3fn:max",
+        "gemm_mx:e4m3fn:min_normal",
+        "gemm_mx:e4m3fn:subnormal",
+        "gemm_mx:e4m3fn:zero",
+        "gemm_mx:e4m3fn:neg_zero",
+        "gemm_block:e4m3fn:max",
+        "gemm_block:e4m3fn:min_normal",
+        "gemm_block:e4m3fn:subnormal",
+        "gemm_block:e4m3fn:zero",
+        "gemm_block:e4m3fn:neg_zero",
         "dequantize:e8m0:0x00",
         "dequantize:e8m0:0x01",
         "dequantize:e8m0:0xFE",

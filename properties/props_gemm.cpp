@@ -58,21 +58,24 @@ bool poison_accepts(const Op& op) {
 
 // ---- gemm.exact -----------------------------------------------------------------------------
 
-// One case in two of a scaled GEMM plants the extreme scale codes (extreme_scales.h); the field
-// is absent otherwise, so earlier cases and regression files read as before, and a shrink toward
-// the first choice drops it only when the failure does not need it.
+// Of a scaled GEMM's cases three in eight are plain, one in two plant the extreme scale codes
+// and one in eight the extreme element codes (extreme_scales.h: fields scales=extreme and
+// elements=extreme). The fields are absent otherwise, so earlier cases and regression files read
+// as before, and a shrink toward the first choice drops them only when the failure does not need
+// them.
 rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     const bool scaled = op->family != Family::kGemmBf16;
     return rc::gen::apply(
         [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types,
-             bool extreme) {
+             int extreme) {
           Case c = gemm_case("gemm.exact", *op, s, pick, out, seed, types);
-          if (extreme) c.set("scales", "extreme");
+          if (extreme == 1) c.set("scales", "extreme");
+          if (extreme == 2) c.set("elements", "extreme");
           return c;
         },
         gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op), gen_seed(), gen_types(*op),
-        scaled ? pick<bool>({false, true}) : rc::gen::just(false));
+        scaled ? pick<int>({0, 0, 0, 1, 1, 1, 1, 2}) : rc::gen::just(0));
   });
 }
 
@@ -81,7 +84,20 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
   const OutputFormat fmt = out_format(c);
   const OpLayout layout = op_layout(c, op, ctx);
-  Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op));
+  // An extreme-scale or extreme-element case checks the operands it plants
+  // (extreme_scales.h), not the fingerprint's before it.
+  const bool elements = c.has("elements");
+  if (elements && c.has("scales")) throw CaseError("case fields 'scales' and 'elements' exclude");
+  Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op),
+                              !c.has("scales") && !elements);
+  if (elements) {
+    if (c.text("elements") != "extreme") throw CaseError("case field 'elements' must be extreme");
+    const std::string family(impl::to_string(op.family));
+    for (const std::string& cls :
+         plant_extreme_elements(op, o, c.num("seed"), impl::accum_model_for(op))) {
+      ctx.tag(family + ":" + cls);
+    }
+  }
   if (c.has("scales")) {
     if (c.text("scales") != "extreme") throw CaseError("case field 'scales' must be extreme");
     const std::string family(impl::to_string(op.family));

@@ -39,28 +39,6 @@ constexpr uint64_t kTopCap = uint64_t{1} << 25;
 
 bool in_range(int unit, int top) { return unit >= -149 && top <= 127; }
 
-// Calls fn(x, odd_parts(values[x]), e) for every element of `values` (rows x k) in order, e the
-// exponent of its power-of-two scale (blocks of block_rows x block_k; none: 1), kZeroTerm where
-// the element or its scale is zero; each scale is read once per block. Stops at the first
-// element for which fn returns false and returns its index; SIZE_MAX when none did.
-template <class Fn>
-size_t for_each_term(const std::vector<float>& values, const std::vector<float>& scales,
-                     size_t rows, size_t k, size_t block_rows, size_t block_k, Fn&& fn) {
-  const size_t cols = ceil_div(k, block_k);
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < cols; ++c) {
-      const float s = scales.empty() ? 1.0f : scales[(r / block_rows) * cols + c];
-      const int e = s == 0 ? kZeroTerm : pow2_exponent(s);
-      const size_t end = r * k + std::min(k, (c + 1) * block_k);
-      for (size_t x = r * k + c * block_k; x < end; ++x) {
-        const OddParts v = odd_parts(values[x]);
-        if (!fn(x, v, v.odd == 0 ? kZeroTerm : e)) return x;
-      }
-    }
-  }
-  return SIZE_MAX;
-}
-
 // Each row's bounds (`out`, one per row), gathered per scale block: within a block every term
 // shares the scale, so its largest |value| bounds the block's terms. Returns the index of the
 // first element whose value * scale is no fp32 value (condition (3)), SIZE_MAX if none.
@@ -79,16 +57,21 @@ size_t row_bounds(const std::vector<float>& values, const std::vector<float>& sc
       const size_t begin = r * k + c * block_k, end = r * k + std::min(k, (c + 1) * block_k);
       size_t nonzero = 0;
       int lsb_lo = std::numeric_limits<int>::max(), lsb_hi = std::numeric_limits<int>::min();
-      float max_abs = 0;
+      uint32_t max_bits = 0;  // of the largest |value|: finite floats order as their |bits|
       for (size_t x = begin; x < end; ++x) {
-        const OddParts v = odd_parts(values[x]);
-        if (v.odd == 0) continue;
+        const uint32_t u = std::bit_cast<uint32_t>(values[x]) & 0x7FFFFFFFu;
+        if (u == 0) continue;
         ++nonzero;
-        lsb_lo = std::min(lsb_lo, v.lsb);
-        lsb_hi = std::max(lsb_hi, v.lsb);
-        max_abs = std::max(max_abs, std::fabs(values[x]));
+        const uint32_t biased = u >> 23, mant = u & 0x7FFFFFu;
+        const int lsb = biased != 0
+                            ? static_cast<int>(biased) - 150 + std::countr_zero(mant | 0x800000u)
+                            : -149 + std::countr_zero(mant);  // odd_parts(values[x]).lsb
+        lsb_lo = std::min(lsb_lo, lsb);
+        lsb_hi = std::max(lsb_hi, lsb);
+        max_bits = std::max(max_bits, u);
       }
       if (nonzero == 0) continue;
+      const float max_abs = std::bit_cast<float>(max_bits);
       if (!in_range(lsb_lo + e, odd_parts(max_abs).msb + e)) {
         for (size_t x = begin;; ++x) {  // the first element out of range
           const OddParts v = odd_parts(values[x]);
@@ -111,22 +94,51 @@ size_t row_bounds(const std::vector<float>& values, const std::vector<float>& sc
   return SIZE_MAX;
 }
 
-// One operand's elements (float_bits.h odd_parts) and scale exponents (kZeroTerm where the
-// element or its scale is zero), for walking output elements over K.
-struct OperandTerms {
-  std::vector<OddParts> v;
-  std::vector<int> se;
+// One term of an operand: the element's odd parts and its power-of-two scale's exponent
+// (kZeroTerm where the element or its scale is zero).
+struct Term {
+  OddParts v;
+  int se = kZeroTerm;
+};
 
-  OperandTerms(const std::vector<float>& values, const std::vector<float>& scales, size_t rows,
-               size_t k, size_t block_rows, size_t block_k)
-      : v(values.size()), se(values.size()) {
-    for_each_term(values, scales, rows, k, block_rows, block_k,
-                  [this](size_t x, const OddParts& parts, int e) {
-                    v[x] = parts;
-                    se[x] = e;
-                    return true;
-                  });
+Term term_of(float value, float scale) {
+  Term t{odd_parts(value), kZeroTerm};
+  if (t.v.odd != 0 && scale != 0) t.se = pow2_exponent(scale);
+  return t;
+}
+
+// One operand's rows, for walking output elements over K: each row's nonzero terms' k (element and
+// scale nonzero), ascending, gathered on a row's first walk.
+class NonzeroK {
+ public:
+  NonzeroK(const std::vector<float>& values, const std::vector<float>& scales, size_t rows,
+           size_t k, size_t block_rows, size_t block_k)
+      : values_(values),
+        scales_(scales),
+        k_(k),
+        block_rows_(block_rows),
+        block_k_(block_k),
+        rows_(rows) {}
+
+  const std::vector<uint32_t>& row(size_t r) {
+    std::optional<std::vector<uint32_t>>& out = rows_[r];
+    if (out) return *out;
+    out.emplace();
+    const size_t cols = ceil_div(k_, block_k_);
+    for (size_t c = 0; c < cols; ++c) {
+      if (!scales_.empty() && scales_[(r / block_rows_) * cols + c] == 0) continue;
+      for (size_t kk = c * block_k_; kk < std::min(k_, (c + 1) * block_k_); ++kk) {
+        if (values_[r * k_ + kk] != 0) out->push_back(static_cast<uint32_t>(kk));
+      }
+    }
+    return *out;
   }
+
+ private:
+  const std::vector<float>& values_;
+  const std::vector<float>& scales_;
+  size_t k_, block_rows_, block_k_;
+  std::vector<std::optional<std::vector<uint32_t>>> rows_;
 };
 
 // Whether conditions (2) and (3) of is_exact_mode hold for every term rows `a` and `b` can form,
@@ -146,20 +158,24 @@ bool rows_certify_cell(const RowBounds& a, const RowBounds& b) {
 }
 
 // Conditions (2) and (3) of is_exact_mode for output element (i, j), term by term in k order;
-// the first violation's reason, or nothing.
-std::optional<std::string> walk_cell(const OperandTerms& a, const OperandTerms& b, size_t i,
-                                     size_t j, size_t k) {
+// the first violation's reason, or nothing. `ks`: the k of row i of A's (or row j of B's) nonzero
+// terms, ascending (every term both rows hold is among them; the others are zero, and every
+// condition skips a zero term); `terms`: scratch.
+std::optional<std::string> walk_cell(const GemmProblem& p, const std::vector<uint32_t>& ks,
+                                     size_t i, size_t j,
+                                     std::vector<std::pair<Term, Term>>& terms) {
   const auto at = [&] { return " at C(" + num(i) + "," + num(j) + ")"; };
-  const OddParts* av = &a.v[i * k];
-  const OddParts* bv = &b.v[j * k];
-  const int* as = &a.se[i * k];
-  const int* bs = &b.se[j * k];
+  terms.clear();
+  for (const uint32_t kk : ks) {
+    const Term ta = term_of(p.a[i * p.k + kk], p.scale_a(i, kk));
+    if (ta.se == kZeroTerm) continue;
+    const Term tb = term_of(p.b[j * p.k + kk], p.scale_b(j, kk));
+    if (tb.se == kZeroTerm) continue;
+    terms.emplace_back(ta, tb);
+  }
   // (2) e0 = lowest set bit over nonzero terms.
   int e0 = std::numeric_limits<int>::max();
-  for (size_t kk = 0; kk < k; ++kk) {
-    if (as[kk] == kZeroTerm || bs[kk] == kZeroTerm) continue;
-    e0 = std::min(e0, av[kk].lsb + bv[kk].lsb + as[kk] + bs[kk]);
-  }
+  for (const auto& [ta, tb] : terms) e0 = std::min(e0, ta.v.lsb + tb.v.lsb + ta.se + tb.se);
   if (e0 == std::numeric_limits<int>::max()) return std::nullopt;  // every term is zero
   uint64_t units = 0;                                              // sum |t| / 2^e0
   // The scale exponents the terms carry (the forms of (3): ea + eb, ea, eb), lowest and highest.
@@ -167,11 +183,10 @@ std::optional<std::string> walk_cell(const OperandTerms& a, const OperandTerms& 
                std::numeric_limits<int>::max()};
   int hi[3] = {std::numeric_limits<int>::min(), std::numeric_limits<int>::min(),
                std::numeric_limits<int>::min()};
-  for (size_t kk = 0; kk < k; ++kk) {
-    const int ea = as[kk], eb = bs[kk];
-    if (ea == kZeroTerm || eb == kZeroTerm) continue;
-    const int shift = av[kk].lsb + bv[kk].lsb + ea + eb - e0;
-    const uint64_t odd = av[kk].odd * bv[kk].odd;  // < 2^48
+  for (const auto& [ta, tb] : terms) {
+    const int ea = ta.se, eb = tb.se;
+    const int shift = ta.v.lsb + tb.v.lsb + ea + eb - e0;
+    const uint64_t odd = ta.v.odd * tb.v.odd;  // < 2^48
     if (shift + std::bit_width(odd) > 25) return "a term exceeds 2^24 * 2^e0" + at();
     units += odd << shift;
     if (units > (uint64_t{1} << 24)) return "sum |terms| exceeds 2^24 * 2^e0" + at();
@@ -281,15 +296,16 @@ bool is_exact_mode(const GemmProblem& problem, std::string* why) {
   }
   // (2) and (3) per output element: walked over K only where the rows' bounds do not show them,
   // so the verdict and the first violation are those of walking every element.
-  std::optional<OperandTerms> a, b;  // built for the first walk
+  NonzeroK a(p.a, p.a_scale, p.m, p.k, p.blocks.a_m, p.blocks.a_k);
+  NonzeroK b(p.b, p.b_scale, p.n, p.k, p.blocks.b_n, p.blocks.b_k);
+  std::vector<std::pair<Term, Term>> terms;
   for (size_t i = 0; i < p.m; ++i) {
     for (size_t j = 0; j < p.n; ++j) {
       if (rows_certify_cell(a_rows[i], b_rows[j])) continue;
-      if (!a) {
-        a.emplace(p.a, p.a_scale, p.m, p.k, p.blocks.a_m, p.blocks.a_k);
-        b.emplace(p.b, p.b_scale, p.n, p.k, p.blocks.b_n, p.blocks.b_k);
-      }
-      if (auto reason = walk_cell(*a, *b, i, j, p.k)) return fail(*reason);
+      // Walked over the nonzero terms of the row that has fewer (row_bounds counted them).
+      const std::vector<uint32_t>& ks =
+          a_rows[i].nonzero <= b_rows[j].nonzero ? a.row(i) : b.row(j);
+      if (auto reason = walk_cell(p, ks, i, j, terms)) return fail(*reason);
     }
   }
   return true;

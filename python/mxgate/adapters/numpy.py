@@ -1,11 +1,13 @@
-"""A real implementation in numpy: float32 matmul of operands numpy dequantizes itself, written
+"""A real implementation in numpy: float32 GEMM of operands numpy dequantizes itself, written
 from the format specifications (OCP MX v1.0 for e4m3fn / e5m2 / e8m0, docs/formats.md), sharing
 no code with mxgate's reference.
 
 Claims: upcast_e8m0 and dequantize follow ocp_mx (2^(e-127), 0xFF NaN; one fp32 multiply per
 element, bf16 output rounded once from that product). The GEMMs declare accumulator fp32_rn and
-no summation order: numpy's matmul (its BLAS) sums all of K in an order of its own, with or
-without FMA, so the true claim is the fp32 bound that holds for every order (one partial over K,
+no summation order: NumpyAdapter's sum over K is numpy's einsum (its own fp32 sum-of-products
+loops, several partial sums at once: BLAS-free, and several times faster than the reference BLAS
+a distribution's numpy may link), the FP4 adapter's numpy's matmul (its BLAS); each sums all of
+K in an order of its own, with or without FMA, so the true claim is the fp32 bound that holds for every order (one partial over K,
 at most three roundings per product: a*sa, b*sb, the product; impl/accumulator.h). It is NOT
 inside fp32_rn with partials of 128 (the block-128 model of check-gemm's default) for K > 128.
 NumpyFp4Adapter: the same for FP4 (packed E2M1 with E8M0 1x32 scales: MXFP4, MXFP8 x MXFP4;
@@ -65,6 +67,10 @@ def e8m0_values(b):
     return np.where(b == 0xFF, np.float32(np.nan), v).astype(np.float32)
 
 
+# Every E8M0 code's value (e8m0_values of 0..255), for the ops' per-call lookups.
+E8M0 = e8m0_values(np.arange(256))
+
+
 def bf16_values(bits):
     return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
 
@@ -95,11 +101,17 @@ def decode(codes, dtype, cols=None):
     """Values of codes of `dtype`; packed e2m1 bytes (rows, ceil(cols / 2)) are unpacked first
     (cols: the logical column count, default every nibble)."""
     codes = np.asarray(codes)
+    table = _TABLES[dtype]
     if dtype == "e2m1":
         codes = unpack_e2m1(codes, 2 * codes.shape[-1] if cols is None else cols)
-    else:
-        codes = codes & (len(_TABLES[dtype]) - 1)  # FP6: the low 6 bits of the byte
-    return _TABLES[dtype][codes]
+    elif len(table) != 256 or codes.dtype != np.uint8:
+        codes = codes & (len(table) - 1)  # FP6: the low 6 bits of the byte
+    return table.take(codes)
+
+
+def matmul_nt(x, y):
+    """x @ y.T in float32 (x: M x K, y: N x K), summed over K by numpy's einsum in fp32."""
+    return np.einsum("ik,jk->ij", x, y)
 
 
 def finish(c, out_dtype):
@@ -109,12 +121,16 @@ def finish(c, out_dtype):
 
 class NumpyAdapter(Adapter):
     name = "numpy"
-    description = "numpy float32 matmul of operands dequantized from the format specifications"
+    description = "numpy float32 GEMM (einsum) of operands dequantized from the format specifications"
 
     def mx_operand(self, codes, scales, dtype):
-        k = codes.shape[1]
-        with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow is Inf, as specified
-            return decode(codes, dtype) * expand(e8m0_values(scales), codes.shape[0], k, 1, 32)
+        """codes x their E8M0 scales (1x32 blocks), one fp32 multiply each (a new array). Callers
+        hold np.errstate(over="ignore", invalid="ignore"): fp32 overflow is Inf, as specified."""
+        rows, k = codes.shape
+        kb = scales.shape[1]
+        s = np.empty((rows, kb, 32), np.float32)
+        s[...] = E8M0.take(scales)[:, :, None]  # each block's scale over its 32 columns
+        return decode(codes, dtype) * s.reshape(rows, 32 * kb)[:, :k]
 
     def block_operand(self, codes, scales, dtype, block):
         return decode(codes, dtype) * expand(scales, codes.shape[0], codes.shape[1], *block)
@@ -122,16 +138,17 @@ class NumpyAdapter(Adapter):
     @op("gemm_mx", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
         out_dtypes=("f32", "bf16"), a_scale_layouts=("row_major", "col_major"),
         b_scale_layouts=("row_major", "col_major"), convention="ocp_mx", accumulator="fp32_rn",
-        notes="dequantize (OCP e8m0), numpy float32 matmul: fp32, any order over K")
+        notes="dequantize (OCP e8m0), numpy float32 einsum: fp32, any order over K")
     def gemm_mx(self, a, a_scales, b, b_scales, call):
         da, db = call.tensor("a").dtype, call.tensor("b").dtype
-        c = self.mx_operand(a, a_scales, da) @ self.mx_operand(b, b_scales, db).T
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = matmul_nt(self.mx_operand(a, a_scales, da), self.mx_operand(b, b_scales, db))
         return finish(c, call.tensor("out").dtype)
 
     def _gemm_block(self, a, a_scales, b, b_scales, call, a_block, b_block):
         da, db = call.tensor("a").dtype, call.tensor("b").dtype
-        c = self.block_operand(a, a_scales, da, a_block) @ \
-            self.block_operand(b, b_scales, db, b_block).T
+        c = matmul_nt(self.block_operand(a, a_scales, da, a_block),
+                      self.block_operand(b, b_scales, db, b_block))
         return finish(c, call.tensor("out").dtype)
 
     @op("gemm_block", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
@@ -155,9 +172,9 @@ class NumpyAdapter(Adapter):
         return self._gemm_block(a, a_scales, b, b_scales, call, (1, 0), (1, 0))
 
     @op("gemm_bf16", out_dtypes=("f32", "bf16"), accumulator="fp32_rn",
-        notes="bf16 -> fp32 exactly, numpy float32 matmul")
+        notes="bf16 -> fp32 exactly, numpy float32 einsum")
     def gemm_bf16(self, a, b, out_dtype):
-        return finish(bf16_values(a) @ bf16_values(b).T, out_dtype)
+        return finish(matmul_nt(bf16_values(a), bf16_values(b)), out_dtype)
 
     @op("upcast_e8m0", convention="ocp_mx", notes="2^(e - 127), 0xFF -> NaN")
     def upcast_e8m0(self, e8m0):
@@ -166,7 +183,8 @@ class NumpyAdapter(Adapter):
     @op("dequantize", a_dtypes=("e4m3fn", "e5m2"), out_dtypes=("f32", "bf16"),
         convention="ocp_mx", notes="one fp32 multiply per element; bf16 rounded once from it")
     def dequantize(self, codes, scales, call):
-        y = self.mx_operand(codes, scales, call.tensor("a").dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = self.mx_operand(codes, scales, call.tensor("a").dtype)
         return finish(y, call.tensor("out").dtype)
 
 
