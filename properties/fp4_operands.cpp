@@ -192,6 +192,8 @@ Fp4Operands fp4_general_operands(const Op& op, Dtype a_dtype, std::size_t m, std
   return o;
 }
 
+void rebuild_fp4_problem(Fp4Operands& o) { build_problem(o); }
+
 std::vector<uint8_t> global_bytes(float v, Dtype dtype) {
   if (dtype == Dtype::kBf16) {
     const uint16_t h = bf16_of(v);
@@ -203,7 +205,7 @@ std::vector<uint8_t> global_bytes(float v, Dtype dtype) {
 }
 
 GemmOutput run_fp4_gemm_kernel(gpu::Backend& be, gpu::Kernel kernel, const Fp4Operands& o,
-                               OutputFormat format, bool swizzled, uint32_t faults, uint8_t pad) {
+                               OutputFormat format, bool swizzled, uint64_t faults, uint8_t pad) {
   const std::size_t kb = ceil_div(o.k, block_of(o));
   const auto scales = [&](const std::vector<uint8_t>& grid, std::size_t rows) {
     return swizzled ? pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, rows, kb,

@@ -19,6 +19,7 @@
 #include "impl/accumulator.h"
 #include "impl/calls.h"
 #include "impl/harness.h"
+#include "properties/extreme_scales.h"
 #include "properties/fp4_cases.h"
 #include "properties/fp4_operands.h"
 #include "properties/fp4_values.h"
@@ -322,7 +323,7 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
   tag_shape(ctx, rows, 0, cols);
   tag_k(ctx, cols);
   if (nv) {
-    tag_e4m3_scales(ctx, scales);
+    tag_e4m3_scales(ctx, scales, impl::to_string(op.family));
   } else {
     tag_e8m0(ctx, scales);
   }
@@ -384,23 +385,28 @@ Dtype a_format(const Case& c) {
   return *d;
 }
 
+// gemm_fp4.exact plants the NVFP4 extreme scales (UE4M3 0x00 / 0x01 / 0x7E, fp32 globals
+// 2^-127 x 2^127: extreme_scales.h) in one NVFP4 case of two (field `scales=extreme`, absent
+// otherwise, so earlier cases and regression files read as before).
 rc::Gen<Case> gen_gemm_fp4(std::string_view property, const Ops& ops) {
   return gen_over_ops(ops, [property](const Op* op) {
     const impl::Contract& ct = op->contract;
+    const bool extremes = property == "gemm_fp4.exact" && nvfp4_op(*op);
     return rc::gen::apply(
         [op, property](std::size_t m, std::size_t n, std::size_t k, std::size_t layout,
                        const std::string& out, uint64_t seed, const std::string& a,
-                       const std::string& global, const std::string& gdtype) {
+                       const std::string& global, const std::string& gdtype, bool extreme) {
           Case c{std::string(property)};
           c.set("op", op->name).set("m", m).set("n", n).set("k", k);
           c.set("layout", layout_name(*op, layout)).set("out", out).set("seed", seed);
           c.set("a", a);
           if (nvfp4_op(*op)) c.set("global", global).set("gdtype", gdtype);
+          if (extreme) c.set("scales", "extreme");
           return c;
         },
         gen_m(ct.m), gen_n(ct.n), gen_k_fp4(ct.k, 3), pick<std::size_t>({0, 1, 1}),
         gen_float_dtype(ct.out_dtypes), gen_seed(), gen_a_format(*op), pick(fp4_global_modes()),
-        gen_global_dtype(*op));
+        gen_global_dtype(*op), extremes ? pick<bool>({false, true}) : rc::gen::just(false));
   });
 }
 
@@ -437,8 +443,8 @@ GemmCase gemm_case_of(const Context& ctx, const Op& op, const Case& c) {
 
 void tag_operand_scales(const Context& ctx, const Fp4Operands& o) {
   if (o.nvfp4) {
-    tag_e4m3_scales(ctx, o.a_scales);
-    tag_e4m3_scales(ctx, o.b_scales);
+    tag_e4m3_scales(ctx, o.a_scales, "gemm_nvfp4");
+    tag_e4m3_scales(ctx, o.b_scales, "gemm_nvfp4");
   } else {
     tag_e8m0(ctx, o.a_scales);
   }
@@ -448,7 +454,15 @@ std::optional<Failure> check_exact_fp4(const Context& ctx, const Case& c) {
   const Op& op = case_op(ctx, c);
   const GemmCase g = gemm_case_of(ctx, op, c);
   const std::string global = nvfp4_op(op) ? c.text("global") : "one";
-  const Fp4Operands o = fp4_exact_operands(op, g.a, g.m, g.n, g.k, c.num("seed"), global, g.gdtype);
+  Fp4Operands o = fp4_exact_operands(op, g.a, g.m, g.n, g.k, c.num("seed"), global, g.gdtype);
+  if (c.has("scales")) {
+    if (c.text("scales") != "extreme" || !nvfp4_op(op)) {
+      throw CaseError("case field 'scales' must be extreme, on an NVFP4 GEMM");
+    }
+    for (const std::string& code : plant_extreme_nvfp4_scales(o, c.num("seed"))) {
+      ctx.tag("gemm_nvfp4:" + code);
+    }
+  }
   tag_operand_scales(ctx, o);
   return compare_outputs(op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, g.format),
                          run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype));

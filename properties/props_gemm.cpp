@@ -61,18 +61,27 @@ bool poison_accepts(const Op& op) {
 // One case in two of a scaled GEMM plants the extreme scale codes (extreme_scales.h); the field
 // is absent otherwise, so earlier cases and regression files read as before, and a shrink toward
 // the first choice drops it only when the failure does not need it.
+// One case in two of a scaled GEMM whose scales are row- or column-major also pads every line of
+// its scale grids (field `scale_ld`, 1 or 3 slots of poison): the grids become views into wider
+// tensors, as a strided or sliced scale tensor is (the contracts take any ld that meets their
+// alignment), so a kernel that infers the layout from the shape reads poison or another row.
 rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     const bool scaled = op->family != Family::kGemmBf16;
     return rc::gen::apply(
         [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types,
-             bool extreme) {
+             bool extreme, int ld_extra) {
           Case c = gemm_case("gemm.exact", *op, s, pick, out, seed, types);
           if (extreme) c.set("scales", "extreme");
+          const std::string& layout = c.text("layout");
+          if (ld_extra != 0 && (layout == "row_major" || layout == "col_major")) {
+            c.set("scale_ld", ld_extra);
+          }
           return c;
         },
         gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op), gen_seed(), gen_types(*op),
-        scaled ? pick<bool>({false, true}) : rc::gen::just(false));
+        scaled ? pick<bool>({false, true}) : rc::gen::just(false),
+        scaled ? pick<int>({0, 1, 0, 3}) : rc::gen::just(0));
   });
 }
 

@@ -8,7 +8,7 @@
 namespace mxgate::gpu {
 
 // One FP8 code of `f` as fp32 (exact), with the planted decode faults Z24-Z26.
-MXGATE_HD inline float decode_fp8(Fp8Format f, uint8_t c, uint32_t faults) {
+MXGATE_HD inline float decode_fp8(Fp8Format f, uint8_t c, uint64_t faults) {
   switch (f) {
     case Fp8Format::kE5m2:
       return bits::decode_e5m2(c, (faults & kernel_fault::kE5m2InfAsFinite) != 0);
