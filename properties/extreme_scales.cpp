@@ -110,11 +110,21 @@ std::vector<std::string> plant_extreme_nvfp4_scales(Fp4Operands& o, uint64_t see
     planted.push_back("global:subnormal");
     planted.push_back("global:2^127");
   }
+  // The self-check (is_exact_mode takes power-of-two scales only) runs on the twin with 256
+  // (0x78) for 448: the same single nonzero term per output, 2^-9 x 256 = 0.5 there and
+  // 2^-9 x 448 = 0.875 here, both exact in fp32, so every order is exact in both.
+  const auto set_huge = [&](uint8_t code) {
+    for (std::size_t i = 0; i < o.m && tiny_on_b; ++i) o.a_scales[i * blocks + kb] = code;
+    for (std::size_t j = 0; j < o.n && !tiny_on_b; ++j) o.b_scales[j * blocks + kb] = code;
+  };
+  set_huge(0x78);
   rebuild_fp4_problem(o);
   std::string why;
   if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(o.problem, &why)) {
     throw std::logic_error("extreme NVFP4 operands are not exact-mode: " + why);
   }
+  set_huge(0x7E);
+  rebuild_fp4_problem(o);
   return planted;
 }
 
