@@ -511,8 +511,9 @@ void add_fp4_properties(std::vector<Property>& out) {
                  dequantize_fp4_accepts, gen_dequantize_fp4, check_dequantize_fp4});
   out.push_back({"gemm_fp4.exact",
                  "an FP4 GEMM that reads a packed nibble or a scale from the wrong slot, applies "
-                 "scale padding of the K tail, or multiplies by the wrong global scales: "
-                 "exact-mode data makes any of them a located bit difference",
+                 "scale padding of the K tail, decodes an extreme UE4M3 scale or global scale "
+                 "wrongly, or multiplies by the wrong global scales: exact-mode data makes any "
+                 "of them a located bit difference",
                  family_bit(Family::kGemmMx) | family_bit(Family::kGemmNvfp4), gemm_fp4_accepts,
                  gen_exact_fp4, check_exact_fp4});
   out.push_back({"gemm_fp4.ordered_bound",

@@ -390,9 +390,10 @@ std::optional<Failure> check_poison(const Context& ctx, const Case& c) {
 
 void add_gemm_properties(std::vector<Property>& out) {
   out.push_back({"gemm.exact",
-                 "a GEMM that reads a scale from the wrong slot (order, stride, swizzle), drops a "
-                 "partial K block or reads past K: exact-mode data makes any of them a located "
-                 "bit difference",
+                 "a GEMM that reads a scale from the wrong slot (order, stride, leading "
+                 "dimension, swizzle), drops a partial K block, reads past K or decodes an "
+                 "extreme scale code wrongly: exact-mode data makes any of them a located bit "
+                 "difference",
                  kGemmFamilies, gemm_accepts, gen_exact, check_exact});
   out.push_back({"gemm.ordered_bound",
                  "a GEMM whose summation differs from its declared order, or that leaves the "
