@@ -1,4 +1,4 @@
-// Covers the zoo classes Z17-Z30, Z38, Z43, Z46 and Z49 (docs/bug_classes.md §2,
+// Covers the zoo classes Z17-Z30, Z38, Z40, Z43, Z46, Z47 and Z49 (docs/bug_classes.md §2,
 // dispatch/faults.h) one by one:
 // each fault's minimal case built by hand and run on the host backend clean and with the fault. The
 // expected output is written from the formats' definitions (docs/formats.md §1.1, §2, §5.2), the
@@ -403,6 +403,55 @@ TEST(ZooFaultsDetect, Z38FnuzCodesDecodedAsOcp) {
     expect_fp32(2, 1, {0.0f, 16.0f}, c, faulty, {1, 1, 0});
     if (faulty) {
       EXPECT_EQ(c[1], 64.0f);
+    }
+  }
+}
+
+// Z40: gemm_mx_dequant, M = N = 1, K = 32, every code 1.0, unit scales: 32. A's and B's buffers
+// go on past K (A: 224 codes of 2.0, B: 224 of 1.0, as the rest of a larger tensor would): K
+// padded to 256 with those data read unmasked under the filled scale 127 adds 224 x 2 = 448.
+TEST(ZooFaultsDetect, Z40KPaddingScaleFilledWith127) {
+  for (bool faulty : {false, true}) {
+    gpu::HostBackend be;
+    std::vector<uint8_t> a(256, 0x40), b(256, kOne);  // E4M3FN 0x40 = 2.0
+    std::fill(a.begin(), a.begin() + 32, kOne);
+    gpu::GemmArgs g;
+    g.a = buffer(be, a, "A");
+    g.b = buffer(be, b, "B");
+    g.a_scale = buffer(be, std::vector<uint8_t>{127}, "sa");
+    g.b_scale = buffer(be, std::vector<uint8_t>{127}, "sb");
+    g.p = {1, 1, 32, gpu::OutDtype::kFp32};
+    g.p.faults = faulty ? bits(Fault::kZ40ScalePad127) : 0;
+    const auto c = gemm(be, gpu::kernel("gemm_mx_dequant"), g);
+    expect_fp32(1, 1, {32.0f}, c, faulty, {1, 0, 0});
+    if (faulty) {
+      EXPECT_EQ(c[0], 480.0f);
+    }
+  }
+}
+
+// Z47: gemm_mx_dequant, M = 2, N = 1, K = 32, swizzled scales (one 512-byte tile, padding 0xFF):
+// A row 0 at byte 0 (127: 1.0), row 1 at byte 16 (lane 1: 128, 2.0), B 1.0: rows 32 and 64. The
+// other architecture's order reads row 1 at byte 4 (padding: NaN).
+TEST(ZooFaultsDetect, Z47SwizzleReadInAnotherArchitecturesOrder) {
+  for (bool faulty : {false, true}) {
+    gpu::HostBackend be;
+    std::vector<uint8_t> sa(512, 0xFF), sb(512, 0xFF);
+    sa[0] = 127;
+    sa[16] = 128;
+    sb[0] = 127;
+    gpu::GemmArgs g;
+    g.a = buffer(be, std::vector<uint8_t>(2 * 32, kOne), "A");
+    g.b = buffer(be, std::vector<uint8_t>(32, kOne), "B");
+    g.a_scale = buffer(be, sa, "sa");
+    g.b_scale = buffer(be, sb, "sb");
+    g.p = {2, 1, 32, gpu::OutDtype::kFp32};
+    g.p.mx_scales_swizzled = true;
+    g.p.faults = faulty ? bits(Fault::kZ47SwizzleOtherArch) : 0;
+    const auto c = gemm(be, gpu::kernel("gemm_mx_dequant"), g);
+    expect_fp32(2, 1, {32.0f, 64.0f}, c, faulty, {1, 1, 0});
+    if (faulty) {
+      EXPECT_TRUE(std::isnan(c[1]));
     }
   }
 }
