@@ -1,6 +1,6 @@
 // Covers the zoo classes Z17-Z30, Z38, Z40, Z43, Z46, Z47 and Z49 (docs/bug_classes.md §2,
-// dispatch/faults.h) one by one:
-// each fault's minimal case built by hand and run on the host backend clean and with the fault. The
+// dispatch/faults.h) one by one: each fault's minimal case built by hand and run on the host
+// backend clean and with the fault. The
 // expected output is written from the formats' definitions (docs/formats.md §1.1, §2, §5.2), the
 // arithmetic beside it; the gate's bit-exact verdict (reference/verdict.h) must pass clean and,
 // with the fault, fail at the element the mechanism predicts (row, column, count). Z19 is a
