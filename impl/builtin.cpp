@@ -58,6 +58,7 @@ std::optional<gpu::KernelArgs> fp4_launch_args(gpu::Kernel k, const Call& call, 
     a.p.cols = call.k;
     a.p.out = kernel_dtype<gpu::OutDtype>(call.out.dtype);
     a.p.faults = call.kernel_faults;
+    if (call.a_scale.layout == Layout::kRowMajor) a.p.scales_ld = call.a_scale.ld;
     return a;
   }
   if (std::holds_alternative<gpu::Fp4GemmEntry>(k->host)) {
@@ -80,6 +81,8 @@ std::optional<gpu::KernelArgs> fp4_launch_args(gpu::Kernel k, const Call& call, 
     a.p.out = kernel_dtype<gpu::OutDtype>(call.out.dtype);
     a.p.swizzled_scales = call.a_scale.layout == Layout::kNvSwizzle128x4;
     a.p.faults = call.kernel_faults;
+    if (call.a_scale.layout == Layout::kRowMajor) a.p.sa_ld = call.a_scale.ld;
+    if (call.b_scale.layout == Layout::kRowMajor) a.p.sb_ld = call.b_scale.ld;
     return a;
   }
   why = std::string(k.name()) + " has no FP4 entry";
@@ -126,6 +129,7 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       a.p = {call.m, call.k, gpu::E8m0Upcast::kCorrect};
       a.p.element = *element;
       a.p.faults = call.kernel_faults;
+      if (call.a_scale.layout == Layout::kRowMajor) a.p.scales_ld = call.a_scale.ld;
       return a;
     }
     case Family::kUpcastE8m0: {

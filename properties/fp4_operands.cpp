@@ -245,7 +245,7 @@ GemmOutput run_fp4_gemm_kernel(gpu::Backend& be, gpu::Kernel kernel, const Fp4Op
 
 GemmOutput run_fp4_gemm_op(const impl::RunContext& run, const Op& op, const Fp4Operands& o,
                            OutputFormat format, impl::Layout scales, Dtype global_dtype,
-                           uint8_t pad) {
+                           uint8_t pad, std::size_t ld_extra) {
   using impl::Call;
   using impl::Layout;
   const impl::Contract& c = op.contract;
@@ -261,8 +261,9 @@ GemmOutput run_fp4_gemm_op(const impl::RunContext& run, const Op& op, const Fp4O
             Dtype::kE2m1, Layout::kRowMajor);
   const std::size_t kb = ceil_div(o.k, block_of(o));
   const Layout bl = b_scale_layout(op, scales);
-  const auto sa = store_scales<uint8_t>(scales, o.m, kb, o.a_scales, c.a_scale_ld_align, pad);
-  const auto sb = store_scales<uint8_t>(bl, o.n, kb, o.b_scales, c.b_scale_ld_align, pad);
+  const auto sa =
+      store_scales<uint8_t>(scales, o.m, kb, o.a_scales, c.a_scale_ld_align, pad, ld_extra);
+  const auto sb = store_scales<uint8_t>(bl, o.n, kb, o.b_scales, c.b_scale_ld_align, pad, ld_extra);
   inv.input(&Call::a_scale, sa.values, o.m, kb, sa.ld, c.scale_dtype, scales);
   inv.input(&Call::b_scale, sb.values, o.n, kb, sb.ld, c.scale_dtype, bl);
   if (o.nvfp4) {

@@ -61,7 +61,7 @@ void rebuild_fp4_problem(Fp4Operands& o);
 // or impl::InvocationError as the harness does.
 GemmOutput run_fp4_gemm_op(const impl::RunContext& run, const impl::Op& op, const Fp4Operands& o,
                            OutputFormat format, impl::Layout scales, impl::Dtype global_dtype,
-                           uint8_t pad = 0xFF);
+                           uint8_t pad = 0xFF, std::size_t ld_extra = 0);
 
 // One launch of built-in FP4 GEMM `kernel` (gemm_mxfp4, gemm_nvfp4) through Backend::run, no
 // contract check: packed operands, both scale grids row-major or in the 128x4 swizzle (padding

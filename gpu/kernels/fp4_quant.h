@@ -122,11 +122,13 @@ MXGATE_HD inline void dequant_fp4_element(const Fp4DequantParams& p, const uint8
   const uint64_t col = i % p.cols;
   const float x = fp4::decode_e2m1(fp4::nibble(codes + row * ((p.cols + 1) / 2), col));
   float y;
+  const uint64_t ld = p.scales_ld;  // 0: the grid's column count
   if (!kNvfp4) {
-    const uint8_t s = scales[row * ceil_div(p.cols, kMxBlock) + col / kMxBlock];
+    const uint8_t s = scales[row * (ld != 0 ? ld : ceil_div(p.cols, kMxBlock)) + col / kMxBlock];
     y = bits::mul(x, bits::decode_e8m0(s, false));
   } else {
-    const uint8_t s = scales[row * ceil_div(p.cols, kNvfp4Block) + col / kNvfp4Block];
+    const uint8_t s =
+        scales[row * (ld != 0 ? ld : ceil_div(p.cols, kNvfp4Block)) + col / kNvfp4Block];
     y = bits::mul(bits::mul(x, bits::decode_e4m3fn(s)), global[0]);
   }
   if (p.out == OutDtype::kBf16) {

@@ -120,6 +120,7 @@ struct DequantParams {
   E8m0Upcast upcast = E8m0Upcast::kCorrect;
   Fp8Format element = Fp8Format::kE4m3fn;  // the format of the codes
   uint64_t faults = 0;                     // kernel_fault bits (Z24, Z25, Z26, Z29)
+  uint64_t scales_ld = 0;  // leading dimension of the row-major scales (0: ceil(cols/32))
 };
 
 struct UpcastParams {
@@ -195,6 +196,7 @@ struct Fp4DequantParams {
   uint64_t cols = 0;
   OutDtype out = OutDtype::kBf16;
   uint64_t faults = 0;
+  uint64_t scales_ld = 0;  // leading dimension of the row-major scales (0: their column count)
 };
 
 // C (m x n) = A (m x k) * B (n x k)^T: MXFP4 (A packed E2M1 or E4M3FN, B packed E2M1, E8M0
@@ -207,7 +209,10 @@ struct Fp4GemmParams {
   Fp4Operand a_format = Fp4Operand::kE2m1;
   OutDtype out = OutDtype::kFp32;
   bool swizzled_scales = false;
-  uint64_t faults = 0;  // kernel_fault bits (Z33, Z37)
+  uint64_t faults = 0;  // kernel_fault bits (Z33, Z37, Z48)
+  // Leading dimensions of row-major sa / sb (0: the grid's column count), as GemmParams.
+  uint64_t sa_ld = 0;
+  uint64_t sb_ld = 0;
 };
 
 // Planted faults for testing the harness: fp32 output of `count` elements.
