@@ -185,7 +185,7 @@ struct Call {
   Tensor a, a_scale, b, b_scale, out, out_scale;
   Tensor a_global, b_global;   // NVFP4 families: 1 x 1 global scales (plugin.h mxgate_call)
   std::string convention;      // one of the contract's conventions ("": its first)
-  uint32_t kernel_faults = 0;  // zoo faults of the built-in kernels (gpu::kernel_fault bits)
+  uint64_t kernel_faults = 0;  // zoo faults of the built-in kernels (gpu::kernel_fault bits)
   uint64_t n_offset = 0;
 };
 

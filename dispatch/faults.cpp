@@ -13,7 +13,7 @@ namespace {
 struct FaultRow {
   Fault fault;
   std::string_view name;
-  uint32_t kernel_bit;
+  uint64_t kernel_bit;
 };
 constexpr std::array<FaultRow, kFaultCount> kRows = {{
     {Fault::kZ1NoPerStepFallback, "z1_no_per_step_fallback", 0},
@@ -66,6 +66,15 @@ constexpr std::array<FaultRow, kFaultCount> kRows = {{
      gpu::kernel_fault::kScaleTailUnmasked},
     {Fault::kZ38FnuzDecodedAsOcp, "z38_fnuz_decoded_as_ocp", gpu::kernel_fault::kFnuzDecodedAsOcp},
     {Fault::kZ39E8m0ZeroAsZero, "z39_e8m0_zero_as_zero", gpu::kernel_fault::kE8m0ZeroAsZero},
+    {Fault::kZ40ScalePad127, "z40_scale_pad_127", gpu::kernel_fault::kScalePad127},
+    {Fault::kZ41E8m0Bias125, "z41_e8m0_bias_125", gpu::kernel_fault::kE8m0Bias125},
+    {Fault::kZ42FnuzSizedScale, "z42_fnuz_sized_scale", gpu::kernel_fault::kScaleFnuzMax},
+    {Fault::kZ43ScaleSliceNotAdvanced, "z43_scale_slice_not_advanced",
+     gpu::kernel_fault::kScaleSliceFixed},
+    {Fault::kZ46ScaleLdIgnored, "z46_scale_ld_ignored", gpu::kernel_fault::kScaleLdIgnored},
+    {Fault::kZ47SwizzleOtherArch, "z47_swizzle_other_arch", gpu::kernel_fault::kSwizzleOtherArch},
+    {Fault::kZ48Ue4m3TopBinadeInf, "z48_ue4m3_top_binade_inf", gpu::kernel_fault::kUe4m3TopBinade},
+    {Fault::kZ49Fp32ScaleDaz, "z49_fp32_scale_daz", gpu::kernel_fault::kFp32ScaleDaz},
 }};
 
 // Rows in enum order: row i is fault i, so the faults of all_faults() and their names cannot
@@ -100,8 +109,8 @@ int fault_number(Fault f) {
   return n;
 }
 
-uint32_t kernel_fault_bits(const Faults& faults) {
-  uint32_t out = 0;
+uint64_t kernel_fault_bits(const Faults& faults) {
+  uint64_t out = 0;
   for (const FaultRow& r : kRows) {
     if (faults.has(r.fault)) out |= r.kernel_bit;
   }

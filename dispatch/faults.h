@@ -2,11 +2,11 @@
 // the silent bug classes that live there. Off by default; a layer carries its own set, chosen at
 // run time (tests, `mxgate zoo`, `MXGATE_FAULTS`). Each fault changes behaviour on its minimal case
 // (tests/test_dispatch_faults.cpp). Z1-Z7 and Z19 live in the dispatch logic; Z8-Z18, Z20-Z30,
-// Z31-Z37 (the FP4 kernels), Z38 (the FNUZ GEMM) and Z39 (the MX GEMM) live in the quantizers,
-// dequantizers and GEMM kernels under test (gpu/kernels, switched by the kernel_fault bits of
-// gpu/kernels/params.h: kernel_fault_bits maps a set to them), never in reference/. A fault's
-// number is its name's
-// ("z31_..." is Z31), not its place in the enum.
+// Z31-Z37 (the FP4 kernels), Z38 (the FNUZ GEMM), Z39 (the MX GEMM) and Z40-Z49 (Z44 and Z45
+// absent) live in the quantizers, dequantizers and GEMM kernels under test (gpu/kernels,
+// switched by the 64-bit kernel_fault mask of gpu/kernels/params.h: kernel_fault_bits maps a set
+// to it), never in reference/. A fault's number is its name's ("z31_..." is Z31), not its place
+// in the enum.
 #pragma once
 
 #include <cstdint>
@@ -63,8 +63,17 @@ enum class Fault : uint8_t {
   // The FNUZ block GEMM (docs/bug_classes.md §2).
   kZ38FnuzDecodedAsOcp,  // gemm_blockscale_fnuz decodes FNUZ codes as E4M3FN / E5M2 (2x values)
   kZ39E8m0ZeroAsZero,    // gemm_mx_dequant decodes an E8M0 0x00 scale as +0
+  // Scale padding, encoding, indexing and decode (docs/bug_classes.md §2, Z40-Z49).
+  kZ40ScalePad127,            // gemm_mx_dequant pads K to 256 with unmasked data, scale byte 127
+  kZ41E8m0Bias125,            // quantize_mxfp4 stores its scale bytes with bias 125
+  kZ42FnuzSizedScale,         // quantize_act1x128_ue8m0 sizes its scale for the FNUZ max 240
+  kZ43ScaleSliceNotAdvanced,  // row-major block GEMMs apply K block 0's scales to every block
+  kZ46ScaleLdIgnored,         // FP8 GEMMs read row-major scales with ld = their column count
+  kZ47SwizzleOtherArch,       // MX GEMMs read the 128x4 tile with lane and sub-block exchanged
+  kZ48Ue4m3TopBinadeInf,      // gemm_nvfp4 decodes UE4M3 exponent field 15 as Inf / NaN
+  kZ49Fp32ScaleDaz,           // block GEMMs flush a subnormal fp32 scale to zero
 };
-inline constexpr std::size_t kFaultCount = 39;
+inline constexpr std::size_t kFaultCount = 47;
 
 std::span<const Fault> all_faults();
 std::string_view to_string(Fault f);  // "z1_no_per_step_fallback", ...
@@ -99,7 +108,7 @@ class Faults {
 // The gpu::kernel_fault bits (gpu/kernels/params.h) of the kernel faults in `faults`; the
 // dispatch apply path puts them into every launch's params, and a test can launch a kernel with
 // them directly.
-uint32_t kernel_fault_bits(const Faults& faults);
+uint64_t kernel_fault_bits(const Faults& faults);
 
 // "z1_no_per_step_fallback,z5_shift_e8m0_upcast" -> Faults; throws std::invalid_argument naming
 // an unknown fault.

@@ -58,6 +58,7 @@ std::optional<gpu::KernelArgs> fp4_launch_args(gpu::Kernel k, const Call& call, 
     a.p.cols = call.k;
     a.p.out = kernel_dtype<gpu::OutDtype>(call.out.dtype);
     a.p.faults = call.kernel_faults;
+    if (call.a_scale.layout == Layout::kRowMajor) a.p.scales_ld = call.a_scale.ld;
     return a;
   }
   if (std::holds_alternative<gpu::Fp4GemmEntry>(k->host)) {
@@ -80,6 +81,8 @@ std::optional<gpu::KernelArgs> fp4_launch_args(gpu::Kernel k, const Call& call, 
     a.p.out = kernel_dtype<gpu::OutDtype>(call.out.dtype);
     a.p.swizzled_scales = call.a_scale.layout == Layout::kNvSwizzle128x4;
     a.p.faults = call.kernel_faults;
+    if (call.a_scale.layout == Layout::kRowMajor) a.p.sa_ld = call.a_scale.ld;
+    if (call.b_scale.layout == Layout::kRowMajor) a.p.sb_ld = call.b_scale.ld;
     return a;
   }
   why = std::string(k.name()) + " has no FP4 entry";
@@ -126,6 +129,7 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       a.p = {call.m, call.k, gpu::E8m0Upcast::kCorrect};
       a.p.element = *element;
       a.p.faults = call.kernel_faults;
+      if (call.a_scale.layout == Layout::kRowMajor) a.p.scales_ld = call.a_scale.ld;
       return a;
     }
     case Family::kUpcastE8m0: {
@@ -169,6 +173,10 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       a.p = {call.m, call.n, call.k, kernel_dtype<gpu::OutDtype>(call.out.dtype)};
       a.p.faults = call.kernel_faults;
       a.p.n_offset = call.n_offset;
+      // Row-major scale grids at the leading dimension their tensors give (plugin.h: ld = cols
+      // unless set); the kernels read a padded or strided grid as it lies.
+      if (call.a_scale.layout == Layout::kRowMajor) a.p.sa_ld = call.a_scale.ld;
+      if (call.b_scale.layout == Layout::kRowMajor) a.p.sb_ld = call.b_scale.ld;
       if (call.family == Family::kGemmMx) {
         // One flag lays out both scale grids: the kernels read A's and B's alike.
         if (call.b_scale.present() && call.a_scale.layout != call.b_scale.layout) {

@@ -55,7 +55,7 @@ gpu::Backend& host_backend();
 // adapter's op never sees them. Callers build no fault bits into their calls.
 struct RunContext {
   gpu::Backend& under_test;
-  uint32_t kernel_faults = 0;
+  uint64_t kernel_faults = 0;
 };
 
 class Invocation {
@@ -87,7 +87,7 @@ class Invocation {
  private:
   const Op& op_;
   gpu::Backend* be_;
-  uint32_t kernel_faults_ = 0;
+  uint64_t kernel_faults_ = 0;
   std::unique_ptr<gpu::ScopedBuffers> buffers_;
   Call tensors_;
 };

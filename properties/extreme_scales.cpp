@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/blocks.h"
 #include "reference/accumulator_exact.h"
 #include "reference/format.h"
 
@@ -92,6 +93,53 @@ class Planter {
 };
 
 }  // namespace
+
+std::vector<std::string> plant_extreme_nvfp4_scales(Fp4Operands& o, uint64_t seed) {
+  if (!o.nvfp4 || o.k == 0) return {};
+  const std::size_t blocks = (o.k + kNvfp4Block - 1) / kNvfp4Block;
+  const std::size_t kb = (seed >> 2) % blocks;
+  const std::size_t k0 = kb * kNvfp4Block, k1 = std::min(o.k, k0 + kNvfp4Block);
+  const std::size_t at = k0 + (seed >> 17) % (k1 - k0);
+  const bool tiny_on_b = ((seed >> 1) & 1) != 0;
+  // E2M1 +-1: code 0x2, its negative 0xA.
+  const auto one = [seed](std::size_t r, unsigned salt) {
+    return static_cast<uint8_t>(((seed >> (7 + (r + salt) % 53)) & 1) != 0 ? 0xA : 0x2);
+  };
+  for (std::size_t i = 0; i < o.m; ++i) {
+    for (std::size_t kk = 0; kk < o.k; ++kk) o.a[i * o.k + kk] = 0;
+    o.a[i * o.k + at] = one(i, 0);
+    o.a_scales[i * blocks + kb] = tiny_on_b ? 0x7E : (i % 2 == 0 ? 0x01 : 0x00);
+  }
+  for (std::size_t j = 0; j < o.n; ++j) {
+    for (std::size_t kk = k0; kk < k1; ++kk) o.b[j * o.k + kk] = 0;
+    o.b[j * o.k + at] = one(j, 3);
+    o.b_scales[j * blocks + kb] = tiny_on_b ? (j % 2 == 0 ? 0x01 : 0x00) : 0x7E;
+  }
+  std::vector<std::string> planted = {"ue4m3:0x01", "ue4m3:0x7E"};
+  if ((tiny_on_b ? o.n : o.m) > 1) planted.push_back("ue4m3:0x00");
+  if (seed % 2 == 0) {
+    o.a_global = 0x1p-127f;
+    o.b_global = 0x1p127f;
+    planted.push_back("global:subnormal");
+    planted.push_back("global:2^127");
+  }
+  // The self-check (is_exact_mode takes power-of-two scales only) runs on the twin with 256
+  // (0x78) for 448: the same single nonzero term per output, 2^-9 x 256 = 0.5 there and
+  // 2^-9 x 448 = 0.875 here, both exact in fp32, so every order is exact in both.
+  const auto set_huge = [&](uint8_t code) {
+    for (std::size_t i = 0; i < o.m && tiny_on_b; ++i) o.a_scales[i * blocks + kb] = code;
+    for (std::size_t j = 0; j < o.n && !tiny_on_b; ++j) o.b_scales[j * blocks + kb] = code;
+  };
+  set_huge(0x78);
+  rebuild_fp4_problem(o);
+  std::string why;
+  if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(o.problem, &why)) {
+    throw std::logic_error("extreme NVFP4 operands are not exact-mode: " + why);
+  }
+  set_huge(0x7E);
+  rebuild_fp4_problem(o);
+  return planted;
+}
 
 std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, uint64_t seed,
                                               const AccumulatorModel& model) {

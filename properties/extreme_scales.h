@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "impl/op.h"
+#include "properties/fp4_operands.h"
 #include "properties/gemm_operands.h"
 #include "reference/accumulator.h"
 
@@ -46,5 +47,14 @@ std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, u
 // format ("e4m3fn:max"; coverage tags, family-qualified by the caller); none for a bf16 GEMM.
 std::vector<std::string> plant_extreme_elements(const impl::Op& op, Operands& o, uint64_t seed,
                                                 const AccumulatorModel& model);
+// The same for NVFP4 operands (gemm_fp4.exact, field `scales=extreme`): in one K block (seed-
+// chosen) the UE4M3 scales of one operand's rows alternate 2^-9 (0x01, the smallest subnormal)
+// and 0 (0x00) from its first row, the other operand's are 448 (0x7E, the largest): products
+// 0.875 and 0; E2M1 +-1 at one k shared by every row and column, A's other elements 0. In one
+// case of two the fp32 global decode scales are 2^-127 (subnormal) and 2^127, so alpha is 1.
+// Returns the planted codes as tags ("ue4m3:0x01", "ue4m3:0x00", "ue4m3:0x7E",
+// "global:subnormal", "global:2^127"); none for MXFP4 operands. Throws std::logic_error when the
+// result is not exact-mode (a generator bug).
+std::vector<std::string> plant_extreme_nvfp4_scales(Fp4Operands& o, uint64_t seed);
 
 }  // namespace mxgate::properties

@@ -95,17 +95,24 @@ void tag_k(const Context& ctx, std::size_t k) {
   if (k % 32 == 16) ctx.tag("fp4:k%32=16");
 }
 
-void tag_e4m3_scales(const Context& ctx, std::span<const uint8_t> bytes) {
+void tag_e4m3_scales(const Context& ctx, std::span<const uint8_t> bytes, std::string_view family) {
   if (ctx.coverage == nullptr) return;
-  bool sub = false, zero = false, max = false;
+  bool sub = false, zero = false, max = false, min_sub = false;
   for (uint8_t b : bytes) {
     sub = sub || ((b & 0x78) == 0 && (b & 7) != 0);
     zero = zero || b == 0x00;
     max = max || b == 0x7E;
+    min_sub = min_sub || b == 0x01;
   }
   if (sub) ctx.tag("e4m3_scale:subnormal");
   if (zero) ctx.tag("e4m3_scale:0x00");
   if (max) ctx.tag("e4m3_scale:0x7E");
+  // Per consuming family, the UE4M3 extremes: zero, the smallest subnormal 2^-9, the largest 448.
+  if (family.empty()) return;
+  const std::string f(family);
+  if (zero) ctx.tag(f + ":ue4m3:0x00");
+  if (min_sub) ctx.tag(f + ":ue4m3:0x01");
+  if (max) ctx.tag(f + ":ue4m3:0x7E");
 }
 
 }  // namespace mxgate::properties

@@ -45,6 +45,7 @@ bool bf16_field(const Case& c, std::string_view key);
 rc::Gen<std::string> gen_float_dtype(impl::DtypeMask mask);
 
 void tag_k(const Context& ctx, std::size_t k);
-void tag_e4m3_scales(const Context& ctx, std::span<const uint8_t> bytes);
+void tag_e4m3_scales(const Context& ctx, std::span<const uint8_t> bytes,
+                     std::string_view family = {});
 
 }  // namespace mxgate::properties

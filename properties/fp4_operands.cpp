@@ -192,6 +192,8 @@ Fp4Operands fp4_general_operands(const Op& op, Dtype a_dtype, std::size_t m, std
   return o;
 }
 
+void rebuild_fp4_problem(Fp4Operands& o) { build_problem(o); }
+
 std::vector<uint8_t> global_bytes(float v, Dtype dtype) {
   if (dtype == Dtype::kBf16) {
     const uint16_t h = bf16_of(v);
@@ -203,7 +205,7 @@ std::vector<uint8_t> global_bytes(float v, Dtype dtype) {
 }
 
 GemmOutput run_fp4_gemm_kernel(gpu::Backend& be, gpu::Kernel kernel, const Fp4Operands& o,
-                               OutputFormat format, bool swizzled, uint32_t faults, uint8_t pad) {
+                               OutputFormat format, bool swizzled, uint64_t faults, uint8_t pad) {
   const std::size_t kb = ceil_div(o.k, block_of(o));
   const auto scales = [&](const std::vector<uint8_t>& grid, std::size_t rows) {
     return swizzled ? pack_scales<uint8_t>(ScaleLayout::kNvSwizzle128x4, rows, kb,
@@ -243,7 +245,7 @@ GemmOutput run_fp4_gemm_kernel(gpu::Backend& be, gpu::Kernel kernel, const Fp4Op
 
 GemmOutput run_fp4_gemm_op(const impl::RunContext& run, const Op& op, const Fp4Operands& o,
                            OutputFormat format, impl::Layout scales, Dtype global_dtype,
-                           uint8_t pad) {
+                           uint8_t pad, std::size_t ld_extra) {
   using impl::Call;
   using impl::Layout;
   const impl::Contract& c = op.contract;
@@ -259,8 +261,9 @@ GemmOutput run_fp4_gemm_op(const impl::RunContext& run, const Op& op, const Fp4O
             Dtype::kE2m1, Layout::kRowMajor);
   const std::size_t kb = ceil_div(o.k, block_of(o));
   const Layout bl = b_scale_layout(op, scales);
-  const auto sa = store_scales<uint8_t>(scales, o.m, kb, o.a_scales, c.a_scale_ld_align, pad);
-  const auto sb = store_scales<uint8_t>(bl, o.n, kb, o.b_scales, c.b_scale_ld_align, pad);
+  const auto sa =
+      store_scales<uint8_t>(scales, o.m, kb, o.a_scales, c.a_scale_ld_align, pad, ld_extra);
+  const auto sb = store_scales<uint8_t>(bl, o.n, kb, o.b_scales, c.b_scale_ld_align, pad, ld_extra);
   inv.input(&Call::a_scale, sa.values, o.m, kb, sa.ld, c.scale_dtype, scales);
   inv.input(&Call::b_scale, sb.values, o.n, kb, sb.ld, c.scale_dtype, bl);
   if (o.nvfp4) {

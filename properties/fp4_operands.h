@@ -52,18 +52,22 @@ Fp4Operands fp4_general_operands(const impl::Op& op, impl::Dtype a_dtype, std::s
                                  std::size_t n, std::size_t k, uint64_t seed,
                                  const std::string& global_mode, impl::Dtype global_dtype);
 
+// Recomputes o.problem (the decoded problem the reference sees) from the logical codes, scales
+// and globals, after a generator changed them (the extreme-scale regime, extreme_scales.h).
+void rebuild_fp4_problem(Fp4Operands& o);
+
 // One call of `op`: A's and B's scales in `scales` (B's in the same layout when its contract has
 // it), padding slots `pad`, globals as 1 x 1 tensors of `global_dtype`. Throws impl::Unsupported
 // or impl::InvocationError as the harness does.
 GemmOutput run_fp4_gemm_op(const impl::RunContext& run, const impl::Op& op, const Fp4Operands& o,
                            OutputFormat format, impl::Layout scales, impl::Dtype global_dtype,
-                           uint8_t pad = 0xFF);
+                           uint8_t pad = 0xFF, std::size_t ld_extra = 0);
 
 // One launch of built-in FP4 GEMM `kernel` (gemm_mxfp4, gemm_nvfp4) through Backend::run, no
 // contract check: packed operands, both scale grids row-major or in the 128x4 swizzle (padding
 // `pad`), fp32 globals. The backend checks of tests/test_gpu_checks_fp4.h use it.
 GemmOutput run_fp4_gemm_kernel(gpu::Backend& be, gpu::Kernel kernel, const Fp4Operands& o,
-                               OutputFormat format, bool swizzled, uint32_t faults = 0,
+                               OutputFormat format, bool swizzled, uint64_t faults = 0,
                                uint8_t pad = 0xFF);
 
 // The bytes of one 1 x 1 global-scale tensor of `dtype` (F32 or BF16) holding `v`.

@@ -169,6 +169,7 @@ OpLayout op_layout(const Case& c, const Op& op, const Context& ctx) {
   l.scales = *parsed;
   l.e8m0_pad = static_cast<uint8_t>(c.num_or("pad", 0xFF));
   l.f32_pad = c.num_or("pad", 0xFF) == 0 ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+  l.scale_ld_extra = scale_ld_field(ctx, c);
   ctx.tag("layout:" + layout);
   if (preshuffled_b(op)) ctx.tag("layout:aiter_preshuffle");
   return l;

@@ -448,8 +448,9 @@ GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Op
   if (kind == GemmKind::kMx) {
     const std::size_t kb = (o.k + 31) / 32;
     auto sa = store_scales<uint8_t>(layout.scales, o.m, kb, o.a_e8m0, c.a_scale_ld_align,
-                                    layout.e8m0_pad);
-    auto sb = store_scales<uint8_t>(bl, o.n, kb, o.b_e8m0, c.b_scale_ld_align, layout.e8m0_pad);
+                                    layout.e8m0_pad, layout.scale_ld_extra);
+    auto sb = store_scales<uint8_t>(bl, o.n, kb, o.b_e8m0, c.b_scale_ld_align, layout.e8m0_pad,
+                                    layout.scale_ld_extra);
     sa.values.insert(sa.values.end(), layout.slack, layout.e8m0_pad);
     sb.values.insert(sb.values.end(), layout.slack, layout.e8m0_pad);
     inv.input(&Call::a_scale, sa.values, o.m, kb, sa.ld, Dtype::kE8m0, layout.scales);
@@ -463,8 +464,9 @@ GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Op
     const std::size_t b_cols = (o.k + blocks.b_k - 1) / blocks.b_k;
     const std::size_t a_rows = o.a_f32.size() / a_cols, b_rows = o.b_f32.size() / b_cols;
     auto sa = store_scales<float>(layout.scales, a_rows, a_cols, o.a_f32, c.a_scale_ld_align,
-                                  layout.f32_pad);
-    auto sb = store_scales<float>(bl, b_rows, b_cols, o.b_f32, c.b_scale_ld_align, layout.f32_pad);
+                                  layout.f32_pad, layout.scale_ld_extra);
+    auto sb = store_scales<float>(bl, b_rows, b_cols, o.b_f32, c.b_scale_ld_align, layout.f32_pad,
+                                  layout.scale_ld_extra);
     sa.values.insert(sa.values.end(), (layout.slack + 3) / 4, layout.f32_pad);
     sb.values.insert(sb.values.end(), (layout.slack + 3) / 4, layout.f32_pad);
     inv.input(&Call::a_scale, bytes_of(sa.values), a_rows, a_cols, sa.ld, Dtype::kF32,

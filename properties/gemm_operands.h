@@ -144,6 +144,10 @@ struct OpLayout {
   // tensor does not), filled with e8m0_pad / f32_pad: what an unmasked load past the end reads.
   std::size_t slack = 0;
   bool omit_b_scale = false;  // B's scales absent (ops whose contract has b_scale_optional)
+  // Slots added to every line of a row- / column-major scale grid (case field `scale_ld`): its
+  // tensor's ld grows past the grid, the extra slots hold the pad value (plugin.h: ld counts
+  // elements; a kernel that infers the layout from the shape reads them).
+  std::size_t scale_ld_extra = 0;
 };
 
 // The layout B's scales get when A's are in `a_layout`.

@@ -107,6 +107,16 @@ rc::Gen<uint64_t> gen_seed() {
   return rc::gen::resize(100, rc::gen::inRange<uint64_t>(0, 1u << 20));
 }
 
+rc::Gen<int> gen_scale_ld() { return pick<int>({0, 1, 0, 3}); }
+
+std::size_t scale_ld_field(const Context& ctx, const Case& c) {
+  if (!c.has("scale_ld")) return 0;
+  const std::size_t extra = c.num("scale_ld");
+  if (extra == 0 || extra > 64) throw CaseError("case field 'scale_ld' must be in 1..64");
+  ctx.tag("layout:padded_scale_ld");
+  return extra;
+}
+
 void tag_shape(const Context& ctx, std::size_t m, std::size_t n, std::size_t k) {
   ctx.tag(m == 1 ? "m=1" : "m>1");
   if (m > 128) ctx.tag("m>128");

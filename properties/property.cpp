@@ -66,6 +66,19 @@ std::span<const std::string_view> required_coverage() {
         "dequantize:e8m0:0x01",
         "dequantize:e8m0:0xFE",
         "dequantize:e8m0:0xFF",
+        // The UE4M3 extremes (zero, the smallest subnormal, the largest) of both NVFP4 scale
+        // consumers and the fp32 global scales at the ends of their range (gemm_fp4.exact's
+        // extreme regime; dequantize_fp4.bit_exact's every-code scales).
+        "gemm_nvfp4:ue4m3:0x00",
+        "gemm_nvfp4:ue4m3:0x01",
+        "gemm_nvfp4:ue4m3:0x7E",
+        "gemm_nvfp4:global:subnormal",
+        "gemm_nvfp4:global:2^127",
+        "dequantize_nvfp4:ue4m3:0x00",
+        "dequantize_nvfp4:ue4m3:0x01",
+        "dequantize_nvfp4:ue4m3:0x7E",
+        // Scale grids that are views into wider tensors (gemm.exact's field scale_ld).
+        "layout:padded_scale_ld",
         "out:subnormal",
         "out:saturated",
         "in:tie",

@@ -19,6 +19,7 @@
 #include "impl/accumulator.h"
 #include "impl/calls.h"
 #include "impl/harness.h"
+#include "properties/extreme_scales.h"
 #include "properties/fp4_cases.h"
 #include "properties/fp4_operands.h"
 #include "properties/fp4_values.h"
@@ -263,17 +264,18 @@ rc::Gen<Case> gen_dequantize_fp4(const Context&, const Ops& ops) {
     const impl::Contract& ct = op->contract;
     return rc::gen::apply(
         [op](const std::string& out, std::size_t rows, std::size_t cols, const std::string& scales,
-             uint64_t seed, const std::string& global, const std::string& gdtype) {
+             uint64_t seed, const std::string& global, const std::string& gdtype, int ld_extra) {
           Case c("dequantize_fp4.bit_exact");
           c.set("op", op->name).set("out", out);
           c.set("rows", fit_dim(rows, op->contract.m)).set("cols", cols);
           c.set("scales", scales).set("seed", seed);
           if (nvfp4_op(*op)) c.set("global", global).set("gdtype", gdtype);
+          if (ld_extra != 0) c.set("scale_ld", ld_extra);
           return c;
         },
         gen_float_dtype(ct.out_dtypes), range(1, 4), gen_k_fp4(ct.k, 2),
         pick<std::string>({"every", "normal", "every"}), gen_seed(), pick(fp4_global_modes()),
-        gen_global_dtype(*op));
+        gen_global_dtype(*op), gen_scale_ld());
   });
 }
 
@@ -322,7 +324,7 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
   tag_shape(ctx, rows, 0, cols);
   tag_k(ctx, cols);
   if (nv) {
-    tag_e4m3_scales(ctx, scales);
+    tag_e4m3_scales(ctx, scales, impl::to_string(op.family));
   } else {
     tag_e8m0(ctx, scales);
   }
@@ -331,8 +333,8 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
   if ((op.contract.a_scale_layouts & impl::layout_bit(sl)) == 0) {
     throw impl::Unsupported(op.name + " reads no row-major scales");
   }
-  const StoredScales<uint8_t> stored =
-      store_scales<uint8_t>(sl, rows, sc, scales, op.contract.a_scale_ld_align, 0xFF);
+  const StoredScales<uint8_t> stored = store_scales<uint8_t>(
+      sl, rows, sc, scales, op.contract.a_scale_ld_align, 0xFF, scale_ld_field(ctx, c));
   inv.input(&impl::Call::a, pack_fp4(codes, rows, cols, NibbleOrder::kLowFirst, 0xF), rows, cols,
             cols, Dtype::kE2m1, Layout::kRowMajor);
   inv.input(&impl::Call::a_scale, stored.values, rows, sc, stored.ld, op.contract.scale_dtype, sl);
@@ -384,23 +386,31 @@ Dtype a_format(const Case& c) {
   return *d;
 }
 
+// gemm_fp4.exact plants the NVFP4 extreme scales (UE4M3 0x00 / 0x01 / 0x7E, fp32 globals
+// 2^-127 x 2^127: extreme_scales.h) in one NVFP4 case of two (field `scales=extreme`, absent
+// otherwise, so earlier cases and regression files read as before).
 rc::Gen<Case> gen_gemm_fp4(std::string_view property, const Ops& ops) {
   return gen_over_ops(ops, [property](const Op* op) {
     const impl::Contract& ct = op->contract;
+    const bool extremes = property == "gemm_fp4.exact" && nvfp4_op(*op);
     return rc::gen::apply(
         [op, property](std::size_t m, std::size_t n, std::size_t k, std::size_t layout,
                        const std::string& out, uint64_t seed, const std::string& a,
-                       const std::string& global, const std::string& gdtype) {
+                       const std::string& global, const std::string& gdtype, bool extreme,
+                       int ld_extra) {
           Case c{std::string(property)};
           c.set("op", op->name).set("m", m).set("n", n).set("k", k);
           c.set("layout", layout_name(*op, layout)).set("out", out).set("seed", seed);
           c.set("a", a);
           if (nvfp4_op(*op)) c.set("global", global).set("gdtype", gdtype);
+          if (extreme) c.set("scales", "extreme");
+          if (ld_extra != 0 && c.text("layout") == "row_major") c.set("scale_ld", ld_extra);
           return c;
         },
         gen_m(ct.m), gen_n(ct.n), gen_k_fp4(ct.k, 3), pick<std::size_t>({0, 1, 1}),
         gen_float_dtype(ct.out_dtypes), gen_seed(), gen_a_format(*op), pick(fp4_global_modes()),
-        gen_global_dtype(*op));
+        gen_global_dtype(*op), extremes ? pick<bool>({false, true}) : rc::gen::just(false),
+        gen_scale_ld());
   });
 }
 
@@ -437,8 +447,8 @@ GemmCase gemm_case_of(const Context& ctx, const Op& op, const Case& c) {
 
 void tag_operand_scales(const Context& ctx, const Fp4Operands& o) {
   if (o.nvfp4) {
-    tag_e4m3_scales(ctx, o.a_scales);
-    tag_e4m3_scales(ctx, o.b_scales);
+    tag_e4m3_scales(ctx, o.a_scales, "gemm_nvfp4");
+    tag_e4m3_scales(ctx, o.b_scales, "gemm_nvfp4");
   } else {
     tag_e8m0(ctx, o.a_scales);
   }
@@ -448,10 +458,19 @@ std::optional<Failure> check_exact_fp4(const Context& ctx, const Case& c) {
   const Op& op = case_op(ctx, c);
   const GemmCase g = gemm_case_of(ctx, op, c);
   const std::string global = nvfp4_op(op) ? c.text("global") : "one";
-  const Fp4Operands o = fp4_exact_operands(op, g.a, g.m, g.n, g.k, c.num("seed"), global, g.gdtype);
+  Fp4Operands o = fp4_exact_operands(op, g.a, g.m, g.n, g.k, c.num("seed"), global, g.gdtype);
+  if (c.has("scales")) {
+    if (c.text("scales") != "extreme" || !nvfp4_op(op)) {
+      throw CaseError("case field 'scales' must be extreme, on an NVFP4 GEMM");
+    }
+    for (const std::string& code : plant_extreme_nvfp4_scales(o, c.num("seed"))) {
+      ctx.tag("gemm_nvfp4:" + code);
+    }
+  }
   tag_operand_scales(ctx, o);
   return compare_outputs(op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, g.format),
-                         run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype));
+                         run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype, 0xFF,
+                                         scale_ld_field(ctx, c)));
 }
 
 // An op that declares its order follows it bit for bit; every op stays inside the bound of its
@@ -463,7 +482,8 @@ std::optional<Failure> check_ordered_fp4(const Context& ctx, const Case& c) {
   const Fp4Operands o =
       fp4_general_operands(op, g.a, g.m, g.n, g.k, c.num("seed"), global, g.gdtype);
   tag_operand_scales(ctx, o);
-  const GemmOutput got = run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype);
+  const GemmOutput got =
+      run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype, 0xFF, scale_ld_field(ctx, c));
   if (op.contract.order) {
     if (auto f = compare_outputs(op.name + " vs ordered_gemm (declared order)",
                                  ordered_gemm(o.problem, order_model(op, g.format)), got)) {
@@ -497,8 +517,9 @@ void add_fp4_properties(std::vector<Property>& out) {
                  dequantize_fp4_accepts, gen_dequantize_fp4, check_dequantize_fp4});
   out.push_back({"gemm_fp4.exact",
                  "an FP4 GEMM that reads a packed nibble or a scale from the wrong slot, applies "
-                 "scale padding of the K tail, or multiplies by the wrong global scales: "
-                 "exact-mode data makes any of them a located bit difference",
+                 "scale padding of the K tail, decodes an extreme UE4M3 scale or global scale "
+                 "wrongly, or multiplies by the wrong global scales: exact-mode data makes any "
+                 "of them a located bit difference",
                  family_bit(Family::kGemmMx) | family_bit(Family::kGemmNvfp4), gemm_fp4_accepts,
                  gen_exact_fp4, check_exact_fp4});
   out.push_back({"gemm_fp4.ordered_bound",

@@ -63,19 +63,28 @@ bool poison_accepts(const Op& op) {
 // elements=extreme). The fields are absent otherwise, so earlier cases and regression files read
 // as before, and a shrink toward the first choice drops them only when the failure does not need
 // them.
+// One case in two of a scaled GEMM whose scales are row- or column-major also pads every line of
+// its scale grids (field `scale_ld`, 1 or 3 slots of poison): the grids become views into wider
+// tensors, as a strided or sliced scale tensor is (the contracts take any ld that meets their
+// alignment), so a kernel that infers the layout from the shape reads poison or another row.
 rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     const bool scaled = op->family != Family::kGemmBf16;
     return rc::gen::apply(
         [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types,
-             int extreme) {
+             int extreme, int ld_extra) {
           Case c = gemm_case("gemm.exact", *op, s, pick, out, seed, types);
           if (extreme == 1) c.set("scales", "extreme");
           if (extreme == 2) c.set("elements", "extreme");
+          const std::string& layout = c.text("layout");
+          if (ld_extra != 0 && (layout == "row_major" || layout == "col_major")) {
+            c.set("scale_ld", ld_extra);
+          }
           return c;
         },
         gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op), gen_seed(), gen_types(*op),
-        scaled ? pick<int>({0, 0, 0, 1, 1, 1, 1, 2}) : rc::gen::just(0));
+        scaled ? pick<int>({0, 0, 0, 1, 1, 1, 1, 2}) : rc::gen::just(0),
+        scaled ? gen_scale_ld() : rc::gen::just(0));
   });
 }
 
@@ -397,9 +406,10 @@ std::optional<Failure> check_poison(const Context& ctx, const Case& c) {
 
 void add_gemm_properties(std::vector<Property>& out) {
   out.push_back({"gemm.exact",
-                 "a GEMM that reads a scale from the wrong slot (order, stride, swizzle), drops a "
-                 "partial K block or reads past K: exact-mode data makes any of them a located "
-                 "bit difference",
+                 "a GEMM that reads a scale from the wrong slot (order, stride, leading "
+                 "dimension, swizzle), drops a partial K block, reads past K or decodes an "
+                 "extreme scale code wrongly: exact-mode data makes any of them a located bit "
+                 "difference",
                  kGemmFamilies, gemm_accepts, gen_exact, check_exact});
   out.push_back({"gemm.ordered_bound",
                  "a GEMM whose summation differs from its declared order, or that leaves the "

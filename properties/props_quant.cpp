@@ -311,17 +311,20 @@ rc::Gen<Case> gen_dequantize(const Context&, const Ops& ops) {
     const impl::Contract& ct = op->contract;
     return rc::gen::apply(
         [op](const std::string& format, const std::string& out, std::size_t rows, std::size_t cols,
-             const std::string& scales, uint64_t seed) {
+             const std::string& scales, uint64_t seed, int ld_extra) {
           Case c("dequantize.bit_exact");
           c.set("op", op->name);
           if (!format.empty()) c.set("format", format);
           if (!out.empty()) c.set("out", out);
           c.set("rows", fit_dim(rows, op->contract.m)).set("cols", cols);
           c.set("scales", scales).set("seed", seed);
+          if (ld_extra != 0 && strided(first_scale_layout(op->contract.a_scale_layouts))) {
+            c.set("scale_ld", ld_extra);
+          }
           return c;
         },
         gen_format(ct.a_dtypes), gen_dequant_out(*op), range(1, 4), gen_k(ct.k, 2),
-        pick<std::string>({"extreme", "normal"}), gen_seed());
+        pick<std::string>({"extreme", "normal"}), gen_seed(), gen_scale_ld());
   });
 }
 
@@ -346,8 +349,8 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
   tag_shape(ctx, rows, 0, cols);
   impl::Invocation inv(op, ctx.run());
   const Layout sl = scale_layout(op);
-  const StoredScales<uint8_t> stored =
-      store_scales<uint8_t>(sl, rows, q.scale_cols(), q.scales, op.contract.a_scale_ld_align, 0);
+  const StoredScales<uint8_t> stored = store_scales<uint8_t>(
+      sl, rows, q.scale_cols(), q.scales, op.contract.a_scale_ld_align, 0, scale_ld_field(ctx, c));
   inv.input(&impl::Call::a, q.data, rows, cols, cols, element, Layout::kRowMajor);
   inv.input(&impl::Call::a_scale, stored.values, rows, q.scale_cols(), stored.ld, Dtype::kE8m0, sl);
   const OutputFormat format = bf16_out ? OutputFormat::kBf16 : OutputFormat::kFp32;

@@ -46,16 +46,19 @@ inline std::size_t round_up(std::size_t x, uint32_t align) {
   return align <= 1 ? x : (x + align - 1) / align * align;
 }
 
+// `extra`: slots added to each row (column) of a strided layout before the ld alignment, so the
+// grid is a view into a wider tensor (a padded or sliced scale tensor: its ld says so).
 template <class T>
 StoredScales<T> store_scales(impl::Layout layout, std::size_t rows, std::size_t cols,
-                             const std::vector<T>& logical, uint32_t ld_align, T pad) {
+                             const std::vector<T>& logical, uint32_t ld_align, T pad,
+                             std::size_t extra = 0) {
   StoredScales<T> out;
   const std::vector<T> packed =
       pack_scales<T>(reference_layout(layout), rows, cols, std::span<const T>(logical), pad);
   if (strided(layout)) {
     const bool row = layout == impl::Layout::kRowMajor;
     const std::size_t lines = row ? rows : cols, len = row ? cols : rows;
-    out.ld = round_up(len, ld_align);
+    out.ld = round_up(len + extra, ld_align);
     out.values.assign(lines * out.ld, pad);
     for (std::size_t i = 0; i < lines; ++i) {
       std::copy(packed.begin() + static_cast<std::ptrdiff_t>(i * len),

@@ -191,6 +191,42 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
        return op_is(c, "gemm_mx_dequant") && c.num("m") == 1 && c.num("n") == 1 &&
               c.num("k") <= 32 && c.has("scales");
      }},
+    // Scale padding, encoding, indexing and decode (docs/bug_classes.md §2, Z40-Z49).
+    {Fault::kZ40ScalePad127, "gemm.exact", "gemm_mx_dequant, K % 256 != 0, M = N = 1, K <= 32",
+     [](const Case& c) {
+       return op_is(c, "gemm_mx_dequant") && c.num("k") % 256 != 0 && c.num("m") == 1 &&
+              c.num("n") == 1 && c.num("k") <= 32;
+     }},
+    {Fault::kZ41E8m0Bias125, "quantize_fp4.bit_exact", "one MXFP4 block (1 x 32)", one_block},
+    {Fault::kZ42FnuzSizedScale, "quantize_block.bit_exact", "one 1x128 group (K <= 128), one row",
+     [](const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 128; }},
+    {Fault::kZ43ScaleSliceNotAdvanced, "gemm.exact",
+     "a row-major block GEMM, two K blocks (128 < K <= 256), M = N = 1",
+     [](const Case& c) {
+       return c.text("op").find("bpreshuffle") == std::string::npos && c.num("k") > 128 &&
+              c.num("k") <= 256 && c.num("m") == 1 && c.num("n") == 1;
+     }},
+    {Fault::kZ46ScaleLdIgnored, "gemm.exact",
+     "padded scale rows (scale_ld), M, N <= 2 (a second row), K <= 128",
+     [](const Case& c) {
+       return c.has("scale_ld") && c.num("m") <= 2 && c.num("n") <= 2 && c.num("k") <= 128;
+     }},
+    {Fault::kZ47SwizzleOtherArch, "gemm.exact", "swizzled MX scales, M, N <= 2, K <= 32",
+     [](const Case& c) {
+       return c.text("layout") == "nv_swizzle_128x4" && c.num("m") <= 2 && c.num("n") <= 2 &&
+              c.num("k") <= 32;
+     }},
+    {Fault::kZ48Ue4m3TopBinadeInf, "gemm_fp4.exact",
+     "gemm_nvfp4, M = N = 1, K <= 16, extreme scales (UE4M3 0x7E)",
+     [](const Case& c) {
+       return op_is(c, "gemm_nvfp4") && c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 16 &&
+              c.has("scales");
+     }},
+    {Fault::kZ49Fp32ScaleDaz, "gemm.exact",
+     "a block GEMM, M = N = 1, K <= 128, extreme scales (fp32 2^-127)",
+     [](const Case& c) {
+       return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 128 && c.has("scales");
+     }},
 }};
 
 }  // namespace

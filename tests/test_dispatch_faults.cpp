@@ -95,9 +95,9 @@ TEST(DispatchFaults, NamesAndParsing) {
   EXPECT_TRUE(parse_faults("").none());
   EXPECT_THROW(parse_faults("z1_no_per_step_fallback,z99"), std::invalid_argument);
   // Z1-Z7 and Z19 are dispatch faults; every other fault owns one distinct kernel_fault bit.
-  uint32_t seen = 0;
+  uint64_t seen = 0;
   for (Fault f : all_faults()) {
-    const uint32_t b = kernel_fault_bits({f});
+    const uint64_t b = kernel_fault_bits({f});
     const bool dispatch_fault =
         static_cast<int>(f) < static_cast<int>(Fault::kZ8Log2ExponentCeil) ||
         f == Fault::kZ19Fp32ScaleAsUe8m0;

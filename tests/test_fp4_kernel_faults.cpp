@@ -22,14 +22,14 @@ namespace {
 
 using dispatch::Fault;
 
-uint32_t bit(Fault f) { return dispatch::kernel_fault_bits({f}); }
+uint64_t bit(Fault f) { return dispatch::kernel_fault_bits({f}); }
 
 struct Quantized {
   std::vector<uint8_t> codes, scales;
 };
 
 // One quantize launch of `kernel` on fp32 `x` (1 x cols) with an optional global amax buffer.
-Quantized quantize(std::string_view kernel, const std::vector<float>& x, uint32_t faults,
+Quantized quantize(std::string_view kernel, const std::vector<float>& x, uint64_t faults,
                    const std::vector<uint8_t>& global = {},
                    GlobalDtype gdtype = GlobalDtype::kFp32) {
   HostBackend be;
@@ -79,7 +79,7 @@ TEST(Fp4KernelFaults, Z32E2m1TiesAway) {
 // One gemm launch, M = N = 1: A, B packed (one byte each for K <= 2), scales as given.
 float gemm(std::string_view kernel, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
            const std::vector<uint8_t>& sa, const std::vector<uint8_t>& sb, uint64_t k,
-           bool swizzled, uint32_t faults) {
+           bool swizzled, uint64_t faults) {
   HostBackend be;
   ScopedBuffers buffers(be);
   Fp4GemmArgs g;
@@ -175,12 +175,12 @@ TEST(Fp4KernelFaults, Z37ScaleTailReadUnmasked) {
 
 // Guards against two FP4 faults sharing a kernel bit (one would plant the other).
 TEST(Fp4KernelFaults, EachFaultHasItsOwnKernelBit) {
-  uint32_t seen = 0;
+  uint64_t seen = 0;
   for (Fault f :
        {Fault::kZ31NibbleOrderSwapped, Fault::kZ32E2m1TiesAway, Fault::kZ33E4m3SubnormalAsNormal,
         Fault::kZ34Nvfp4Amax32, Fault::kZ35Bf16GlobalAsFp32, Fault::kZ36ZeroAmaxNanScale,
         Fault::kZ37ScaleTailUnmasked}) {
-    const uint32_t b = bit(f);
+    const uint64_t b = bit(f);
     EXPECT_NE(b, 0u) << dispatch::to_string(f);
     EXPECT_EQ(b & (b - 1), 0u) << dispatch::to_string(f);
     EXPECT_EQ(seen & b, 0u) << dispatch::to_string(f);

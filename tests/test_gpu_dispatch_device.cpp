@@ -193,7 +193,7 @@ TEST_F(DeviceDispatch, NoRematerializationAfterLoadProcessing) {
 
 // quantize_mx of fp32 (rows x cols) on `be`: codes then scales.
 std::vector<uint8_t> quantize_on(gpu::Backend& be, const std::vector<float>& x, std::size_t rows,
-                                 std::size_t cols, gpu::QuantConvention conv, uint32_t faults) {
+                                 std::size_t cols, gpu::QuantConvention conv, uint64_t faults) {
   gpu::QuantizeArgs q;
   q.in = be.make_buffer(std::span<const float>(x), "x");
   q.codes = be.allocate(rows * cols, "codes");
@@ -273,7 +273,7 @@ TEST_F(DeviceDispatch, KernelFaultsMatchHostModels) {
   for (std::size_t i = 1; i < 32; ++i) x[i] = x[0] * 0.25f * static_cast<float>(i % 4);
   x[64] = 300.0f;   // Z11, Z14
   x[128] = 511.5f;  // Z15
-  for (uint32_t f : {0u, gpu::kernel_fault::kLog2Ceil, gpu::kernel_fault::kFnuzMax,
+  for (uint64_t f : {uint64_t{0}, gpu::kernel_fault::kLog2Ceil, gpu::kernel_fault::kFnuzMax,
                      gpu::kernel_fault::kUnroundedScalePayload, gpu::kernel_fault::kBf16Amax}) {
     for (auto conv : {gpu::QuantConvention::kOcpMx, gpu::QuantConvention::kTorchaoRceil}) {
       SCOPED_TRACE("quantize_mx faults " + std::to_string(f));
@@ -285,8 +285,8 @@ TEST_F(DeviceDispatch, KernelFaultsMatchHostModels) {
   const std::vector<uint8_t> a = fp8_codes(m * k, 32), b = fp8_codes(n * k, 33);
   const std::vector<uint8_t> as_row = fp32_scales(m * kb, 34), as_tma = fp32_scales(4 * kb, 35);
   const std::vector<uint8_t> bs = fp32_scales(2 * kb, 36);
-  for (uint32_t f : {0u, gpu::kernel_fault::kDropTailBlock, gpu::kernel_fault::kIgnoreAsStride,
-                     gpu::kernel_fault::kShardBlockIndex}) {
+  for (uint64_t f : {uint64_t{0}, gpu::kernel_fault::kDropTailBlock,
+                     gpu::kernel_fault::kIgnoreAsStride, gpu::kernel_fault::kShardBlockIndex}) {
     SCOPED_TRACE("blockscale faults " + std::to_string(f));
     gpu::GemmParams p{m, n, k, gpu::OutDtype::kFp32};
     p.faults = f;
@@ -311,8 +311,8 @@ TEST_F(DeviceDispatch, KernelFaultsMatchHostModels) {
         sb[i] = live[512 + i];
       }
     }
-    for (uint32_t f :
-         {0u, gpu::kernel_fault::kReadScalePadding, gpu::kernel_fault::kSwizzleReadLinear}) {
+    for (uint64_t f : {uint64_t{0}, gpu::kernel_fault::kReadScalePadding,
+                       gpu::kernel_fault::kSwizzleReadLinear}) {
       SCOPED_TRACE("mx faults " + std::to_string(f) + " K=" + std::to_string(kk));
       gpu::GemmParams p{2, 3, kk, gpu::OutDtype::kFp32};
       p.faults = f;

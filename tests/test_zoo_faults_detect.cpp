@@ -1,5 +1,6 @@
-// Covers the zoo classes Z17-Z30 and Z38 (docs/bug_classes.md §2, dispatch/faults.h) one by one:
-// each fault's minimal case built by hand and run on the host backend clean and with the fault. The
+// Covers the zoo classes Z17-Z30, Z38, Z40, Z43, Z46, Z47 and Z49 (docs/bug_classes.md §2,
+// dispatch/faults.h) one by one: each fault's minimal case built by hand and run on the host
+// backend clean and with the fault. The
 // expected output is written from the formats' definitions (docs/formats.md §1.1, §2, §5.2), the
 // arithmetic beside it; the gate's bit-exact verdict (reference/verdict.h) must pass clean and,
 // with the fault, fail at the element the mechanism predicts (row, column, count). Z19 is a
@@ -33,7 +34,7 @@ namespace {
 
 using gpu::Kernel;
 
-uint32_t bits(Fault f) { return kernel_fault_bits({f}); }
+uint64_t bits(Fault f) { return kernel_fault_bits({f}); }
 
 std::vector<float> gemm(gpu::Backend& be, Kernel k, gpu::GemmArgs g) {
   g.out = be.allocate(g.p.m * g.p.n * sizeof(float), "C");
@@ -78,7 +79,7 @@ constexpr uint8_t kOne = 0x38;
 // column-major) and B scales `bs`.
 std::vector<float> block_gemm(Kernel k, std::size_t m, std::size_t n, std::size_t kk,
                               const std::vector<float>& as, const std::vector<float>& bs,
-                              uint32_t faults) {
+                              uint64_t faults) {
   gpu::HostBackend be;
   gpu::GemmArgs g;
   g.a = buffer(be, std::vector<uint8_t>(m * kk, kOne), "A");
@@ -204,7 +205,7 @@ TEST(ZooFaultsDetect, Z22MantissaBitsLeakIntoThePackedUe8m0Word) {
 }
 
 // One upcast_e8m0 launch of `bytes` with the faults `f`.
-std::vector<float> upcast(const std::vector<uint8_t>& bytes, uint32_t f) {
+std::vector<float> upcast(const std::vector<uint8_t>& bytes, uint64_t f) {
   gpu::HostBackend be;
   gpu::UpcastArgs u;
   u.in = buffer(be, bytes, "in");
@@ -231,7 +232,7 @@ TEST(ZooFaultsDetect, Z23NanSentinelTestedOnTheDecodedValue) {
 
 // One dequant_mx_to_bf16 launch of a 1 x 32 row with scale byte 127 (1.0).
 std::vector<uint16_t> dequant(gpu::Fp8Format f, const std::vector<uint8_t>& codes,
-                              uint32_t faults) {
+                              uint64_t faults) {
   gpu::HostBackend be;
   gpu::DequantArgs d;
   d.codes = buffer(be, codes, "codes");
@@ -402,6 +403,104 @@ TEST(ZooFaultsDetect, Z38FnuzCodesDecodedAsOcp) {
     expect_fp32(2, 1, {0.0f, 16.0f}, c, faulty, {1, 1, 0});
     if (faulty) {
       EXPECT_EQ(c[1], 64.0f);
+    }
+  }
+}
+
+// Z40: gemm_mx_dequant, M = N = 1, K = 32, every code 1.0, unit scales: 32. A's and B's buffers
+// go on past K (A: 224 codes of 2.0, B: 224 of 1.0, as the rest of a larger tensor would): K
+// padded to 256 with those data read unmasked under the filled scale 127 adds 224 x 2 = 448.
+TEST(ZooFaultsDetect, Z40KPaddingScaleFilledWith127) {
+  for (bool faulty : {false, true}) {
+    gpu::HostBackend be;
+    std::vector<uint8_t> a(256, 0x40), b(256, kOne);  // E4M3FN 0x40 = 2.0
+    std::fill(a.begin(), a.begin() + 32, kOne);
+    gpu::GemmArgs g;
+    g.a = buffer(be, a, "A");
+    g.b = buffer(be, b, "B");
+    g.a_scale = buffer(be, std::vector<uint8_t>{127}, "sa");
+    g.b_scale = buffer(be, std::vector<uint8_t>{127}, "sb");
+    g.p = {1, 1, 32, gpu::OutDtype::kFp32};
+    g.p.faults = faulty ? bits(Fault::kZ40ScalePad127) : 0;
+    const auto c = gemm(be, gpu::kernel("gemm_mx_dequant"), g);
+    expect_fp32(1, 1, {32.0f}, c, faulty, {1, 0, 0});
+    if (faulty) {
+      EXPECT_EQ(c[0], 480.0f);
+    }
+  }
+}
+
+// Z47: gemm_mx_dequant, M = 2, N = 1, K = 32, swizzled scales (one 512-byte tile, padding 0xFF):
+// A row 0 at byte 0 (127: 1.0), row 1 at byte 16 (lane 1: 128, 2.0), B 1.0: rows 32 and 64. The
+// other architecture's order reads row 1 at byte 4 (padding: NaN).
+TEST(ZooFaultsDetect, Z47SwizzleReadInAnotherArchitecturesOrder) {
+  for (bool faulty : {false, true}) {
+    gpu::HostBackend be;
+    std::vector<uint8_t> sa(512, 0xFF), sb(512, 0xFF);
+    sa[0] = 127;
+    sa[16] = 128;
+    sb[0] = 127;
+    gpu::GemmArgs g;
+    g.a = buffer(be, std::vector<uint8_t>(2 * 32, kOne), "A");
+    g.b = buffer(be, std::vector<uint8_t>(32, kOne), "B");
+    g.a_scale = buffer(be, sa, "sa");
+    g.b_scale = buffer(be, sb, "sb");
+    g.p = {2, 1, 32, gpu::OutDtype::kFp32};
+    g.p.mx_scales_swizzled = true;
+    g.p.faults = faulty ? bits(Fault::kZ47SwizzleOtherArch) : 0;
+    const auto c = gemm(be, gpu::kernel("gemm_mx_dequant"), g);
+    expect_fp32(2, 1, {32.0f, 64.0f}, c, faulty, {1, 1, 0});
+    if (faulty) {
+      EXPECT_TRUE(std::isnan(c[1]));
+    }
+  }
+}
+
+// Z43: gemm_blockscale, M = N = 1, K = 256 (two blocks), As {1, 2}, Bs {1, 4}: 128 x (1 x 1) +
+// 128 x (2 x 4) = 1152; block 0's scales for both blocks: 128 + 128 = 256.
+TEST(ZooFaultsDetect, Z43ScalesNotAdvancedPerKBlock) {
+  for (bool faulty : {false, true}) {
+    const auto c = block_gemm(gpu::kernel("gemm_blockscale"), 1, 1, 256, {1, 2}, {1, 4},
+                              faulty ? bits(Fault::kZ43ScaleSliceNotAdvanced) : 0);
+    expect_fp32(1, 1, {1152.0f}, c, faulty, {1, 0, 0});
+    if (faulty) {
+      EXPECT_EQ(c[0], 256.0f);
+    }
+  }
+}
+
+// Z46: gemm_blockscale, M = 2, N = 1, K = 128, As row-major at ld 2 (a view into a 2 x 2 tensor:
+// {1, NaN, 4, NaN}), Bs {1}: rows 128 and 512; with the ld taken from the shape (1) row 1 reads
+// the NaN padding.
+TEST(ZooFaultsDetect, Z46ScaleLeadingDimensionIgnored) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (bool faulty : {false, true}) {
+    gpu::HostBackend be;
+    gpu::GemmArgs g;
+    g.a = buffer(be, std::vector<uint8_t>(2 * 128, kOne), "A");
+    g.b = buffer(be, std::vector<uint8_t>(128, kOne), "B");
+    g.a_scale = buffer(be, std::vector<float>{1.0f, nan, 4.0f, nan}, "As");
+    g.b_scale = buffer(be, std::vector<float>{1.0f}, "Bs");
+    g.p = {2, 1, 128, gpu::OutDtype::kFp32};
+    g.p.sa_ld = 2;
+    g.p.faults = faulty ? bits(Fault::kZ46ScaleLdIgnored) : 0;
+    const auto c = gemm(be, gpu::kernel("gemm_blockscale"), g);
+    expect_fp32(2, 1, {128.0f, 512.0f}, c, faulty, {1, 1, 0});
+    if (faulty) {
+      EXPECT_TRUE(std::isnan(c[1]));
+    }
+  }
+}
+
+// Z49: gemm_blockscale, M = N = 1, K = 128, As 2^-127 (an fp32 subnormal), Bs 2^127:
+// fl(fl(128 x 2^-127) x 2^127) = 128; the subnormal scale flushed to zero gives 0.
+TEST(ZooFaultsDetect, Z49SubnormalFp32ScaleFlushedToZero) {
+  for (bool faulty : {false, true}) {
+    const auto c = block_gemm(gpu::kernel("gemm_blockscale"), 1, 1, 128, {0x1p-127f}, {0x1p127f},
+                              faulty ? bits(Fault::kZ49Fp32ScaleDaz) : 0);
+    expect_fp32(1, 1, {128.0f}, c, faulty, {1, 0, 0});
+    if (faulty) {
+      EXPECT_EQ(c[0], 0.0f);
     }
   }
 }

@@ -8,7 +8,7 @@
 namespace mxgate::gpu {
 
 // One FP8 code of `f` as fp32 (exact), with the planted decode faults Z24-Z26.
-MXGATE_HD inline float decode_fp8(Fp8Format f, uint8_t c, uint32_t faults) {
+MXGATE_HD inline float decode_fp8(Fp8Format f, uint8_t c, uint64_t faults) {
   switch (f) {
     case Fp8Format::kE5m2:
       return bits::decode_e5m2(c, (faults & kernel_fault::kE5m2InfAsFinite) != 0);
@@ -31,9 +31,9 @@ MXGATE_HD inline void dequant_mx_element(const DequantParams& p, const uint8_t* 
   if (p.faults & kernel_fault::kOffset32Bit) i &= 0x7FFFFFFFu;
   const uint64_t row = i / p.cols;
   const uint64_t col = i % p.cols;
-  const uint64_t scale_cols = ceil_div(p.cols, kMxBlock);
+  const uint64_t scale_ld = p.scales_ld != 0 ? p.scales_ld : ceil_div(p.cols, kMxBlock);
   const float s =
-      bits::decode_e8m0(scales[row * scale_cols + col / kMxBlock], p.upcast == E8m0Upcast::kShift);
+      bits::decode_e8m0(scales[row * scale_ld + col / kMxBlock], p.upcast == E8m0Upcast::kShift);
   out[i] = bits::bf16_rne(bits::mul(decode_fp8(p.element, codes[i], p.faults), s));
 }
 

@@ -61,7 +61,14 @@ MXGATE_HD inline uint8_t pack_pair(uint8_t even, uint8_t odd, bool swapped) {
 // E4M3 block scale (NVFP4, used as unsigned: docs/fp4.md §6). An exponent field of 0 is a
 // subnormal m * 2^-9 (0x01 = 2^-9, 0x07 = 7 * 2^-9). Z33 (planted, b12x #388): the normal formula
 // (1 + m/8) * 2^(0 - 7) applied to it as well.
-MXGATE_HD inline float decode_e4m3_scale(uint8_t b, bool subnormal_as_normal) {
+MXGATE_HD inline float decode_e4m3_scale(uint8_t b, bool subnormal_as_normal,
+                                         bool top_binade_special = false) {
+  if (top_binade_special && ((b >> 3) & 0xFu) == 0xFu) {
+    // Z48 (planted): IEEE semantics on the top exponent field (Inf for mantissa 0, NaN else),
+    // which the finite-only E4M3FN / UE4M3 does not have: 256 .. 448 read as Inf or NaN.
+    const float v = (b & 7u) == 0 ? bits::f32_from(0x7F800000u) : bits::f32_from(0x7FC00000u);
+    return (b & 0x80u) != 0 ? -v : v;
+  }
   if (subnormal_as_normal && ((b >> 3) & 0xFu) == 0) {
     const float v = static_cast<float>(8u + (b & 7u)) * 0.0009765625f;  // (8 + m) * 2^-10
     return (b & 0x80u) != 0 ? -v : v;

@@ -28,7 +28,7 @@ MXGATE_HD inline float fp4_global_amax(const Fp4QuantizeParams& p, const void* g
 // Byte k / 2 of a packed row (k even): elements k and k + 1 (the padding nibble of an odd row's
 // last byte is 0). Z31 swaps the nibbles of every byte.
 MXGATE_HD inline void fp4_store_pair(uint8_t* codes, uint64_t cols, uint64_t row, uint64_t k,
-                                     uint8_t even, uint8_t odd, uint32_t faults) {
+                                     uint8_t even, uint8_t odd, uint64_t faults) {
   codes[row * ((cols + 1) / 2) + k / 2] =
       fp4::pack_pair(even, odd, (faults & kernel_fault::kNibbleSwap) != 0);
 }
@@ -43,7 +43,12 @@ MXGATE_HD inline void quantize_mxfp4_block(const Fp4QuantizeParams& p, const voi
   const uint64_t k1 = block_end(k0, kMxBlock, p.cols);
   const float amax = input_amax(in, p.input, p.cols, row, k0, k1);
   const uint8_t byte = fp4::mx_scale_floor_e2m1(amax);
-  scales[row * ceil_div(p.cols, kMxBlock) + blk] = byte;
+  // Z41 (planted, vllm-project/compressed-tensors #538): the scale stored with bias 125 (127 +
+  // floor(log2(scale)) - 2), a quarter of the scale the payload was quantized with, to every
+  // reader of standard E8M0; the NaN byte kept, the bottom two clamped at 0.
+  const bool bias125 = (p.faults & kernel_fault::kE8m0Bias125) != 0 && byte != 0xFFu;
+  scales[row * ceil_div(p.cols, kMxBlock) + blk] =
+      bias125 ? static_cast<uint8_t>(byte >= 2u ? byte - 2u : 0u) : byte;
   const float rcp = bits::e8m0_reciprocal(byte);
   const bool ties_away = (p.faults & kernel_fault::kE2m1TiesAway) != 0;  // Z32
   for (uint64_t k = k0; k < k1; k += 2) {
@@ -117,11 +122,13 @@ MXGATE_HD inline void dequant_fp4_element(const Fp4DequantParams& p, const uint8
   const uint64_t col = i % p.cols;
   const float x = fp4::decode_e2m1(fp4::nibble(codes + row * ((p.cols + 1) / 2), col));
   float y;
+  const uint64_t ld = p.scales_ld;  // 0: the grid's column count
   if (!kNvfp4) {
-    const uint8_t s = scales[row * ceil_div(p.cols, kMxBlock) + col / kMxBlock];
+    const uint8_t s = scales[row * (ld != 0 ? ld : ceil_div(p.cols, kMxBlock)) + col / kMxBlock];
     y = bits::mul(x, bits::decode_e8m0(s, false));
   } else {
-    const uint8_t s = scales[row * ceil_div(p.cols, kNvfp4Block) + col / kNvfp4Block];
+    const uint8_t s =
+        scales[row * (ld != 0 ? ld : ceil_div(p.cols, kNvfp4Block)) + col / kNvfp4Block];
     y = bits::mul(bits::mul(x, bits::decode_e4m3fn(s)), global[0]);
   }
   if (p.out == OutDtype::kBf16) {

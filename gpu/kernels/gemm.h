@@ -21,17 +21,31 @@ MXGATE_HD inline void store_output(const GemmParams& p, void* out, uint64_t i, f
   }
 }
 
-// Where an MX GEMM finds scale (row r, 32-block c) of A or B: row-major (r * ceil(K/32) + c), or
-// the NVIDIA 128x4 swizzle (docs/layouts.md §4): 512-byte tiles of 128 rows x 4 columns, tiles
-// row-major over the padded grid; inside a tile row r sits in lane r % 32 (16 bytes apart) and
-// sub-block r / 32 (4 bytes apart). Z13 (planted) reads a swizzled buffer as row-major.
-MXGATE_HD inline uint64_t mx_scale_index(const GemmParams& p, uint64_t r, uint64_t c) {
+// The leading dimension of a row-major scale grid with `cols` columns whose tensor says `ld`
+// (0: cols). Z46 (planted, vllm-project/vllm #54521): the layout inferred from the shape, the
+// tensor's stride ignored, so a padded or strided view is read as if it were contiguous.
+MXGATE_HD inline uint64_t scale_row_ld(const GemmParams& p, uint64_t ld, uint64_t cols) {
+  return ld == 0 || (p.faults & kernel_fault::kScaleLdIgnored) ? cols : ld;
+}
+
+// Where an MX GEMM finds scale (row r, 32-block c) of A or B: row-major (r * ld + c, ld the
+// operand's sa_ld / sb_ld, ceil(K/32) unless set), or the NVIDIA 128x4 swizzle (docs/layouts.md
+// §4): 512-byte tiles of 128 rows x 4 columns, tiles row-major over the padded grid; inside a tile
+// row r sits in lane r % 32 (16 bytes apart) and sub-block r / 32 (4 bytes apart). Z13 (planted)
+// reads a swizzled buffer as row-major. Z47 (planted, vllm-project/vllm #50084: a writer and a
+// reader of one scale tensor that disagree on the layout per architecture) reads the tile with
+// another architecture's order, lane and sub-block strides exchanged (row r at (r % 32) * 4 +
+// ((r % 128) / 32) * 128 + c % 4): row 0 reads right, every other row reads another row's bytes.
+MXGATE_HD inline uint64_t mx_scale_index(const GemmParams& p, uint64_t r, uint64_t c, uint64_t ld) {
   const uint64_t cols = ceil_div(p.k, kMxBlock);
-  if (!p.mx_scales_swizzled || (p.faults & kernel_fault::kSwizzleReadLinear)) return r * cols + c;
+  if (!p.mx_scales_swizzled || (p.faults & kernel_fault::kSwizzleReadLinear)) {
+    return r * (p.mx_scales_swizzled ? cols : scale_row_ld(p, ld, cols)) + c;
+  }
   const uint64_t tiles_per_row = (cols + 3) / 4;
   const uint64_t tile = (r / 128) * tiles_per_row + c / 4;
   const uint64_t lane = r % 32;
   const uint64_t sub = (r % 128) / 32;
+  if (p.faults & kernel_fault::kSwizzleOtherArch) return tile * 512 + lane * 4 + sub * 128 + c % 4;
   return tile * 512 + lane * 16 + sub * 4 + c % 4;
 }
 
@@ -58,9 +72,9 @@ MXGATE_HD inline float gemm_mx_dot_scaled_element(const GemmParams& p, const uin
         part = bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
                                          bits::decode_e4m3fn(b[n * p.k + k])));
       }
-      const float s_a = bits::decode_e8m0(sa[mx_scale_index(p, m, kb)], false);
+      const float s_a = bits::decode_e8m0(sa[mx_scale_index(p, m, kb, p.sa_ld)], false);
       const float s_b = bits::decode_e8m0(
-          sb != nullptr ? sb[mx_scale_index(p, n, kb)] : default_mx_scale_byte(p), false);
+          sb != nullptr ? sb[mx_scale_index(p, n, kb, p.sb_ld)] : default_mx_scale_byte(p), false);
       acc = bits::add(acc, bits::mul(bits::mul(part, s_a), s_b));
     }
   }
@@ -82,7 +96,14 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
   // allocator left after the tensor: Triton #10772, vLLM #47323).
   const bool pad = (p.mx_scales_swizzled && (p.faults & kernel_fault::kReadScalePadding)) ||
                    (p.faults & kernel_fault::kKTailScaleUnmasked);
-  const uint64_t kb_end = pad ? (scale_cols + 3) / 4 * 4 : scale_cols;
+  // Z40 (planted, AMD-AGI/Primus-Turbo #383): K padded to the 256-wide K tile of a scaled MFMA,
+  // the padded data read as they lie (unmasked: the rest of the row, the next row, or whatever
+  // follows the tensor) and the padded E8M0 scale bytes filled with 127 (1.0) where the
+  // quantizer's padding is 0x00 (2^-127, which flushes any finite padded product to zero): wrong
+  // whenever K is not a multiple of 256.
+  const bool pad256 = (p.faults & kernel_fault::kScalePad127) != 0;
+  const uint64_t kb_end =
+      pad256 ? (scale_cols + 7) / 8 * 8 : (pad ? (scale_cols + 3) / 4 * 4 : scale_cols);
   // Z39 (planted, triton-lang/triton #11624): an E8M0 0x00 scale decoded as +0, not 2^-127.
   const auto scale = [&p](uint8_t byte) {
     return byte == 0 && (p.faults & kernel_fault::kE8m0ZeroAsZero) ? 0.0f
@@ -90,15 +111,16 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
   };
   float acc = 0.0f;
   for (uint64_t kb = 0; kb < kb_end; ++kb) {
-    const float s_a = scale(sa[mx_scale_index(p, m, kb)]);
-    const float s_b = scale(sb[mx_scale_index(p, n, kb)]);
+    const bool padded = pad256 && kb >= scale_cols;
+    const float s_a = padded ? 1.0f : scale(sa[mx_scale_index(p, m, kb, p.sa_ld)]);
+    const float s_b = padded ? 1.0f : scale(sb[mx_scale_index(p, n, kb, p.sb_ld)]);
     const uint64_t k0 = kb * kMxBlock;
-    const uint64_t k1 = pad || k0 + kMxBlock < p.k ? k0 + kMxBlock : p.k;
+    const uint64_t k1 = pad || pad256 || k0 + kMxBlock < p.k ? k0 + kMxBlock : p.k;
     float part = 0.0f;
     for (uint64_t k = k0; k < k1; ++k) {
-      const float ab = k < p.k ? bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
-                                           bits::decode_e4m3fn(b[n * p.k + k]))
-                               : 0.0f;
+      const float ab = k < p.k || pad256 ? bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
+                                                     bits::decode_e4m3fn(b[n * p.k + k]))
+                                         : 0.0f;
       part = bits::add(part, bits::mul(bits::mul(ab, s_a), s_b));
     }
     acc = bits::add(acc, part);
@@ -193,16 +215,28 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
     // #3537, #3615).
     const bool slice0 =
         kPreshuffled && !kFnuzMfma && (p.faults & kernel_fault::kSplitKSlice0Scales);
-    const uint64_t ks = slice0 ? 0 : kb;
+    // Z43 (planted, the row-major block GEMMs): the scale pointers are set once per output tile
+    // and never advanced per 128-K block, so every K block applies block 0's A and B scales.
+    const bool fixed = !kPreshuffled && (p.faults & kernel_fault::kScaleSliceFixed);
+    const uint64_t ks = slice0 || fixed ? 0 : kb;
     const bool leak = (p.faults & kernel_fault::kUe8m0PackLeak) != 0;
-    // A's scale of row r for this block, as this kernel reads it.
+    // A's scale of row r for this block, as this kernel reads it (row-major As and Bs at their
+    // leading dimensions sa_ld / sb_ld, kb_count unless set).
+    const uint64_t a_ld = scale_row_ld(p, p.sa_ld, kb_count);
+    const uint64_t b_ld = scale_row_ld(p, p.sb_ld, kb_count);
     const auto a_scale = [&](uint64_t r) {
-      if (kUe8m0) return ue8m0_scale(as + r * kb_count, kb_count, kb, leak);
-      return kPreshuffled ? as[ks * as_ld + r] : as[r * kb_count + ks];
+      if (kUe8m0) return ue8m0_scale(as + r * a_ld, kb_count, ks, leak);
+      return kPreshuffled ? as[ks * as_ld + r] : as[r * a_ld + ks];
     };
     float s_a = a_scale(m);
-    float s_b =
-        kUe8m0 ? ue8m0_scale(bs + b_row * kb_count, kb_count, kb, leak) : bs[b_row * kb_count + ks];
+    float s_b = kUe8m0 ? ue8m0_scale(bs + b_row * b_ld, kb_count, ks, leak) : bs[b_row * b_ld + ks];
+    // Z49 (planted, every block GEMM but the UE8M0 one, which reads exponent bytes): fp32 scales
+    // loaded with denormals-are-zero, so a subnormal scale (2^-127, the smallest E8M0 value as an
+    // fp32) reads as +0 and its block contributes nothing.
+    if (!kUe8m0 && (p.faults & kernel_fault::kFp32ScaleDaz)) {
+      if ((bits::f32_bits(s_a) & 0x7F800000u) == 0) s_a = 0.0f;
+      if ((bits::f32_bits(s_b) & 0x7F800000u) == 0) s_b = 0.0f;
+    }
     // Z20 (planted, gemm_blockscale): a kernel that takes arbitrary fp32 scales keeps only each
     // one's exponent (the UE8M0 transform without its power-of-two precondition: SGLang #39193,
     // vLLM #49784).

@@ -25,40 +25,65 @@ enum class E8m0Upcast : uint8_t { kCorrect, kShift };
 // and maps each dispatch Fault to one bit here). 0 = the kernel as written; each bit re-creates
 // one class.
 namespace kernel_fault {
-inline constexpr uint32_t kLog2Ceil = 1u << 0;           // Z8: RCEIL exponent via ceilf(log2f(y))
-inline constexpr uint32_t kDropTailBlock = 1u << 1;      // Z9: K loop over floor(K/128) blocks
-inline constexpr uint32_t kReadScalePadding = 1u << 2;   // Z10: padded swizzle columns applied
-inline constexpr uint32_t kFnuzMax = 1u << 3;            // Z11: elements clamped to +-240 (FNUZ)
-inline constexpr uint32_t kIgnoreAsStride = 1u << 4;     // Z12: column-major As read with stride M
-inline constexpr uint32_t kSwizzleReadLinear = 1u << 5;  // Z13: swizzled scales read row-major
-inline constexpr uint32_t kUnroundedScalePayload = 1u << 6;  // Z14: payload x * 448/amax
-inline constexpr uint32_t kBf16Amax = 1u << 7;               // Z15: amax rounded to bf16 first
-inline constexpr uint32_t kShardBlockIndex = 1u << 8;  // Z16: weight block of local row n is n/128
+inline constexpr uint64_t kLog2Ceil = uint64_t{1} << 0;  // Z8: RCEIL exponent via ceilf(log2f(y))
+inline constexpr uint64_t kDropTailBlock = uint64_t{1} << 1;  // Z9: K loop over floor(K/128) blocks
+inline constexpr uint64_t kReadScalePadding = uint64_t{1}
+                                              << 2;     // Z10: padded swizzle columns applied
+inline constexpr uint64_t kFnuzMax = uint64_t{1} << 3;  // Z11: elements clamped to +-240 (FNUZ)
+inline constexpr uint64_t kIgnoreAsStride = uint64_t{1}
+                                            << 4;  // Z12: column-major As read with stride M
+inline constexpr uint64_t kSwizzleReadLinear = uint64_t{1}
+                                               << 5;  // Z13: swizzled scales read row-major
+inline constexpr uint64_t kUnroundedScalePayload = uint64_t{1} << 6;  // Z14: payload x * 448/amax
+inline constexpr uint64_t kBf16Amax = uint64_t{1} << 7;  // Z15: amax rounded to bf16 first
+inline constexpr uint64_t kShardBlockIndex = uint64_t{1}
+                                             << 8;  // Z16: weight block of local row n is n/128
 // Z17-Z30 (docs/bug_classes.md §2, detection work).
-inline constexpr uint32_t kSplitKSlice0Scales = 1u << 9;      // Z17: slices use slice 0's scales
-inline constexpr uint32_t kWaveReappliesAScale = 1u << 10;    // Z18: wave w reapplies w-1's As
-inline constexpr uint32_t kTruncateScaleExponent = 1u << 11;  // Z20: fp32 scale -> its exponent
-inline constexpr uint32_t kMinClampAfterPow2 = 1u << 12;      // Z21: min clamp after pow2 round
-inline constexpr uint32_t kUe8m0PackLeak = 1u << 13;          // Z22: 4 exponents OR-ed unmasked
-inline constexpr uint32_t kE8m0NanOnValue = 1u << 14;         // Z23: NaN test on 2^(b-127) == 128
-inline constexpr uint32_t kFnuzNanAsNegZero = 1u << 15;       // Z24: FNUZ 0x80 -> -0.0
-inline constexpr uint32_t kE4m3NanAs480 = 1u << 16;           // Z25: E4M3FN 0x7F / 0xFF -> +-480
-inline constexpr uint32_t kE5m2InfAsFinite = 1u << 17;      // Z26: E5M2 exponent 31 read as normal
-inline constexpr uint32_t kDefaultScaleByteOne = 1u << 18;  // Z27: absent scale = byte 1, not 127
-inline constexpr uint32_t kKTailScaleUnmasked = 1u << 19;   // Z28: K-tail tile's scales unmasked
-inline constexpr uint32_t kOffset32Bit = 1u << 20;          // Z29: element offsets wrap at 2^31
-inline constexpr uint32_t kLaunchCounterOrder = 1u << 21;   // Z30: K order flips every launch
-inline constexpr uint32_t kFnuzDecodedAsOcp = 1u << 22;     // Z38: FNUZ codes read as E4M3FN/E5M2
+inline constexpr uint64_t kSplitKSlice0Scales = uint64_t{1}
+                                                << 9;  // Z17: slices use slice 0's scales
+inline constexpr uint64_t kWaveReappliesAScale = uint64_t{1}
+                                                 << 10;  // Z18: wave w reapplies w-1's As
+inline constexpr uint64_t kTruncateScaleExponent = uint64_t{1}
+                                                   << 11;  // Z20: fp32 scale -> its exponent
+inline constexpr uint64_t kMinClampAfterPow2 = uint64_t{1}
+                                               << 12;           // Z21: min clamp after pow2 round
+inline constexpr uint64_t kUe8m0PackLeak = uint64_t{1} << 13;   // Z22: 4 exponents OR-ed unmasked
+inline constexpr uint64_t kE8m0NanOnValue = uint64_t{1} << 14;  // Z23: NaN test on 2^(b-127) == 128
+inline constexpr uint64_t kFnuzNanAsNegZero = uint64_t{1} << 15;  // Z24: FNUZ 0x80 -> -0.0
+inline constexpr uint64_t kE4m3NanAs480 = uint64_t{1} << 16;  // Z25: E4M3FN 0x7F / 0xFF -> +-480
+inline constexpr uint64_t kE5m2InfAsFinite = uint64_t{1}
+                                             << 17;  // Z26: E5M2 exponent 31 read as normal
+inline constexpr uint64_t kDefaultScaleByteOne = uint64_t{1}
+                                                 << 18;  // Z27: absent scale = byte 1, not 127
+inline constexpr uint64_t kKTailScaleUnmasked = uint64_t{1}
+                                                << 19;       // Z28: K-tail tile's scales unmasked
+inline constexpr uint64_t kOffset32Bit = uint64_t{1} << 20;  // Z29: element offsets wrap at 2^31
+inline constexpr uint64_t kLaunchCounterOrder = uint64_t{1}
+                                                << 21;  // Z30: K order flips every launch
+inline constexpr uint64_t kFnuzDecodedAsOcp = uint64_t{1}
+                                              << 22;  // Z38: FNUZ codes read as E4M3FN/E5M2
 // The FP4 kernels' classes (docs/bug_classes.md §2, Z31-Z37), bits 24-30.
-inline constexpr uint32_t kNibbleSwap = 1u << 24;             // Z31: element 2i packed high
-inline constexpr uint32_t kE2m1TiesAway = 1u << 25;           // Z32: E2M1 ties away from zero
-inline constexpr uint32_t kE4m3SubnormalAsNormal = 1u << 26;  // Z33: exp field 0 read as normal
-inline constexpr uint32_t kNvfp4Amax32 = 1u << 27;            // Z34: NVFP4 block amax over 32
-inline constexpr uint32_t kGlobalReadAsFp32 = 1u << 28;       // Z35: a bf16 global read as fp32
-inline constexpr uint32_t kZeroAmaxNanScale = 1u << 29;       // Z36: zero amax -> 1, unclamped cast
-inline constexpr uint32_t kScaleTailUnmasked = 1u << 30;      // Z37: K-tail scales read unmasked
+inline constexpr uint64_t kNibbleSwap = uint64_t{1} << 24;    // Z31: element 2i packed high
+inline constexpr uint64_t kE2m1TiesAway = uint64_t{1} << 25;  // Z32: E2M1 ties away from zero
+inline constexpr uint64_t kE4m3SubnormalAsNormal = uint64_t{1}
+                                                   << 26;         // Z33: exp field 0 read as normal
+inline constexpr uint64_t kNvfp4Amax32 = uint64_t{1} << 27;       // Z34: NVFP4 block amax over 32
+inline constexpr uint64_t kGlobalReadAsFp32 = uint64_t{1} << 28;  // Z35: a bf16 global read as fp32
+inline constexpr uint64_t kZeroAmaxNanScale = uint64_t{1}
+                                              << 29;  // Z36: zero amax -> 1, unclamped cast
+inline constexpr uint64_t kScaleTailUnmasked = uint64_t{1}
+                                               << 30;  // Z37: K-tail scales read unmasked
 // The extreme scale codes (docs/bug_classes.md §2, Z39).
-inline constexpr uint32_t kE8m0ZeroAsZero = 1u << 23;  // Z39: E8M0 0x00 decoded as +0
+inline constexpr uint64_t kE8m0ZeroAsZero = uint64_t{1} << 23;  // Z39: E8M0 0x00 decoded as +0
+// Z40-Z49 (docs/bug_classes.md §2): bits 31 on, which is why the mask is 64 bits wide.
+inline constexpr uint64_t kScalePad127 = uint64_t{1} << 31;       // Z40: K-pad scales 127, not 0
+inline constexpr uint64_t kE8m0Bias125 = uint64_t{1} << 32;       // Z41: MXFP4 scale bias 125
+inline constexpr uint64_t kScaleFnuzMax = uint64_t{1} << 33;      // Z42: 1x128 scale amax / 240
+inline constexpr uint64_t kScaleSliceFixed = uint64_t{1} << 34;   // Z43: K-block scale index 0
+inline constexpr uint64_t kScaleLdIgnored = uint64_t{1} << 35;    // Z46: scale ld from the shape
+inline constexpr uint64_t kSwizzleOtherArch = uint64_t{1} << 36;  // Z47: another tile order
+inline constexpr uint64_t kUe4m3TopBinade = uint64_t{1} << 37;    // Z48: UE4M3 exp 15 as Inf
+inline constexpr uint64_t kFp32ScaleDaz = uint64_t{1} << 38;      // Z49: subnormal scale -> 0
 }  // namespace kernel_fault
 
 // The FP8 element formats a kernel reads (dequant_mx_to_bf16; docs/formats.md §1).
@@ -75,7 +100,7 @@ struct QuantizeParams {
   uint64_t cols = 0;
   InputDtype input = InputDtype::kFp32;
   QuantConvention convention = QuantConvention::kOcpMx;
-  uint32_t faults = 0;  // kernel_fault bits (Z8, Z11, Z14, Z15, Z21)
+  uint64_t faults = 0;  // kernel_fault bits (Z8, Z11, Z14, Z15, Z21)
 };
 
 // quantize_act1x128_ue8m0 (DeepGEMM per_token_cast_to_fp8 with UE8M0 scales, docs/formats.md
@@ -85,7 +110,7 @@ struct QuantizeBlockParams {
   uint64_t rows = 0;
   uint64_t cols = 0;
   InputDtype input = InputDtype::kFp32;
-  uint32_t faults = 0;  // kernel_fault bits (Z21)
+  uint64_t faults = 0;  // kernel_fault bits (Z21)
 };
 
 // codes rows x cols + scales rows x ceil(cols/32) -> bf16 rows x cols.
@@ -94,13 +119,14 @@ struct DequantParams {
   uint64_t cols = 0;
   E8m0Upcast upcast = E8m0Upcast::kCorrect;
   Fp8Format element = Fp8Format::kE4m3fn;  // the format of the codes
-  uint32_t faults = 0;                     // kernel_fault bits (Z24, Z25, Z26, Z29)
+  uint64_t faults = 0;                     // kernel_fault bits (Z24, Z25, Z26, Z29)
+  uint64_t scales_ld = 0;  // leading dimension of the row-major scales (0: ceil(cols/32))
 };
 
 struct UpcastParams {
   uint64_t count = 0;
   E8m0Upcast upcast = E8m0Upcast::kCorrect;
-  uint32_t faults = 0;  // kernel_fault bits (Z23)
+  uint64_t faults = 0;  // kernel_fault bits (Z23)
 };
 
 // Row-major n x k bytes -> AITER shuffle_weight(layout=(16,16)) bytes.
@@ -127,7 +153,7 @@ struct GemmParams {
   uint64_t n = 0;
   uint64_t k = 0;
   OutDtype out = OutDtype::kFp32;
-  uint32_t faults = 0;  // kernel_fault bits (Z9, Z10, Z12, Z13, Z16, Z17, Z18, Z20, Z22, Z27,
+  uint64_t faults = 0;  // kernel_fault bits (Z9, Z10, Z12, Z13, Z16, Z17, Z18, Z20, Z22, Z27,
                         // Z28, Z30, Z38)
   bool mx_scales_swizzled = false;
   uint64_t as_ld = 0;
@@ -135,6 +161,11 @@ struct GemmParams {
   uint64_t launch_index = 0;
   Fp8Format a_format = Fp8Format::kE4m3fn;
   Fp8Format b_format = Fp8Format::kE4m3fn;
+  // Row-major scale grids (MX GEMMs' sa / sb, block GEMMs' As / Bs): the leading dimension in
+  // elements (0 = the grid's column count; plugin.h: ld = cols unless the tensor's ld says
+  // otherwise). Z46 (planted) reads with the column count whatever these say.
+  uint64_t sa_ld = 0;
+  uint64_t sb_ld = 0;
 };
 
 // ---- FP4 kernels (docs/fp4.md §12) ------------------------------------------------------------
@@ -156,7 +187,7 @@ struct Fp4QuantizeParams {
   InputDtype input = InputDtype::kFp32;
   GlobalDtype global_dtype = GlobalDtype::kFp32;
   bool swizzled_scales = false;
-  uint32_t faults = 0;  // kernel_fault bits (Z31, Z32, Z34, Z35, Z36)
+  uint64_t faults = 0;  // kernel_fault bits (Z31, Z32, Z34, Z35, Z36)
 };
 
 // Packed codes + scales (+ the fp32 global decode scale for NVFP4) -> fp32 or bf16 rows x cols.
@@ -164,7 +195,8 @@ struct Fp4DequantParams {
   uint64_t rows = 0;
   uint64_t cols = 0;
   OutDtype out = OutDtype::kBf16;
-  uint32_t faults = 0;
+  uint64_t faults = 0;
+  uint64_t scales_ld = 0;  // leading dimension of the row-major scales (0: their column count)
 };
 
 // C (m x n) = A (m x k) * B (n x k)^T: MXFP4 (A packed E2M1 or E4M3FN, B packed E2M1, E8M0
@@ -177,7 +209,10 @@ struct Fp4GemmParams {
   Fp4Operand a_format = Fp4Operand::kE2m1;
   OutDtype out = OutDtype::kFp32;
   bool swizzled_scales = false;
-  uint32_t faults = 0;  // kernel_fault bits (Z33, Z37)
+  uint64_t faults = 0;  // kernel_fault bits (Z33, Z37, Z48)
+  // Leading dimensions of row-major sa / sb (0: the grid's column count), as GemmParams.
+  uint64_t sa_ld = 0;
+  uint64_t sb_ld = 0;
 };
 
 // Planted faults for testing the harness: fp32 output of `count` elements.

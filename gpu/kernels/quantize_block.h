@@ -36,8 +36,11 @@ MXGATE_HD inline void quantize_block_group(const QuantizeBlockParams& p, const v
     sf = ceil_to_ue8m0(nan ? amax : amax / 448.0f);
     sf = bits::max_num(sf, kEps / 448.0f);
   } else {
+    // Z42 (planted, ROCm/aiter #3212): the scale sized for the FNUZ maximum 240 while the codes
+    // are E4M3FN (maximum 448), so blocks use a scale up to twice too large and half the range.
+    const float fp8_max = (p.faults & kernel_fault::kScaleFnuzMax) ? 240.0f : 448.0f;
     const float a = nan ? amax : bits::max_num(amax, kEps);
-    sf = ceil_to_ue8m0(a / 448.0f);
+    sf = ceil_to_ue8m0(a / fp8_max);
   }
   scales[row * groups + group] = sf;
   const float rcp = 1.0f / sf;
