@@ -184,7 +184,6 @@ struct Call {
   std::string convention;      // one of the contract's conventions ("": its first)
   uint32_t kernel_faults = 0;  // zoo faults of the built-in kernels (gpu::kernel_fault bits)
   uint64_t n_offset = 0;
-  uint32_t tactic = 0;  // the op's tactic to run (plugin.h mxgate_call.tactic; set by the harness)
 };
 
 // nullopt when `call` is inside `c`; otherwise the first violated clause, prefixed by `op`:

@@ -86,7 +86,6 @@ void Invocation::output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint6
 void Invocation::run(Call call) {
   call.family = op_.family;
   call.kernel_faults = kernel_faults_;
-  call.tactic = op_.tactic;
   for (Tensor Call::*slot : {&Call::a, &Call::a_scale, &Call::b, &Call::b_scale, &Call::out,
                              &Call::out_scale, &Call::a_global, &Call::b_global}) {
     call.*slot = tensors_.*slot;

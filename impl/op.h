@@ -42,10 +42,12 @@ struct Op {
   // Empty: always.
   std::function<bool(const gpu::Backend& be)> available;
   std::string impl;  // its implementation's name (for messages and the watchdog)
-  // The tactics it declares (empty: one, unnamed) and the one its calls run (Call::tactic is set
-  // from it by the harness); a tactic view (tactic_view below) binds it.
+  // The tactics it declares (empty: one, unnamed) and the one `run` runs; a tactic view
+  // (tactic_view below) binds `run` to run_tactic with its tactic.
   std::vector<Tactic> tactics;
   uint32_t tactic = 0;
+  std::function<Status(gpu::Backend& be, const Call& call, uint32_t tactic, std::string& message)>
+      run_tactic;
   uint32_t tactic_count() const {
     return tactics.empty() ? 1 : static_cast<uint32_t>(tactics.size());
   }

@@ -205,10 +205,10 @@ std::vector<Tactic> convert_tactics(const std::string& where, const mxgate_contr
 }
 
 // The run function of a plugin op: its tensors as mxgate_tensor in `be`'s memory, the
-// backend's stream, a message buffer it may fill.
-std::function<Status(gpu::Backend&, const Call&, std::string&)> plugin_run(mxgate_run_fn fn,
-                                                                           void* state) {
-  return [fn, state](gpu::Backend& be, const Call& call, std::string& message) {
+// backend's stream, the tactic to run, a message buffer it may fill.
+std::function<Status(gpu::Backend&, const Call&, uint32_t, std::string&)> plugin_run(
+    mxgate_run_fn fn, void* state) {
+  return [fn, state](gpu::Backend& be, const Call& call, uint32_t tactic, std::string& message) {
     const auto tensor = [&be](const Tensor& t) {
       mxgate_tensor out{};
       if (!t.present()) return out;
@@ -236,7 +236,7 @@ std::function<Status(gpu::Backend&, const Call&, std::string&)> plugin_run(mxgat
     c.stream = be.stream();
     c.a_global = tensor(call.a_global);
     c.b_global = tensor(call.b_global);
-    c.tactic = call.tactic;
+    c.tactic = tactic;
     char buf[1024] = {};
     const mxgate_status s = fn(state, &c, buf, sizeof buf);
     buf[sizeof buf - 1] = '\0';
@@ -337,7 +337,10 @@ std::vector<Implementation> convert(const std::string& path, const mxgate_plugin
         throw fail(e.what());
       }
       op.impl = impl.name;
-      op.run = plugin_run(mo.run, mo.state);
+      op.run_tactic = plugin_run(mo.run, mo.state);
+      op.run = [run = op.run_tactic](gpu::Backend& be, const Call& call, std::string& message) {
+        return run(be, call, 0, message);
+      };
       try {
         op.tactics = convert_tactics(where + ":", mo.contract, op.family);
       } catch (const std::invalid_argument& e) {

@@ -41,6 +41,11 @@ Implementation tactic_view(const Implementation& im, uint32_t t) {
     if (t >= o.tactic_count()) continue;
     Op b = o;
     b.tactic = t;
+    if (o.run_tactic) {
+      b.run = [run = o.run_tactic, t](gpu::Backend& be, const Call& call, std::string& message) {
+        return run(be, call, t, message);
+      };
+    }
     if (!o.tactics.empty() && !o.tactics[t].accumulator.empty() && is_gemm(o.family)) {
       b.contract.accumulator = o.tactics[t].accumulator;
     }
