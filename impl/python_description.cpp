@@ -113,7 +113,7 @@ void parse_python_description(const std::string& body, PythonWorker& worker, Pyt
     } else if (key == "notes") {
       op->contract.notes = d.keep(value);
     } else if (key == "tactic") {
-      // One tactic of the op (docs/python.md §11.8): its name and, for a GEMM, its accumulator.
+      // One tactic of the op (docs/python.md §11.9): its name and, for a GEMM, its accumulator.
       const std::size_t sp2 = value.find(' ');
       std::vector<mxgate_tactic>* list = nullptr;
       if (op->contract.tactic_count == 0) {

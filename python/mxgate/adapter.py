@@ -47,7 +47,7 @@ Raise mxgate.Unsupported(reason) to decline a case (inside the declared contract
 contract mismatch, a failure); any other exception is an error verdict naming the op.
 
 An op may declare tactics, the kernels one library runs for the same call (autotune configs, a
-tuned-shape table; docs/python.md §11.8): tactics=[mxgate.Tactic("bm64", {"BM": 64},
+tuned-shape table; docs/python.md §11.9): tactics=[mxgate.Tactic("bm64", {"BM": 64},
 accumulator="sm90_fp8_mma"), ...]. mxgate then runs every property over every tactic and a
 callable that takes keyword `tactic` gets the config of the one to run.
 """

@@ -225,7 +225,7 @@ def check(property: Union[str, Iterable[str]], impl: Impl, op: Union[str, Op, No
     CLI's --impl). accumulator replaces the GEMM ops' declared accumulator model (`mxgate
     accumulators`). case= replays one case's text (a CheckResult's counterexample) without the
     generator. tactic= checks that tactic of ops declaring several (default: every one, a seeded
-    sample past 8; docs/python.md §11.8). Returns one CheckResult whatever `property` is (several: its `results` holds one
+    sample past 8; docs/python.md §11.9). Returns one CheckResult whatever `property` is (several: its `results` holds one
     per property). Raises InputError (a ValueError) for a malformed adapter, contract, spec or
     option, Unavailable when the adapter cannot run here; never for a failing implementation."""
     from . import layers  # the layer protocol's properties (docs/layers.md)

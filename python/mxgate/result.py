@@ -53,7 +53,7 @@ class CheckResult:
     reproduce: Optional[str] = None
     cli: Optional[str] = None
     parts: Optional[Tuple["CheckResult", ...]] = None  # per property, in a run of several
-    # An op of several tactics (docs/python.md §11.8): the tactic this result is of (the first
+    # An op of several tactics (docs/python.md §11.9): the tactic this result is of (the first
     # that failed, else the last run), its name, and the run's tactic selection.
     tactic: Optional[int] = None
     tactic_name: Optional[str] = None

@@ -1,4 +1,4 @@
-"""Tactics (docs/plugins.md §3.6, docs/python.md §11.8): an op declaring several kernels is
+"""Tactics (docs/plugins.md §3.6, docs/python.md §11.9): an op declaring several kernels is
 checked over every one of them. Covers the C ABI through the example plugin (example_tactics,
 the planted example_faulty_tactic), the CLI (--tactic, reproduce lines, --save / repro, impls
 --json, zoo --impl), the in-process route (mxgate.check over mxgate.Tactic configs, a tactic's

@@ -1,6 +1,6 @@
 """Triton (https://github.com/triton-lang/triton) FP8 GEMM through tl.dot with per-tensor fp32
 scales: the tile configurations are the tactics of one op, `dot_fp8`, as an autotuned kernel's
-configs are, and each declares its own accumulator model (docs/python.md §11.7, §11.8); mxgate
+configs are, and each declares its own accumulator model (docs/python.md §11.7, §11.9); mxgate
 runs every property over every tile. The per-tile adapters (PER_TILE) gate one tile alone, as an
 op of its own name.
 
