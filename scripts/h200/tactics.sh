@@ -25,7 +25,8 @@ step() {  # step NAME SECONDS COMMAND...: run, log, time; status.log gets one li
   name=$1 limit=$2
   shift 2
   start=$(date +%s)
-  timeout "$limit" "$@" > "$O/$name.log" 2>&1
+  # Line-buffered: a step cut off by its limit keeps every line it printed.
+  timeout "$limit" stdbuf -oL "$@" > "$O/$name.log" 2>&1
   echo "$(date -u +%H:%M:%S) $name rc=$? $(( $(date +%s) - start ))s" | tee -a "$O/status.log"
 }
 {
@@ -35,12 +36,14 @@ step() {  # step NAME SECONDS COMMAND...: run, log, time; status.log gets one li
 } > "$O/env.log" 2>&1
 step impls-cublaslt 60 "$MXGATE" impls --json --impl "$CUBLASLT"
 cp "$O/impls-cublaslt.log" "$O/impls-cublaslt.json"
-# Every property over every tactic of the 24 cuBLASLt ops (tactic i = heuristic result i).
-step property-cublaslt "${MXGATE_CUBLASLT_S:-170}" "$MXGATE" property all --impl "$CUBLASLT:cublaslt" \
-  --backend cuda --cases "$CASES"
-# Every property over every tile of the Triton adapter's dot_fp8.
+# The two runs at once (one GPU, separate processes): every property over every tactic of the 24
+# cuBLASLt ops (tactic i = heuristic result i), and over every tile of the Triton dot_fp8.
+step property-cublaslt "${MXGATE_CUBLASLT_S:-170}" "$MXGATE" property all \
+  --impl "$CUBLASLT:cublaslt" --backend cuda --cases "$CASES" &
 step property-triton "${MXGATE_TRITON_S:-150}" "$MXGATE" property all \
-  --impl py:mxgate.adapters.triton_dot:TritonDotAdapter --backend host --cases "$CASES"
+  --impl py:mxgate.adapters.triton_dot:TritonDotAdapter --backend host \
+  --cases "${MXGATE_TRITON_CASES:-$CASES}" &
+wait
 # The summary: per property and tactic, pass / fail / unsupported, and each failure's lines.
 for f in property-cublaslt property-triton; do
   echo "== $f"
