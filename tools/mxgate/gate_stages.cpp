@@ -93,7 +93,7 @@ CheckRun property_check(const properties::Property& p, const std::string& backen
   std::vector<std::string> reasons;
   for (const uint32_t t : sel.chosen) {
     impl::Implementation view = impl::tactic_view(*im, t);
-    if (!properties::applies(p, view)) continue;
+    if (t != sel.chosen.front() && !properties::applies(p, view)) continue;  // tactic 0 always runs
     const properties::Context ctx{be.get(), {}, &coverage, &view};
     r = properties::run_property(p, ctx, ro);
     cases += static_cast<uint64_t>(r.cases);
