@@ -20,6 +20,7 @@
 #include "gpu/host/host_backend.h"
 #include "impl/harness.h"
 #include "impl/plugin.h"
+#include "impl/tactics.h"
 #include "mxgate/api.h"
 #include "mxgate/plugin.h"
 #include "properties/case.h"
@@ -61,7 +62,8 @@ std::string check_json(const char* property, const std::vector<verbs::Args::Name
   if (p == nullptr) {
     throw UsageError("unknown property '" + std::string(property) + "' (mxgate property --list)");
   }
-  const verbs::Args a(options, {"seed", "cases", "max-size", "case"}, {"no-shrink"});
+  const verbs::Args a(options, {"seed", "cases", "max-size", "case", "tactic", "max-tactics"},
+                      {"no-shrink"});
   if (mi == nullptr) throw UsageError("impl is NULL");
   const mxgate_plugin plugin{
       MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr, 1, mi};
@@ -71,34 +73,73 @@ std::string check_json(const char* property, const std::vector<verbs::Args::Name
   } catch (const impl::PluginError& e) {
     throw UsageError(e.what());
   }
-  const impl::Implementation& im = impls.front();
+  const impl::Implementation& base = impls.front();
   gpu::HostBackend be;
-  const properties::Context ctx{&be, {}, nullptr, &im};
   properties::RunOptions ro;
   ro.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));
   ro.cases = static_cast<int>(a.integer("cases", 100, 1, 100000000));
   ro.max_size = static_cast<int>(a.integer("max-size", 100, 1, 100000));
   ro.shrink = !a.flag("no-shrink");
-  properties::RunResult r;
-  if (const auto text = a.get("case")) {
-    properties::Case c;
-    try {
-      c = properties::Case::parse(std::string(p->name), *text);
-      r.counterexample = c;
-      r.failure = properties::check_case(*p, ctx, c);
-      r.cases = 1;
-    } catch (const properties::CaseError& e) {
-      throw UsageError(std::string("case: ") + e.what());
-    } catch (const impl::Unsupported& e) {
-      r.unsupported = 1;
-      r.unsupported_reasons.emplace_back(e.what());
-    }
-    r.passed = !r.failure;
-    if (r.passed) r.counterexample.reset();
-  } else {
-    r = properties::run_property(*p, ctx, ro);
+  // Every tactic (docs/plugins.md §3.6), a seeded sample past max-tactics, or `tactic` alone; the
+  // result is the first failing tactic's, else the last one run.
+  std::optional<uint32_t> only;
+  if (a.get("tactic")) only = static_cast<uint32_t>(a.integer("tactic", 0, 0, 4095));
+  impl::TacticSelection sel;
+  try {
+    sel = impl::select_tactics(
+        base, static_cast<uint32_t>(a.integer("max-tactics", impl::kDefaultTacticLimit, 0, 4096)),
+        ro.seed, only);
+  } catch (const std::out_of_range& e) {
+    throw UsageError(e.what());
   }
-  return properties::run_json(p->name, im.name, ro, r);
+  properties::RunResult r;
+  properties::TacticReport tr;
+  tr.selection = sel.describe();
+  int cases = 0, unsupported = 0;
+  std::vector<std::string> reasons;
+  for (const uint32_t t : sel.chosen) {
+    const impl::Implementation im = impl::tactic_view(base, t);
+    // A view past tactic 0 holds only the ops of more tactics; tactic 0 always runs (a property
+    // with no op of its families reports that, unsupported).
+    if (t != sel.chosen.front() && !properties::applies(*p, im)) continue;
+    const properties::Context ctx{&be, {}, nullptr, &im};
+    r = properties::RunResult{};
+    if (const auto text = a.get("case")) {
+      properties::Case c;
+      try {
+        c = properties::Case::parse(std::string(p->name), *text);
+        r.counterexample = c;
+        r.failure = properties::check_case(*p, ctx, c);
+        r.cases = 1;
+      } catch (const properties::CaseError& e) {
+        throw UsageError(std::string("case: ") + e.what());
+      } catch (const impl::Unsupported& e) {
+        r.unsupported = 1;
+        r.unsupported_reasons.emplace_back(e.what());
+      }
+      r.passed = !r.failure;
+      if (r.passed) r.counterexample.reset();
+    } else {
+      r = properties::run_property(*p, ctx, ro);
+    }
+    cases += r.cases;
+    unsupported += r.unsupported;
+    for (const std::string& why : r.unsupported_reasons) {
+      if (reasons.size() < 8) reasons.push_back(why);
+    }
+    if (sel.count > 1) {
+      tr.index = t;
+      const std::string label = im.tactic_label();
+      const std::size_t open = label.find('(');
+      tr.name = open == std::string::npos ? std::to_string(t)
+                                          : label.substr(open + 1, label.size() - open - 2);
+    }
+    if (!r.passed) break;
+  }
+  if (r.passed) r.cases = cases;
+  r.unsupported = unsupported;
+  r.unsupported_reasons = reasons;
+  return properties::run_json(p->name, base.name, ro, r, tr);
 }
 
 }  // namespace

@@ -93,7 +93,8 @@ void Invocation::run(Call call) {
   if (auto why = check_call(op_.name, op_.contract, call)) {
     throw Unsupported("outside the contract of " + op_.impl + "/" + *why);
   }
-  const std::string who = op_.impl + "/" + op_.name;
+  const std::string who = op_.impl + "/" + op_.name +
+                          (op_.tactic_count() > 1 ? " tactic " + std::to_string(op_.tactic) : "");
   gpu::observe_launch(who);
   std::string message;
   Status status = Status::kError;
@@ -101,6 +102,11 @@ void Invocation::run(Call call) {
     status = op_.run(*be_, call, message);
   } catch (const std::exception& e) {
     throw InvocationError(InvocationError::Kind::kError, who + " threw: " + e.what());
+  }
+  if (status == Status::kNoTactic) {
+    // A per-case tactic list shorter than the declared count (plugin.h MXGATE_NO_TACTIC).
+    throw Unsupported(who + ": no such tactic for this case" +
+                      (message.empty() ? "" : ": " + message));
   }
   if (status == Status::kUnsupported) {
     throw InvocationError(

@@ -6,7 +6,9 @@
 // docs/plugins.md §2.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,8 +18,17 @@
 
 namespace mxgate::impl {
 
-// What an entry point returns (plugin.h mxgate_status).
-enum class Status { kDone, kUnsupported, kError };
+// What an entry point returns (plugin.h mxgate_status). kNoTactic: the call's tactic does not
+// exist for this case (a per-shape list shorter than the declared count): unsupported.
+enum class Status { kDone, kUnsupported, kError, kNoTactic };
+
+// One of the kernels an op runs for the same call (plugin.h mxgate_tactic): a cuBLASLt heuristic
+// result, a Triton config. `accumulator` "" = the op's. docs/plugins.md §3.6.
+struct Tactic {
+  std::string name;
+  std::string accumulator;
+  std::string notes;
+};
 
 struct Op {
   std::string name;  // unique inside its implementation
@@ -31,6 +42,15 @@ struct Op {
   // Empty: always.
   std::function<bool(const gpu::Backend& be)> available;
   std::string impl;  // its implementation's name (for messages and the watchdog)
+  // The tactics it declares (empty: one, unnamed) and the one `run` runs; a tactic view
+  // (tactic_view below) binds `run` to run_tactic with its tactic.
+  std::vector<Tactic> tactics;
+  uint32_t tactic = 0;
+  std::function<Status(gpu::Backend& be, const Call& call, uint32_t tactic, std::string& message)>
+      run_tactic;
+  uint32_t tactic_count() const {
+    return tactics.empty() ? 1 : static_cast<uint32_t>(tactics.size());
+  }
 };
 
 // Whether an implementation's description declares it wrong on purpose: it starts with
@@ -48,8 +68,22 @@ struct Implementation {
   bool builtin = false;
   std::vector<Op> ops;
 
+  // Set in a tactic view: the tactic index every op of the view runs.
+  std::optional<uint32_t> tactic;
+
   const Op* find_op(std::string_view op) const;
   FamilyMask families() const;
+  // The most tactics an op declares (1 when none declares any).
+  uint32_t tactic_count() const;
+  // " tactic 2 (algo2)" for a view whose ops name tactic 2 alike, " tactic 2" otherwise; "" for
+  // an implementation that is no view.
+  std::string tactic_label() const;
 };
+
+// The implementation as it runs tactic `t`: the ops declaring more than t tactics, each bound to
+// tactic t with that tactic's accumulator model; the ops with fewer are left out (their tactics
+// are checked in the views below t). Tactic 0 keeps every op. Throws std::out_of_range when no
+// op declares t + 1 tactics.
+Implementation tactic_view(const Implementation& im, uint32_t t);
 
 }  // namespace mxgate::impl

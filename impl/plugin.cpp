@@ -154,11 +154,61 @@ Contract convert_contract(const std::string& where, const mxgate_contract& in, F
   return c;
 }
 
+// The tactics of an op (revision 3; zero in an older plugin's contract): empty for one.
+std::vector<Tactic> convert_tactics(const std::string& where, const mxgate_contract& in,
+                                    Family family) {
+  std::vector<Tactic> out;
+  if (in.tactic_count <= 1 && in.tactics == nullptr) return out;
+  if (in.tactic_count == 0) {
+    throw std::invalid_argument(where + " contract.tactics is set but tactic_count is 0");
+  }
+  constexpr uint32_t kMaxTactics = 4096;
+  if (in.tactic_count > kMaxTactics) {
+    throw std::invalid_argument(where + " contract.tactic_count " +
+                                std::to_string(in.tactic_count) + " is more than " +
+                                std::to_string(kMaxTactics));
+  }
+  std::set<std::string> names;
+  for (uint32_t t = 0; t < in.tactic_count; ++t) {
+    Tactic x;
+    const std::string tw = where + " contract.tactics[" + std::to_string(t) + "]";
+    if (in.tactics == nullptr || in.tactics[t].name == nullptr) {
+      x.name = std::to_string(t);
+    } else if (!valid_name(in.tactics[t].name, true)) {
+      throw std::invalid_argument(tw + ".name is not [a-z0-9_.]+");
+    } else {
+      x.name = in.tactics[t].name;
+    }
+    if (!names.insert(x.name).second) throw std::invalid_argument(tw + ": second tactic " + x.name);
+    if (in.tactics != nullptr && in.tactics[t].accumulator != nullptr) {
+      if (!is_gemm(family)) {
+        throw std::invalid_argument(tw + ".accumulator is set for " +
+                                    std::string(to_string(family)) + ", which is no GEMM");
+      }
+      // Checked as contract.accumulator is: the name's form here, the model when a bound needs it.
+      const std::string spec = in.tactics[t].accumulator;
+      const std::size_t colon = spec.find(':');
+      if (!valid_name(spec.substr(0, colon).c_str(), false) ||
+          (colon != std::string::npos &&
+           (colon + 1 == spec.size() ||
+            spec.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_=,", colon + 1) !=
+                std::string::npos))) {
+        throw std::invalid_argument(tw + ".accumulator '" + spec +
+                                    "' is not a model spec (NAME or NAME:param=value,...)");
+      }
+      x.accumulator = spec;
+    }
+    if (in.tactics != nullptr) x.notes = text(in.tactics[t].notes);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 // The run function of a plugin op: its tensors as mxgate_tensor in `be`'s memory, the
-// backend's stream, a message buffer it may fill.
-std::function<Status(gpu::Backend&, const Call&, std::string&)> plugin_run(mxgate_run_fn fn,
-                                                                           void* state) {
-  return [fn, state](gpu::Backend& be, const Call& call, std::string& message) {
+// backend's stream, the tactic to run, a message buffer it may fill.
+std::function<Status(gpu::Backend&, const Call&, uint32_t, std::string&)> plugin_run(
+    mxgate_run_fn fn, void* state) {
+  return [fn, state](gpu::Backend& be, const Call& call, uint32_t tactic, std::string& message) {
     const auto tensor = [&be](const Tensor& t) {
       mxgate_tensor out{};
       if (!t.present()) return out;
@@ -186,6 +236,7 @@ std::function<Status(gpu::Backend&, const Call&, std::string&)> plugin_run(mxgat
     c.stream = be.stream();
     c.a_global = tensor(call.a_global);
     c.b_global = tensor(call.b_global);
+    c.tactic = tactic;
     char buf[1024] = {};
     const mxgate_status s = fn(state, &c, buf, sizeof buf);
     buf[sizeof buf - 1] = '\0';
@@ -197,6 +248,8 @@ std::function<Status(gpu::Backend&, const Call&, std::string&)> plugin_run(mxgat
         return Status::kUnsupported;
       case MXGATE_ERROR:
         return Status::kError;
+      case MXGATE_NO_TACTIC:
+        return Status::kNoTactic;
     }
     message = "returned status " + std::to_string(static_cast<int>(s)) + " (not a mxgate_status)" +
               (message.empty() ? "" : ": " + message);
@@ -284,7 +337,15 @@ std::vector<Implementation> convert(const std::string& path, const mxgate_plugin
         throw fail(e.what());
       }
       op.impl = impl.name;
-      op.run = plugin_run(mo.run, mo.state);
+      op.run_tactic = plugin_run(mo.run, mo.state);
+      op.run = [run = op.run_tactic](gpu::Backend& be, const Call& call, std::string& message) {
+        return run(be, call, 0, message);
+      };
+      try {
+        op.tactics = convert_tactics(where + ":", mo.contract, op.family);
+      } catch (const std::invalid_argument& e) {
+        throw fail(e.what());
+      }
       impl.ops.push_back(std::move(op));
     }
     out.push_back(std::move(impl));

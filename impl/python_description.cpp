@@ -112,6 +112,21 @@ void parse_python_description(const std::string& body, PythonWorker& worker, Pyt
       op->contract.accumulator = d.keep(value);
     } else if (key == "notes") {
       op->contract.notes = d.keep(value);
+    } else if (key == "tactic") {
+      // One tactic of the op (docs/python.md §11.9): its name and, for a GEMM, its accumulator.
+      const std::size_t sp2 = value.find(' ');
+      std::vector<mxgate_tactic>* list = nullptr;
+      if (op->contract.tactic_count == 0) {
+        list = &d.tactics.emplace_back();
+      } else {
+        list = &d.tactics.back();
+      }
+      mxgate_tactic t{};
+      t.name = d.keep(value.substr(0, sp2));
+      if (sp2 != std::string::npos) t.accumulator = d.keep(value.substr(sp2 + 1));
+      list->push_back(t);
+      op->contract.tactics = list->data();
+      op->contract.tactic_count = static_cast<uint32_t>(list->size());
     } else {
       throw std::invalid_argument("line " + std::to_string(line_no) + ": unknown field '" + key +
                                   "'");

@@ -25,13 +25,14 @@ struct PythonDescription {
   std::deque<std::string> strings;
   std::vector<mxgate_op> ops;
   std::deque<OpState> states;
+  std::deque<std::vector<mxgate_tactic>> tactics;  // per op that declares any
   std::string name, text;
   const char* keep(std::string s) { return strings.emplace_back(std::move(s)).c_str(); }
 };
 
 // The handshake body: "impl NAME", "description TEXT", then per op "op NAME" and its fields
-// (python/mxgate/_worker.py describe()), into `d`, each op running on `worker`. Throws
-// std::invalid_argument naming the line that is malformed.
+// and "tactic NAME [ACCUMULATOR]" lines (python/mxgate/adapter.py describe()), into `d`, each op
+// running on `worker`. Throws std::invalid_argument naming the line that is malformed.
 void parse_python_description(const std::string& body, PythonWorker& worker, PythonDescription& d);
 
 }  // namespace mxgate::impl

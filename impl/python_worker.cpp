@@ -208,7 +208,7 @@ class PythonWorker::Impl {
                           {"out", c.out, true},
                           {"out_scale", c.out_scale, true}};
     std::ostringstream h;
-    h << "call " << index << " " << c.m << " " << c.n << " " << c.k << "\n";
+    h << "call " << index << " " << c.m << " " << c.n << " " << c.k << " " << c.tactic << "\n";
     std::string body;
     uint64_t out_bytes = 0;
     for (const Slot& s : slots) {

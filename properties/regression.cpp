@@ -67,6 +67,17 @@ Regression parse_regression(std::string_view text, std::string_view source) {
       if (v.empty() || *e != '\0' || v.front() < '0' || v.front() > '9' || errno == ERANGE) {
         throw fail("seed is not a 64-bit unsigned number");
       }
+    } else if (key == "tactic") {
+      const std::string v(value);
+      char* e = nullptr;
+      errno = 0;
+      const unsigned long long t = std::strtoull(v.c_str(), &e, 10);
+      if (v.empty() || *e != '\0' || v.front() < '0' || v.front() > '9' || errno == ERANGE ||
+          t > 0xFFFFFFFFull) {
+        throw fail("tactic is not a 32-bit unsigned number");
+      }
+      if (r.tactic) throw fail("second 'tactic' line");
+      r.tactic = static_cast<uint32_t>(t);
     } else if (key == "case") {
       if (case_text) throw fail("second 'case' line");
       case_text = std::string(value);
@@ -107,6 +118,7 @@ std::string format_regression(const Regression& r) {
   out += "property: " + r.c.property() + "\n";
   out += "impl: " + r.impl + "\n";
   out += "seed: " + std::to_string(r.seed) + "\n";
+  if (r.tactic) out += "tactic: " + std::to_string(*r.tactic) + "\n";
   out += "case: " + r.c.describe() + "\n";
   if (!r.detects.empty()) {
     out += "detects: ";
@@ -143,12 +155,22 @@ ReplayOutcome replay(const Regression& r, gpu::Backend& be, const impl::Implemen
     }
     impl = named.front();
   }
+  std::optional<impl::Implementation> view;
+  if (r.tactic) {
+    try {
+      view = impl::tactic_view(*impl, *r.tactic);
+    } catch (const std::out_of_range& e) {
+      throw impl::PluginError(impl::PluginError::Kind::kInput, e.what());
+    }
+    impl = &*view;
+  }
   ReplayOutcome out;
   try {
     out.clean = check_case(p, Context{&be, {}, nullptr, impl}, r.c);
   } catch (const impl::Unsupported& e) {
     out.unsupported = e.what();
-    out.summary = std::string("unsupported on ") + impl->name + ": " + e.what();
+    out.summary =
+        std::string("unsupported on ") + impl->name + impl->tactic_label() + ": " + e.what();
     return out;
   }
   out.ok = !out.clean.has_value();

@@ -6,6 +6,7 @@
 //   impl: builtin                  (the implementation it ran on: an --impl SPEC; default
 //                                   builtin)
 //   seed: 7                        (the run that found it; informational)
+//   tactic: 2                      (optional: the tactic it ran, docs/plugins.md §3.6)
 //   case: op=gemm_blockscale m=1 n=1 k=160 layout=row_major out=fp32 seed=0
 //   detects: z9_drop_trailing_k_block   (optional: with this fault on the case must fail; the
 //                                        zoo's faults live in the built-in kernels)
@@ -38,6 +39,7 @@ struct Regression {
   std::string comment;  // the '#' lines, joined
   std::string impl = "builtin";
   uint64_t seed = 0;
+  std::optional<uint32_t> tactic;  // the implementation's tactic view it replays on
   Case c;
   std::vector<dispatch::Fault> detects;
 };

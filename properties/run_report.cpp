@@ -84,7 +84,7 @@ std::string run_text(const RunResult& r) {
 }
 
 std::string run_json(std::string_view property, std::string_view impl, const RunOptions& asked,
-                     const RunResult& r) {
+                     const RunResult& r, const TacticReport& tactic) {
   std::ostringstream os;
   report::JsonWriter w(os, 0);
   w.begin_object().field("schema", "mxgate-check/1").field("property", property);
@@ -98,7 +98,9 @@ std::string run_json(std::string_view property, std::string_view impl, const Run
   w.field("counterexample",
           r.counterexample ? std::optional(r.counterexample->describe()) : std::nullopt);
   write_failure(w, r.failure);
-  w.field("message", r.message).end_object();
+  w.field("message", r.message);
+  w.field("tactic", tactic.index ? std::optional<uint64_t>(*tactic.index) : std::nullopt);
+  w.field("tactic_name", tactic.name).field("tactics", tactic.selection).end_object();
   return os.str();
 }
 

@@ -5,6 +5,8 @@
 // located-element line.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,8 +29,15 @@ std::string run_text(const RunResult& r);
 // mxgate-check/1 on one line: the property, the implementation's name, the seed and case count
 // asked for, then the result (passed, cases, unsupported and why, ops, counterexample, the failure
 // with its located element, RapidCheck's message).
+// `tactic`: the tactic the result is of (an implementation of several tactics: the first that
+// failed, else the last run) and the run's tactic selection (impl/tactics.h describe()).
+struct TacticReport {
+  std::optional<uint32_t> index;
+  std::string name;
+  std::string selection;
+};
 std::string run_json(std::string_view property, std::string_view impl, const RunOptions& asked,
-                     const RunResult& r);
+                     const RunResult& r, const TacticReport& tactic = {});
 
 // Every property: as JSON on one line ([{"name", "families", "guards"}]), and as the lines of
 // `mxgate property --list` ("NAME [FAMILY,...] GUARDS", "builtin" for a property of no family).

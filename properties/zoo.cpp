@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "impl/tactics.h"
+
 namespace mxgate::properties {
 
 namespace {
@@ -365,23 +367,39 @@ ImplZooResult run_impl_zoo(const impl::Implementation& impl, gpu::Backend& be,
   ImplZooResult out;
   out.impl = impl.name;
   out.planted = impl.planted_fault;
-  Context ctx{&be, {}, nullptr, &impl};
   RunOptions ro;
   ro.cases = opts.cases;
   ro.shrink = false;
-  for (const Property& p : all_properties()) {
-    if (!applies(p, impl)) continue;
-    if (auto d = detect_over_seeds(p, ctx, ro, opts)) out.detections.push_back(std::move(*d));
+  // Every tactic (a seeded sample past the limit): a fault in one tactic is caught on that one,
+  // and the detection names it ("gemm.exact tactic 2 (algo2)", docs/plugins.md §3.6).
+  const impl::TacticSelection sel =
+      impl::select_tactics(impl, impl::kDefaultTacticLimit, opts.seed);
+  std::vector<impl::Implementation> views;
+  for (const uint32_t t : sel.chosen) views.push_back(impl::tactic_view(impl, t));
+  std::vector<std::pair<const Property*, const impl::Implementation*>> detectors;
+  for (const impl::Implementation& view : views) {
+    Context ctx{&be, {}, nullptr, &view};
+    for (const Property& p : all_properties()) {
+      if (!applies(p, view)) continue;
+      if (auto d = detect_over_seeds(p, ctx, ro, opts)) {
+        d->property += view.tactic_label();
+        out.detections.push_back(std::move(*d));
+        detectors.emplace_back(&p, &view);
+      }
+    }
   }
   out.detected = !out.detections.empty();
   if (out.detected) {
     const auto best = fastest(out.detections);
     out.caught_by = best->property;
     out.median = best->median;
+    const auto [p, view] = detectors[static_cast<std::size_t>(best - out.detections.begin())];
+    out.tactic = view->tactic_count() > 1 ? view->tactic : std::nullopt;
+    Context ctx{&be, {}, nullptr, view};
     ro.shrink = true;
     for (int s = 0; s < opts.shrink_starts; ++s) {
       ro.seed = opts.seed + static_cast<uint64_t>(s);
-      const RunResult shrunk = run_property(*find_property(out.caught_by), ctx, ro);
+      const RunResult shrunk = run_property(*p, ctx, ro);
       if (!shrunk.counterexample) continue;
       if (!out.counterexample ||
           case_size(*shrunk.counterexample) < case_size(*out.counterexample)) {

@@ -83,6 +83,7 @@ struct ImplZooResult {
   double median = 0;
   std::optional<Case> counterexample;
   std::optional<Failure> failure;
+  std::optional<uint32_t> tactic;  // the tactic caught_by failed on (an implementation of several)
   double seconds = 0;
   bool ok() const { return planted == detected; }
 };

@@ -288,7 +288,7 @@ TEST(ImplsCli, ProbeAccumulatorOnAnImplementation) {
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--impl", "example:nope"}, "implementation example has no op 'nope'"},
            {{"--impl", "example:cast_satfinite"}, "is a cast op, not an FP8 GEMM"},
-           {{"--impl", "example:all"}, "names 8 implementations; name one"},
+           {{"--impl", "example:all"}, "names 10 implementations; name one"},
            {{"--impl", "example", "--format", "e5m2"}, "A element type e5m2 not in {e4m3fn}"},
            {{"--impl", "example", "--simulate", "fp32_rn"}, "exclude each other"},
            {{"--simulate", "fp32_rn", "--backend", "host"}, "--backend is for --impl"},

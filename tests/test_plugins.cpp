@@ -5,7 +5,8 @@
 // wrong ABI version, malformed description) or an environment error (init refuses); the harness
 // tells an op that declines inside its contract (contract mismatch), one that errs, one that
 // writes past its output (guard damage), a case outside the contract and an op in memory the
-// backend lacks (unsupported). Also the accumulator lookup (impl/accumulator.h).
+// backend lacks (unsupported). Also the accumulator lookup (impl/accumulator.h), and the example's
+// tactics read through the ABI (impl/tactics.h tactic_view).
 // Does not cover: crashes and hangs inside an op (the gate's watchdog; test_cli_impls.cpp), device
 // plugins (no device here), the properties over plugin ops (property_plugins.cpp).
 #include <gtest/gtest.h>
@@ -80,9 +81,20 @@ TEST(PluginLoading, ShippedExampleLoadsWithItsContracts) {
   const Op* cast = ex.find_op("cast_satfinite");
   ASSERT_NE(cast, nullptr);
   EXPECT_EQ(cast->contract.conventions, std::vector<std::string>{"cuda_satfinite"});
-  // Every implementation of the plugin: the correct one and one planted fault per family.
+  // Every implementation of the plugin: the correct one, one planted fault per family, and the
+  // gemm_mx of three tactics, correct and with one faulty tactic (docs/plugins.md §3.6).
   const std::vector<const Implementation*> all = resolve("example:all");
-  EXPECT_EQ(all.size(), 8u);
+  EXPECT_EQ(all.size(), 10u);
+  EXPECT_TRUE(cast->tactics.empty());  // no tactics declared: one
+  const Implementation& tactics = *resolve("example:example_faulty_tactic").front();
+  ASSERT_EQ(tactics.ops.size(), 1u);
+  ASSERT_EQ(tactics.ops[0].tactics.size(), 3u);
+  EXPECT_EQ(tactics.ops[0].tactics[2].name, "tile4x4");
+  EXPECT_EQ(tactics.tactic_count(), 3u);
+  const Implementation view = tactic_view(tactics, 2);
+  ASSERT_EQ(view.ops.size(), 1u);
+  EXPECT_EQ(view.ops[0].tactic, 2u);
+  EXPECT_EQ(view.tactic_label(), " tactic 2 (tile4x4)");
   FamilyMask faulty = 0;
   for (const Implementation* i : all) {
     if (i->planted_fault) faulty |= i->families();

@@ -1,4 +1,4 @@
-/* mxgate implementation plugins: the stable C ABI, version 1.
+/* mxgate implementation plugins: the stable C ABI, version 1 (revision 3: tactics).
  *
  * A shared library that implements kernels mxgate did not write exports one symbol,
  * `mxgate_plugin_v1`, returning a static description: one or more implementations, each a list
@@ -38,6 +38,10 @@ extern "C" {
 #endif
 
 #define MXGATE_PLUGIN_ABI_VERSION 1u
+/* Version 1 grows by appended fields only; the revision says which a header has (a plugin may
+ * test it with #if): 1 the first header, 2 NVFP4 (contract.global_dtypes, call.a_global /
+ * b_global), 3 tactics (contract.tactic_count / tactics, call.tactic, MXGATE_NO_TACTIC). */
+#define MXGATE_PLUGIN_ABI_REVISION 3u
 /* The symbol mxgate looks up with dlsym. */
 #define MXGATE_PLUGIN_ENTRY_SYMBOL "mxgate_plugin_v1"
 
@@ -51,7 +55,11 @@ extern "C" {
 typedef enum mxgate_status {
   MXGATE_DONE = 0,        /* every output written */
   MXGATE_UNSUPPORTED = 1, /* declined this case (shape, layout, dtype): say why in `message` */
-  MXGATE_ERROR = 2        /* failed (library error, launch failure): say why in `message` */
+  MXGATE_ERROR = 2,       /* failed (library error, launch failure): say why in `message` */
+  /* Revision 3: the call's tactic does not exist for this case (a per-case list shorter than
+   * tactic_count, e.g. cuBLASLt's heuristic returned fewer algorithms for this shape): counted
+   * and listed as unsupported, never a failure. */
+  MXGATE_NO_TACTIC = 3
 } mxgate_status;
 
 /* The op families. The comment of each says what the call's tensors hold. */
@@ -159,6 +167,16 @@ typedef enum mxgate_layout {
 } mxgate_layout;
 #define MXGATE_LAYOUT_BIT(l) (UINT32_C(1) << (l))
 
+/* Revision 3: one tactic of an op. A library's GEMM is often many kernels for one call (cuBLASLt's
+ * heuristic list, Triton autotune configurations, CK instances, a tuned-shape table) and a bug
+ * lives in one of them; an op that declares N tactics is checked N times, every property over
+ * every tactic, mxgate passing the index in mxgate_call.tactic. docs/plugins.md §3.6. */
+typedef struct mxgate_tactic {
+  const char* name;        /* [a-z0-9_.]+, unique in its op; NULL: the index in decimal */
+  const char* accumulator; /* GEMMs: this tactic's accumulator model; NULL: the op's */
+  const char* notes;       /* free text shown by `mxgate impls`; may be NULL */
+} mxgate_tactic;
+
 /* What an op requires. Generators only produce cases inside it; a case inside it that the op
  * declines (MXGATE_UNSUPPORTED) is reported as a contract mismatch. For non-GEMM ops m = rows,
  * k = cols, n is unused (1). */
@@ -192,6 +210,12 @@ typedef struct mxgate_contract {
    * a_global / b_global in (F32 and / or BF16); 0: the op takes none. Required by the NVFP4
    * families, whose scale_dtype is MXGATE_DTYPE_E4M3FN (block scales of 1 x 16). */
   uint64_t global_dtypes;
+  /* Appended (revision 3, tactics). 0 or 1: one tactic (every op of an older plugin); N > 1: the
+   * op runs N kernels, tactic i of each call being mxgate_call.tactic = i. `tactics`: N entries,
+   * or NULL (tactics named "0".."N-1", each with the op's accumulator). */
+  uint32_t tactic_count;
+  uint32_t reserved1;
+  const mxgate_tactic* tactics;
 } mxgate_contract;
 
 /* One operand or result. `data` is host or device memory per the op's `memory`; `bytes` is the
@@ -217,6 +241,11 @@ typedef struct mxgate_call {
    * DEQUANTIZE_NVFP4: a_global; GEMM_NVFP4: both), each one element of its dtype, in the op's
    * memory. A plugin compiled before them sees a smaller struct_size and no NVFP4 family. */
   mxgate_tensor a_global, b_global;
+  /* Appended (revision 3): the tactic to run, 0 <= tactic < max(1, contract.tactic_count). A
+   * plugin reads it only when struct_size >= offsetof(mxgate_call, reserved1) (an older mxgate
+   * passes none: tactic 0). */
+  uint32_t tactic;
+  uint32_t reserved1;
 } mxgate_call;
 
 /* `message` points at `message_size` bytes (at least 256) for a NUL-terminated reason; `state`

@@ -6,10 +6,13 @@
 // X and of W), 1x128 activations x 128x128 weights (VEC128_32F x BLK128x128_32F) and 1x128 x
 // 1x128 (VEC128_32F x VEC128_32F). Scale pointers go to cuBLASLt unchanged: the contract states
 // the layouts cuBLASLt documents and mxgate allocates exactly those. Contracts and their sources:
-// docs/nvidia.md §3.
+// docs/nvidia.md §3. Tactics (plugin.h revision 3, docs/plugins.md §3.6): tactic i of a call is
+// the i-th algorithm cublasLtMatmulAlgoGetHeuristic returns for that case (at most kMaxTactics
+// asked); a case whose list is shorter answers MXGATE_NO_TACTIC for the tactics past its end.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +33,7 @@ struct GemmSpec {
 };
 
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // cuBLAS's recommendation for sm_90
+constexpr int kMaxTactics = 8;  // heuristic results asked per case: the op's tactics
 
 struct Library {
   std::mutex lock;
@@ -292,11 +296,12 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
                                                  &kWorkspaceBytes, sizeof kWorkspaceBytes))) {
     return fail("preference");
   }
-  cublasLtMatmulHeuristicResult_t heuristic;
-  std::memset(&heuristic, 0, sizeof heuristic);
+  cublasLtMatmulHeuristicResult_t results[kMaxTactics];
+  std::memset(results, 0, sizeof results);
+  cublasLtMatmulHeuristicResult_t& heuristic = results[0];
   int found = 0;
-  st = cublasLtMatmulAlgoGetHeuristic(L.handle, ds.op, ds.a, ds.b, ds.d, ds.d, ds.pref, 1,
-                                      &heuristic, &found);
+  st = cublasLtMatmulAlgoGetHeuristic(L.handle, ds.op, ds.a, ds.b, ds.d, ds.d, ds.pref, kMaxTactics,
+                                      results, &found);
   if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
     // Ask again with the logger on: its lines name the requirement that failed.
     const cublasStatus_t first = st;
@@ -312,14 +317,43 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
     say(message, message_size, reason);
     return MXGATE_UNSUPPORTED;
   }
+  // The tactic: an index into this case's heuristic list (0 from an mxgate before revision 3).
+  const uint32_t tactic = call->struct_size >= offsetof(mxgate_call, reserved1) ? call->tactic : 0;
+  if (tactic >= static_cast<uint32_t>(found)) {
+    say(message, message_size,
+        "cublaslt: the heuristic returned " + std::to_string(found) +
+            " algorithm(s) for this "
+            "case; no tactic " +
+            std::to_string(tactic));
+    return MXGATE_NO_TACTIC;
+  }
+  const cublasLtMatmulHeuristicResult_t& chosen = results[tactic];
+  if (chosen.state != CUBLAS_STATUS_SUCCESS) {
+    say(message, message_size,
+        "cublaslt: heuristic result " + std::to_string(tactic) + " has state " +
+            status_text(chosen.state));
+    return MXGATE_NO_TACTIC;
+  }
   const float alpha = 1.0f, beta = 0.0f;
   st = cublasLtMatmul(L.handle, ds.op, &alpha, w.data, ds.a, x.data, ds.b, &beta, y.data, ds.d,
-                      y.data, ds.d, &heuristic.algo, L.workspace, kWorkspaceBytes,
+                      y.data, ds.d, &chosen.algo, L.workspace, kWorkspaceBytes,
                       static_cast<cudaStream_t>(call->stream));
   if (st != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmul");
-  say(message, message_size, algo_note(heuristic.algo));
+  say(message, message_size, algo_note(chosen.algo));
   return MXGATE_DONE;
 }
+
+// Tactic i: the i-th heuristic result of the call's case; each claims the op's accumulator.
+const mxgate_tactic kTactics[kMaxTactics] = {
+    {"heuristic0", nullptr, "cublasLtMatmulAlgoGetHeuristic result 0 (cuBLASLt's own choice)"},
+    {"heuristic1", nullptr, "heuristic result 1"},
+    {"heuristic2", nullptr, "heuristic result 2"},
+    {"heuristic3", nullptr, "heuristic result 3"},
+    {"heuristic4", nullptr, "heuristic result 4"},
+    {"heuristic5", nullptr, "heuristic result 5"},
+    {"heuristic6", nullptr, "heuristic result 6"},
+    {"heuristic7", nullptr, "heuristic result 7"},
+};
 
 // Contract, as the cuBLAS documentation states it (docs/nvidia.md §3 quotes each clause):
 //   FP8: TN only, 16-byte aligned pointers, leading dimensions and (op N) row counts multiples of
@@ -365,6 +399,8 @@ mxgate_contract gemm_contract(const GemmSpec& s, const char* notes) {
   c.convention = nullptr;
   c.accumulator = "sm90_fp8_mma";
   c.notes = notes;
+  c.tactic_count = kMaxTactics;
+  c.tactics = kTactics;
   return c;
 }
 

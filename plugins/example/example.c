@@ -19,8 +19,13 @@
  *   gemm_block    gemm_block_deepseek   fp32 scales 1x128 (A) x 128x128 (B)
  *                 gemm_block_tensor     one fp32 scale per tensor
  *                 gemm_block_rowwise    one fp32 scale per row of A and of B
+ *
+ * `example_tactics` is the gemm_mx with three tactics (rows, cols, tile4x4: one result, three
+ * visiting orders; docs/plugins.md §3.6), and `example_faulty_tactic` the same with a fault in
+ * tactic 2 alone: the gate runs every property over every tactic and names the one that fails.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,13 +39,14 @@
 
 typedef enum fault {
   FAULT_NONE,
-  FAULT_CAST_TIES_AWAY,       /* ties rounded away from zero (microxcaling's "nearest") */
-  FAULT_QUANTIZE_NOSAT,       /* elements cast without satfinite: overflow becomes NaN */
-  FAULT_DEQUANTIZE_SHIFT,     /* e8m0 decoded as byte << 23: 0x00 -> 0, 0xFF -> Inf */
-  FAULT_UPCAST_SHIFT,         /* the same in the upcast */
-  FAULT_GEMM_MX_B_SCALES_T,   /* B's scale grid read transposed (kb * N + n) */
-  FAULT_GEMM_BLOCK_DROP_TAIL, /* K walked in whole blocks of 128: a partial last block lost */
-  FAULT_QUANTIZE_BLOCK_NO_EPS /* amax without its 1e-10 floor: a zero block's scale is 0 */
+  FAULT_CAST_TIES_AWAY,        /* ties rounded away from zero (microxcaling's "nearest") */
+  FAULT_QUANTIZE_NOSAT,        /* elements cast without satfinite: overflow becomes NaN */
+  FAULT_DEQUANTIZE_SHIFT,      /* e8m0 decoded as byte << 23: 0x00 -> 0, 0xFF -> Inf */
+  FAULT_UPCAST_SHIFT,          /* the same in the upcast */
+  FAULT_GEMM_MX_B_SCALES_T,    /* B's scale grid read transposed (kb * N + n) */
+  FAULT_GEMM_BLOCK_DROP_TAIL,  /* K walked in whole blocks of 128: a partial last block lost */
+  FAULT_QUANTIZE_BLOCK_NO_EPS, /* amax without its 1e-10 floor: a zero block's scale is 0 */
+  FAULT_TACTIC_TILE_TAIL       /* gemm_mx tactic 2 (tile4x4) skips a partial last tile of M */
 } fault;
 
 typedef struct op_state {
@@ -268,26 +274,41 @@ static mxgate_status gemm_mx_run(void* state, const mxgate_call* call, char* msg
     free(b);
     return fail(msg, size, MXGATE_ERROR, "out of memory");
   }
-  for (uint64_t i = 0; i < m; ++i) {
-    for (uint64_t j = 0; j < n; ++j) {
-      float acc = 0.0f;
-      for (uint64_t blk = 0; blk < kb; ++blk) {
-        float part = 0.0f;
-        const uint64_t k1 = blk * 32 + 32 < k ? blk * 32 + 32 : k;
-        for (uint64_t kk = blk * 32; kk < k1; ++kk) part += a[i * k + kk] * b[j * k + kk];
-        const float sa = e8m0_decode(u8_at(&call->a_scale, i, blk));
-        uint8_t sb_byte;
-        if (st->fault == FAULT_GEMM_MX_B_SCALES_T) {
-          /* the grid read as if it were kb x n row-major */
-          const uint64_t flat = blk * n + j;
-          sb_byte = u8_at(&call->b_scale, flat / kb, flat % kb);
-        } else {
-          sb_byte = u8_at(&call->b_scale, j, blk);
+  /* The tactic (plugin.h revision 3; 0 from an older mxgate). Every tactic computes each element
+   * the same way; they differ in the order the elements are visited: 0 row by row, 1 column by
+   * column, 2 in 4x4 tiles. */
+  const uint32_t tactic = call->struct_size >= offsetof(mxgate_call, reserved1) ? call->tactic : 0;
+  const uint64_t tile = tactic == 2 ? 4 : 1;
+  /* The planted fault: tile4x4 walks whole tiles of M only, a partial last one is never written. */
+  const uint64_t m_end = tactic == 2 && st->fault == FAULT_TACTIC_TILE_TAIL ? m / 4 * 4 : m;
+  for (uint64_t i0 = 0; i0 < m_end; i0 += tile) {
+    for (uint64_t j0 = 0; j0 < n; j0 += tile) {
+      for (uint64_t t = 0; t < tile * tile; ++t) {
+        uint64_t i = i0 + t / tile, j = j0 + t % tile;
+        if (tactic == 1) { /* column by column: (i0, j0) enumerates (j, i) */
+          i = (i0 * n + j0) % m;
+          j = (i0 * n + j0) / m;
         }
-        const float scaled = part * sa;
-        acc += scaled * e8m0_decode(sb_byte);
+        if (i >= m_end || j >= n) continue;
+        float acc = 0.0f;
+        for (uint64_t blk = 0; blk < kb; ++blk) {
+          float part = 0.0f;
+          const uint64_t k1 = blk * 32 + 32 < k ? blk * 32 + 32 : k;
+          for (uint64_t kk = blk * 32; kk < k1; ++kk) part += a[i * k + kk] * b[j * k + kk];
+          const float sa = e8m0_decode(u8_at(&call->a_scale, i, blk));
+          uint8_t sb_byte;
+          if (st->fault == FAULT_GEMM_MX_B_SCALES_T) {
+            /* the grid read as if it were kb x n row-major */
+            const uint64_t flat = blk * n + j;
+            sb_byte = u8_at(&call->b_scale, flat / kb, flat % kb);
+          } else {
+            sb_byte = u8_at(&call->b_scale, j, blk);
+          }
+          const float scaled = part * sa;
+          acc += scaled * e8m0_decode(sb_byte);
+        }
+        store(call, i, j, acc);
       }
-      store(call, i, j, acc);
     }
   }
   free(a);
@@ -346,6 +367,7 @@ static mxgate_status gemm_block_run(void* state, const mxgate_call* call, char* 
 
 /* ---- the description ----------------------------------------------------------------------- */
 
+#define COUNT(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
 #define DT(x) MXGATE_DTYPE_BIT(MXGATE_DTYPE_##x)
 #define LT(x) MXGATE_LAYOUT_BIT(MXGATE_LAYOUT_##x)
 
@@ -358,6 +380,7 @@ static op_state kQuantNosat = {FAULT_QUANTIZE_NOSAT, 0, 0, 0, 0};
 static op_state kDequantShift = {FAULT_DEQUANTIZE_SHIFT, 0, 0, 0, 0};
 static op_state kUpcastShift = {FAULT_UPCAST_SHIFT, 0, 0, 0, 0};
 static op_state kMxScalesT = {FAULT_GEMM_MX_B_SCALES_T, 0, 0, 0, 0};
+static op_state kTileTail = {FAULT_TACTIC_TILE_TAIL, 0, 0, 0, 0};
 static op_state kDropTail = {FAULT_GEMM_BLOCK_DROP_TAIL, 1, 128, 128, 128};
 static op_state kGroup = {FAULT_NONE, 1, 128, 0, 0};
 static op_state kGroupNoEps = {FAULT_QUANTIZE_BLOCK_NO_EPS, 1, 128, 0, 0};
@@ -469,6 +492,37 @@ static op_state kGroupNoEps = {FAULT_QUANTIZE_BLOCK_NO_EPS, 1, 128, 0, 0};
         gemm_block_run, &(state)                                                    \
   }
 
+/* Three tactics of one gemm_mx (docs/plugins.md §3.6): the same numbers, elements visited in
+ * another order; each declares the op's accumulator (NULL). */
+static const mxgate_tactic kMxTactics[] = {
+    {"rows", NULL, "element by element, row by row"},
+    {"cols", NULL, "element by element, column by column"},
+    {"tile4x4", NULL, "4x4 output tiles"},
+};
+
+#define GEMM_MX_TACTICS_OP(state)                                                  \
+  {                                                                                \
+    "gemm_mx", MXGATE_OP_GEMM_MX, MXGATE_MEMORY_HOST,                              \
+        {CONTRACT_BASE,                                                            \
+         .a_dtypes = DT(E4M3FN),                                                   \
+         .b_dtypes = DT(E4M3FN),                                                   \
+         .out_dtypes = DT(F32) | DT(BF16),                                         \
+         .a_scale_layouts = LT(ROW_MAJOR) | LT(NV_SWIZZLE_128X4),                  \
+         .b_scale_layouts = LT(ROW_MAJOR) | LT(NV_SWIZZLE_128X4),                  \
+         .b_layouts = LT(ROW_MAJOR),                                               \
+         .scale_dtype = MXGATE_DTYPE_E8M0,                                         \
+         .a_block_rows = 1,                                                        \
+         .a_block_cols = 32,                                                       \
+         .b_block_rows = 1,                                                        \
+         .b_block_cols = 32,                                                       \
+         .convention = "ocp_mx",                                                   \
+         .accumulator = "fp32_rn",                                                 \
+         .notes = "fp32 partials per 32-block, scaled per partial; three tactics", \
+         .tactic_count = COUNT(kMxTactics),                                        \
+         .tactics = kMxTactics},                                                   \
+        gemm_mx_run, &(state)                                                      \
+  }
+
 static const mxgate_op kExampleOps[] = {
     CAST_OP(kCorrect),
     QUANTIZE_OP(kCorrect),
@@ -485,6 +539,8 @@ static const mxgate_op kExampleOps[] = {
                   "one fp32 scale per row of A and of B"),
 };
 
+static const mxgate_op kTacticOps[] = {GEMM_MX_TACTICS_OP(kCorrect)};
+static const mxgate_op kFaultyTacticOps[] = {GEMM_MX_TACTICS_OP(kTileTail)};
 static const mxgate_op kFaultyCast[] = {CAST_OP(kCastTies)};
 static const mxgate_op kFaultyQuantize[] = {QUANTIZE_OP(kQuantNosat)};
 static const mxgate_op kFaultyQuantizeBlock[] = {QUANTIZE_BLOCK_OP(kGroupNoEps)};
@@ -495,8 +551,6 @@ static const mxgate_op kFaultyGemmBlock[] = {
     GEMM_BLOCK_OP("gemm_block_deepseek", kDropTail, 1, 128, 128, 128,
                   LT(ROW_MAJOR) | LT(COL_MAJOR) | LT(TMA_COL_MAJOR), 4,
                   "planted fault: K walked in whole 128-blocks")};
-
-#define COUNT(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
 
 static const mxgate_impl kImpls[] = {
     {"example", "CPU ops written from the format specifications", COUNT(kExampleOps), kExampleOps},
@@ -518,6 +572,11 @@ static const mxgate_impl kImpls[] = {
      "planted fault: B's MX scale grid read transposed", COUNT(kFaultyGemmMx), kFaultyGemmMx},
     {"example_faulty_gemm_block_drop_tail", "planted fault: a partial last 128-block of K dropped",
      COUNT(kFaultyGemmBlock), kFaultyGemmBlock},
+    {"example_tactics", "gemm_mx of three tactics (rows, cols, tile4x4), every one correct",
+     COUNT(kTacticOps), kTacticOps},
+    {"example_faulty_tactic",
+     "planted fault: gemm_mx tactic 2 (tile4x4) never writes a partial last tile of M (M % 4 != 0)",
+     COUNT(kFaultyTacticOps), kFaultyTacticOps},
 };
 
 static const mxgate_plugin kPlugin = {

@@ -16,7 +16,7 @@ plugin is `mxgate.pytest_plugin`, the hypothesis strategies `mxgate.strategies`.
 
 from ._native import library_path
 from .accumulator import Accumulator
-from .adapter import Adapter, Contract, Dim, Op, contract, op
+from .adapter import Adapter, Contract, Dim, Op, Tactic, contract, op
 from .catalog import Shape, shapes
 from .check import check, properties
 from .errors import (AdapterError, Error, InputError, LibraryError, OutOfMemory, Unavailable,
@@ -60,6 +60,7 @@ __all__ = [
     "Op",
     "OutOfMemory",
     "Shape",
+    "Tactic",
     "Unavailable",
     "Unsupported",
     "Verdict",

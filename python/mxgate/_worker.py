@@ -84,7 +84,9 @@ def serve(adapter, proto_in, proto_out):
         if lines[0].startswith("survey "):
             _survey(ops, lines[0].split(), proto_out)
             continue
-        _, index, m, n, k = lines[0].split()
+        head = lines[0].split()  # call INDEX M N K [TACTIC]
+        _, index, m, n, k = head[:5]
+        tactic = int(head[5]) if len(head) > 5 else 0
         tensors, buffers = [], []
         at = 0
         for line in lines[1:]:
@@ -96,7 +98,7 @@ def serve(adapter, proto_in, proto_out):
                 at += t.nbytes
             else:
                 buffers.append(np.full(t.nbytes, 0xFF, dtype=np.uint8))  # poison, as mxgate's
-        status, text = ops[int(index)].invoke(int(m), int(n), int(k), tensors, buffers)
+        status, text = ops[int(index)].invoke(int(m), int(n), int(k), tensors, buffers, tactic)
         if status == "done":
             out = b"".join(b.tobytes() for t, b in zip(tensors, buffers) if t.role.startswith("out"))
             _write(proto_out, "done", out)

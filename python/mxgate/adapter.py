@@ -56,6 +56,11 @@ consumers take as well. docs/python.md §9.
 
 Raise mxgate.Unsupported(reason) to decline a case (inside the declared contract that is a
 contract mismatch, a failure); any other exception is an error verdict naming the op.
+
+An op may declare tactics, the kernels one library runs for the same call (autotune configs, a
+tuned-shape table; docs/python.md §11.9): tactics=[mxgate.Tactic("bm64", {"BM": 64},
+accumulator="sm90_fp8_mma"), ...]. mxgate then runs every property over every tactic and a
+callable that takes keyword `tactic` gets the config of the one to run.
 """
 
 import dataclasses
@@ -443,11 +448,29 @@ def _emit_device(t, value, address, op):
     _native.device_copy(address, storage.ctypes.data, t.nbytes, 0)
 
 
+@dataclass(frozen=True)
+class Tactic:
+    """One tactic of an op (include/mxgate/plugin.h mxgate_tactic): its name ([a-z0-9_.]+), the
+    config the callable gets as keyword `tactic`, and, for a GEMM, its own accumulator model
+    (None: the op's)."""
+
+    name: str
+    config: Any = None
+    accumulator: Optional[str] = None
+    notes: str = ""
+
+    def __post_init__(self):
+        if not self.name or not all(c.islower() or c.isdigit() or c in "_." for c in self.name):
+            raise AdapterError(f"tactic name '{self.name}' is not [a-z0-9_.]+")
+
+
 class Op:
-    """One op: name, family, contract, the callable and its memory ("host" or "cuda")."""
+    """One op: name, family, contract, the callable, its memory ("host" or "cuda") and its
+    tactics (none: one)."""
 
     def __init__(self, family: str, fn: Callable[..., Any], name: Optional[str] = None,
                  contract_: Optional[Contract] = None, memory: str = "host",
+                 tactics: Sequence[Tactic] = (),
                  **fields: Any) -> None:
         _adapter_family(family)
         if not callable(fn):
@@ -463,27 +486,40 @@ class Op:
             raise AdapterError(f"op {self.name}: memory must be one of {', '.join(MEMORIES)}, "
                                f"not '{memory}'")
         self.memory = memory
+        self.tactics = tuple(tactics)
+        for t in self.tactics:
+            if not isinstance(t, Tactic):
+                raise AdapterError(f"op {self.name}: tactics holds {t!r}, not an mxgate.Tactic")
+            if t.accumulator is not None and not family.startswith("gemm"):
+                raise AdapterError(f"op {self.name}: tactic {t.name} declares an accumulator, "
+                                   f"but {family} is no GEMM")
+        if len({t.name for t in self.tactics}) != len(self.tactics):
+            raise AdapterError(f"op {self.name}: two tactics of one name")
         try:
             params = inspect.signature(fn).parameters
         except (TypeError, ValueError):
             params = {}
         kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
-        self._wants = tuple(w for w in ("out_dtype", "call") if kw or w in params)
+        self._wants = tuple(w for w in ("out_dtype", "call", "tactic") if kw or w in params)
 
     def with_contract(self, **fields: Any) -> "Op":
         """A copy of this op with contract clauses replaced (e.g. accumulator=...)."""
         c = dataclasses.replace(self.contract, **fields)
-        return Op(self.family, self.fn, self.name, c, memory=self.memory)
+        return Op(self.family, self.fn, self.name, c, memory=self.memory, tactics=self.tactics)
 
     def invoke(self, m: int, n: int, k: int, tensors: Sequence[Tensor],
-               buffers: Sequence[Any], stream: Optional[int] = None) -> Tuple[str, str]:
-        """Runs the op on one call: tensors (Tensor per present slot, inputs then outputs) and
-        their buffers (inputs: bytes-like; outputs: writable uint8 arrays; or, for a device op,
-        _Device addresses of device buffers, ready once `stream` is). Returns (status,
-        message): status "done", "unsupported" or "error"; never raises."""
+               buffers: Sequence[Any], tactic: int = 0,
+               stream: Optional[int] = None) -> Tuple[str, str]:
+        """Runs the op on one call with tactic index `tactic`: tensors (Tensor per present slot,
+        inputs then outputs) and their buffers (inputs: bytes-like; outputs: writable uint8
+        arrays; or, for a device op, _Device addresses of device buffers, ready once `stream`
+        is). Returns (status, message): status "done", "unsupported" or "error"; never raises."""
         if self.memory != "host":
-            return self._invoke_device(m, n, k, tensors, buffers, stream)
+            return self._invoke_device(m, n, k, tensors, buffers, stream, tactic)
         try:
+            if tactic >= max(1, len(self.tactics)):
+                raise AdapterError(f"{self.name}: tactic {tactic} asked, "
+                                   f"{max(1, len(self.tactics))} declared")
             by_role = dict(zip((t.role for t in tensors), zip(tensors, buffers)))
             args = []
             for role in _INPUTS[self.family]:
@@ -500,6 +536,8 @@ class Op:
                 kwargs["out_dtype"] = by_role["out"][0].dtype
             if "call" in self._wants:
                 kwargs["call"] = Call(self.family, m, n, k, tuple(tensors))
+            if "tactic" in self._wants:
+                kwargs["tactic"] = self.tactics[tactic].config if self.tactics else None
             result = self.fn(*args, **kwargs)
             if len(outs) > 1:
                 if not isinstance(result, (tuple, list)) or len(result) != len(outs):
@@ -517,7 +555,7 @@ class Op:
             return "error", f"{self.name} raised {describe_exception(e)}"
 
 
-    def _invoke_device(self, m, n, k, tensors, buffers, stream):
+    def _invoke_device(self, m, n, k, tensors, buffers, stream, tactic=0):
         """invoke for a device op: DLPack views of the device buffers, or of host buffers
         staged onto the device (a CUDA library), or host arrays (a library without CUDA)."""
         from . import _device, _native
@@ -553,6 +591,8 @@ class Op:
                 kwargs["out_dtype"] = by_role["out"][0].dtype
             if "call" in self._wants:
                 kwargs["call"] = Call(self.family, m, n, k, tuple(tensors))
+            if "tactic" in self._wants:
+                kwargs["tactic"] = self.tactics[tactic].config if self.tactics else None
             result = self.fn(*args, **kwargs)
             if len(outs) > 1:
                 if not isinstance(result, (tuple, list)) or len(result) != len(outs):
@@ -670,7 +710,7 @@ def as_adapter(impl: Any, op: Union[str, Op, None] = None) -> Tuple["Adapter", T
         return Adapter([impl], name="python"), (impl,)
     if callable(impl):
         if isinstance(op, Op):
-            o = Op(op.family, impl, op.name, op.contract, memory=op.memory)
+            o = Op(op.family, impl, op.name, op.contract, memory=op.memory, tactics=op.tactics)
         elif isinstance(op, str) and op in FAMILIES:
             o = Op(op, impl, name=op)
         else:
@@ -711,4 +751,6 @@ def describe(adapter: Adapter) -> str:
             out.append(f"accumulator {c.accumulator}")
         if c.notes:
             out.append(f"notes {line(c.notes)}")
+        for t in o.tactics:
+            out.append(f"tactic {t.name}" + (f" {t.accumulator}" if t.accumulator else ""))
     return "\n".join(out) + "\n"

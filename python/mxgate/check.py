@@ -37,7 +37,14 @@ class _CContract(ctypes.Structure):
                                         "b_block_rows", "b_block_cols")] + [
         ("convention", ctypes.c_char_p), ("accumulator", ctypes.c_char_p),
         ("notes", ctypes.c_char_p), ("a_scale_ld_align", ctypes.c_uint32),
-        ("b_scale_ld_align", ctypes.c_uint32), ("global_dtypes", ctypes.c_uint64)]
+        ("b_scale_ld_align", ctypes.c_uint32), ("global_dtypes", ctypes.c_uint64),
+        ("tactic_count", ctypes.c_uint32), ("reserved1", ctypes.c_uint32),
+        ("tactics", ctypes.c_void_p)]  # mxgate_tactic*: revision 3 (docs/plugins.md §3.6)
+
+
+class _CTactic(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("accumulator", ctypes.c_char_p),
+                ("notes", ctypes.c_char_p)]
 
 
 class _CTensor(ctypes.Structure):
@@ -54,7 +61,8 @@ class _CCall(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("family", ctypes.c_uint32),
                 ("m", ctypes.c_uint64), ("n", ctypes.c_uint64), ("k", ctypes.c_uint64)] + [
         (r, _CTensor) for r in _ROLES] + [("stream", ctypes.c_void_p)] + [
-        (r, _CTensor) for r in _GLOBALS]
+        (r, _CTensor) for r in _GLOBALS] + [("tactic", ctypes.c_uint32),
+                                             ("reserved1", ctypes.c_uint32)]
 
 
 _RUN_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_CCall),
@@ -118,6 +126,7 @@ class _InMemory:
         self.interrupt = None
         self.callback = _RUN_FN(self._run)
         self.c_ops = (_COp * len(ops))()
+        self.c_tactics = []  # the mxgate_tactic arrays, alive with the ops
         for i, o in enumerate(ops):
             c = self.c_ops[i]
             c.name = o.name.encode()
@@ -125,6 +134,15 @@ class _InMemory:
             # plugin.h mxgate_memory: MXGATE_MEMORY_HOST 0, MXGATE_MEMORY_CUDA 1.
             c.memory = 1 if device and o.memory == "cuda" else 0
             c.contract = _c_contract(o.contract)
+            if o.tactics:
+                arr = (_CTactic * len(o.tactics))()
+                for j, t in enumerate(o.tactics):
+                    arr[j].name = t.name.encode()
+                    arr[j].accumulator = t.accumulator.encode() if t.accumulator else None
+                    arr[j].notes = t.notes.encode() if t.notes else None
+                self.c_tactics.append(arr)
+                c.contract.tactic_count = len(o.tactics)
+                c.contract.tactics = ctypes.addressof(arr)
             c.run = self.callback
             c.state = i + 1
         self.c_impl = _CImpl(adapter.name.encode(), (adapter.description or "").encode(),
@@ -136,7 +154,7 @@ class _InMemory:
             on_device = self.c_ops[state - 1].memory != 0
             c = call_p.contents
             tensors, buffers = [], []
-            for role in _ROLES + (_GLOBALS if c.struct_size >= ctypes.sizeof(_CCall) else ()):
+            for role in _ROLES + (_GLOBALS if c.struct_size >= _CCall.tactic.offset else ()):
                 t = getattr(c, role)
                 if not t.data:
                     continue
@@ -147,7 +165,8 @@ class _InMemory:
                     continue
                 raw = (ctypes.c_uint8 * t.bytes).from_address(t.data)
                 buffers.append(np.frombuffer(raw, dtype=np.uint8))
-            status, text = op.invoke(c.m, c.n, c.k, tensors, buffers,
+            tactic = c.tactic if c.struct_size >= ctypes.sizeof(_CCall) else 0
+            status, text = op.invoke(c.m, c.n, c.k, tensors, buffers, tactic,
                                      stream=c.stream if on_device else None)
         except BaseException as e:  # nothing may unwind into C
             if isinstance(e, KeyboardInterrupt):
@@ -206,21 +225,23 @@ def _is_layer_run(property, impl, layers) -> bool:
 def check(property: Union[str, Iterable[str]], impl: Impl, op: Union[str, Op, None] = None,
           cases: int = 100, seed: int = 1, accumulator: Optional[str] = None,
           case: Optional[str] = None, shrink: bool = True,
-          max_size: Optional[int] = None) -> CheckResult:
+          max_size: Optional[int] = None, tactic: Optional[int] = None) -> CheckResult:
     """Runs `property` (mxgate.properties(); "all": every one that applies to impl's ops, or a
     list of names) against `impl`: an Adapter (op: one of its ops by name, default all), an Op,
     a plain callable with op= its family name (default contract of that family) or an Op
     declaring it, or a spec string naming an adapter (py:MODULE:OBJECT or MODULE:OBJECT, as the
     CLI's --impl). accumulator replaces the GEMM ops' declared accumulator model (`mxgate
     accumulators`). case= replays one case's text (a CheckResult's counterexample) without the
-    generator. Returns one CheckResult whatever `property` is (several: its `results` holds one
+    generator. tactic= checks that tactic of ops declaring several (default: every one, a seeded
+    sample past 8; docs/python.md §11.9). Returns one CheckResult whatever `property` is (several: its `results` holds one
     per property). Raises InputError (a ValueError) for a malformed adapter, contract, spec or
     option, Unavailable when the adapter cannot run here; never for a failing implementation."""
     from . import layers  # the layer protocol's properties (docs/layers.md)
 
     if _is_layer_run(property, impl, layers):
-        if op is not None or accumulator is not None or max_size is not None:
-            raise InputError("op=, accumulator= and max_size= do not apply to layer properties",
+        if op is not None or accumulator is not None or max_size is not None or tactic is not None:
+            raise InputError("op=, accumulator=, max_size= and tactic= do not apply to layer "
+                             "properties",
                              verb="property")
         return layers.check(property, impl, cases=cases, seed=seed, case=case, shrink=shrink)
     target = _spec.load(impl) if isinstance(impl, str) else impl
@@ -238,15 +259,15 @@ def check(property: Union[str, Iterable[str]], impl: Impl, op: Union[str, Op, No
         families = {o.family for o in ops}
         picked = [p for p in names if property != "all" or table.get(p, set()) & families]
         parts = [_check_one(p, impl, target, adapter, ops, op, cases, seed, accumulator, case,
-                            shrink, max_size) for p in picked]
+                            shrink, max_size, tactic) for p in picked]
         label = "all" if property == "all" else ",".join(names)
         return CheckResult.of_several(label, adapter.name, seed, cases, parts)
     return _check_one(property, impl, target, adapter, ops, op, cases, seed, accumulator, case,
-                      shrink, max_size)
+                      shrink, max_size, tactic)
 
 
 def _check_one(property, impl, target, adapter, ops, op, cases, seed, accumulator, case, shrink,
-               max_size):
+               max_size, tactic=None):
     memory = _InMemory(adapter, ops)
     options = [("seed", str(seed)), ("cases", str(cases))]
     if max_size is not None:
@@ -255,6 +276,8 @@ def _check_one(property, impl, target, adapter, ops, op, cases, seed, accumulato
         options.append(("case", case))
     if not shrink:
         options.append(("no-shrink", None))
+    if tactic is not None:
+        options.append(("tactic", str(tactic)))
     text = _native.check(property, options, ctypes.addressof(memory.c_impl))
     if memory.interrupt is not None:
         raise memory.interrupt
@@ -274,12 +297,17 @@ def _check_one(property, impl, target, adapter, ops, op, cases, seed, accumulato
         location=Location(where["row"], where["col"], where["expected_bits"],
                           where["actual_bits"], where["ulp"]) if where else None,
         output=f["output"] if f else "fp32",
+        tactic=j.get("tactic"), tactic_name=j.get("tactic_name") or None,
+        tactics=j.get("tactics", ""),
     )
     if not j["passed"] and j["counterexample"]:
         extra = f", accumulator={accumulator!r}" if accumulator is not None else ""
+        if j.get("tactic") is not None:
+            extra += f", tactic={j['tactic']}"
         result["reproduce"] = (f"mxgate.check({property!r}, impl={_impl_expression(impl, spec, op)}"
                                f"{extra}, case={j['counterexample']!r})")
         if spec and accumulator is None:
             result["cli"] = (f"mxgate property {property} --impl py:{spec} --seed {seed} "
-                             f"--cases {cases}")
+                             f"--cases {cases}" + (f" --tactic {j['tactic']}"
+                                                  if j.get("tactic") is not None else ""))
     return CheckResult(**result)

@@ -53,6 +53,11 @@ class CheckResult:
     reproduce: Optional[str] = None
     cli: Optional[str] = None
     parts: Optional[Tuple["CheckResult", ...]] = None  # per property, in a run of several
+    # An op of several tactics (docs/python.md §11.9): the tactic this result is of (the first
+    # that failed, else the last run), its name, and the run's tactic selection.
+    tactic: Optional[int] = None
+    tactic_name: Optional[str] = None
+    tactics: str = ""
 
     @classmethod
     def of_several(cls, label: str, impl: str, seed: int, cases_requested: int,
@@ -65,7 +70,8 @@ class CheckResult:
             ops += tuple(o for o in r.ops if o not in ops)
         first = {} if bad is None else dict(
             counterexample=bad.counterexample, kind=bad.kind, failure=bad.failure,
-            location=bad.location, output=bad.output, reproduce=bad.reproduce, cli=bad.cli)
+            location=bad.location, output=bad.output, reproduce=bad.reproduce, cli=bad.cli,
+            tactic=bad.tactic, tactic_name=bad.tactic_name)
         return cls(property=label, impl=parts[0].impl if parts else impl, passed=bad is None,
                    cases=sum(r.cases for r in parts),
                    unsupported=sum(r.unsupported for r in parts),
@@ -99,7 +105,10 @@ class CheckResult:
                 f"0x{e.actual_bits:0{w}X}, {e.ulp} ulp")
 
     def _story(self) -> str:
-        head = f"{self.property} on {self.impl}: "
+        head = f"{self.property} on {self.impl}"
+        if self.tactic is not None and not self.passed:
+            head += f" tactic {self.tactic} ({self.tactic_name})"
+        head += ": "
         if self.passed:
             head += (f"pass after {self.cases} cases" if self.cases else "no case ran") + \
                 f" (seed {self.seed})"
@@ -108,6 +117,8 @@ class CheckResult:
         lines = [head + f", {self.unsupported} unsupported"]
         if self.ops:
             lines.append("  ops: " + ", ".join(self.ops))
+        if self.tactics:
+            lines.append("  " + self.tactics)
         for r in self.unsupported_reasons:
             lines.append("  unsupported: " + r)
         if not self.passed:

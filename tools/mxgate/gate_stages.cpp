@@ -13,6 +13,7 @@
 #include "impl/builtin.h"
 #include "impl/plugin.h"
 #include "impl/registry.h"
+#include "impl/tactics.h"
 #include "model/decision_tables.h"
 #include "properties/cast_sweep.h"
 #include "properties/model_tables_on_dispatch.h"
@@ -80,25 +81,54 @@ CheckRun property_check(const properties::Property& p, const std::string& backen
   const std::unique_ptr<gpu::Backend> be = child_backend(backend, run);
   if (!be) return run;
   properties::Coverage coverage;
-  const properties::Context ctx{be.get(), {}, &coverage, im};
   properties::RunOptions ro;
   ro.seed = s.opts.seed;
   ro.cases = s.property_cases;
-  const properties::RunResult r = properties::run_property(p, ctx, ro);
+  // Every tactic of the implementation (a seeded sample past the limit, said in the detail); the
+  // first failing one is the verdict, named with its tactic (docs/plugins.md §3.6).
+  const impl::TacticSelection sel = impl::select_tactics(*im, impl::kDefaultTacticLimit, ro.seed);
+  properties::RunResult r;
+  std::optional<impl::Implementation> failing;
+  uint64_t cases = 0, unsupported = 0;
+  std::vector<std::string> reasons;
+  for (const uint32_t t : sel.chosen) {
+    impl::Implementation view = impl::tactic_view(*im, t);
+    if (t != sel.chosen.front() && !properties::applies(p, view)) continue;  // tactic 0 always runs
+    const properties::Context ctx{be.get(), {}, &coverage, &view};
+    r = properties::run_property(p, ctx, ro);
+    cases += static_cast<uint64_t>(r.cases);
+    unsupported += static_cast<uint64_t>(r.unsupported);
+    for (const std::string& why : r.unsupported_reasons) {
+      reasons.push_back(view.tactic_label().empty() ? why
+                                                    : view.tactic_label().substr(1) + ": " + why);
+    }
+    if (!r.passed) {
+      failing = std::move(view);
+      break;
+    }
+  }
+  r.unsupported = static_cast<int>(unsupported);
+  r.unsupported_reasons = reasons;
+  if (reasons.size() > 8) r.unsupported_reasons.resize(8);
   run.has_tags = true;
   run.tags = coverage.counts();
-  run.report.cases = static_cast<uint64_t>(r.cases);
-  run.report.unsupported = static_cast<uint64_t>(r.unsupported);
-  const std::string impl_opt = im->builtin ? "" : " --impl " + im->spec;
-  if (r.passed && r.cases == 0 && r.unsupported != 0) {
+  run.report.cases = cases;
+  run.report.unsupported = unsupported;
+  std::string impl_opt = im->builtin ? "" : " --impl " + im->spec;
+  if (failing && sel.count > 1) impl_opt += " --tactic " + std::to_string(*failing->tactic);
+  const std::string tactics = sel.describe();
+  if (r.passed && cases == 0 && unsupported != 0) {
     run.report.result = CheckOutcome::kSkip;
     run.report.detail = "unsupported: " + properties::unsupported_reasons(r);
     return run;
   }
   if (r.passed) {
-    if (r.unsupported != 0) {
+    if (unsupported != 0) {
       run.report.detail =
-          std::to_string(r.unsupported) + " unsupported: " + properties::unsupported_reasons(r);
+          std::to_string(unsupported) + " unsupported: " + properties::unsupported_reasons(r);
+    }
+    if (!tactics.empty()) {
+      run.report.detail += (run.report.detail.empty() ? "" : "\n") + tactics;
     }
     return run;
   }
@@ -107,6 +137,10 @@ CheckRun property_check(const properties::Property& p, const std::string& backen
   run.report.result = kind == Kind::kError ? CheckOutcome::kError : CheckOutcome::kFail;
   if (kind == Kind::kContractMismatch) run.report.verdict = "contract_mismatch";
   run.report.detail = r.failure ? r.failure->what : r.message;
+  if (failing && sel.count > 1) {
+    run.report.detail = failing->tactic_label().substr(1) + ": " + run.report.detail;
+  }
+  if (!tactics.empty()) run.report.detail += "\n" + tactics;
   if (r.counterexample) run.report.counterexample = r.counterexample->describe();
   run.report.repro = "mxgate property " + std::string(p.name) + impl_opt + " --backend " + backend +
                      " --seed " + std::to_string(ro.seed) + " --cases " + std::to_string(ro.cases);

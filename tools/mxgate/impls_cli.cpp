@@ -89,6 +89,15 @@ void print_op(const Op& op) {
                 c.n_offset ? "; takes n_offset" : "");
   }
   if (!c.notes.empty()) std::printf("      %s\n", c.notes.c_str());
+  if (!op.tactics.empty()) {
+    std::printf("      %zu tactics:\n", op.tactics.size());
+    for (std::size_t t = 0; t < op.tactics.size(); ++t) {
+      const impl::Tactic& x = op.tactics[t];
+      std::printf("        %zu %s%s%s%s%s\n", t, x.name.c_str(),
+                  x.accumulator.empty() ? "" : " accumulator ", x.accumulator.c_str(),
+                  x.notes.empty() ? "" : ": ", x.notes.c_str());
+    }
+  }
 }
 
 void json_dim(report::JsonWriter& w, std::string_view name, const impl::Dim& d) {
@@ -149,6 +158,17 @@ void json_op(report::JsonWriter& w, const Op& op) {
   w.field("n_offset", c.n_offset).field("notes", c.notes);
   json_list(w, "global_dtypes", dtype_names(c.global_dtypes));
   w.end_object();
+  // Its tactics (docs/plugins.md §3.6): one entry per kernel, accumulator null = the op's.
+  w.key("tactics").begin_array();
+  for (std::size_t t = 0; t < op.tactic_count(); ++t) {
+    const impl::Tactic none;
+    const impl::Tactic& x = op.tactics.empty() ? none : op.tactics[t];
+    w.begin_object().field("index", static_cast<uint64_t>(t));
+    w.field("name", op.tactics.empty() ? std::string("0") : x.name);
+    w.field("accumulator", x.accumulator.empty() ? std::optional<std::string>() : x.accumulator);
+    w.field("notes", x.notes).end_object();
+  }
+  w.end_array();
   w.end_object();
 }
 

@@ -234,7 +234,7 @@ constexpr Verb kVerbs[] = {
      mxgate::cli::cmd_plan},
     {"property",
      "property NAME...|all [--impl SPEC,...] [--backend auto|host|hip|cuda] [--seed S] "
-     "[--cases N] [--faults LIST] [--save FILE] | property --list",
+     "[--cases N] [--faults LIST] [--save FILE] [--tactic N] [--max-tactics N] | property --list",
      "Run property suites under RapidCheck on one backend (default host): every case derives\n"
      "from --seed (default 1); --cases per property (default 100). A failure is shrunk to its\n"
      "minimal case and printed with the located element and the command that reproduces it;\n"
@@ -242,6 +242,9 @@ constexpr Verb kVerbs[] = {
      "implementation. --impl (default builtin; `mxgate impls` lists them) runs the properties of\n"
      "its ops' families over those ops, inside each op's contract; with `all`, properties that do\n"
      "not apply are left out. Cases an op cannot take are counted as unsupported, never failed.\n"
+     "An op declaring tactics (several kernels for one call) is checked over every tactic, a\n"
+     "seeded sample past --max-tactics (default 8); --tactic N checks tactic N alone, and every\n"
+     "verdict, reproduce line and --save file names its tactic.\n"
      "--faults plants zoo faults into the built-in kernels (dispatch/faults.h names;\n"
      "MXGATE_FAULTS adds to them). --list prints every property, the op families it applies to\n"
      "and the failure it guards against. Progress (cases done, cases/s, time left) on stderr\n"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "impl/registry.h"
+#include "impl/tactics.h"
 #include "properties/property.h"
 #include "properties/regression.h"
 #include "properties/run_report.h"
@@ -96,7 +97,9 @@ std::optional<int> maybe_layer_run(const Args& a) {
 }  // namespace
 
 int cmd_property(const Argv& argv) {
-  const Args a(argv, {"backend", "seed", "cases", "faults", "save", "impl"}, {"list"});
+  const Args a(argv,
+               {"backend", "seed", "cases", "faults", "save", "impl", "tactic", "max-tactics"},
+               {"list"});
   if (a.flag("list")) {
     std::fputs(properties::property_list_text().c_str(), stdout);
     return 0;
@@ -125,57 +128,79 @@ int cmd_property(const Argv& argv) {
   if (a.get("save") && (props.size() != 1 || impls.size() != 1)) {
     throw UsageError("--save needs exactly one property and one implementation");
   }
+  // Tactics (docs/plugins.md §3.6): every one, a seeded sample past --max-tactics, or --tactic N.
+  std::optional<uint32_t> only_tactic;
+  if (a.get("tactic")) only_tactic = static_cast<uint32_t>(a.integer("tactic", 0, 0, 4095));
+  const auto tactic_limit =
+      static_cast<uint32_t>(a.integer("max-tactics", impl::kDefaultTacticLimit, 0, 4096));
   int failed = 0, ran = 0;
   const InterruptScope interrupt;
-  for (const impl::Implementation* im : impls) {
-    const std::string impl_tag = im->builtin ? "" : " [" + im->name + "]";
-    const std::string impl_opt = im->builtin ? "" : " --impl " + im->spec;
-    for (const properties::Property* p : props) {
-      if (InterruptScope::interrupted()) break;
-      if (!properties::applies(*p, *im)) {
-        // `all` runs what applies; a property named on its own says why it does not.
-        if (!all) {
-          std::printf("%.*s%s: does not apply (no op of its families)\n",
-                      static_cast<int>(p->name.size()), p->name.data(), impl_tag.c_str());
+  for (const impl::Implementation* base : impls) {
+    impl::TacticSelection sel;
+    try {
+      sel = impl::select_tactics(*base, tactic_limit, opts.seed, only_tactic);
+    } catch (const std::out_of_range& e) {
+      throw UsageError(e.what());
+    }
+    if (const std::string d = sel.describe(); !d.empty()) {
+      std::printf("%s %s\n", base->name.c_str(), d.c_str());
+    }
+    for (const uint32_t tactic : sel.chosen) {
+      const impl::Implementation view = impl::tactic_view(*base, tactic);
+      const impl::Implementation* im = &view;
+      const bool tactics = base->tactic_count() > 1;
+      const std::string impl_tag = im->builtin ? "" : " [" + im->name + im->tactic_label() + "]";
+      const std::string impl_opt = (im->builtin ? "" : " --impl " + im->spec) +
+                                   (tactics ? " --tactic " + std::to_string(tactic) : "");
+      for (const properties::Property* p : props) {
+        if (InterruptScope::interrupted()) break;
+        if (!properties::applies(*p, *im)) {
+          // `all` runs what applies; a property named on its own says why it does not.
+          if (!all && tactic == sel.chosen.front()) {
+            std::printf("%.*s%s: does not apply (no op of its families)\n",
+                        static_cast<int>(p->name.size()), p->name.data(), impl_tag.c_str());
+          }
+          continue;
         }
-        continue;
-      }
-      ++ran;
-      properties::Coverage cov;
-      const properties::Context ctx{be.get(), faults, &cov, im};
-      std::printf("%.*s%s on %s, seed %llu, %d cases, faults %s ... ",
-                  static_cast<int>(p->name.size()), p->name.data(), impl_tag.c_str(),
-                  std::string(be->name()).c_str(), static_cast<unsigned long long>(opts.seed),
-                  opts.cases, describe(faults).c_str());
-      std::fflush(stdout);
-      Progress progress("property " + std::string(p->name), static_cast<uint64_t>(opts.cases),
-                        "cases");
-      opts.keep_going = [&progress](int done) {
-        progress.update(static_cast<uint64_t>(done));
-        return !InterruptScope::interrupted();
-      };
-      const properties::RunResult r = properties::run_property(*p, ctx, opts);
-      std::fputs(properties::run_text(r).c_str(), stdout);
-      if (r.stopped) {
-        std::printf("    interrupted (partial): %d of %d cases run%s\n", r.cases, opts.cases,
-                    r.passed ? ", none failed" : "; the shrink was cut short");
-      }
-      if (r.passed) continue;
-      ++failed;
-      std::printf("    reproduce: mxgate property %.*s%s --backend %s --seed %llu --cases %d%s\n",
-                  static_cast<int>(p->name.size()), p->name.data(), impl_opt.c_str(),
-                  backend_name.c_str(), static_cast<unsigned long long>(opts.seed), opts.cases,
-                  faults.none() ? "" : (" --faults " + describe(faults)).c_str());
-      if (const auto save = a.get("save"); save && r.counterexample) {
-        properties::Regression reg;
-        reg.comment = "found by: mxgate property " + std::string(p->name) + impl_opt + " --seed " +
-                      std::to_string(opts.seed) + "\n" + (r.failure ? r.failure->what : "");
-        reg.impl = im->spec;
-        reg.seed = opts.seed;
-        reg.c = *r.counterexample;
-        reg.detects = faults.list();
-        properties::save_regression(reg, *save);
-        std::printf("    saved: %s\n", save->c_str());
+        ++ran;
+        properties::Coverage cov;
+        const properties::Context ctx{be.get(), faults, &cov, im};
+        std::printf("%.*s%s on %s, seed %llu, %d cases, faults %s ... ",
+                    static_cast<int>(p->name.size()), p->name.data(), impl_tag.c_str(),
+                    std::string(be->name()).c_str(), static_cast<unsigned long long>(opts.seed),
+                    opts.cases, describe(faults).c_str());
+        std::fflush(stdout);
+        Progress progress("property " + std::string(p->name), static_cast<uint64_t>(opts.cases),
+                          "cases");
+        opts.keep_going = [&progress](int done) {
+          progress.update(static_cast<uint64_t>(done));
+          return !InterruptScope::interrupted();
+        };
+        const properties::RunResult r = properties::run_property(*p, ctx, opts);
+        std::fputs(properties::run_text(r).c_str(), stdout);
+        if (r.stopped) {
+          std::printf("    interrupted (partial): %d of %d cases run%s\n", r.cases, opts.cases,
+                      r.passed ? ", none failed" : "; the shrink was cut short");
+        }
+        if (r.passed) continue;
+        ++failed;
+        std::printf("    reproduce: mxgate property %.*s%s --backend %s --seed %llu --cases %d%s\n",
+                    static_cast<int>(p->name.size()), p->name.data(), impl_opt.c_str(),
+                    backend_name.c_str(), static_cast<unsigned long long>(opts.seed), opts.cases,
+                    faults.none() ? "" : (" --faults " + describe(faults)).c_str());
+        if (const auto save = a.get("save"); save && r.counterexample) {
+          properties::Regression reg;
+          reg.comment = "found by: mxgate property " + std::string(p->name) + impl_opt +
+                        " --seed " + std::to_string(opts.seed) + "\n" +
+                        (r.failure ? r.failure->what : "");
+          reg.impl = im->spec;
+          if (tactics) reg.tactic = tactic;
+          reg.seed = opts.seed;
+          reg.c = *r.counterexample;
+          reg.detects = faults.list();
+          properties::save_regression(reg, *save);
+          std::printf("    saved: %s\n", save->c_str());
+        }
       }
     }
   }
@@ -235,6 +260,11 @@ int impl_zoo(const Args& a, const std::vector<const impl::Implementation*>& impl
         if (r.counterexample) {
           std::printf("    counterexample: %s\n", r.counterexample->describe().c_str());
         }
+        if (r.tactic) {
+          std::printf("    reproduce: mxgate property %s --impl %s --tactic %u --seed %llu\n",
+                      r.caught_by.substr(0, r.caught_by.find(' ')).c_str(), im->spec.c_str(),
+                      *r.tactic, static_cast<unsigned long long>(opts.seed));
+        }
         if (r.failure) {
           std::printf("    failure: %s\n", r.failure->what.c_str());
           const std::string loc = located(*r.failure);
@@ -257,6 +287,7 @@ int impl_zoo(const Args& a, const std::vector<const impl::Implementation*>& impl
     for (const auto& r : results) {
       w.begin_object().field("impl", r.impl).field("planted", r.planted);
       w.field("detected", r.detected).field("caught_by", r.caught_by);
+      w.field("tactic", r.tactic ? std::optional<uint64_t>(*r.tactic) : std::nullopt);
       w.field("median_cases", r.detected ? r.median : std::numeric_limits<double>::infinity());
       w.field("counterexample",
               r.counterexample ? std::optional(r.counterexample->describe()) : std::nullopt);
@@ -440,7 +471,8 @@ int cmd_repro(const Argv& argv) {
     const properties::Regression& r = regs[i];
     if (!override_impl) (void)impls_option(r.impl);  // a file naming a bad plugin: exit 2 / 3
     const properties::ReplayOutcome out = properties::replay(r, *be, override_impl);
-    const std::string impl_name = override_impl ? override_impl->name : r.impl;
+    const std::string impl_name = (override_impl ? override_impl->name : r.impl) +
+                                  (r.tactic ? " tactic " + std::to_string(*r.tactic) : "");
     std::printf("%s: %s [%s] on %s: %s\n", a.positionals()[i].c_str(), r.c.property().c_str(),
                 impl_name.c_str(), std::string(be->name()).c_str(),
                 out.unsupported ? "unsupported"

@@ -1,6 +1,8 @@
 """Triton (https://github.com/triton-lang/triton) FP8 GEMM through tl.dot with per-tensor fp32
-scales, one op per tile configuration: the tile configurations are the tactics of one library's
-GEMM, and each declares its own accumulator model (docs/python.md §11.7).
+scales: the tile configurations are the tactics of one op, `dot_fp8`, as an autotuned kernel's
+configs are, and each declares its own accumulator model (docs/python.md §11.7, §11.9); mxgate
+runs every property over every tile. The per-tile adapters (PER_TILE) gate one tile alone, as an
+op of its own name.
 
 The kernel: A (M x K, row-major) and B (N x K, row-major) fp8 e4m3fn (tl.float8e4nv) or e5m2
 (tl.float8e5), acc = tl.dot(a, b.T, acc) in fp32 over K in steps of BK (masked: any M, N, K),
@@ -25,7 +27,7 @@ from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from ..adapter import Op, Unavailable
+from ..adapter import Op, Tactic, Unavailable
 from . import require
 from ._library import LibraryAdapter
 
@@ -96,10 +98,12 @@ def _kernel(triton, tl):
 
 
 class TritonDotAdapter(LibraryAdapter):
-    """Every tile of TILES as one op; a subclass with `tiles` set gates one tactic alone."""
+    """One op, dot_fp8, whose tactics are the tiles of TILES; a subclass with `tiles` set gates
+    those tiles alone, each as an op of its own name."""
 
     name = "triton_dot"
-    description = "Triton FP8 tl.dot GEMM, per-tensor fp32 scales, one op per tile configuration"
+    description = ("Triton FP8 tl.dot GEMM, per-tensor fp32 scales, the tile configurations as "
+                   "tactics of one op")
     tiles: Tuple[str, ...] = ()  # op names of TILES; empty: all
     fault = False  # the planted fault of TritonDotScaleFirstBlock
 
@@ -111,15 +115,26 @@ class TritonDotAdapter(LibraryAdapter):
             raise Unavailable("no CUDA device here (torch.cuda.is_available())")
         self.kernel = _kernel(triton, tl)
         v = triton.__version__
+        contract = dict(a_dtypes=tuple(_FP8), b_dtypes=tuple(_FP8), out_dtypes=("f32",),
+                        a_block=(0, 0), b_block=(0, 0))
+        if not self.tiles:
+            # Every tile a tactic of one op; the call's tactic config is its Tile.
+            tactics = [Tactic(t.op, t, t.accumulator,
+                              f"tile {t.bm}x{t.bn}x{t.bk}, num_warps {t.num_warps}: {t.why}")
+                       for t in TILES]
+            run = lambda a, a_scales, b, b_scales, call, tactic: self.gemm(  # noqa: E731
+                tactic, a, a_scales, b, b_scales, call)
+            run.__name__ = "dot_fp8"
+            return [Op("gemm_block", run, "dot_fp8", accumulator=TILES[0].accumulator,
+                       tactics=tactics, notes=f"triton {v}: tl.dot, one tactic per tile",
+                       **contract)]
         ops = []
         for t in TILES:
-            if self.tiles and t.op not in self.tiles:
+            if t.op not in self.tiles:
                 continue
-            ops.append(Op("gemm_block", self._runner(t), t.op, a_dtypes=tuple(_FP8),
-                          b_dtypes=tuple(_FP8), out_dtypes=("f32",), a_block=(0, 0),
-                          b_block=(0, 0), accumulator=t.accumulator,
+            ops.append(Op("gemm_block", self._runner(t), t.op, accumulator=t.accumulator,
                           notes=f"triton {v}: tl.dot, tile {t.bm}x{t.bn}x{t.bk}, "
-                                f"num_warps {t.num_warps}: {t.why}"))
+                                f"num_warps {t.num_warps}: {t.why}", **contract))
         return ops
 
     def _runner(self, tile):
