@@ -414,8 +414,9 @@ TEST(PlantedFault, DeclaredByTheDescriptionNotTheName) {
   EXPECT_TRUE(is_planted_fault_description("planted fault: casts round ties away from zero"));
   EXPECT_FALSE(is_planted_fault_description("example_faulty_x, named like one"));
   EXPECT_FALSE(is_planted_fault_description(" planted fault: not at the start"));
-  for (const Implementation* im : resolve("example:all")) {
-    EXPECT_EQ(im->planted_fault, im->name != "example") << im->name << ": " << im->description;
+  for (const Implementation* im : resolve("example:all")) {  // two correct ones, the rest planted
+    const bool correct = im->name == "example" || im->name == "example_tactics";
+    EXPECT_EQ(im->planted_fault, !correct) << im->name << ": " << im->description;
   }
   const auto only = [](Implementation im, const std::string& name, const std::string& op) {
     im.name = name;

@@ -26,6 +26,7 @@
 #include "impl/plugin.h"
 #include "impl/python_worker.h"
 #include "impl/registry.h"
+#include "impl/tactics.h"
 #include "probe/accumulator_probe.h"
 #include "properties/cast_sweep.h"
 #include "properties/property.h"
@@ -44,19 +45,24 @@ bool disarmed(const std::string& plant) {
   return d != nullptr && plant == d;
 }
 
-// The planted-fault implementations' properties: the first that fails names the detection.
-// nullopt: every applicable property passed `cases` cases (the plant went undetected).
+// The planted-fault implementations' properties over every tactic (a seeded sample past the
+// limit, as the zoo runs them: a fault may live in one tactic only): the first that fails names
+// the detection. nullopt: every applicable property passed `cases` cases on every tactic run.
 std::optional<std::string> first_detection(const impl::Implementation& im, gpu::Backend& be,
                                            uint64_t seed, int cases) {
-  const properties::Context ctx{&be, {}, nullptr, &im};
   properties::RunOptions ro;
   ro.seed = seed;
   ro.cases = cases;
   ro.shrink = false;
-  for (const properties::Property& p : properties::all_properties()) {
-    if (!properties::applies(p, im)) continue;
-    const properties::RunResult r = properties::run_property(p, ctx, ro);
-    if (!r.passed) return std::string(p.name);
+  const impl::TacticSelection sel = impl::select_tactics(im, impl::kDefaultTacticLimit, seed);
+  for (const uint32_t t : sel.chosen) {
+    const impl::Implementation view = impl::tactic_view(im, t);
+    const properties::Context ctx{&be, {}, nullptr, &view};
+    for (const properties::Property& p : properties::all_properties()) {
+      if (!properties::applies(p, view)) continue;
+      const properties::RunResult r = properties::run_property(p, ctx, ro);
+      if (!r.passed) return std::string(p.name) + view.tactic_label();
+    }
   }
   return std::nullopt;
 }
