@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "common/dtypes.h"
 #include "reference/convention.h"
 #include "reference/e8m0.h"
 
@@ -47,10 +48,11 @@ Dim dim(uint64_t align, uint64_t min, uint64_t max) {
   return {align == 0 ? 1 : align, min == 0 ? 1 : min, max};
 }
 
-// The known bits of a dtype / layout mask (MXGATE_DTYPE_NONE is no dtype).
+// The known bits of a dtype / layout mask: every code of the one element-type table
+// (common/dtypes.h; MXGATE_DTYPE_NONE is no dtype).
 constexpr DtypeMask kKnownDtypes = [] {
   DtypeMask m = 0;
-  for (uint32_t d = MXGATE_DTYPE_F32; d <= MXGATE_DTYPE_E3M2; ++d) m |= uint64_t{1} << d;
+  for (uint32_t d = 1; d <= dtypes::kElementTypeCount; ++d) m |= uint64_t{1} << d;
   return m;
 }();
 constexpr LayoutMask kKnownLayouts = (1u << (MXGATE_LAYOUT_AITER_SHUFFLE_16X16 + 1)) - 1;
