@@ -59,6 +59,21 @@ std::string layer_text(const LinearConfig& c, const std::string& platform) {
          " skip_weight_relayout=" + (c.skip_weight_relayout ? "1" : "0");
 }
 
+// A catalogued layer as dispatch's config: BMM layers are is_bmm, MLA's kv_b_proj is read
+// directly (skip_weight_relayout).
+LinearConfig catalogued_config(const ShapeEntry& e, Platform platform,
+                               const std::pair<Scheme, WeightScaleDtype>& scheme) {
+  LinearConfig c;
+  c.platform = platform;
+  c.scheme = scheme.first;
+  c.weight_scale = scheme.second;
+  c.n = e.n;
+  c.k = e.k;
+  c.is_bmm = e.bmm_batch.has_value();
+  c.skip_weight_relayout = e.layer.find("kv_b_proj") != std::string::npos;
+  return c;
+}
+
 // `plan --model NAME --tp T`: every catalogued layer of the model at that TP size. BMM layers
 // (bmm_batch) are is_bmm; MLA's kv_b_proj is read directly to build W_UK / W_UV
 // (docs/architecture.md §1.1, item 3), so it is skip_weight_relayout.
@@ -97,13 +112,7 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
     std::string line;
     if (impl) {  // the user's decisions beside the model's, in Python; BF16 has no layer scheme
       if (sch && sch->first != Scheme::kBf16) {
-        LinearConfig c;
-        c.scheme = sch->first;
-        c.weight_scale = sch->second;
-        c.n = e->n;
-        c.k = e->k;
-        c.is_bmm = e->bmm_batch.has_value();
-        c.skip_weight_relayout = e->layer.find("kv_b_proj") != std::string::npos;
+        const LinearConfig c = catalogued_config(*e, platform, *sch);
         const bool sharded = e->tp > 1 && (e->parallel == "column" || e->parallel == "row");
         configs.push_back(
             layer_text(c, a.require("platform")) +
@@ -124,14 +133,7 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
                     static_cast<unsigned long long>(e->k), e->quant.c_str());
       }
     } else {
-      LinearConfig c;
-      c.platform = platform;
-      c.scheme = sch->first;
-      c.weight_scale = sch->second;
-      c.n = e->n;
-      c.k = e->k;
-      c.is_bmm = e->bmm_batch.has_value();
-      c.skip_weight_relayout = e->layer.find("kv_b_proj") != std::string::npos;
+      const LinearConfig c = catalogued_config(*e, platform, *sch);
       Plan pl;
       try {
         pl = plan(c, disabled);

@@ -104,33 +104,35 @@ class TorchOps:
         torch = _torch()
         return v.clamp(-448, 448).to(torch.float8_e4m3fn).view(torch.uint8)
 
-    def quantize_mx(self, x) -> Tuple[Any, Any]:
-        """Per token MXFP8: e8m0 scale 2^(floor(log2 amax) - 8) per 1x32 (OCP MX v1.0)."""
+    def _groups(self, x, size: int):
+        """x (M, K) as float32 groups (M, ceil(K/size), size), zero-padded, and each one's amax."""
         torch = _torch()
         x = self.tensor(x).to(torch.float32)
         m, k = x.shape
-        kp = -(-k // 32) * 32
-        xp = torch.zeros((m, kp), dtype=torch.float32, device=x.device)
+        xp = torch.zeros((m, -(-k // size) * size), dtype=torch.float32, device=x.device)
         xp[:, :k] = x
-        amax = xp.reshape(m, -1, 32).abs().amax(dim=2)
+        g = xp.reshape(m, -1, size)
+        return g, g.abs().amax(dim=2)
+
+    def quantize_mx(self, x) -> Tuple[Any, Any]:
+        """Per token MXFP8: e8m0 scale 2^(floor(log2 amax) - 8) per 1x32 (OCP MX v1.0)."""
+        torch = _torch()
+        m, k = x.shape
+        g, amax = self._groups(x, 32)
         _, ex_ = torch.frexp(torch.where(amax > 0, amax, torch.ones_like(amax)))
         e = torch.where(amax > 0, ex_ - 1 - 8, torch.full_like(ex_, -127))  # floor(log2 amax)
         byte = (e + 127).clamp(0, 254).to(torch.uint8)
         scale = self.e8m0(byte)
-        codes = self._e4m3_codes((xp.reshape(m, -1, 32) / scale[..., None]).reshape(m, -1))
+        codes = self._e4m3_codes((g / scale[..., None]).reshape(m, -1))
         return codes[:, :k].contiguous(), byte
 
     def quantize_1x128(self, x) -> Tuple[Any, Any]:
         """Per 1x128 group: fp32 scale amax / 448, row-major (M, ceil(K/128))."""
         torch = _torch()
-        x = self.tensor(x).to(torch.float32)
         m, k = x.shape
-        kp = -(-k // 128) * 128
-        xp = torch.zeros((m, kp), dtype=torch.float32, device=x.device)
-        xp[:, :k] = x
-        amax = xp.reshape(m, -1, 128).abs().amax(dim=2)
+        g, amax = self._groups(x, 128)
         scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
-        codes = self._e4m3_codes((xp.reshape(m, -1, 128) / scale[..., None]).reshape(m, -1))
+        codes = self._e4m3_codes((g / scale[..., None]).reshape(m, -1))
         return codes[:, :k].contiguous(), scale
 
     # ---- the kernels' own reads ---------------------------------------------------------------
