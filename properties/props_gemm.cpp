@@ -71,8 +71,8 @@ rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     const bool scaled = op->family != Family::kGemmBf16;
     return rc::gen::apply(
-        [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types,
-             int extreme, int ld_extra) {
+        [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types, int extreme,
+             int ld_extra) {
           Case c = gemm_case("gemm.exact", *op, s, pick, out, seed, types);
           if (extreme == 1) c.set("scales", "extreme");
           if (extreme == 2) c.set("elements", "extreme");
