@@ -401,3 +401,10 @@ def test_declared_accumulator_checks_within_its_bound():
     r = mxgate.check("layer.end_to_end", Coarse(), case=text)
     assert not r.passed and "outside the sm90_fp8_mma bound" in r.failure, str(r)
     assert r.location is not None, str(r)
+
+
+# Guards against a user's module that does not import surfacing as a traceback: resolving the
+# spec (shared by check, the CLI's property runs and plan) names it as an input error.
+def test_spec_that_does_not_import_is_input_error():
+    with pytest.raises(mxgate.InputError, match="cannot import no_such_module_here"):
+        layers.check("layer.end_to_end", "py:no_such_module_here:X", cases=1)

@@ -58,10 +58,7 @@ def _plan(spec: str, configs: List[str], labels: List[str], as_json: bool) -> in
     try:
         if labels and len(labels) != len(configs):
             raise InputError("plan: give one --label per --config, or none")
-        try:
-            adapter, _ = resolve(spec)
-        except ImportError as e:  # the user's module, not ours: named, not a traceback
-            raise InputError(f"--impl {spec}: cannot import: {e}") from None
+        adapter, _ = resolve(spec)
         return plan.main(adapter, configs, labels, as_json)
     except Unavailable as e:
         print(f"mxgate plan: --impl {spec}: unavailable: {e}", file=sys.stderr)

@@ -34,7 +34,10 @@ def resolve(impl: Any) -> Tuple[LayerAdapter, Optional[str]]:
     spec = None
     if isinstance(impl, str):
         module, name = _spec.parse(impl)
-        obj = getattr(importlib.import_module(module), name, None)
+        try:
+            obj = getattr(importlib.import_module(module), name, None)
+        except ImportError as e:  # the user's module, not ours: named, not a traceback
+            raise InputError(f"implementation spec {impl!r}: cannot import {module}: {e}") from None
         if obj is None:
             raise AdapterError(f"module {module} has no attribute '{name}'")
         spec, impl = f"{module}:{name}", obj
