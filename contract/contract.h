@@ -141,6 +141,8 @@ struct Contract {
   uint32_t b_block_rows = 0, b_block_cols = 0;
   uint32_t a_scale_ld_align = 1;
   uint32_t b_scale_ld_align = 1;
+  // MXGATE_CONTRACT_PACKED_SCALES: scale grids only at the ld their align gives, never views.
+  bool packed_scales = false;
   std::vector<std::string> conventions;
   std::string element_convention;
   std::string accumulator;  // GEMMs: the accumulator model's name ("fp32_rn"); "" otherwise

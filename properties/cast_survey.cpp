@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <numeric>
+#include <span>
 #include <thread>
 
 #include "impl/harness.h"
@@ -27,7 +29,7 @@ bool chunk_inputs(CastInputs which, uint64_t chunk, uint64_t i, std::vector<uint
     if (lo >= kAll) return false;
     const uint64_t hi = std::min(kAll, lo + chunk);
     out.resize(hi - lo);
-    for (uint64_t x = lo; x < hi; ++x) out[x - lo] = static_cast<uint32_t>(x);
+    std::iota(out.begin(), out.end(), static_cast<uint32_t>(lo));
     return true;
   }
   if (i > 0) return false;
@@ -36,6 +38,32 @@ bool chunk_inputs(CastInputs which, uint64_t chunk, uint64_t i, std::vector<uint
     for (uint16_t low : kSampleLow) out.push_back(high << 16 | low);
   }
   return true;
+}
+
+// One slice's count of outputs that differ from a claim's table, and its first.
+struct Part {
+  uint64_t mismatches = 0;
+  std::optional<uint32_t> first;
+  uint32_t expected = 0, actual = 0;
+};
+
+// Outputs [j, k) of `raw` (elements of T, the target's width) against one run's code `want`, in
+// one vectorizable pass; the first difference goes to `p` when it has none yet. Returns the count.
+template <class T>
+uint64_t count_differing(const std::vector<uint8_t>& raw, std::size_t j, std::size_t k,
+                         uint32_t want, Part& p, const std::vector<uint32_t>& in) {
+  const T* a = reinterpret_cast<const T*>(raw.data()) + j;
+  const T* b = reinterpret_cast<const T*>(raw.data()) + k;
+  const T w = static_cast<T>(want);
+  const auto differs = [w](T c) { return c != w; };
+  const auto bad = static_cast<uint64_t>(std::count_if(a, b, differs));
+  if (bad != 0 && p.mismatches == 0) {
+    const T* f = std::find_if(a, b, differs);
+    p.first = in[j + static_cast<std::size_t>(f - a)];
+    p.expected = want;
+    p.actual = *f;
+  }
+  return bad;
 }
 
 }  // namespace
@@ -159,13 +187,14 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
       1, std::min<uint64_t>(chunk, op.contract.k.max ? op.contract.k.max : chunk));
   std::vector<uint32_t> in;
   for (uint64_t i = 0; chunk_inputs(which, chunk, i, in); ++i) {
-    // The harness takes at most the contract's K per call: split the chunk.
+    // The harness takes at most the contract's K per call: split the chunk. The inputs go to
+    // the harness as they are (their bytes), the outputs stay the op's bytes, compared in place.
     const std::size_t per = std::min<std::size_t>(in.size(), chunk);
-    std::vector<uint32_t> codes(in.size());
+    std::vector<uint8_t> raw;
     for (std::size_t at = 0; at < in.size(); at += per) {
       const std::size_t count = std::min(per, in.size() - at);
-      std::vector<uint8_t> bytes(count * 4);
-      std::memcpy(bytes.data(), in.data() + at, bytes.size());
+      const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(in.data() + at),
+                                           count * 4);
       try {
         impl::Invocation inv(op, be);
         inv.input(&impl::Call::a, bytes, 1, count, count, impl::Dtype::kF32,
@@ -176,15 +205,12 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         call.m = 1;
         call.k = count;
         inv.run(call);
-        const std::vector<uint8_t> got = inv.read(&impl::Call::out);
-        if (width == 1) {
-          for (std::size_t j = 0; j < count; ++j) codes[at + j] = got[j];
+        std::vector<uint8_t> got = inv.read(&impl::Call::out);
+        if (at == 0 && count == in.size()) {
+          raw = std::move(got);
         } else {
-          for (std::size_t j = 0; j < count; ++j) {
-            uint32_t c = 0;
-            std::memcpy(&c, got.data() + j * width, width);
-            codes[at + j] = c;
-          }
+          raw.insert(raw.end(), got.begin(),
+                     got.begin() + static_cast<std::ptrdiff_t>(count * width));
         }
       } catch (const std::exception& e) {
         out.error = e.what();
@@ -195,11 +221,6 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
     // Every distinct table over slices of the chunk, on the host's cores: each task walks one
     // slice for one table; the slices' counts add up and the lowest slice's first mismatch is
     // the chunk's (inputs ascend).
-    struct Part {
-      uint64_t mismatches = 0;
-      std::optional<uint32_t> first;
-      uint32_t expected = 0, actual = 0;
-    };
     const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
     const std::size_t slices = std::max<std::size_t>(
         1, (cores + tables.size() - 1) / std::max<std::size_t>(1, tables.size()));
@@ -227,19 +248,10 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
                                        [](uint32_t x, uint64_t e) { return uint64_t{x} < e; }) -
                       in.begin());
         const uint32_t want = runs[run].code;
-        const uint32_t* a = codes.data() + j;
-        const uint32_t* b = codes.data() + k;
-        const auto differs = [want](uint32_t c) { return c != want; };
-        const auto bad = static_cast<uint64_t>(std::count_if(a, b, differs));
-        if (bad != 0) {
-          if (p.mismatches == 0) {
-            const uint32_t* f = std::find_if(a, b, differs);
-            p.first = in[j + static_cast<std::size_t>(f - a)];
-            p.expected = want;
-            p.actual = *f;
-          }
-          p.mismatches += bad;
-        }
+        const auto bad = width == 1   ? count_differing<uint8_t>(raw, j, k, want, p, in)
+                         : width == 2 ? count_differing<uint16_t>(raw, j, k, want, p, in)
+                                      : count_differing<uint32_t>(raw, j, k, want, p, in);
+        p.mismatches += bad;
         j = k;
         if (j < hi) {
           run = static_cast<std::size_t>(

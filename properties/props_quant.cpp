@@ -324,7 +324,7 @@ rc::Gen<Case> gen_dequantize(const Context&, const Ops& ops) {
           return c;
         },
         gen_format(ct.a_dtypes), gen_dequant_out(*op), range(1, 4), gen_k(ct.k, 2),
-        pick<std::string>({"extreme", "normal"}), gen_seed(), gen_scale_ld());
+        pick<std::string>({"extreme", "normal"}), gen_seed(), gen_scale_ld(*op));
   });
 }
 

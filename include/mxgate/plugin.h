@@ -214,9 +214,15 @@ typedef struct mxgate_contract {
    * op runs N kernels, tactic i of each call being mxgate_call.tactic = i. `tactics`: N entries,
    * or NULL (tactics named "0".."N-1", each with the op's accumulator). */
   uint32_t tactic_count;
-  uint32_t reserved1;
+  /* MXGATE_CONTRACT_* bits (revision 3; 0 in a plugin built before them: none set). */
+  uint32_t flags;
   const mxgate_tactic* tactics;
 } mxgate_contract;
+
+/* contract.flags: the op reads a_scale / b_scale (out_scale) only at the leading dimension their
+ * ld_align gives (a library that takes no scale stride: cuBLASLt); mxgate then draws no scale
+ * grid that is a view into a wider tensor, and a call with another ld is outside the contract. */
+#define MXGATE_CONTRACT_PACKED_SCALES 1u
 
 /* One operand or result. `data` is host or device memory per the op's `memory`; `bytes` is the
  * size of the region mxgate allocated (writing past it damages a guard band). */

@@ -115,6 +115,20 @@ def test_exception_in_op_is_an_error_verdict():
     assert "upcast_e8m0 raised ZeroDivisionError: planted" in r.failure
 
 
+# A cast op gets a read-only view of mxgate's input buffer (no copy per survey chunk): an op that
+# writes its input must fail loudly (an error verdict), never change the inputs that the
+# comparison and the next checks read.
+def test_cast_op_writing_its_input_is_an_error():
+    def cast(x, out_dtype):
+        x[0] = 0.0
+        return np.zeros(x.shape, np.uint8)
+
+    r = mxgate.check("cast.bit_exact", mxgate.Op("cast", cast, "cast", out_dtypes=("e4m3fn",)),
+                     cases=3)
+    assert not r.passed and r.kind == "error", r
+    assert "read-only" in r.failure, r.failure
+
+
 # A wrong output dtype is an error naming both dtypes: mxgate never converts an op's output.
 def test_wrong_output_dtype_is_an_error():
     r = mxgate.check("upcast_e8m0.bit_exact", worker_adapters.WrongDtype(), cases=5)
