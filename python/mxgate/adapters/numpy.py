@@ -311,7 +311,7 @@ class NumpyMxint8Adapter(Adapter):
         padded[:, :cols] = x
         blocks = padded.reshape(rows, kb, 32)
         bad = ~np.isfinite(blocks).all(axis=2)  # NaN or Inf in a block: scale NaN (0xFF)
-        amax = np.where(bad, 0, np.abs(np.where(np.isfinite(blocks), blocks, 0))).max(axis=2)
+        amax = np.abs(np.where(np.isfinite(blocks), blocks, 0)).max(axis=2)
         return np.where(bad, 0xFF, mx_shared_exponent(amax) + 127).astype(np.uint8)
 
     def elements(self, x, scales):
