@@ -86,9 +86,12 @@ bool quantize_accepts(const Op& op) {
 // The reference policy of a quantizer: the claimed convention's MX policy, the element cast of
 // the contract's element convention where it names one (the hardware satfinite cast of
 // quantize_mx_hw: RNE, Inf -> +-max, canonical NaN; docs/formats.md §1.2.1).
-// MXINT8 takes the convention's own MXINT8 policy: an element convention's cast defines no MXINT8.
+// MXINT8 takes the convention's own MXINT8 policy (an element convention's cast defines no
+// MXINT8); the FP8 formats keep the convention's FP8 policy, as before MXINT8.
 MxPolicy reference_policy(const Op& op, std::string_view conv, Format element) {
-  const std::optional<MxPolicy> own = mx_policy(*find_convention(conv), element);
+  const Convention& c = *find_convention(conv);
+  const std::optional<MxPolicy> own =
+      is_twos_complement(element) ? mx_policy(c, element) : mx_policy(c);
   if (!own) {
     throw impl::Unsupported("convention " + std::string(conv) + " has no MX quantizer of " +
                             std::string(info(element).name) + " in the reference");

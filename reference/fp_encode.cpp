@@ -259,7 +259,9 @@ uint32_t encode_int(Format f, float x, const EncodePolicy& policy) {
 
 uint32_t encode(Format f, float x, const EncodePolicy& policy) {
   if (f == Format::kFP32) return bits_of(x);
-  if (info(f).specials == SpecialStyle::kInt) return encode_int(f, x, policy);
+  // The one two's complement format (SpecialStyle::kInt); a constant test keeps the hot path free
+  // of a table lookup.
+  if (f == Format::kMXINT8) return encode_int(f, x, policy);
   const EncodeTraits& t = traits(f);
   const uint32_t xb = bits_of(x);
   const bool negative = (xb >> 31) != 0;
