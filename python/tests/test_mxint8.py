@@ -67,3 +67,20 @@ def test_planted_mxint8_fault_fails_located(plant, prop):
     assert plant.description.startswith("planted fault:")
     clean = mxgate.check(prop, NumpyMxint8Adapter(), case=r.counterexample)
     assert clean.passed, str(clean)
+
+
+# Guards against the library's MXINT8 quantizer drifting from the OCP rule, and against a
+# convention without an MXINT8 quantizer silently lending another one: hand-computed bytes under
+# ocp_mx (amax 3 -> byte 128, x * 32; amax 0.75 -> byte 126, x * 128), an InputError naming
+# ocp_mx otherwise.
+def test_library_quantizes_mxint8_under_ocp_mx_only():
+    x = np.zeros((1, 34), np.float32)
+    x[0, :3] = [3.0, -3.0, 0.01]
+    x[0, 32] = 0.75
+    codes, scales = mxgate.quantize_mx(x, "mxint8", "ocp_mx")
+    assert scales.tolist() == [[128, 126]]
+    want = [0] * 34
+    want[0], want[1], want[32] = 96, 256 - 96, 96
+    assert codes.tolist() == [want]
+    with pytest.raises(mxgate.InputError, match="ocp_mx"):
+        mxgate.quantize_mx(x, "mxint8", "transformer_engine")
