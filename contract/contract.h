@@ -69,6 +69,7 @@ enum class Dtype : uint32_t {
   kE3m4 = MXGATE_DTYPE_E3M4,
   kE4m3ieee = MXGATE_DTYPE_E4M3IEEE,
   kE4m3b11fnuz = MXGATE_DTYPE_E4M3B11FNUZ,
+  kMxint8 = MXGATE_DTYPE_MXINT8,
 };
 using DtypeMask = uint64_t;
 constexpr DtypeMask dtype_bit(Dtype d) { return uint64_t{1} << static_cast<uint32_t>(d); }

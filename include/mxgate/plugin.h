@@ -142,9 +142,12 @@ typedef enum mxgate_dtype {
   MXGATE_DTYPE_E2M3 = 10, /* FP6 1.2.3, bias 1, max 7.5, no Inf / NaN; one per byte */
   MXGATE_DTYPE_E3M2 = 11, /* FP6 1.3.2, bias 3, max 28, no Inf / NaN; one per byte */
   /* ml_dtypes' other 8-bit formats (docs/formats.md §1.4): */
-  MXGATE_DTYPE_E3M4 = 12,       /* 1.3.4, bias 3, max 15.5, IEEE Inf 0x70 and NaNs */
-  MXGATE_DTYPE_E4M3IEEE = 13,   /* 1.4.3, bias 7, max 240, IEEE Inf 0x78 and NaNs */
-  MXGATE_DTYPE_E4M3B11FNUZ = 14 /* 1.4.3, bias 11, max 30, no Inf, no -0: 0x80 is NaN */
+  MXGATE_DTYPE_E3M4 = 12,        /* 1.3.4, bias 3, max 15.5, IEEE Inf 0x70 and NaNs */
+  MXGATE_DTYPE_E4M3IEEE = 13,    /* 1.4.3, bias 7, max 240, IEEE Inf 0x78 and NaNs */
+  MXGATE_DTYPE_E4M3B11FNUZ = 14, /* 1.4.3, bias 11, max 30, no Inf, no -0: 0x80 is NaN */
+  /* OCP MX v1.0 §5.3 MXINT8 elements (docs/formats.md §1.5): two's complement int8 with an
+   * implicit scale of 2^-6, value = code / 64 in [-2, 127/64]; no Inf, no NaN, no -0. */
+  MXGATE_DTYPE_MXINT8 = 15
 } mxgate_dtype;
 #define MXGATE_DTYPE_BIT(d) (UINT64_C(1) << (d))
 

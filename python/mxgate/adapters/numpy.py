@@ -12,7 +12,8 @@ at most three roundings per product: a*sa, b*sb, the product; impl/accumulator.h
 inside fp32_rn with partials of 128 (the block-128 model of check-gemm's default) for K > 128.
 NumpyFp4Adapter: the same for FP4 (packed E2M1 with E8M0 1x32 scales: MXFP4, MXFP8 x MXFP4;
 with E4M3 1x16 scales and global scales: NVFP4), from OCP MX v1.0 §5.3.3 and the NVFP4 rules of
-include/mxgate/plugin.h. docs/python.md §11.1.
+include/mxgate/plugin.h. NumpyMxint8Adapter: MXINT8 (OCP MX v1.0 §5.3, §6.3) quantize and
+dequantize, claiming ocp_mx (docs/formats.md §1.5). docs/python.md §11.1.
 """
 
 import numpy as np
@@ -51,12 +52,21 @@ def _fp4_fp6_table(exp_bits, man_bits, bias):
     return (sign * np.where(e == 0, sub, normal)).astype(np.float32)
 
 
+def _mxint8_table():
+    """OCP MX v1.0 §5.3 INT8 (MXINT8's element): the byte read as two's complement, times 2^-6
+    (no Inf, no NaN; 0x80 is -2)."""
+    return (np.arange(256, dtype=np.uint8).view(np.int8).astype(np.float64) / 64.0).astype(
+        np.float32)
+
+
 E4M3FN = _fp8_table(4, 3, 7, True)
 E5M2 = _fp8_table(5, 2, 15, False)
 E2M1 = _fp4_fp6_table(2, 1, 1)  # 0 0.5 1 1.5 2 3 4 6
 E2M3 = _fp4_fp6_table(2, 3, 1)  # max 7.5
 E3M2 = _fp4_fp6_table(3, 2, 3)  # max 28
-_TABLES = {"e4m3fn": E4M3FN, "e5m2": E5M2, "e2m1": E2M1, "e2m3": E2M3, "e3m2": E3M2}
+MXINT8 = _mxint8_table()  # -2 ... 127/64 in steps of 1/64
+_TABLES = {"e4m3fn": E4M3FN, "e5m2": E5M2, "e2m1": E2M1, "e2m3": E2M3, "e3m2": E3M2,
+           "mxint8": MXINT8}
 
 
 def e8m0_values(b):
@@ -272,3 +282,67 @@ class NumpyFp4Adapter(Adapter):
             acc = self.nv_operand(a, a_scales, call.k) @ self.nv_operand(b, b_scales, call.k).T
             c = alpha * acc
         return finish(c, call.tensor("out").dtype)
+
+
+def mx_shared_exponent(amax):
+    """OCP MX v1.0 §6.3 with emax_elem 0 (INT8): floor(log2 amax) of each float32 amax, read off
+    its bits (the exponent field; a subnormal's leading bit), clamped to [-127, 127]; amax 0 gives
+    -127 (byte 0). NaN / Inf amax are the caller's."""
+    bits = np.ascontiguousarray(amax, dtype=np.float32).view(np.uint32) & 0x7FFFFFFF
+    field = (bits >> 23).astype(np.int64)
+    mant = (bits & 0x7FFFFF).astype(np.int64)
+    lead = np.frexp(mant.astype(np.float64))[1] - 1  # the leading bit's place (frexp is exact)
+    e = np.where(field != 0, field - 127, lead - 149)
+    return np.clip(np.where(bits == 0, -127, e), -127, 127)
+
+
+class NumpyMxint8Adapter(Adapter):
+    """MXINT8 (OCP MX v1.0 §5.3 INT8 elements with an implicit 2^-6, one E8M0 scale per 32):
+    quantize by the spec's rule and dequantize, written from the spec; claims ocp_mx."""
+
+    name = "numpy_mxint8"
+    description = "numpy MXINT8 quantize (OCP §6.3 FLOOR, nearest even, +-127) and dequantize"
+
+    def scale_bytes(self, x):
+        """Each 1x32 block's E8M0 byte (x: rows x cols float32, the last block short)."""
+        rows, cols = x.shape
+        kb = -(-cols // 32)
+        padded = np.zeros((rows, kb * 32), np.float32)
+        padded[:, :cols] = x
+        blocks = padded.reshape(rows, kb, 32)
+        bad = ~np.isfinite(blocks).all(axis=2)  # NaN or Inf in a block: scale NaN (0xFF)
+        amax = np.abs(np.where(np.isfinite(blocks), blocks, 0)).max(axis=2)
+        return np.where(bad, 0xFF, mx_shared_exponent(amax) + 127).astype(np.uint8)
+
+    def elements(self, x, scales):
+        """x * 2^(127 - byte) in fp32, then |v| * 64 rounded half to even and clamped to 127, the
+        sign put back in two's complement; a 0xFF block's elements are 0 (named by ocp_mx)."""
+        rows, cols = x.shape
+        s = np.repeat(scales, 32, axis=1)[:, :cols].astype(np.int64)
+        rcp = np.ldexp(np.float32(1.0), (127 - np.minimum(s, 254)).astype(np.int32))
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = (x * rcp.astype(np.float32)).astype(np.float32)
+            n = np.minimum(np.rint(np.abs(v.astype(np.float64)) * 64.0), 127.0)
+        n = np.where(np.isfinite(n), n, 0).astype(np.int64)
+        code = np.where(np.signbit(v), -n, n)
+        code = np.where(s == 0xFF, 0, code)
+        return (code & 0xFF).astype(np.uint8)
+
+    @op("quantize_mx", out_dtypes=("mxint8",), convention="ocp_mx",
+        notes="OCP §6.3: shared exponent floor(log2 amax) - 0 on the bits, elements RNE, +-127")
+    def quantize_mxint8(self, x):
+        x = np.asarray(x, dtype=np.float32)
+        scales = self.scale_bytes(x)
+        return self.elements(x, scales), scales
+
+    def values(self, codes):
+        return MXINT8.take(np.asarray(codes, dtype=np.uint8))
+
+    @op("dequantize", a_dtypes=("mxint8",), out_dtypes=("f32", "bf16"), convention="ocp_mx",
+        notes="code / 64 times its e8m0 scale: one fp32 multiply per element; bf16 once from it")
+    def dequantize_mxint8(self, codes, scales, call):
+        codes = np.asarray(codes)
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = self.values(codes) * expand(E8M0.take(scales), codes.shape[0], codes.shape[1], 1,
+                                            32)
+        return finish(y, call.tensor("out").dtype)

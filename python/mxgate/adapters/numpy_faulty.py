@@ -7,7 +7,7 @@ case is small. docs/python.md §11.2.
 import numpy as np
 
 from ..adapter import Adapter, op
-from .numpy import NumpyAdapter, NumpyFp4Adapter, decode, expand, finish
+from .numpy import NumpyAdapter, NumpyFp4Adapter, NumpyMxint8Adapter, decode, expand, finish
 
 _GEMM_BLOCK = dict(a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn",), out_dtypes=("f32",),
                    a_block=(1, 128), b_block=(128, 128), accumulator="fp32_rn")
@@ -91,3 +91,32 @@ class Nvfp4GlobalTwice(_OneFp4Op):
 
     def alpha(self, a_global, b_global, call):
         return super().alpha(a_global, a_global, call)  # the fault
+
+
+class _OneMxint8Op(NumpyMxint8Adapter):
+    """NumpyMxint8Adapter reduced to its op named `only` (the one the fault is planted in)."""
+
+    only = ""
+
+    def __init__(self):
+        super().__init__()
+        self._ops = [o for o in self._ops if o.name == self.only]
+
+
+class Mxint8UnsignedDecode(_OneMxint8Op):
+    name = "numpy_faulty_mxint8_unsigned"
+    description = "planted fault: MXINT8 codes decoded as unsigned (0x80 read as +2, not -2)"
+    only = "dequantize_mxint8"
+
+    def values(self, codes):
+        return (np.asarray(codes, dtype=np.uint8).astype(np.float32) / 64).astype(np.float32)
+
+
+class Mxint8ScaleOffByOne(_OneMxint8Op):
+    name = "numpy_faulty_mxint8_scale_plus_one"
+    description = "planted fault: MXINT8 shared exponent one too large (emax_elem taken as -1)"
+    only = "quantize_mxint8"
+
+    def scale_bytes(self, x):
+        b = super().scale_bytes(x).astype(np.int64)
+        return np.where(b < 254, b + 1, b).astype(np.uint8)  # the fault
