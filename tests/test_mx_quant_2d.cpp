@@ -7,8 +7,12 @@
 // rowwise / columnwise storage of the grid, and input validation.
 // Expected bytes of the hand case are derived in its comments from docs/formats.md §3.4 (TE's
 // RCEIL rule), never from the code under test.
-// Does not cover: implementations (properties/props_quant_2d.cpp checks ops against this
-// reference), E5M2 or FP4 elements in 2D (TE's recipe uses E4M3 for weights).
+// Also, end to end on the C test plugin tests/plugins/quant_2d.c: the correct 2D quantizer loads
+// with its 32 x 32 block (contract::scale_blocks names it mx_2d_32x32) and passes
+// quantize_2d.bit_exact and metamorphic.quantize_2d_transpose; its two planted faults (amax over
+// 32x1, the grid transposed) fail both with a located element.
+// Does not cover: the numpy adapter op (python/tests/test_quantize_2d.py), E5M2 or FP4 elements
+// in 2D (TE's recipe uses E4M3 for weights), device plugins.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +23,10 @@
 #include <string>
 #include <vector>
 
+#include "contract/contract.h"
+#include "gpu/host/host_backend.h"
+#include "impl/registry.h"
+#include "properties/property.h"
 #include "reference/convention.h"
 #include "reference/format.h"
 #include "reference/mx_quant.h"
@@ -187,6 +195,67 @@ TEST(MxQuant2d, RefusesBadInput) {
   EXPECT_THROW(quantize_mx_2d(x, 3, 4, Format::kE4M3FN, te()), std::invalid_argument);
   EXPECT_THROW(quantize_mx_2d(x, 2, 5, Format::kBF16, te()), std::invalid_argument);
   EXPECT_THROW(quantize_mx_2d(x, 2, 5, Format::kE8M0, te()), std::invalid_argument);
+}
+
+std::string quant_2d_plugin(const std::string& impl) {
+  return std::string(MXGATE_TEST_PLUGIN_DIR) + "/libquant_2d.so:" + impl;
+}
+
+properties::RunResult run_on_plugin(const std::string& property, const std::string& impl,
+                                    properties::Coverage* cov = nullptr) {
+  gpu::HostBackend be;
+  const impl::Implementation& im = *impl::resolve(quant_2d_plugin(impl)).front();
+  properties::RunOptions opts;
+  opts.cases = 100;
+  return properties::run_property(*properties::find_property(property),
+                                  properties::Context{&be, {}, cov, &im}, opts);
+}
+
+// Guards against the 32 x 32 block being lost between a plugin's contract and the table that
+// names it (the properties would then never pick a 2D op).
+TEST(MxQuant2dPlugin, LoadsWithTheNamedBlock) {
+  const impl::Op* op =
+      impl::resolve(quant_2d_plugin("quant_2d")).front()->find_op("quantize_mx_2d");
+  ASSERT_NE(op, nullptr);
+  EXPECT_EQ(op->family, impl::Family::kQuantizeMx);
+  const contract::ScaleBlock* b =
+      contract::find_scale_block(op->family, op->contract.a_block_rows, op->contract.a_block_cols);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->name, "mx_2d_32x32");
+  EXPECT_EQ(contract::find_scale_block(impl::Family::kQuantizeMx, 1, 32)->name, "mx_1x32");
+  EXPECT_EQ(contract::find_scale_block(impl::Family::kQuantizeMx, 32, 1), nullptr);
+}
+
+// Guards against the 2D properties not reaching a plugin's op, or failing a correct one: the
+// correct C quantizer passes both over 100 cases, none unsupported, with grids of several tile
+// rows and partial tiles among them.
+TEST(MxQuant2dPlugin, CorrectQuantizerPassesBoth) {
+  for (const char* property : {"quantize_2d.bit_exact", "metamorphic.quantize_2d_transpose"}) {
+    properties::Coverage cov;
+    const properties::RunResult r = run_on_plugin(property, "quant_2d", &cov);
+    EXPECT_TRUE(r.passed) << property << ": " << (r.failure ? r.failure->what : r.message)
+                          << (r.counterexample ? "\n" + r.counterexample->describe() : "");
+    EXPECT_EQ(r.cases, 100) << property;
+    EXPECT_EQ(r.unsupported, 0) << property;
+    EXPECT_GT(cov.count("op:quantize_mx_2d"), 0u) << property;
+    EXPECT_GT(cov.count("tile:rows>32"), 0u) << property;
+    EXPECT_GT(cov.count("tile:partial_rows"), 0u) << property;
+  }
+}
+
+// Guards against the properties missing the two 2D bugs (an amax over a column, not the tile; a
+// transposed grid): each fails both properties, shrinks, and names the first wrong byte.
+TEST(MxQuant2dPlugin, PlantedFaultsAreFoundAndLocated) {
+  for (const char* impl : {"quant_2d_faulty_column_amax", "quant_2d_faulty_grid_transposed"}) {
+    for (const char* property : {"quantize_2d.bit_exact", "metamorphic.quantize_2d_transpose"}) {
+      SCOPED_TRACE(std::string(impl) + " under " + property);
+      const properties::RunResult r = run_on_plugin(property, impl);
+      ASSERT_FALSE(r.passed);
+      ASSERT_TRUE(r.counterexample.has_value());
+      ASSERT_TRUE(r.failure.has_value() && r.failure->where.has_value()) << r.failure->what;
+      EXPECT_LE(r.counterexample->num("rows"), 64u) << r.counterexample->describe();
+    }
+  }
 }
 
 }  // namespace
