@@ -23,7 +23,7 @@ def test_numpy_adapter_passes_exact_mode():
     r = mxgate.check("gemm.exact", NumpyAdapter(), cases=60, seed=3)
     assert r.passed, r
     assert r.cases == 60 and r.unsupported == 0
-    assert set(r.ops) == {"gemm_mx", "gemm_block_deepseek", "gemm_block_tensor",
+    assert set(r.ops) == {"gemm_mx", "gemm_block_deepseek", "gemm_block_2d", "gemm_block_tensor",
                           "gemm_block_rowwise", "gemm_bf16"}
 
 

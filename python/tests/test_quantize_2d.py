@@ -2,7 +2,9 @@
 docs/layouts.md §9) through the Python adapters: NumpyAdapter.quantize_mx_2d passes
 quantize_2d.bit_exact and metamorphic.quantize_2d_transpose; each planted fault of numpy_faulty
 (amax over 32x1, the grid transposed) fails quantize_2d.bit_exact with a located element and a
-small shrunk case; the numpy encoders the op is built from hold at hand-derived codes.
+small shrunk case; the numpy encoders the op is built from hold at hand-derived codes; the
+gemm_block family takes a 32x32 weight block (NumpyAdapter.gemm_block_2d passes the GEMM
+properties, a transposed 32x32 grid fails gemm.exact).
 Not covered: the C++ reference itself (tests/test_mx_quant_2d.cpp), the 1x32 quantizers."""
 
 import numpy as np
@@ -10,8 +12,8 @@ import pytest
 
 import mxgate
 from mxgate.adapters import numpy_faulty
-from mxgate.adapters.numpy import (NumpyAdapter, e8m0_ceil_satfinite,
-                                   encode_e4m3fn_satfinite)
+from mxgate.adapters.numpy import (NumpyAdapter, decode, e8m0_ceil_satfinite,
+                                   encode_e4m3fn_satfinite, expand, finish, matmul_nt)
 
 PROPS = ("quantize_2d.bit_exact", "metamorphic.quantize_2d_transpose")
 
@@ -85,3 +87,37 @@ def test_e8m0_encoder_hand_bytes():
     sub = np.array([0x400000, 0x400001], dtype=np.uint32).view(np.float32)
     q = np.array([1.0, 1.5, sub[0], sub[1], np.inf, 1.5 * 2.0 ** 127, 0.0], dtype=np.float32)
     assert e8m0_ceil_satfinite(q).tolist() == [127, 128, 0, 1, 254, 254, 0]
+
+
+# Guards against the block GEMM family not consuming a 32x32 weight grid as declared (its
+# contract is data: a_block (1, 32), b_block (32, 32)): numpy's gemm_block_2d passes the GEMM
+# properties on exact-mode and general data.
+@pytest.mark.parametrize("prop", ("gemm.exact", "gemm.ordered_bound",
+                                  "metamorphic.tp_column_split"))
+def test_gemm_block_takes_a_32x32_weight_grid(prop):
+    r = mxgate.check(prop, NumpyAdapter(), op="gemm_block_2d", cases=30, seed=4)
+    assert r.passed and r.cases == 30, r
+
+
+class _Gemm2dGridTransposed(mxgate.Adapter):
+    name = "gemm_2d_grid_transposed"
+    description = "planted fault: B's 32x32 scale grid read transposed"
+
+    @mxgate.op("gemm_block", a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn",), out_dtypes=("f32",),
+               a_block=(1, 32), b_block=(32, 32), accumulator="fp32_rn")
+    def gemm(self, a, a_scales, b, b_scales):
+        nb, kb = b_scales.shape
+        wrong = np.ascontiguousarray(b_scales).reshape(kb, nb).T  # the fault
+        with np.errstate(over="ignore", invalid="ignore"):
+            ad = decode(a, "e4m3fn") * expand(a_scales, a.shape[0], a.shape[1], 1, 32)
+            bd = decode(b, "e4m3fn") * expand(wrong, b.shape[0], b.shape[1], 32, 32)
+            return finish(matmul_nt(ad, bd), "f32")
+
+
+# Guards against gemm.exact's fingerprint scales not telling a 32x32 grid from its transpose: the
+# planted reader fails, located, on a case with two weight tiles along N and K.
+def test_gemm_block_32x32_transposed_grid_caught():
+    r = mxgate.check("gemm.exact", _Gemm2dGridTransposed(), cases=100, seed=1)
+    assert not r.passed and r.kind == "fail" and r.location is not None, r
+    got = fields(r.counterexample)
+    assert int(got["n"]) <= 160 and int(got["k"]) <= 160, r

@@ -238,6 +238,13 @@ class NumpyAdapter(Adapter):
         return self._gemm_block(a, a_scales, b, b_scales, call, (1, 128), (128, 128))
 
     @op("gemm_block", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
+        out_dtypes=("f32", "bf16"), a_block=(1, 32), b_block=(32, 32), accumulator="fp32_rn",
+        notes="1x32 activations x a weight of 32x32 tiles (2D MXFP8, docs/layouts.md §9), the "
+              "E8M0 scales given as their fp32 values")
+    def gemm_block_2d(self, a, a_scales, b, b_scales, call):
+        return self._gemm_block(a, a_scales, b, b_scales, call, (1, 32), (32, 32))
+
+    @op("gemm_block", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
         out_dtypes=("f32", "bf16"), a_block=(0, 0), b_block=(0, 0), accumulator="fp32_rn",
         notes="one fp32 scale per tensor")
     def gemm_block_tensor(self, a, a_scales, b, b_scales, call):
