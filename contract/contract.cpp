@@ -44,6 +44,20 @@ constexpr NameTable<Layout, 5> kLayouts = {{
     {Layout::kAiterShuffle16x16, "aiter_shuffle_16x16"},
 }};
 
+constexpr std::array<ScaleBlock, 5> kScaleBlocks = {{
+    {"mx_1x32", Family::kQuantizeMx, 1, 32, Dtype::kE8m0,
+     "OCP MX v1.0: 32 consecutive elements along K (docs/formats.md §3)"},
+    {"mx_2d_32x32", Family::kQuantizeMx, 32, 32, Dtype::kE8m0,
+     "TransformerEngine MXFP8BlockScaling(enable_2d_quantization=True), weights: one scale per "
+     "32 x 32 tile, shared by the rowwise and columnwise copies (docs/layouts.md §9)"},
+    {"block_1x128", Family::kQuantizeBlock, 1, 128, Dtype::kF32,
+     "DeepSeek-style activations, 1x128 per-token groups (docs/formats.md §5)"},
+    {"block_128x128", Family::kQuantizeBlock, 128, 128, Dtype::kF32,
+     "DeepSeek-style weights, 128x128 blocks (docs/formats.md §5)"},
+    {"nvfp4_1x16", Family::kQuantizeNvfp4, 1, 16, Dtype::kE4m3fn,
+     "NVFP4: 16 elements along K share one E4M3 scale (docs/fp4.md §6)"},
+}};
+
 std::string prefixed(std::string_view op, const std::string& text) {
   return std::string(op) + ": " + text;
 }
@@ -180,6 +194,15 @@ bool Dim::admits(uint64_t v) const {
 uint64_t scale_grid(uint64_t extent, uint32_t block) {
   if (block == 0) return extent == 0 ? 0 : 1;
   return (extent + block - 1) / block;
+}
+
+std::span<const ScaleBlock> scale_blocks() { return kScaleBlocks; }
+
+const ScaleBlock* find_scale_block(Family family, uint32_t rows, uint32_t cols) {
+  for (const ScaleBlock& b : kScaleBlocks) {
+    if (b.family == family && b.rows == rows && b.cols == cols) return &b;
+  }
+  return nullptr;
 }
 
 std::optional<std::string> check_dims(std::string_view op, const Contract& c, uint64_t m,

@@ -168,6 +168,22 @@ struct Contract {
 // (0 = the whole dimension).
 uint64_t scale_grid(uint64_t extent, uint32_t block);
 
+// The scale blocks of the quantizer families, as data: an op declares its block in the contract
+// (a_block_rows x a_block_cols) and its scale grid is scale_grid(rows, block_rows) x
+// scale_grid(cols, block_cols), row-major unless its scale layout says otherwise. The table names
+// the blocks real recipes use, so tools and properties speak of "mx_2d_32x32" rather than of two
+// numbers; a block not in it is still a valid contract (a plugin may declare any).
+struct ScaleBlock {
+  std::string_view name;
+  Family family;
+  uint32_t rows = 0, cols = 0;
+  Dtype scale_dtype = Dtype::kNone;
+  std::string_view source;  // the recipe that uses it and the docs section describing it
+};
+std::span<const ScaleBlock> scale_blocks();
+// The named block `family` uses with this shape; nullptr when the table names none.
+const ScaleBlock* find_scale_block(Family family, uint32_t rows, uint32_t cols);
+
 // One operand or result of a call: a buffer of the harness (gpu::BufferId; 0 = absent) and its
 // logical description (plugin.h mxgate_tensor).
 struct Tensor {

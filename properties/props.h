@@ -24,6 +24,7 @@ using impl::Op;
 
 void add_cast_properties(std::vector<Property>& out);      // props_cast.cpp
 void add_quant_properties(std::vector<Property>& out);     // props_quant.cpp
+void add_quant_2d_properties(std::vector<Property>& out);  // props_quant_2d.cpp
 void add_gemm_properties(std::vector<Property>& out);      // props_gemm.cpp
 void add_layout_properties(std::vector<Property>& out);    // props_layout.cpp
 void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp

@@ -67,8 +67,8 @@ typedef enum mxgate_op_family {
   /* Elementwise fp32 -> codes: a = fp32 input (1 x count), out = codes of out.dtype
    * (1 byte per code for 8-bit formats, 2 for bf16 / fp16). */
   MXGATE_OP_CAST = 1,
-  /* MX quantization, blocks of 32 along cols: a = fp32 or bf16 (rows x cols); out = element
-   * codes (rows x cols); out_scale = e8m0 bytes (rows x ceil(cols/32)) in out_scale.layout. */
+  /* MX quantization: a = fp32 or bf16 (rows x cols); out = codes (rows x cols); out_scale = e8m0,
+   * per a_block 1x32: rows x ceil(cols/32), 32x32 (TE 2D): ceil(rows/32) x ceil(cols/32). */
   MXGATE_OP_QUANTIZE_MX = 2,
   /* Block quantization with fp32 scales: a = fp32 or bf16 (rows x cols); out = fp8 codes;
    * out_scale = fp32 scales, one per contract a_block_rows x a_block_cols block (1x128 for

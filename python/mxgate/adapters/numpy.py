@@ -14,6 +14,8 @@ NumpyFp4Adapter: the same for FP4 (packed E2M1 with E8M0 1x32 scales: MXFP4, MXF
 with E4M3 1x16 scales and global scales: NVFP4), from OCP MX v1.0 §5.3.3 and the NVFP4 rules of
 include/mxgate/plugin.h. NumpyMxint8Adapter: MXINT8 (OCP MX v1.0 §5.3, §6.3) quantize and
 dequantize, claiming ocp_mx (docs/formats.md §1.5). docs/python.md §11.1.
+NumpyAdapter.quantize_mx_2d: TransformerEngine's 2D MXFP8 weight quantization (one E8M0 scale per
+32 x 32 tile, convention transformer_engine), from TE's kernel source; docs/layouts.md §9.
 """
 
 import numpy as np
@@ -129,6 +131,75 @@ def finish(c, out_dtype):
     return to_bf16_bits(c) if out_dtype == "bf16" else c
 
 
+# ---- 2D MXFP8 quantization (one E8M0 scale per 32 x 32 tile; docs/layouts.md §9) ----------------
+# TransformerEngine's rule, from its source (quantize_mxfp8.cuh with kIs2DBlockScaling): the tile's
+# amax by fmaxf (NaN skipped), the scale byte the ceil of fl32(amax * fl32(1/448)) on its exponent
+# field, saturating at 254, each element fl32(x * 2^(127 - byte)) cast to E4M3 with satfinite RNE.
+
+_E4M3_POSITIVE = E4M3FN[:0x7F].astype(np.float64)  # codes 0x00..0x7E, increasing
+_E4M3_RCP_MAX = np.float32(1) / np.float32(448)  # fl32(1 / 448), TE's max_norm_rcp
+
+
+def encode_e4m3fn_satfinite(v):
+    """fp32 -> E4M3FN codes: round to nearest, ties to the even code, magnitudes past 448 to
+    0x7E (cvt.rn.satfinite), NaN to 0x7F, the sign bit kept (-0.0 -> 0x80)."""
+    v = np.asarray(v, dtype=np.float32)
+    a = np.abs(v).astype(np.float64)
+    idx = np.searchsorted(_E4M3_POSITIVE, np.where(np.isnan(a), 0.0, a))
+    hi = np.minimum(idx, 0x7E)
+    lo = np.maximum(idx - 1, 0)
+    d_lo = a - _E4M3_POSITIVE[lo]
+    d_hi = _E4M3_POSITIVE[hi] - a
+    nearest = np.where((d_hi < d_lo) | ((d_hi == d_lo) & (hi % 2 == 0)), hi, lo)
+    code = np.where(idx == 0, 0, np.where(idx > 0x7E, 0x7E, nearest)).astype(np.uint8)
+    code = np.where(np.signbit(v), code | 0x80, code).astype(np.uint8)
+    return np.where(np.isnan(v), np.uint8(0x7F), code).astype(np.uint8)
+
+
+def e8m0_ceil_satfinite(q):
+    """TE's float_to_e8m0 of non-negative fp32 q: ceil on the exponent field (a subnormal above
+    2^-127 becomes 2^-126), Inf and everything past 2^127 saturating at 254."""
+    bits = np.ascontiguousarray(q, dtype=np.float32).view(np.uint32)
+    exp = ((bits >> 23) & 0xFF).astype(np.int64)
+    man = (bits & 0x7FFFFF).astype(np.int64)
+    e = np.where(exp == 0, (man > 0x400000).astype(np.int64), exp + (man != 0))
+    return np.where(exp == 0xFF, 254, np.minimum(e, 254)).astype(np.uint8)
+
+
+def tile_view(a, rows, cols, fill):
+    """a (rows, cols) padded with `fill` to whole 32 x 32 tiles, viewed (tile rows, 32, tile
+    cols, 32)."""
+    sr, sc = -(-rows // 32), -(-cols // 32)
+    p = np.full((sr * 32, sc * 32), fill, dtype=a.dtype)
+    p[:rows, :cols] = a
+    return p.reshape(sr, 32, sc, 32)
+
+
+def quantize_te_2d(x, amax_of_tiles):
+    """Codes and the tile grid of x (float32 rows x cols); amax_of_tiles maps the |x| tiles
+    (tile rows, 32, tile cols, 32), NaN read as 0, to one amax per (tile row, tile col)."""
+    rows, cols = x.shape
+    mag = np.where(np.isnan(x), np.float32(0), np.abs(x)).astype(np.float32)
+    scales = e8m0_ceil_satfinite(amax_of_tiles(tile_view(mag, rows, cols, np.float32(0))) *
+                                 _E4M3_RCP_MAX)
+    return scale_and_cast(x, scales, np.repeat(np.repeat(scales, 32, 0), 32, 1)[:rows, :cols])
+
+
+def scale_and_cast(x, scales, per_element):
+    """x times each element's 2^(127 - byte) (exact power, fp32 product), cast to E4M3."""
+    rcp = np.ldexp(np.float32(1), (127 - per_element.astype(np.int32))).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        scaled = (x * rcp).astype(np.float32)
+    return encode_e4m3fn_satfinite(scaled), scales
+
+
+def input_values(x, call):
+    """The float32 values of a quantizer's input (fp32, or bf16 bits)."""
+    if call.tensor("a").dtype == "bf16":
+        return bf16_values(x)
+    return np.asarray(x, dtype=np.float32)
+
+
 class NumpyAdapter(Adapter):
     name = "numpy"
     description = "numpy float32 GEMM (einsum) of operands dequantized from the format specifications"
@@ -144,6 +215,13 @@ class NumpyAdapter(Adapter):
 
     def block_operand(self, codes, scales, dtype, block):
         return decode(codes, dtype) * expand(scales, codes.shape[0], codes.shape[1], *block)
+
+    @op("quantize_mx", a_dtypes=("f32", "bf16"), out_dtypes=("e4m3fn",), a_block=(32, 32),
+        convention="transformer_engine",
+        notes="2D MXFP8 (TE enable_2d_quantization): one e8m0 scale per 32 x 32 tile, grid "
+              "ceil(M/32) x ceil(K/32) row-major; TE's RCEIL and satfinite E4M3")
+    def quantize_mx_2d(self, x, call):
+        return quantize_te_2d(input_values(x, call), lambda t: t.max(axis=(1, 3)))
 
     @op("gemm_mx", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
         out_dtypes=("f32", "bf16"), a_scale_layouts=("row_major", "col_major"),
@@ -168,6 +246,13 @@ class NumpyAdapter(Adapter):
         notes="1x128 x 128x128 fp32 scales (DeepSeek); Bs rows padded to 4")
     def gemm_block_deepseek(self, a, a_scales, b, b_scales, call):
         return self._gemm_block(a, a_scales, b, b_scales, call, (1, 128), (128, 128))
+
+    @op("gemm_block", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
+        out_dtypes=("f32", "bf16"), a_block=(1, 32), b_block=(32, 32), accumulator="fp32_rn",
+        notes="1x32 activations x a weight of 32x32 tiles (2D MXFP8, docs/layouts.md §9), the "
+              "E8M0 scales given as their fp32 values")
+    def gemm_block_2d(self, a, a_scales, b, b_scales, call):
+        return self._gemm_block(a, a_scales, b, b_scales, call, (1, 32), (32, 32))
 
     @op("gemm_block", a_dtypes=("e4m3fn", "e5m2"), b_dtypes=("e4m3fn", "e5m2"),
         out_dtypes=("f32", "bf16"), a_block=(0, 0), b_block=(0, 0), accumulator="fp32_rn",
