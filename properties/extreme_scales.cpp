@@ -11,6 +11,8 @@
 #include "common/blocks.h"
 #include "reference/accumulator_exact.h"
 #include "reference/format.h"
+#include "reference/fp_encode.h"
+#include "reference/gemm_oracle.h"
 
 namespace mxgate::properties {
 
@@ -191,15 +193,7 @@ std::vector<std::string> plant_extreme_scales(const impl::Op& op, Operands& o, u
 
 namespace {
 
-// One planted element code: its byte, its value and its class (the coverage tag).
-struct ElementCode {
-  uint8_t code;
-  float value;
-  const char* name;
-};
-
-// The codes at the ends of FP8 format f's range, from its bit fields (reference/format.h).
-std::vector<ElementCode> extreme_codes(Format f) {
+std::vector<ElementCode> compute_extreme_element_codes(Format f, bool specials) {
   const FormatInfo& fi = info(f);
   const uint32_t sign = 1u << (fi.bits - 1);
   const uint32_t mant_mask = (1u << fi.man_bits) - 1;
@@ -218,9 +212,43 @@ std::vector<ElementCode> extreme_codes(Format f) {
   add(1u << fi.man_bits, "min_normal");
   for (uint32_t m = 1; m <= mant_mask; ++m) add(m, "subnormal");
   add(0, "zero");
-  if (!is_nan_code(f, sign)) add(sign, "neg_zero");  // FNUZ: 0x80 is the NaN
+  if (!is_nan_code(f, sign)) add(sign, "neg_zero");  // FNUZ: the sign code alone is the NaN
+  if (!specials) return out;
+  // The first NaN and Inf codes of each sign (FNUZ: 0x80 alone; FP4 / FP6: none).
+  for (uint32_t s : {0u, sign}) {
+    bool nan = false, inf = false;
+    for (uint32_t c = s; c < s + sign; ++c) {
+      if (!nan && is_nan_code(f, c)) {
+        add(c, "nan");
+        nan = true;
+      } else if (!inf && std::isinf(decode(f, c))) {
+        add(c, "inf");
+        inf = true;
+      }
+    }
+  }
   return out;
 }
+
+}  // namespace
+
+std::vector<ElementCode> extreme_element_codes(Format f, bool specials) {
+  if (info(f).bits > 8) throw std::invalid_argument("extreme_element_codes: not an element format");
+  // Computed once per format (a loop over every code): the generators call it per case.
+  static const auto table = [] {
+    std::vector<std::vector<ElementCode>> t(2 * kFormatCount);
+    for (std::size_t i = 0; i < kFormatCount; ++i) {
+      const auto g = static_cast<Format>(i);
+      if (info(g).bits > 8) continue;
+      t[2 * i] = compute_extreme_element_codes(g, false);
+      t[2 * i + 1] = compute_extreme_element_codes(g, true);
+    }
+    return t;
+  }();
+  return table[2 * static_cast<std::size_t>(f) + (specials ? 1 : 0)];
+}
+
+namespace {
 
 // The exponent of |x|'s leading bit, from its bits (x finite, nonzero).
 int leading_exponent(float x) {
@@ -229,8 +257,8 @@ int leading_exponent(float x) {
   return biased != 0 ? biased - 127 : -149 + 31 - std::countl_zero(u & 0x7FFFFFu);
 }
 
-// The power of two of format f nearest 2^e (clamped to f's powers of two; FP8 values are fp32
-// normals, so a power of two is one with no mantissa bits).
+// The power of two of format f nearest 2^e (clamped to f's powers of two; FP4 / FP6 / FP8 values
+// are fp32 normals, so a power of two is one with no mantissa bits).
 float partner_power(Format f, int e) {
   float best = 0;
   for (uint32_t c = 1; c < (1u << (info(f).bits - 1)); ++c) {
@@ -243,43 +271,34 @@ float partner_power(Format f, int e) {
   return best;
 }
 
-}  // namespace
+// The codes of one operand and the values the reference sees, row-major rows x k.
+struct ElementRows {
+  std::vector<uint8_t>& codes;
+  std::vector<float>& values;
+  std::size_t rows;
+  Format format;
+};
 
-std::vector<std::string> plant_extreme_elements(const impl::Op& op, Operands& o, uint64_t seed,
-                                                const AccumulatorModel& model) {
-  if (gemm_kind(op.family) == GemmKind::kBf16) return {};
-  GemmProblem& p = o.problem;
-  const bool a_holds = seed % 4 != 2;
-  const Format fh = gemm_element_format(a_holds ? o.types.a : o.types.b);
-  const Format fp = gemm_element_format(a_holds ? o.types.b : o.types.a);
-  const std::vector<ElementCode> codes = extreme_codes(fh);
-  // One scale block along K of both operands (the smaller block; a whole one where K holds one),
-  // seed-chosen, and a start in it.
-  const std::size_t block = std::min(p.blocks.a_k, p.blocks.b_k);
-  const std::size_t whole_blocks = p.k / block;
-  const std::size_t kb = whole_blocks > 0 ? (seed >> 2) % whole_blocks : 0;
-  const std::size_t k0 = kb * block, len = std::min(block, p.k - k0);
-  // Every code in each row where the block holds them all; otherwise one code per row (a single
-  // term per output element, exact whatever the pair), the rows cycling through the codes.
-  const bool whole = len >= codes.size();
+// Zeroes every row of one operand (codes and values).
+void zero_rows(ElementRows& e, std::size_t k) {
+  const auto zero = static_cast<uint8_t>(encode(e.format, 0.0f, EncodePolicy{}));
+  std::fill(e.values.begin(), e.values.begin() + static_cast<std::ptrdiff_t>(e.rows * k), 0.0f);
+  std::fill(e.codes.begin(), e.codes.begin() + static_cast<std::ptrdiff_t>(e.rows * k), zero);
+}
+
+// Puts holder h's codes at k = start ... start + width - 1 of each of its rows (all of them where
+// `whole`, else one per row, cycling) and the partner q's powers of two at the same k; adds the
+// planted classes to `tags`.
+void place_codes(ElementRows& h, ElementRows& q, std::size_t k, std::size_t start, bool whole,
+                 uint64_t seed, std::vector<std::string>& tags) {
+  const std::vector<ElementCode> codes = extreme_element_codes(h.format, false);
   const std::size_t width = whole ? codes.size() : 1;
-  const std::size_t start = k0 + (seed >> 9) % (len - width + 1);
-  std::vector<float>& hv = a_holds ? p.a : p.b;
-  std::vector<float>& pv = a_holds ? p.b : p.a;
-  Bytes& hc = a_holds ? o.a : o.b;
-  Bytes& pc = a_holds ? o.b : o.a;
-  const std::size_t h_rows = a_holds ? p.m : p.n, p_rows = a_holds ? p.n : p.m;
-  const uint8_t zero = fp8_code(fh, 0.0f);
   std::vector<bool> planted(codes.size(), false);
-  for (std::size_t r = 0; r < h_rows; ++r) {
-    std::fill(hv.begin() + static_cast<std::ptrdiff_t>(r * p.k),
-              hv.begin() + static_cast<std::ptrdiff_t>((r + 1) * p.k), 0.0f);
-    std::fill(hc.begin() + static_cast<std::ptrdiff_t>(r * p.k),
-              hc.begin() + static_cast<std::ptrdiff_t>((r + 1) * p.k), zero);
+  for (std::size_t r = 0; r < h.rows; ++r) {
     for (std::size_t t = 0; t < width; ++t) {
       const std::size_t i = whole ? t : (r + (seed >> 17)) % codes.size();
-      hv[r * p.k + start + t] = codes[i].value;
-      hc[r * p.k + start + t] = codes[i].code;
+      h.values[r * k + start + t] = codes[i].value;
+      h.codes[r * k + start + t] = codes[i].code;
       planted[i] = true;
     }
   }
@@ -287,23 +306,112 @@ std::vector<std::string> plant_extreme_elements(const impl::Op& op, Operands& o,
   // the holder's code x there (1 for a zero code, and for the one-code rows), signs from the seed.
   for (std::size_t t = 0; t < width; ++t) {
     const float x = codes[t].value;
-    const float y = whole && x != 0 ? partner_power(fp, -leading_exponent(x)) : 1.0f;
-    for (std::size_t r = 0; r < p_rows; ++r) {
+    const float y = whole && x != 0 ? partner_power(q.format, -leading_exponent(x)) : 1.0f;
+    for (std::size_t r = 0; r < q.rows; ++r) {
       const float v = ((seed >> ((r + t) % 53 + 11)) & 1) != 0 ? -y : y;
-      pv[r * p.k + start + t] = v;
-      pc[r * p.k + start + t] = fp8_code(fp, v);
+      q.values[r * k + start + t] = v;
+      q.codes[r * k + start + t] = static_cast<uint8_t>(encode(q.format, v, EncodePolicy{}));
     }
   }
+  const std::string format(info(h.format).name);
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const std::string tag = format + ":" + codes[i].name;
+    if (planted[i] && std::find(tags.begin(), tags.end(), tag) == tags.end()) tags.push_back(tag);
+  }
+}
+
+// The planting of plant_extreme_elements on logical operands: the holder h's rows get every
+// extreme code of its format in one scale block (`block` wide) of K, zero elsewhere, the
+// partner's elements at those k a power of two near 1 / |x|. Where the block holds both code
+// lists, q holds its own codes right after h's (h the partner there, both operands zero
+// elsewhere), so one case reaches the extremes of both element formats. Returns the planted
+// classes, prefixed by the format.
+std::vector<std::string> plant_element_codes(ElementRows h, ElementRows q, std::size_t k,
+                                             std::size_t block, uint64_t seed) {
+  const std::size_t nh = extreme_element_codes(h.format, false).size();
+  const std::size_t nq = extreme_element_codes(q.format, false).size();
+  // One scale block along K (seed-chosen; a whole one where K holds one), and a start in it.
+  const std::size_t whole_blocks = k / block;
+  const std::size_t kb = whole_blocks > 0 ? (seed >> 2) % whole_blocks : 0;
+  const std::size_t k0 = kb * block, len = std::min(block, k - k0);
+  // Every code in each row where the block holds them all; otherwise one code per row (a single
+  // term per output element, exact whatever the pair), the rows cycling through the codes.
+  const bool whole = len >= nh;
+  const bool both = len >= nh + nq;
+  const std::size_t width = (whole ? nh : 1) + (both ? nq : 0);
+  const std::size_t start = k0 + (seed >> 9) % (len - width + 1);
+  std::vector<std::string> tags;
+  zero_rows(h, k);
+  if (both) zero_rows(q, k);
+  place_codes(h, q, k, start, whole, seed, tags);
+  if (both) place_codes(q, h, k, start + nh, true, seed >> 1, tags);
+  return tags;
+}
+
+}  // namespace
+
+std::vector<std::string> plant_extreme_elements(const impl::Op& op, Operands& o, uint64_t seed,
+                                                const AccumulatorModel& model) {
+  if (gemm_kind(op.family) == GemmKind::kBf16) return {};
+  GemmProblem& p = o.problem;
+  const bool a_holds = seed % 4 != 2;
+  ElementRows a{o.a, p.a, p.m, gemm_element_format(o.types.a)};
+  ElementRows b{o.b, p.b, p.n, gemm_element_format(o.types.b)};
+  // One scale block along K of both operands: the smaller block.
+  const std::size_t block = std::min(p.blocks.a_k, p.blocks.b_k);
+  const std::vector<std::string> tags = a_holds ? plant_element_codes(a, b, p.k, block, seed)
+                                                : plant_element_codes(b, a, p.k, block, seed);
   std::string why;
   if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(p, model, &why)) {
     throw std::logic_error("extreme-element operands are not exact-mode in " + model.name + ": " +
                            why);
   }
+  return tags;
+}
+
+std::vector<std::string> plant_extreme_fp4_elements(Fp4Operands& o, uint64_t seed) {
+  if (o.k == 0) return {};
+  const bool a_holds = seed % 4 != 2;
+  const std::size_t block = o.nvfp4 ? kNvfp4Block : kMxBlock;
+  // Values are rebuilt from the codes below; the planting writes them into scratch.
+  std::vector<float> av(o.a.size()), bv(o.b.size());
+  ElementRows a{o.a, av, o.m, o.a_dtype == impl::Dtype::kE4m3fn ? Format::kE4M3FN : Format::kE2M1};
+  ElementRows b{o.b, bv, o.n, Format::kE2M1};
+  const std::vector<std::string> tags = a_holds ? plant_element_codes(a, b, o.k, block, seed)
+                                                : plant_element_codes(b, a, o.k, block, seed);
+  rebuild_fp4_problem(o);
+  std::string why;
+  if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(o.problem, &why)) {
+    throw std::logic_error("extreme-element FP4 operands are not exact-mode: " + why);
+  }
+  return tags;
+}
+
+std::vector<uint8_t> every_element_code(Format f, std::size_t count, uint64_t seed) {
+  const std::size_t n = std::size_t{1} << info(f).bits;
+  std::vector<uint8_t> order;
+  std::vector<bool> taken(n, false);
+  for (const ElementCode& e : extreme_element_codes(f, true)) {
+    order.push_back(e.code);
+    taken[e.code] = true;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t c = (i + seed) % n;
+    if (!taken[c]) order.push_back(static_cast<uint8_t>(c));
+  }
+  std::vector<uint8_t> out(count);
+  for (std::size_t i = 0; i < count; ++i) out[i] = order[i % order.size()];
+  return out;
+}
+
+std::vector<std::string> element_classes_present(Format f, const std::vector<uint8_t>& codes) {
+  std::vector<bool> seen(256, false);
+  for (uint8_t c : codes) seen[c] = true;
   std::vector<std::string> tags;
-  const std::string format(info(fh).name);
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    const std::string tag = format + ":" + codes[i].name;
-    if (planted[i] && std::find(tags.begin(), tags.end(), tag) == tags.end()) tags.push_back(tag);
+  const std::string format(info(f).name);
+  for (const ElementCode& e : extreme_element_codes(f, true)) {
+    const std::string tag = format + ":" + e.name;
+    if (seen[e.code] && std::find(tags.begin(), tags.end(), tag) == tags.end()) tags.push_back(tag);
   }
   return tags;
 }

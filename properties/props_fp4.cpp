@@ -264,18 +264,20 @@ rc::Gen<Case> gen_dequantize_fp4(const Context&, const Ops& ops) {
     const impl::Contract& ct = op->contract;
     return rc::gen::apply(
         [op](const std::string& out, std::size_t rows, std::size_t cols, const std::string& scales,
-             uint64_t seed, const std::string& global, const std::string& gdtype, int ld_extra) {
+             uint64_t seed, const std::string& global, const std::string& gdtype, int ld_extra,
+             bool every) {
           Case c("dequantize_fp4.bit_exact");
           c.set("op", op->name).set("out", out);
           c.set("rows", fit_dim(rows, op->contract.m)).set("cols", cols);
           c.set("scales", scales).set("seed", seed);
           if (nvfp4_op(*op)) c.set("global", global).set("gdtype", gdtype);
           if (ld_extra != 0) c.set("scale_ld", ld_extra);
+          if (every) c.set("elements", "every");
           return c;
         },
         gen_float_dtype(ct.out_dtypes), range(1, 4), gen_k_fp4(ct.k, 2),
         pick<std::string>({"every", "normal", "every"}), gen_seed(), pick(fp4_global_modes()),
-        gen_global_dtype(*op), gen_scale_ld(*op));
+        gen_global_dtype(*op), gen_scale_ld(*op), pick<bool>({false, false, true}));
   });
 }
 
@@ -313,6 +315,12 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
   for (uint8_t& v : codes) v = static_cast<uint8_t>(rng() & 0xF);
   const std::size_t sc = ceil_div(cols, block_of(op));
   const std::vector<uint8_t> scales = fp4_scale_bytes(nv, c.text("scales"), rows * sc, rng);
+  // Field elements=every: E2M1's end-of-range codes first, then the other codes
+  // (extreme_scales.h); absent, the random codes above (earlier cases read as before).
+  if (c.has("elements")) {
+    if (c.text("elements") != "every") throw CaseError("case field 'elements' must be every");
+    codes = every_element_code(Format::kE2M1, rows * cols, c.num("seed"));
+  }
   float global = 1.0f, unused = 1.0f;
   Dtype gdtype = Dtype::kF32;
   if (nv) {
@@ -323,6 +331,11 @@ std::optional<Failure> check_dequantize_fp4(const Context& ctx, const Case& c) {
   ctx.tag("op:" + op.name);
   tag_shape(ctx, rows, 0, cols);
   tag_k(ctx, cols);
+  if (ctx.coverage != nullptr) {
+    for (const std::string& cls : element_classes_present(Format::kE2M1, codes)) {
+      ctx.tag(std::string(impl::to_string(op.family)) + ":" + cls);
+    }
+  }
   if (nv) {
     tag_e4m3_scales(ctx, scales, impl::to_string(op.family));
   } else {
@@ -387,30 +400,37 @@ Dtype a_format(const Case& c) {
 }
 
 // gemm_fp4.exact plants the NVFP4 extreme scales (UE4M3 0x00 / 0x01 / 0x7E, fp32 globals
-// 2^-127 x 2^127: extreme_scales.h) in one NVFP4 case of two (field `scales=extreme`, absent
-// otherwise, so earlier cases and regression files read as before).
+// 2^-127 x 2^127: extreme_scales.h) in one NVFP4 case of two (field `scales=extreme`), and the
+// extreme element codes (E2M1 +-6, 1, 0.5, +-0; field `elements=extreme`) in one case of eight
+// of every FP4 GEMM; the fields are absent otherwise, so earlier cases and regression files read
+// as before.
+rc::Gen<int> gen_fp4_extreme(std::string_view property, const Op& op) {
+  if (property != "gemm_fp4.exact") return rc::gen::just(0);
+  if (nvfp4_op(op)) return pick<int>({0, 0, 0, 1, 1, 1, 1, 2});
+  return pick<int>({0, 0, 0, 0, 0, 0, 0, 2});
+}
+
 rc::Gen<Case> gen_gemm_fp4(std::string_view property, const Ops& ops) {
   return gen_over_ops(ops, [property](const Op* op) {
     const impl::Contract& ct = op->contract;
-    const bool extremes = property == "gemm_fp4.exact" && nvfp4_op(*op);
     return rc::gen::apply(
         [op, property](std::size_t m, std::size_t n, std::size_t k, std::size_t layout,
                        const std::string& out, uint64_t seed, const std::string& a,
-                       const std::string& global, const std::string& gdtype, bool extreme,
+                       const std::string& global, const std::string& gdtype, int extreme,
                        int ld_extra) {
           Case c{std::string(property)};
           c.set("op", op->name).set("m", m).set("n", n).set("k", k);
           c.set("layout", layout_name(*op, layout)).set("out", out).set("seed", seed);
           c.set("a", a);
           if (nvfp4_op(*op)) c.set("global", global).set("gdtype", gdtype);
-          if (extreme) c.set("scales", "extreme");
+          if (extreme == 1) c.set("scales", "extreme");
+          if (extreme == 2) c.set("elements", "extreme");
           if (ld_extra != 0 && c.text("layout") == "row_major") c.set("scale_ld", ld_extra);
           return c;
         },
         gen_m(ct.m), gen_n(ct.n), gen_k_fp4(ct.k, 3), pick<std::size_t>({0, 1, 1}),
         gen_float_dtype(ct.out_dtypes), gen_seed(), gen_a_format(*op), pick(fp4_global_modes()),
-        gen_global_dtype(*op), extremes ? pick<bool>({false, true}) : rc::gen::just(false),
-        gen_scale_ld(*op));
+        gen_global_dtype(*op), gen_fp4_extreme(property, *op), gen_scale_ld(*op));
   });
 }
 
@@ -467,6 +487,15 @@ std::optional<Failure> check_exact_fp4(const Context& ctx, const Case& c) {
       ctx.tag("gemm_nvfp4:" + code);
     }
   }
+  if (c.has("elements")) {
+    if (c.text("elements") != "extreme" || c.has("scales")) {
+      throw CaseError("case field 'elements' must be extreme, without 'scales'");
+    }
+    const std::string family(impl::to_string(op.family));
+    for (const std::string& cls : plant_extreme_fp4_elements(o, c.num("seed"))) {
+      ctx.tag(family + ":" + cls);
+    }
+  }
   tag_operand_scales(ctx, o);
   return compare_outputs(op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, g.format),
                          run_fp4_gemm_op(ctx.run(), op, o, g.format, g.layout, g.gdtype, 0xFF,
@@ -512,14 +541,16 @@ void add_fp4_properties(std::vector<Property>& out) {
        gen_quantize_fp4, check_quantize_fp4});
   out.push_back({"dequantize_fp4.bit_exact",
                  "an MXFP4 / NVFP4 dequantizer that unpacks the wrong nibble, decodes an E8M0 or "
-                 "E4M3 (subnormal) scale wrongly, or applies the global scale twice or not at all",
+                 "E4M3 (subnormal) scale or an E2M1 end code (+-6, 1, 0.5, -0) wrongly, or "
+                 "applies the global scale twice or not at all",
                  family_bit(Family::kDequantize) | family_bit(Family::kDequantizeNvfp4),
                  dequantize_fp4_accepts, gen_dequantize_fp4, check_dequantize_fp4});
   out.push_back({"gemm_fp4.exact",
                  "an FP4 GEMM that reads a packed nibble or a scale from the wrong slot, applies "
                  "scale padding of the K tail, decodes an extreme UE4M3 scale or global scale "
-                 "wrongly, or multiplies by the wrong global scales: exact-mode data makes any "
-                 "of them a located bit difference",
+                 "or an end-of-range E2M1 element (6, 1, the subnormal 0.5) wrongly, or "
+                 "multiplies by the wrong global scales: exact-mode data makes any of them a "
+                 "located bit difference",
                  family_bit(Family::kGemmMx) | family_bit(Family::kGemmNvfp4), gemm_fp4_accepts,
                  gen_exact_fp4, check_exact_fp4});
   out.push_back({"gemm_fp4.ordered_bound",

@@ -1,5 +1,6 @@
 // Layout properties: scale layouts and the AITER weight preshuffle as bijections (the
-// reference's layout code, reference/scale_layout.h and weight_shuffle.h), and an
+// reference's layout code, reference/scale_layout.h and weight_shuffle.h) read back right by the
+// built-in kernels' own index code (gpu/kernels), and an
 // implementation's preshuffle ops (family preshuffle) bit-exact against the reference's shuffle.
 // Not GEMM properties: they run no GEMM.
 #include <rapidcheck.h>
@@ -8,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "gpu/kernels/fp4_bits.h"
+#include "gpu/kernels/gemm.h"
+#include "gpu/kernels/preshuffle.h"
 #include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/gemm_operands.h"
@@ -35,9 +39,52 @@ rc::Gen<Case> gen_round_trip(const Context&, const Ops&) {
       pick(names), range(1, 300), range(1, 40));
 }
 
+// The built-in kernels' own readers of a layout (gpu/kernels: the MX GEMMs' mx_scale_index under
+// the context's kernel faults, the FP4 kernels' swizzle_128x4_offset, the weight's
+// preshuffled_offset; code of the implementation, never shared with reference/) must find each
+// logical element where the reference's pack put it. A reader that disagrees fails here on the
+// smallest grid it misreads, without a GEMM around it.
+std::optional<Failure> check_kernel_readers(const Context& ctx, const std::string& name,
+                                            std::size_t rows, std::size_t cols,
+                                            const std::vector<uint32_t>& packed) {
+  const auto fail = [&](const char* reader, std::size_t r, std::size_t c2, uint64_t off) {
+    return Failure{name + ": the built-in kernels' " + reader + " reads element (" +
+                       std::to_string(r) + ", " + std::to_string(c2) + ") at slot " +
+                       std::to_string(off) + ", where the reference's pack put " +
+                       (off < packed.size() && packed[off] != 0xFFFFFFFFu
+                            ? "element " + std::to_string(packed[off])
+                            : std::string("padding")),
+                   {},
+                   {},
+                   {}};
+  };
+  const bool swizzled = name == "nv_swizzle_128x4";
+  if (!swizzled && name != "row_major") return std::nullopt;
+  gpu::GemmParams p;
+  p.k = cols * kMxBlock;
+  p.mx_scales_swizzled = swizzled;
+  p.faults = dispatch::kernel_fault_bits(ctx.faults);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c2 = 0; c2 < cols; ++c2) {
+      const uint64_t want = r * cols + c2;
+      const uint64_t off = gpu::mx_scale_index(p, r, c2, 0);
+      if (off >= packed.size() || packed[off] != want) return fail("mx_scale_index", r, c2, off);
+      if (swizzled) {
+        const uint64_t off4 = gpu::fp4::swizzle_128x4_offset(r, c2, cols);
+        if (off4 >= packed.size() || packed[off4] != want) {
+          return fail("swizzle_128x4_offset", r, c2, off4);
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 // pack then unpack is the identity, every slot of the storage is one logical element or
 // padding (scale_inverse), and the padding count is storage - rows x cols. The weight
 // preshuffle (rows x 16, cols x 32 bytes) must be a bijection with unshuffle as its inverse.
+// The built-in kernels' readers of the row-major and swizzled MX scales and of the preshuffled
+// weight agree with the reference's layouts (check_kernel_readers).
 std::optional<Failure> check_round_trip(const Context& ctx, const Case& c) {
   const std::string& name = c.text("layout");
   const std::size_t rows = c.num("rows"), cols = c.num("cols");
@@ -46,8 +93,14 @@ std::optional<Failure> check_round_trip(const Context& ctx, const Case& c) {
     const std::size_t n = rows * 16, k = cols * 32;
     std::vector<uint8_t> w(n * k);
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i * 131 + i / 251);
-    const std::vector<uint8_t> back = unshuffle_weight(shuffle_weight(w, n, k, 1), n, k, 1);
-    return compare_codes("unshuffle(shuffle(w))", Format::kE4M3FN, n, k, w, back);
+    const std::vector<uint8_t> shuffled = shuffle_weight(w, n, k, 1);
+    const std::vector<uint8_t> back = unshuffle_weight(shuffled, n, k, 1);
+    if (auto f = compare_codes("unshuffle(shuffle(w))", Format::kE4M3FN, n, k, w, back)) return f;
+    std::vector<uint8_t> read(n * k);
+    for (std::size_t i = 0; i < n * k; ++i)
+      read[i] = shuffled[gpu::preshuffled_offset(k, i / k, i % k)];
+    return compare_codes("the built-in kernels' preshuffled_offset read of shuffle(w)",
+                         Format::kE4M3FN, n, k, w, read);
   }
   const auto layout = parse_scale_layout(name);
   if (!layout) throw CaseError("case field 'layout' has unknown value '" + name + "'");
@@ -56,6 +109,7 @@ std::optional<Failure> check_round_trip(const Context& ctx, const Case& c) {
   const auto packed = pack_scales<uint32_t>(*layout, rows, cols, logical, 0xFFFFFFFFu);
   const auto back = unpack_scales<uint32_t>(*layout, rows, cols, packed);
   if (back != logical) return Failure{name + ": unpack(pack(x)) != x", {}, {}, {}};
+  if (auto f = check_kernel_readers(ctx, name, rows, cols, packed)) return f;
   std::size_t pads = 0;
   for (std::size_t off = 0; off < packed.size(); ++off) {
     const auto rc_ = scale_inverse(*layout, rows, cols, off);
@@ -120,7 +174,8 @@ std::optional<Failure> check_preshuffle(const Context& ctx, const Case& c) {
 void add_layout_properties(std::vector<Property>& out) {
   out.push_back({"layouts.round_trip",
                  "a scale layout or weight shuffle that is not a bijection (lost or duplicated "
-                 "elements, padding holding data)",
+                 "elements, padding holding data), or a built-in kernel's reader of the MX scale "
+                 "grid or the preshuffled weight that disagrees with it (another swizzle)",
                  0, nullptr, gen_round_trip, check_round_trip});
   out.push_back({"preshuffle.bit_exact",
                  "a device weight preshuffle that differs from AITER's shuffle_weight (16,16)",

@@ -13,6 +13,7 @@
 #include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/cast_values.h"
+#include "properties/extreme_scales.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
 #include "properties/scale_io.h"
@@ -343,7 +344,7 @@ rc::Gen<Case> gen_dequantize(const Context&, const Ops& ops) {
     const impl::Contract& ct = op->contract;
     return rc::gen::apply(
         [op](const std::string& format, const std::string& out, std::size_t rows, std::size_t cols,
-             const std::string& scales, uint64_t seed, int ld_extra) {
+             const std::string& scales, uint64_t seed, int ld_extra, bool every) {
           Case c("dequantize.bit_exact");
           c.set("op", op->name);
           if (!format.empty()) c.set("format", format);
@@ -353,10 +354,12 @@ rc::Gen<Case> gen_dequantize(const Context&, const Ops& ops) {
           if (ld_extra != 0 && strided(first_scale_layout(op->contract.a_scale_layouts))) {
             c.set("scale_ld", ld_extra);
           }
+          if (every) c.set("elements", "every");
           return c;
         },
         gen_format(ct.a_dtypes), gen_dequant_out(*op), range(1, 4), gen_k(ct.k, 2),
-        pick<std::string>({"extreme", "normal"}), gen_seed(), gen_scale_ld(*op));
+        pick<std::string>({"extreme", "normal"}), gen_seed(), gen_scale_ld(*op),
+        pick<bool>({false, false, true}));
   });
 }
 
@@ -375,8 +378,19 @@ std::optional<Failure> check_dequantize(const Context& ctx, const Case& c) {
   MxQuantized q{rows, cols, *fp8_format(element), {}, {}};
   for (std::size_t i = 0; i < rows * cols; ++i) q.data.push_back(static_cast<uint8_t>(rng()));
   q.scales = scale_bytes(cls, rows * q.scale_cols(), rng);
+  // Field elements=every: the codes at the ends of the format's range first, then every other
+  // code (extreme_scales.h); absent, the random codes above (earlier cases read as before).
+  if (c.has("elements")) {
+    if (c.text("elements") != "every") throw CaseError("case field 'elements' must be every");
+    q.data = every_element_code(*fp8_format(element), rows * cols, c.num("seed"));
+  }
   ctx.tag("op:" + op.name);
   ctx.tag("format:" + std::string(impl::to_string(element)));
+  if (ctx.coverage != nullptr) {
+    for (const std::string& cls : element_classes_present(*fp8_format(element), q.data)) {
+      ctx.tag("dequantize:" + cls);
+    }
+  }
   tag_e8m0(ctx, q.scales, "dequantize");
   tag_shape(ctx, rows, 0, cols);
   impl::Invocation inv(op, ctx.run());
@@ -523,8 +537,9 @@ void add_quant_properties(std::vector<Property>& out) {
                  "(log2-based ceil, wrong fp8 max, payload not requantized, bf16 double rounding)",
                  family_bit(Family::kQuantizeMx), quantize_accepts, gen_quantize, check_quantize});
   out.push_back({"dequantize.bit_exact",
-                 "a dequantizer that rounds twice, decodes e8m0 0x00 / 0xFF wrongly or reads the "
-                 "wrong block's scale",
+                 "a dequantizer that rounds twice, decodes e8m0 0x00 / 0xFF or an element code at "
+                 "an end of its format (max, the smallest normal, subnormals, -0, NaN, Inf) "
+                 "wrongly, or reads the wrong block's scale",
                  family_bit(Family::kDequantize), dequantize_accepts, gen_dequantize,
                  check_dequantize});
   out.push_back({"upcast_e8m0.bit_exact",

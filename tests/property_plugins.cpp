@@ -61,11 +61,11 @@ TEST(ExamplePlugin, PassesEveryPropertyThatApplies) {
     EXPECT_EQ(r.cases, 100) << p.name;
     EXPECT_EQ(r.unsupported, 0) << p.name;
   }
-  // cast, quantize (2), quantize_block, dequantize, upcast, GEMMs (exact, bound, column / row
-  // split, poison), determinism.run_twice; quantize_fp4, dequantize_fp4, gemm_fp4 (exact, bound),
-  // gemm.default_scale (no op takes an absent B scale) and the two 2D quantize properties (no
-  // 32 x 32 quantizer) have no op of the example to check.
-  EXPECT_EQ(ran, 12);
+  // cast, quantize (2), quantize_block, dequantize, upcast, preshuffle, GEMMs (exact, bound,
+  // column / row split, poison), determinism.run_twice; quantize_fp4, dequantize_fp4, gemm_fp4
+  // (exact, bound), gemm.default_scale (no op takes an absent B scale) and the two 2D quantize
+  // properties (no 32 x 32 quantizer) have no op of the example to check.
+  EXPECT_EQ(ran, 13);
   EXPECT_EQ(no_op, 7);
   EXPECT_EQ(device_only, 1);
 }
@@ -86,7 +86,9 @@ struct Planted {
 //   B's scales read transposed needs two B rows and two K blocks: M = 1, N <= 2, K <= 64 (K = 32
 //   has one block, where the transpose is the identity);
 //   a dropped partial K block needs one element and K below one block: M = N = 1, K < 128;
-//   a partial last M tile never written needs M % 4 != 0: M < 4, N = 1, one K block.
+//   a partial last M tile never written needs M % 4 != 0: M < 4, N = 1, one K block;
+//   a weight shuffled in 32-byte K chunks for 16-byte ones needs the contract's smallest weight:
+//   N = 16, K = 32 (row 1's first chunk already moves).
 const Planted kPlanted[] = {
     {"example_faulty_cast_ties_away", "cast.bit_exact", "count <= 2",
      [](const Case& c) { return c.num("count") <= 2; }},
@@ -102,6 +104,8 @@ const Planted kPlanted[] = {
      [](const Case& c) { return c.num("m") == 1 && c.num("n") <= 2 && c.num("k") <= 64; }},
     {"example_faulty_gemm_block_drop_tail", "gemm.exact", "M = N = 1, K < 128",
      [](const Case& c) { return c.num("m") == 1 && c.num("n") == 1 && c.num("k") < 128; }},
+    {"example_faulty_preshuffle_16x32", "preshuffle.bit_exact", "N = 16, K = 32",
+     [](const Case& c) { return c.num("n") == 16 && c.num("k") == 32; }},
     // One tactic of three wrong (docs/plugins.md §3.6): caught on that tactic, named.
     {"example_faulty_tactic", "gemm.exact tactic 2 (tile4x4)", "M < 4, N = 1, K <= 32",
      [](const Case& c) { return c.num("m") < 4 && c.num("n") == 1 && c.num("k") <= 32; }},

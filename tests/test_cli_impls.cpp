@@ -132,7 +132,7 @@ TEST(ImplsCli, GateOnTheExampleNamesItInTheReports) {
       "import json,sys\n"
       "d = json.load(open(sys.argv[1]))\n"
       "assert d['run']['impls'] == ['builtin', 'example'], d['run']\n"
-      "assert len(d['checks']) == 20, [c['name'] for c in d['checks']]\n"
+      "assert len(d['checks']) == 21, [c['name'] for c in d['checks']]\n"
       "assert all(c['impl'] == 'example' for c in d['checks'])\n"
       "# No example op takes an absent B scale, and a 2^31-element case is device only: those\n"
       "# two are visible skips, as are the FP4 and 2D properties (no E2M1 op and no 32x32 "
@@ -290,7 +290,7 @@ TEST(ImplsCli, ProbeAccumulatorOnAnImplementation) {
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--impl", "example:nope"}, "implementation example has no op 'nope'"},
            {{"--impl", "example:cast_satfinite"}, "is a cast op, not an FP8 GEMM"},
-           {{"--impl", "example:all"}, "names 10 implementations; name one"},
+           {{"--impl", "example:all"}, "names 11 implementations; name one"},
            {{"--impl", "example", "--format", "e5m2"}, "A element type e5m2 not in {e4m3fn}"},
            {{"--impl", "example", "--simulate", "fp32_rn"}, "exclude each other"},
            {{"--simulate", "fp32_rn", "--backend", "host"}, "--backend is for --impl"},

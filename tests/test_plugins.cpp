@@ -66,7 +66,7 @@ TEST(PluginLoading, ShippedExampleLoadsWithItsContracts) {
   EXPECT_EQ(ex.name, "example");
   EXPECT_EQ(ex.spec, "example");
   EXPECT_FALSE(ex.builtin);
-  EXPECT_EQ(ex.ops.size(), 9u);
+  EXPECT_EQ(ex.ops.size(), 10u);
   const Op* deepseek = ex.find_op("gemm_block_deepseek");
   ASSERT_NE(deepseek, nullptr);
   EXPECT_EQ(deepseek->family, Family::kGemmBlock);
@@ -84,7 +84,7 @@ TEST(PluginLoading, ShippedExampleLoadsWithItsContracts) {
   // Every implementation of the plugin: the correct one, one planted fault per family, and the
   // gemm_mx of three tactics, correct and with one faulty tactic (docs/plugins.md §3.6).
   const std::vector<const Implementation*> all = resolve("example:all");
-  EXPECT_EQ(all.size(), 10u);
+  EXPECT_EQ(all.size(), 11u);
   EXPECT_TRUE(cast->tactics.empty());  // no tactics declared: one
   const Implementation& tactics = *resolve("example:example_faulty_tactic").front();
   ASSERT_EQ(tactics.ops.size(), 1u);

@@ -15,6 +15,7 @@
  *                                       / 448 per 1 x 128, x / s clamped to +-448 (NaN -> -448)
  *   dequantize    dequantize_mx         code * 2^(e - 127) in fp32, bf16 by one RNE
  *   upcast_e8m0   upcast_e8m0           byte -> 2^(e - 127), 0xFF -> NaN
+ *   preshuffle    preshuffle_weight     AITER shuffle_weight (16, 16) of an N x K byte weight
  *   gemm_mx       gemm_mx               MXFP8 GEMM, scales row-major or 128x4-swizzled
  *   gemm_block    gemm_block_deepseek   fp32 scales 1x128 (A) x 128x128 (B)
  *                 gemm_block_tensor     one fp32 scale per tensor
@@ -46,7 +47,8 @@ typedef enum fault {
   FAULT_GEMM_MX_B_SCALES_T,    /* B's scale grid read transposed (kb * N + n) */
   FAULT_GEMM_BLOCK_DROP_TAIL,  /* K walked in whole blocks of 128: a partial last block lost */
   FAULT_QUANTIZE_BLOCK_NO_EPS, /* amax without its 1e-10 floor: a zero block's scale is 0 */
-  FAULT_TACTIC_TILE_TAIL       /* gemm_mx tactic 2 (tile4x4) skips a partial last tile of M */
+  FAULT_TACTIC_TILE_TAIL,      /* gemm_mx tactic 2 (tile4x4) skips a partial last tile of M */
+  FAULT_PRESHUFFLE_16X32       /* shuffle_weight with 32-byte K chunks: layout (16, 32) */
 } fault;
 
 typedef struct op_state {
@@ -225,6 +227,36 @@ static mxgate_status upcast_run(void* state, const mxgate_call* call, char* msg,
   return MXGATE_DONE;
 }
 
+/* ---- preshuffle (AITER shuffle_weight, layout (16, 16)) ------------------------------------ */
+
+/* Where byte (n, k) of an N x K weight goes in shuffle_weight(layout=(16, CHUNK)) for 1-byte
+ * elements (docs/layouts.md §1.1): stripes of 16 rows, and inside a stripe the 16 x (K / CHUNK)
+ * matrix of CHUNK-byte pieces stored piece-major. The contract claims CHUNK = 16. */
+static uint64_t shuffled_offset(uint64_t k_dim, uint64_t n, uint64_t k, uint64_t chunk) {
+  return 16 * k_dim * (n / 16) + 16 * chunk * (k / chunk) + chunk * (n % 16) + k % chunk;
+}
+
+static mxgate_status preshuffle_run(void* state, const mxgate_call* call, char* msg, size_t size) {
+  const op_state* st = (const op_state*)state;
+  const uint64_t n = call->m, k = call->k;
+  const uint64_t chunk = st->fault == FAULT_PRESHUFFLE_16X32 ? 32 : 16;
+  if (n % 16 != 0 || k % 32 != 0) {
+    return fail(msg, size, MXGATE_UNSUPPORTED, "shuffle_weight needs N % 16 == 0, K % 32 == 0");
+  }
+  CHECK(&call->a, "a", n, k, call->a.dtype, kRow, 1);
+  const mxgate_tensor* out = &call->out;
+  if (out->data == NULL || out->rows != n || out->cols != k || out->dtype != call->a.dtype ||
+      out->layout != MXGATE_LAYOUT_AITER_SHUFFLE_16X16 || out->bytes < n * k) {
+    return fail(msg, size, MXGATE_ERROR, "out is not an N x K shuffle_weight (16, 16) tensor");
+  }
+  for (uint64_t r = 0; r < n; ++r) {
+    for (uint64_t c = 0; c < k; ++c) {
+      ((uint8_t*)out->data)[shuffled_offset(k, r, c, chunk)] = u8_at(&call->a, r, c);
+    }
+  }
+  return MXGATE_DONE;
+}
+
 /* ---- GEMMs --------------------------------------------------------------------------------- */
 
 static mxgate_status store(const mxgate_call* call, uint64_t i, uint64_t j, float acc) {
@@ -384,6 +416,7 @@ static op_state kTileTail = {FAULT_TACTIC_TILE_TAIL, 0, 0, 0, 0};
 static op_state kDropTail = {FAULT_GEMM_BLOCK_DROP_TAIL, 1, 128, 128, 128};
 static op_state kGroup = {FAULT_NONE, 1, 128, 0, 0};
 static op_state kGroupNoEps = {FAULT_QUANTIZE_BLOCK_NO_EPS, 1, 128, 0, 0};
+static op_state kShuffle16x32 = {FAULT_PRESHUFFLE_16X32, 0, 0, 0, 0};
 
 /* Every op's contract starts from this: sizes from the header, everything else "none". */
 #define CONTRACT_BASE .struct_size = sizeof(mxgate_contract)
@@ -448,6 +481,18 @@ static op_state kGroupNoEps = {FAULT_QUANTIZE_BLOCK_NO_EPS, 1, 128, 0, 0};
         {CONTRACT_BASE, .a_dtypes = DT(E8M0), .out_dtypes = DT(F32), .convention = "ocp_mx", \
          .notes = "2^(e - 127), 0xFF -> NaN"},                                               \
         upcast_run, &(state)                                                                 \
+  }
+
+#define PRESHUFFLE_OP(state)                                                           \
+  {                                                                                    \
+    "preshuffle_weight", MXGATE_OP_PRESHUFFLE, MXGATE_MEMORY_HOST,                     \
+        {CONTRACT_BASE,                                                                \
+         .m_align = 16,                                                                \
+         .k_align = 32,                                                                \
+         .a_dtypes = DT(E4M3FN) | DT(E5M2),                                            \
+         .out_dtypes = DT(E4M3FN) | DT(E5M2),                                          \
+         .notes = "AITER shuffle_weight (16, 16) of an N x K byte weight (rows = N)"}, \
+        preshuffle_run, &(state)                                                       \
   }
 
 #define GEMM_MX_OP(state)                                            \
@@ -530,6 +575,7 @@ static const mxgate_op kExampleOps[] = {
     DEQUANTIZE_OP(kCorrect),
     UPCAST_OP(kCorrect),
     GEMM_MX_OP(kCorrect),
+    PRESHUFFLE_OP(kCorrect),
     GEMM_BLOCK_OP("gemm_block_deepseek", kDeepSeek, 1, 128, 128, 128,
                   LT(ROW_MAJOR) | LT(COL_MAJOR) | LT(TMA_COL_MAJOR), 4,
                   "1x128 x 128x128 fp32 scales, per-product scaling; Bs rows padded to 4"),
@@ -547,6 +593,7 @@ static const mxgate_op kFaultyQuantizeBlock[] = {QUANTIZE_BLOCK_OP(kGroupNoEps)}
 static const mxgate_op kFaultyDequantize[] = {DEQUANTIZE_OP(kDequantShift)};
 static const mxgate_op kFaultyUpcast[] = {UPCAST_OP(kUpcastShift)};
 static const mxgate_op kFaultyGemmMx[] = {GEMM_MX_OP(kMxScalesT)};
+static const mxgate_op kFaultyPreshuffle[] = {PRESHUFFLE_OP(kShuffle16x32)};
 static const mxgate_op kFaultyGemmBlock[] = {
     GEMM_BLOCK_OP("gemm_block_deepseek", kDropTail, 1, 128, 128, 128,
                   LT(ROW_MAJOR) | LT(COL_MAJOR) | LT(TMA_COL_MAJOR), 4,
@@ -572,6 +619,10 @@ static const mxgate_impl kImpls[] = {
      "planted fault: B's MX scale grid read transposed", COUNT(kFaultyGemmMx), kFaultyGemmMx},
     {"example_faulty_gemm_block_drop_tail", "planted fault: a partial last 128-block of K dropped",
      COUNT(kFaultyGemmBlock), kFaultyGemmBlock},
+    {"example_faulty_preshuffle_16x32",
+     "planted fault: shuffle_weight with 32-byte K chunks (layout (16, 32)) where (16, 16) is "
+     "claimed",
+     COUNT(kFaultyPreshuffle), kFaultyPreshuffle},
     {"example_tactics", "gemm_mx of three tactics (rows, cols, tile4x4), every one correct",
      COUNT(kTacticOps), kTacticOps},
     {"example_faulty_tactic",
