@@ -37,6 +37,13 @@ struct Convention {
   // the sticky bit misses the low bits: |x| < 1 is first truncated toward zero to a multiple of
   // 2^-23 (docs/fp4.md §3.4). Applied by pre_cast to the sub-byte formats.
   bool truncate_below_one_to_2m23 = false;
+  // fp32 -> BF16 / FP16. kIeeeDefault everywhere but microxcaling, which rounds them ties away.
+  EncodePolicy wide = kIeeeDefault;
+  // microxcaling rounds with floor(fl32(|a| + 0.5)) on a scaled to the quantum (docs/conventions.md
+  // §2.25): the fp32 sum 1 - 2^-25 rounds to 1.0, so the fp32 predecessor of half the smallest
+  // subnormal (a normal fp32 number for every format but BF16) rounds up to that subnormal. Applied
+  // by pre_cast (to BF16 / FP16 too).
+  bool add_half_in_fp32 = false;
 };
 
 std::span<const Convention> all_conventions();
@@ -52,15 +59,20 @@ constexpr uint32_t format_bit(Format f) { return 1u << static_cast<uint32_t>(f);
 // The element policy the convention uses for `f` (sub_byte for E2M1 / E2M3 / E3M2).
 const EncodePolicy& element_policy(const Convention& c, Format f);
 
-// Encodes `x` into `f` under the convention. BF16/FP16 use kIeeeDefault in every convention.
+// Encodes `x` into `f` under the convention. BF16/FP16 use the convention's `wide` policy.
 // Throws std::invalid_argument naming the problem when the convention does not define `f`.
 uint32_t encode_with(const Convention& c, Format f, float x);
 // Decodes `code`; E8M0 uses the convention's decode rule, every other format decodes exactly.
 // Throws std::invalid_argument when the code does not fit the format.
 float decode_with(const Convention& c, Format f, uint32_t code);
 bool defines(const Convention& c, Format f);
-// What the convention does to x before the element cast (its clamp, Triton's truncation below 1);
-// x otherwise.
+// What the convention does to x before the element cast (its clamp, Triton's truncation below 1,
+// microxcaling's add-half step); x otherwise.
 float pre_cast(const Convention& c, Format f, float x);
+
+// microxcaling's add-half step alone: the fp32 predecessor of half the smallest subnormal of `f`
+// (when that half is an fp32 normal with a biased exponent >= 2) becomes the half, which ties away
+// to the smallest subnormal; every other x is returned unchanged.
+float add_half_in_fp32(Format f, float x);
 
 }  // namespace mxgate
