@@ -199,23 +199,23 @@ const std::array<Convention, 29> kConventions = {{
     {.name = "microxcaling",
      .source = "microsoft/microxcaling mx/elemwise_ops.py _round_mantissa 'nearest' (default): "
                "sign(A) floor(|A| + 0.5) in fp32, ties away from zero; _quantize_elemwise_core "
-               "saturate_normals=False: overflow -> Inf; bf16 / fp16 alike; no MX quantizer "
-               "modelled (torch.log2 shared exponent); docs/conventions.md §2.25",
+               "saturate_normals=False: overflow -> Inf; its bf16 / fp16 and MX quantizer not "
+               "modelled; docs/conventions.md §2.25",
      .element_formats = kOcpFp8 | kFp4Fp6,
      .element = {Rounding::kNearestAway, Overflow::kToInf, NanPolicy::kKeepSign},
      .e8m0 = std::nullopt,
      .e8m0_decode = E8m0Decode::kOcp,
      .sub_byte = {Rounding::kNearestAway, Overflow::kToInf, NanPolicy::kUndefined},
-     .wide = {Rounding::kNearestAway, Overflow::kToInf, NanPolicy::kCanonical},
      .add_half_in_fp32 = true},
     {.name = "torch_e8m0_nan_bits",
      .source = "PyTorch Float8_e8m0fnu::operator float() (c10/util/Float8_e8m0fnu-inl.h "
-               "@16fd8573): 0xFF -> fp32 bits 0x7F800001 exactly, 0x00 -> 0x00400000; casts "
-               "as torch_2_11; docs/conventions.md §2.26",
+               "@16fd8573): OCP decode with 0xFF -> fp32 bits 0x7F800001 exactly (e8m0_nan_bits); "
+               "casts as torch_2_11; docs/conventions.md §2.26",
      .element_formats = kAllFp8,
      .element = kTorchCast,
      .e8m0 = E8m0Encode::kNearestTorch,
-     .e8m0_decode = E8m0Decode::kOcpNanBits},
+     .e8m0_decode = E8m0Decode::kOcp,
+     .e8m0_nan_bits = 0x7F800001u},
     {.name = "torchao_ceil",
      .source = "torchao to_mx ScaleCalculationMode.CEIL (mx_formats/mx_tensor.py @050515e8): "
                "(E - 127) + (M != 0) - emax, clamp [-127, 128], non-finite -> 0xFF; elements as "
@@ -307,9 +307,8 @@ uint32_t encode_with(const Convention& c, Format f, float x) {
     }
     return encode_e8m0(x, *c.e8m0);
   }
-  if (f == Format::kFP32) return encode(f, x, kIeeeDefault);
-  if (f == Format::kBF16 || f == Format::kFP16) {
-    return encode(f, c.add_half_in_fp32 ? add_half_in_fp32(f, x) : x, c.wide);
+  if (f == Format::kBF16 || f == Format::kFP16 || f == Format::kFP32) {
+    return encode(f, x, kIeeeDefault);
   }
   if (!defines(c, f)) {
     throw std::invalid_argument("convention '" + std::string(c.name) + "' does not define format " +
@@ -345,7 +344,11 @@ float decode_with(const Convention& c, Format f, uint32_t code) {
     throw std::invalid_argument("code " + std::to_string(code) + " does not fit the " +
                                 std::to_string(bits) + "-bit format " + std::string(info(f).name));
   }
-  if (f == Format::kE8M0) return decode_e8m0(static_cast<uint8_t>(code), c.e8m0_decode);
+  if (f == Format::kE8M0) {
+    // The bits are returned as they are, never through arithmetic that would quiet them.
+    if (code == 0xFF && c.e8m0_nan_bits) return float_of(*c.e8m0_nan_bits);
+    return decode_e8m0(static_cast<uint8_t>(code), c.e8m0_decode);
+  }
   if (!defines(c, f)) {
     throw std::invalid_argument("convention '" + std::string(c.name) + "' does not define format " +
                                 std::string(info(f).name) + " (it defines " + covered_formats(c) +

@@ -16,9 +16,8 @@ constexpr std::array<E8m0Encode, 10> kEncodes = {
     E8m0Encode::kCeilNoSat,     E8m0Encode::kNearestTorch, E8m0Encode::kNearestMlDtypes,
     E8m0Encode::kDeepGemmClamp, E8m0Encode::kAiterCeil,    E8m0Encode::kAiterTritonBump,
     E8m0Encode::kCeilViaLog2f};
-constexpr std::array<E8m0Decode, 5> kDecodes = {E8m0Decode::kOcp, E8m0Decode::kShift,
-                                                E8m0Decode::kExp2Cuda, E8m0Decode::kShiftMaskNan,
-                                                E8m0Decode::kOcpNanBits};
+constexpr std::array<E8m0Decode, 4> kDecodes = {E8m0Decode::kOcp, E8m0Decode::kShift,
+                                                E8m0Decode::kExp2Cuda, E8m0Decode::kShiftMaskNan};
 
 constexpr uint32_t kInfBits = 0x7F800000u;
 constexpr uint32_t kManMask = 0x007FFFFFu;
@@ -156,10 +155,6 @@ float decode_e8m0(uint8_t byte, E8m0Decode rule) {
     case E8m0Decode::kShiftMaskNan:
       if (byte == 0xFF) return float_of(0x7FC00000u);
       return float_of(static_cast<uint32_t>(byte) << 23);
-    case E8m0Decode::kOcpNanBits:
-      // The bits are returned as they are, never through arithmetic that would quiet them.
-      if (byte == 0xFF) return float_of(0x7F800001u);
-      return decode(Format::kE8M0, byte);
   }
   return float_of(0x7FC00000u);
 }
@@ -200,8 +195,6 @@ std::string_view name(E8m0Decode r) {
       return "exp2_cuda";
     case E8m0Decode::kShiftMaskNan:
       return "shift_mask_nan";
-    case E8m0Decode::kOcpNanBits:
-      return "ocp_nan_bits";
   }
   return "?";
 }

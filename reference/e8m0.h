@@ -31,9 +31,6 @@ enum class E8m0Decode : uint8_t {
   kShift,         // byte << 23: 0x00 = +0.0, 0xFF = +Inf (vLLM _upcast_e8m0_to_fp32, AITER HIP)
   kExp2Cuda,      // exp2f(e - 127) on CUDA: 0x00 = 0x1.fffff8p-128, 0xFF = +Inf (vLLM dequant)
   kShiftMaskNan,  // Triton dot_scaled emulation: shift, then select NaN for 0xFF: 0x00 = +0.0
-  // As kOcp, but 0xFF decodes to PyTorch's exact NaN bits 0x7F800001 (Float8_e8m0fnu-inl.h
-  // fp32_from_bits(0x7f800001), docs/formats.md §2.2), not a canonical NaN.
-  kOcpNanBits,
 };
 
 uint8_t encode_e8m0(float x, E8m0Encode rule);

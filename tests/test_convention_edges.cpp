@@ -157,10 +157,8 @@ TEST(ConventionEdges, E8m0DecodeOfZeroAndFF) {
   }
 }
 
-// Guards against BF16 / FP16 depending on the convention where it should not: every convention
-// encodes them with kIeeeDefault (RNE, Inf, canonical NaN) but microxcaling, which rounds ties away
-// (docs/conventions.md §2.25; its own cases are in test_convention_hazards.cpp); 0x3F818000 is a
-// bf16 tie that RNE sends to 0x3F82, the even code, and ties-away too, the larger magnitude.
+// Guards against BF16 / FP16 depending on the convention: every convention encodes them with
+// kIeeeDefault (RNE, Inf, canonical NaN); 0x3F818000 is a bf16 tie that RNE sends to 0x3F82.
 TEST(ConventionEdges, SixteenBitFormatsAreIeeeEverywhere) {
   for (const Convention& c : all_conventions()) {
     EXPECT_EQ(encode_with(c, Format::kBF16, float_of(0x3F818000)), 0x3F82u) << c.name;

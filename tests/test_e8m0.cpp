@@ -214,9 +214,6 @@ constexpr DecodeRow kDecodeRows[] = {
     {E8m0Decode::kExp2Cuda, {0x003FFFFF, 0x00800000, 0x3F800000, 0x7F000000, 0x7F800000}},
     // Triton dot_scaled emulation: shift, then maskNan selects NaN for 0xff (§4): 0x00 -> +0.0.
     {E8m0Decode::kShiftMaskNan, {0x00000000, 0x00800000, 0x3F800000, 0x7F000000, kAnyNaN}},
-    // PyTorch Float8_e8m0fnu::operator float() (§2.2): OCP with the exact NaN bits 0x7F800001
-    // (docs/conventions.md §2.26), a NaN with payload 1 and the quiet bit clear.
-    {E8m0Decode::kOcpNanBits, {0x00400000, 0x00800000, 0x3F800000, 0x7F000000, 0x7F800001}},
 };
 
 // Guards against a decode rule that reads 0x00 or 0xff the way another rule does (§6 item 10).
@@ -269,8 +266,7 @@ TEST(E8m0Names, ParseRoundTrip) {
   const std::pair<E8m0Decode, const char*> dec[] = {{E8m0Decode::kOcp, "ocp"},
                                                     {E8m0Decode::kShift, "shift"},
                                                     {E8m0Decode::kExp2Cuda, "exp2_cuda"},
-                                                    {E8m0Decode::kShiftMaskNan, "shift_mask_nan"},
-                                                    {E8m0Decode::kOcpNanBits, "ocp_nan_bits"}};
+                                                    {E8m0Decode::kShiftMaskNan, "shift_mask_nan"}};
   for (const auto& [r, text] : dec) {
     EXPECT_EQ(name(r), text);
     ASSERT_TRUE(parse_e8m0_decode(text).has_value()) << text;

@@ -1,7 +1,8 @@
 """conventions_bytes.py: the real libraries' bytes for the hazard cases of the conventions added in
 docs/conventions.md §2.24 - §2.29, printed next to mxgate's expected bytes (written out here, not
 computed by mxgate), one TSV row per case: convention, case, library, input, got, expected, verdict
-(same / DIFFERS / unavailable). Needs only torch and triton (no mxgate build). On the GPU host
+(same / DIFFERS / unavailable). Needs only torch and triton (no mxgate build); torchao's rows
+run where torchao imports. On the GPU host
 (torch 2.11, triton 3.6) torch_2_13's rows are expected to differ: 2.11 predates
 pytorch/pytorch#178817. Exit code 0 always: it reports, it does not judge."""
 
@@ -109,8 +110,16 @@ def triton_rows():
         print("# triton: no CUDA device")
         return
     lib = f"triton {triton.__version__} sm{''.join(map(str, torch.cuda.get_device_capability()))}"
+    import os
+    import tempfile
+
+    # @triton.jit needs its source in a file; a child process because an unsupported lowering
+    # may abort the process (llvm::report_fatal_error).
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(RTZ_CHILD)
+        child = f.name
     for target, rows in (("e5", TRITON_RTZ_E5M2), ("e4", TRITON_RTZ_E5M2)):
-        args = [sys.executable, "-c", RTZ_CHILD, target] + [f"{r[2]:x}" for r in rows]
+        args = [sys.executable, child, target] + [f"{r[2]:x}" for r in rows]
         p = subprocess.run(args, capture_output=True, text=True, timeout=240)
         if p.returncode != 0:
             tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
@@ -122,12 +131,47 @@ def triton_rows():
                 row(conv, case, f"{lib} fp8e5 rtz", xb, g, want)
             else:
                 print(f"# {lib} fp8e4nv rtz {case} 0x{xb:08X} -> 0x{g:02X}")
+    os.unlink(child)
+
+
+# torchao to_mx scale bytes (docs/conventions.md §2.27, §2.28): (convention, mode, element dtype
+# name, amax, expected byte) for a block of 32 holding amax and zeros.
+TORCHAO_SCALES = [
+    ("torchao_ceil", "CEIL", "float8_e4m3fn", 448.0, 0x80),    # 1.75 * 2^8: 8 + 1 - 8 = 1
+    ("torchao_ceil", "CEIL", "float8_e4m3fn", 256.0, 0x7F),    # 2^8: 8 - 8 = 0
+    ("torchao_even", "EVEN", "float8_e4m3fn", 500.0, 0x80),    # 1.953 >= 1.9375: 9 - 8
+    ("torchao_even", "EVEN", "float8_e4m3fn", 480.0, 0x7F),    # 1.875 < 1.9375: 8 - 8
+    ("torchao_even", "EVEN", "float8_e5m2", 61440.0, 0x80),    # + 0x100000 bumps: 16 - 15
+    ("torchao_even", "EVEN", "float8_e4m3fn", f32(0x7F7FFFFF), 0xFF),  # bumps to Inf: NaN scale
+]
+
+
+def torchao_rows():
+    try:
+        import torch
+        from torchao.prototype.mx_formats.config import ScaleCalculationMode
+        from torchao.prototype.mx_formats.mx_tensor import to_mx
+    except Exception as e:  # absent, or an API that moved
+        print(f"# torchao unavailable: {e}")
+        return
+    for conv, mode, dtype, amax, want in TORCHAO_SCALES:
+        x = torch.zeros(32, dtype=torch.float32)
+        x[0] = amax
+        try:
+            s, _ = to_mx(x, getattr(torch, dtype), 32, getattr(ScaleCalculationMode, mode))
+            got = int(s.view(torch.uint8).reshape(-1)[0])
+        except Exception as e:
+            print(f"# torchao to_mx {mode} {dtype}: {e}")
+            got = None
+        xb = struct.unpack("<I", struct.pack("<f", amax))[0]
+        row(conv, f"{mode} {dtype} amax {amax:g}", "torchao", xb, got, want)
 
 
 def main():
     print("convention\tcase\tlibrary\tinput\tgot\texpected\tverdict")
     torch_rows()
     triton_rows()
+    torchao_rows()
     return 0
 
 
