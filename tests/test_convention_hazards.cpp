@@ -17,6 +17,7 @@
 
 #include "reference/convention.h"
 #include "reference/e8m0.h"
+#include "reference/encode_oracle.h"
 #include "reference/format.h"
 #include "reference/fp_encode.h"
 #include "reference/mx_quant.h"
@@ -62,6 +63,7 @@ constexpr Case kCases[] = {
     {"1e6 overflows to Inf", "microxcaling", Format::kE5M2, 0x49742400, 0x7C, "> 57344 + 8192: Inf 0x7C"},
     {"2.5 ties away", "microxcaling", Format::kE2M1, 0x40200000, 0x5, "between 2 (0x4) and 3 (0x5): up"},
     {"0.25 - 2^-26 adds half", "microxcaling", Format::kE2M1, 0x3E7FFFFF, 0x1, "half of 0.5, one ulp below"},
+    {"7 saturates (MX path)", "microxcaling", Format::kE2M1, 0x40E00000, 0x7, "6.5 < 7: 8 > 6 clamps to 6 = 0x7"},
     {"2^-4 ties up", "microxcaling", Format::kE2M3, 0x3D800000, 0x01, "half of 2^-3: up"},
     {"2^-5 - 2^-29 adds half", "microxcaling", Format::kE3M2, 0x3CFFFFFF, 0x01, "half of 2^-4, one ulp below"},
     // triton_rtz (§2.29): cvt.rz.f16.f32, then the fp16's top byte. Triton 3.6 on the H200 gave
@@ -70,6 +72,7 @@ constexpr Case kCases[] = {
     {"-1.99 truncates", "triton_rtz", Format::kE5M2, 0xBFFEB852, 0xBF, "sign 0x80 | 0x3F"},
     {"60000 to max", "triton_rtz", Format::kE5M2, 0x476A6000, 0x7B, "fp16 RZ 60000 = 0x7B53: top byte 57344"},
     {"65536 to max", "triton_rtz", Format::kE5M2, 0x47800000, 0x7B, "fp16 RZ: 65504 = 0x7BFF"},
+    {"-65536 to -max", "triton_rtz", Format::kE5M2, 0xC7800000, 0xFB, "57344 + 8192 exactly: still RZ"},
     {"contrast: 65536 nosat", "cuda_nosat", Format::kE5M2, 0x47800000, 0x7C, "RNE past max: Inf"},
     {"inf stays inf", "triton_rtz", Format::kE5M2, 0x7F800000, 0x7C, "fp16 Inf 0x7C00: 0x7C"},
     {"-inf stays -inf", "triton_rtz", Format::kE5M2, 0xFF800000, 0xFC, "fp16 0xFC00: 0xFC"},
@@ -91,14 +94,14 @@ TEST(ConventionHazards, NamedCases) {
 }
 
 // Guards against the conventions claiming formats their source does not cast to: torch_2_13 only
-// changed E4M3FN, Triton has no rtz lowering to fp8e4nv, microxcaling's FP4 has no Inf to
-// overflow to.
+// changed E4M3FN, Triton has no rtz lowering to fp8e4nv; and against microxcaling's FP4 naming a
+// code for NaN, which its fp32 emulation keeps as a NaN value FP4 cannot hold.
 TEST(ConventionHazards, UndefinedCombinationsRefuse) {
   EXPECT_THROW(encode_with(require_convention("torch_2_13"), Format::kE5M2, 1.0f),
                std::invalid_argument);
   EXPECT_THROW(encode_with(require_convention("triton_rtz"), Format::kE4M3FN, 1.0f),
                std::invalid_argument);
-  EXPECT_THROW(encode_with(require_convention("microxcaling"), Format::kE2M1, 7.0f),
+  EXPECT_THROW(encode_with(require_convention("microxcaling"), Format::kE2M1, std::nanf("")),
                UndefinedEncoding);
 }
 
@@ -182,6 +185,29 @@ TEST(ConventionHazards, TorchaoEvenE5m2Block) {
   const MxQuantized q = quantize_mx(x, 1, 32, Format::kE5M2, p);
   EXPECT_EQ(hex(q.scales[0]), hex(128));
   EXPECT_EQ(hex(q.data[0]), hex(0x78));
+}
+
+// Guards against a new convention's element cast and the independent value oracle disagreeing on
+// any bf16 pattern (ties, overflow, exactly 57344 + 8192 under rtz, subnormals, Inf, NaN), after
+// the convention's pre-cast step.
+TEST(ConventionHazards, ElementCastsAgreeWithTheOracleOnEveryBf16Pattern) {
+  for (const char* n : {"torch_2_13", "microxcaling", "triton_rtz"}) {
+    const Convention& c = require_convention(n);
+    for (Format f : {Format::kE4M3FN, Format::kE5M2}) {
+      if (!defines(c, f)) continue;
+      const EncodeOracle oracle(f, c.element);
+      int bad = 0;
+      for (uint32_t hi = 0; hi < 0x10000u; ++hi) {
+        const float x = float_of(hi << 16);
+        const uint32_t want = oracle.expected(pre_cast(c, f, x));
+        const uint32_t got = encode_with(c, f, x);
+        if (want != got && bad++ < 5) {
+          ADD_FAILURE() << n << " " << info(f).name << " " << hex(hi << 16, 8) << ": " << hex(got)
+                        << ", oracle " << hex(want);
+        }
+      }
+    }
+  }
 }
 
 // Guards against the ties-away policy rounding any value next to a tie the wrong way: for every
