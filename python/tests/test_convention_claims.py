@@ -76,7 +76,9 @@ def _rtz_e5m2(x, rne=False):
     """Triton's rtz rule written out (§2.29): the largest code not above |x| (at most 0x7B),
     ±Inf -> 0x7C / 0xFC, NaN -> 0x7F; rne=True rounds to nearest even instead (the wrong rule)."""
     out = np.empty(x.shape, np.uint8)
-    for i, v in enumerate(x.astype(np.float64)):
+    with np.errstate(invalid="ignore"):  # signalling NaNs widen quietly
+        wide = x.astype(np.float64)
+    for i, v in enumerate(wide):
         if np.isnan(v):
             out[i] = 0x7F
             continue
@@ -99,7 +101,9 @@ def _sat_e4m3(x, saturate=True):
     """torch_2_13's e4m3fn rule written out (§2.24): RNE over the finite codes, a finite value past
     448 -> ±448 (saturate=False: NaN, torch 2.11's rule), ±Inf and NaN -> 0x7F with the sign."""
     out = np.empty(x.shape, np.uint8)
-    for i, v in enumerate(x.astype(np.float64)):
+    with np.errstate(invalid="ignore"):
+        wide = x.astype(np.float64)
+    for i, v in enumerate(wide):
         s = 0x80 if np.signbit(v) else 0
         a = abs(v)
         if np.isnan(a) or np.isinf(a) or (a > 464 and not saturate):
