@@ -43,7 +43,7 @@ constexpr EncodePolicy kSubTeRef{Rounding::kNearestEven, Overflow::kSaturate, Na
                                  NegZeroInput::kToPositive};
 
 // Each source names the implementation and ends with its section of docs/conventions.md §2.
-const std::array<Convention, 23> kConventions = {{
+const std::array<Convention, 29> kConventions = {{
     {"ocp_mx",
      "OCP MX v1.0 §6.3 as torchao FLOOR and microxcaling implement it: normals saturate, Inf in a "
      "block gives NaN, scale = floor; FP4/FP6 NaN undefined (docs/fp4.md §3.3); "
@@ -186,6 +186,64 @@ const std::array<Convention, 23> kConventions = {{
      "torchao nvfp4_tensor.py nvfp4_quantize (@d1e0e2d8): clamp(+-6) then "
      "_f32_to_floatx_unpacked (docs/fp4.md §3.2, §6.2); docs/conventions.md §2.23",
      kFp4, kSatFinite, std::nullopt, E8m0Decode::kOcp, false, 0.0f, kSubTorchao},
+    // Conventions for behaviours of newer or other peers (docs/conventions.md §2.24 - §2.29).
+    {.name = "torch_2_13",
+     .source = "PyTorch >= 2.13 eager fp32 -> float8_e4m3fn after pytorch/pytorch#178817 "
+               "(9deaf8df, torch/headeronly/util/Float8_e4m3fn.h): finite overflow saturates "
+               "(896 -> 0x7E, the test of pytorch/ao#4364); Inf -> NaN not read, named; other "
+               "formats unchanged: torch_2_11; docs/conventions.md §2.24",
+     .element_formats = kE4m3,
+     .element = {Rounding::kNearestEven, Overflow::kSaturateInfToNaN, NanPolicy::kKeepSign},
+     .e8m0 = E8m0Encode::kNearestTorch,
+     .e8m0_decode = E8m0Decode::kOcp},
+    {.name = "microxcaling",
+     .source = "microsoft/microxcaling mx/elemwise_ops.py _round_mantissa 'nearest' (default): "
+               "sign(A) floor(|A| + 0.5) in fp32, ties away from zero; _quantize_elemwise_core "
+               "saturate_normals=False: overflow -> Inf; its bf16 / fp16 and MX quantizer not "
+               "modelled; docs/conventions.md §2.25",
+     .element_formats = kOcpFp8 | kFp4Fp6,
+     .element = {Rounding::kNearestAway, Overflow::kToInf, NanPolicy::kKeepSign},
+     .e8m0 = std::nullopt,
+     .e8m0_decode = E8m0Decode::kOcp,
+     .sub_byte = {Rounding::kNearestAway, Overflow::kSaturate, NanPolicy::kUndefined},
+     .add_half_in_fp32 = true},
+    {.name = "torch_e8m0_nan_bits",
+     .source = "PyTorch Float8_e8m0fnu::operator float() (c10/util/Float8_e8m0fnu-inl.h "
+               "@16fd8573): OCP decode with 0xFF -> fp32 bits 0x7F800001 exactly (e8m0_nan_bits); "
+               "casts as torch_2_11; docs/conventions.md §2.26",
+     .element_formats = kAllFp8,
+     .element = kTorchCast,
+     .e8m0 = E8m0Encode::kNearestTorch,
+     .e8m0_decode = E8m0Decode::kOcp,
+     .e8m0_nan_bits = 0x7F800001u},
+    {.name = "torchao_ceil",
+     .source = "torchao to_mx ScaleCalculationMode.CEIL (mx_formats/mx_tensor.py @050515e8): "
+               "(E - 127) + (M != 0) - emax, clamp [-127, 128], non-finite -> 0xFF; elements as "
+               "torchao_floor; docs/conventions.md §2.27",
+     .element_formats = kOcpFp8 | kFp4Fp6,
+     .element = {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kKeepSign},
+     .e8m0 = E8m0Encode::kAiterCeil,
+     .e8m0_decode = E8m0Decode::kOcp,
+     .sub_byte = kSubTorchao},
+    {.name = "torchao_even",
+     .source = "torchao to_mx ScaleCalculationMode.EVEN (mx_formats/mx_tensor.py @050515e8): "
+               "(bits + 2^(22 - mbits)) & 0xFF800000 then FLOOR, NaN kept; elements as "
+               "torchao_floor; no fp32 -> E8M0 rule apart from the element; "
+               "docs/conventions.md §2.28",
+     .element_formats = kOcpFp8 | kFp4Fp6,
+     .element = {Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kKeepSign},
+     .e8m0 = std::nullopt,
+     .e8m0_decode = E8m0Decode::kOcp,
+     .sub_byte = kSubTorchao},
+    {.name = "triton_rtz",
+     .source = "Triton x.to(tl.float8e5, fp_downcast_rounding='rtz') on NVIDIA "
+               "(third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/ElementwiseOpToLLVM.cpp @0043a8d8): "
+               "cvt.rz.f16.f32 then the fp16's top byte: toward zero, overflow -> 0x7B, Inf -> "
+               "Inf, NaN -> 0x7F; fp8e4nv has no rtz lowering; docs/conventions.md §2.29",
+     .element_formats = kE5m2,
+     .element = {Rounding::kTowardZero, Overflow::kToInf, NanPolicy::kCanonical},
+     .e8m0 = std::nullopt,
+     .e8m0_decode = E8m0Decode::kShiftMaskNan},
 }};
 
 std::string covered_formats(const Convention& c) {
@@ -260,7 +318,19 @@ uint32_t encode_with(const Convention& c, Format f, float x) {
   return encode(f, pre_cast(c, f, x), element_policy(c, f));
 }
 
+float add_half_in_fp32(Format f, float x) {
+  const FormatInfo& fi = info(f);
+  // Half the smallest subnormal is 2^(1 - bias - man_bits - 1); its fp32 biased exponent:
+  const int half_exp = 127 - fi.bias - fi.man_bits;
+  if (half_exp < 2) return x;  // the predecessor is an fp32 subnormal: the sum is exact (BF16)
+  const uint32_t half = static_cast<uint32_t>(half_exp) << 23;
+  const uint32_t b = bits_of(x);
+  if ((b & 0x7FFFFFFFu) != half - 1u) return x;
+  return float_of((b & 0x80000000u) | half);
+}
+
 float pre_cast(const Convention& c, Format f, float x) {
+  if (c.add_half_in_fp32) return add_half_in_fp32(f, x);
   if (c.truncate_below_one_to_2m23 && has_no_specials(f)) return truncate_below_one_to_2m23(x);
   if (!c.clamp_before_cast) return x;
   const float m = (f == Format::kE4M3FNUZ && c.e4m3fnuz_clamp_max > 0.0f) ? c.e4m3fnuz_clamp_max
@@ -274,7 +344,11 @@ float decode_with(const Convention& c, Format f, uint32_t code) {
     throw std::invalid_argument("code " + std::to_string(code) + " does not fit the " +
                                 std::to_string(bits) + "-bit format " + std::string(info(f).name));
   }
-  if (f == Format::kE8M0) return decode_e8m0(static_cast<uint8_t>(code), c.e8m0_decode);
+  if (f == Format::kE8M0) {
+    // The bits are returned as they are, never through arithmetic that would quiet them.
+    if (code == 0xFF && c.e8m0_nan_bits) return float_of(*c.e8m0_nan_bits);
+    return decode_e8m0(static_cast<uint8_t>(code), c.e8m0_decode);
+  }
   // MXINT8 (docs/formats.md §1.5): no convention casts single values to it, but its codes decode
   // one way under every convention (two's complement / 64), as the MX dequantizers read them.
   if (!defines(c, f) && !is_twos_complement(f)) {

@@ -37,6 +37,16 @@ struct Convention {
   // the sticky bit misses the low bits: |x| < 1 is first truncated toward zero to a multiple of
   // 2^-23 (docs/fp4.md §3.4). Applied by pre_cast to the sub-byte formats.
   bool truncate_below_one_to_2m23 = false;
+  // The exact fp32 bits E8M0 0xFF decodes to, where the implementation's are part of the
+  // convention: PyTorch's fp32_from_bits(0x7f800001) (docs/conventions.md §2.26). nullopt: a NaN
+  // whose bits are not (e8m0_decode's). Kept out of E8m0Decode, whose rules fuzz/fuzz_codecs.cpp
+  // transcribes value for value.
+  std::optional<uint32_t> e8m0_nan_bits = std::nullopt;
+  // microxcaling rounds with floor(fl32(|a| + 0.5)) on a scaled to the quantum (docs/conventions.md
+  // §2.25): the fp32 sum 1 - 2^-25 rounds to 1.0, so the fp32 predecessor of half the smallest
+  // subnormal (a normal fp32 number for every format but BF16) rounds up to that subnormal. Applied
+  // by pre_cast to the element formats (BF16 / FP16 stay IEEE in every convention).
+  bool add_half_in_fp32 = false;
 };
 
 std::span<const Convention> all_conventions();
@@ -52,15 +62,22 @@ constexpr uint32_t format_bit(Format f) { return 1u << static_cast<uint32_t>(f);
 // The element policy the convention uses for `f` (sub_byte for E2M1 / E2M3 / E3M2).
 const EncodePolicy& element_policy(const Convention& c, Format f);
 
-// Encodes `x` into `f` under the convention. BF16/FP16 use kIeeeDefault in every convention.
+// Encodes `x` into `f` under the convention. BF16/FP16 use kIeeeDefault in every convention
+// (fuzz/fuzz_codecs.cpp holds every convention to that; microxcaling's ties-away BF16 / FP16 are
+// not modelled, docs/conventions.md §2.25).
 // Throws std::invalid_argument naming the problem when the convention does not define `f`.
 uint32_t encode_with(const Convention& c, Format f, float x);
 // Decodes `code`; E8M0 uses the convention's decode rule, every other format decodes exactly.
 // Throws std::invalid_argument when the code does not fit the format.
 float decode_with(const Convention& c, Format f, uint32_t code);
 bool defines(const Convention& c, Format f);
-// What the convention does to x before the element cast (its clamp, Triton's truncation below 1);
-// x otherwise.
+// What the convention does to x before the element cast (its clamp, Triton's truncation below 1,
+// microxcaling's add-half step); x otherwise.
 float pre_cast(const Convention& c, Format f, float x);
+
+// microxcaling's add-half step alone: the fp32 predecessor of half the smallest subnormal of `f`
+// (when that half is an fp32 normal with a biased exponent >= 2) becomes the half, which ties away
+// to the smallest subnormal; every other x is returned unchanged.
+float add_half_in_fp32(Format f, float x);
 
 }  // namespace mxgate

@@ -209,7 +209,9 @@ uint32_t EncodeOracle::round_magnitude(double ax, size_t hi, bool negative) cons
   if (hi > virtual_index) {
     pick = policy_.rounding == Rounding::kTowardZero ? virtual_index - 1 : virtual_index;
   } else if (vals[hi] == ax) {
-    pick = hi;
+    // Exactly the virtual value past max is a finite overflow too: toward zero it gives max
+    // (IEEE 754 §7.4; Triton's rtz cast of 65536 to e5m2, docs/conventions.md §2.29).
+    pick = hi == virtual_index && policy_.rounding == Rounding::kTowardZero ? hi - 1 : hi;
   } else {
     const size_t lo = hi - 1;
     const double twice = 2.0 * ax;            // exact

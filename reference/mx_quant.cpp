@@ -45,8 +45,11 @@ uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy) {
       return biased(e - emax, -127, 127);
     }
     case MxScaleRule::kEven: {
+      // torchao adds 1 << (23 - mbits - 1) (its val_to_add): 0x80000 for E4M3 / E2M3, 0x100000
+      // for E5M2 / E3M2, 0x200000 for E2M1, so the exponent bumps iff the significand rounds up
+      // to 2 at the element's precision (docs/conventions.md §2.28).
       if (nan || inf) return 0xFF;
-      const uint32_t bumped = (a + 0x80000u) & 0xFF800000u;
+      const uint32_t bumped = (a + (1u << (22 - info(element).man_bits))) & 0xFF800000u;
       if (bumped >= kInfBits) return 0xFF;
       if (bumped == 0) return 0;
       return biased(static_cast<int>(bumped >> 23) - 127 - emax, -127, 127);

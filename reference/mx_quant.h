@@ -27,7 +27,7 @@ enum class MxScaleRule : uint8_t {
   kFloor,        // floor(log2 amax) - emax_elem (OCP MX §6.3, torchao FLOOR, microxcaling)
   kRceil,        // e8m0 ceil of fl32(amax * fl32(1/max)) (TE, cuBLAS, torchao RCEIL, AITER HIP)
   kCeil,         // ceil(log2 amax) - emax_elem (torchao CEIL)
-  kEven,         // (bits + 0x80000) & 0xFF800000, then FLOOR (torchao EVEN)
+  kEven,         // (bits + 2^(22 - mbits)) & 0xFF800000, then FLOOR (torchao EVEN)
   kAiterTriton,  // (bits + 0x200000) & 0xFF800000, floor - emax, clamp +-127 (AITER Triton)
   kNoOffset,     // floor(log2 amax) + 127, no emax offset (vLLM gen-2, vLLM ROCm Triton)
   kRceilLog2f,   // ceil(log2(amax / max)) through log2f (vLLM gen-3 torch, docs/formats.md §5.3)

@@ -76,6 +76,11 @@ std::optional<MxPolicy> mx_policy(const Convention& c, Format element) {
     // byte 0.
     p.rule = MxScaleRule::kFloor;
     p.amax_nan = AmaxNan::kPropagate;
+  } else if (n == "torchao_ceil" || n == "torchao_even") {
+    // docs/conventions.md §2.27, §2.28: torchao to_mx CEIL / EVEN, NaN (and Inf) amax -> 0xFF,
+    // elements as FLOOR's (clamp then cast; FP4 / FP6 through _f32_to_floatx_unpacked).
+    p.rule = n == "torchao_ceil" ? MxScaleRule::kCeil : MxScaleRule::kEven;
+    p.amax_nan = AmaxNan::kPropagate;
   } else if (n == "torchao_rceil") {
     p.rule = MxScaleRule::kRceil;
     p.rceil_encode = E8m0Encode::kCeilNoSat;  // _f32_to_e8m0_rceil: no satfinite

@@ -50,9 +50,18 @@ constexpr const char* kConventionNames[] = {
     "vllm_group_quant", "vllm_e8m0_shift", "vllm_mxfp8_exp2", "deepgemm",
     // FP4-only implementations (docs/fp4.md §3)
     "triton_mxfp4", "triton_mxfp4_half_up", "aiter_fp4_fallback", "aiter_fp4_fallback_pre3992",
-    "aiter_gfx950", "te_nvfp4_ref", "flashinfer_nvfp4", "torchao_nvfp4"};
-// The first kFp8ConventionCount names are the FP8 conventions; the rest are FP4-only.
+    "aiter_gfx950", "te_nvfp4_ref", "flashinfer_nvfp4", "torchao_nvfp4",
+    // Newer releases and other peers (docs/conventions.md §2.24 - §2.29)
+    "torch_2_13", "microxcaling", "torch_e8m0_nan_bits", "torchao_ceil", "torchao_even",
+    "triton_rtz"};
+// The first kFp8ConventionCount names are the FP8 conventions, the next kFp4ConventionCount
+// FP4-only; the rest are checked against the format their source casts to (kAddedFormats).
 constexpr size_t kFp8ConventionCount = 15;
+constexpr size_t kFp4ConventionCount = 8;
+// The format each added convention must define: torch_2_13 changes E4M3FN only, Triton's rtz
+// downcast exists for E5M2 only (docs/conventions.md §2.24, §2.29).
+constexpr Format kAddedFormats[] = {Format::kE4M3FN, Format::kE4M3FN, Format::kE4M3FN,
+                                    Format::kE4M3FN, Format::kE4M3FN, Format::kE5M2};
 
 // Guards against a convention dropped, renamed or left without a citation: every name of the
 // README exists, is found by name, its source points into docs/conventions.md §2
@@ -77,6 +86,10 @@ TEST(ConventionRegistry, EveryConventionExistsAndCitesASource) {
     EXPECT_NE(all.find(n), std::string::npos) << n;
     if (i < kFp8ConventionCount) {
       EXPECT_TRUE(defines(*c, Format::kE4M3FN)) << n;  // every surveyed FP8 one casts to E4M3
+    } else if (i >= kFp8ConventionCount + kFp4ConventionCount) {
+      const size_t a = i - kFp8ConventionCount - kFp4ConventionCount;
+      ASSERT_LT(a, std::size(kAddedFormats)) << n;
+      EXPECT_TRUE(defines(*c, kAddedFormats[a])) << n;
     } else {
       EXPECT_TRUE(defines(*c, Format::kE2M1)) << n;
       for (Format f : {Format::kE4M3FN, Format::kE5M2, Format::kE4M3FNUZ, Format::kE5M2FNUZ}) {

@@ -46,8 +46,8 @@ constexpr uint16_t kUnspecified = 0x200;
 
 // The conventions that model an MX 1x32 quantizer (docs/formats.md §3.7 columns).
 const std::vector<std::string_view> kMxConventions = {
-    "ocp_mx",    "torchao_floor", "torchao_rceil",  "transformer_engine",
-    "aiter_hip", "aiter_triton",  "vllm_mxfp8_exp2"};
+    "ocp_mx",       "torchao_floor",   "torchao_rceil", "transformer_engine", "aiter_hip",
+    "aiter_triton", "vllm_mxfp8_exp2", "torchao_ceil",  "torchao_even"};
 
 struct Expect {
   std::vector<std::string_view> conventions;
@@ -76,7 +76,8 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // amax.clamp(tiny = 2^-126) -> floor(log2) + 127 = 1 (§3.5). Elements 0 * 2^n = 0 -> 0x00.
       {"zero_block",
        {},
-       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_triton"},
+       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_triton",
+          "torchao_ceil", "torchao_even"},
          0x00,
          {},
          0x00},
@@ -90,7 +91,8 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // x * 2^126: 2^-4 = 0x18, -2^-5 = 0x90.
       {"subnormal_amax",
        {0x1p-130f, -0x1p-131f},
-       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_triton"},
+       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_triton",
+          "torchao_ceil", "torchao_even"},
          0x00,
          {0x20, 0x98},
          0x00},
@@ -103,7 +105,7 @@ const std::vector<EdgeBlock>& edge_blocks() {
       {"amax_1",
        {1.0f, 0.5f, 0x1p-10f, 0x3p-10f},
        {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_hip",
-          "aiter_triton"},
+          "aiter_triton", "torchao_ceil", "torchao_even"},
          119,
          {0x78, 0x70, 0x28, 0x34},
          0x00},
@@ -114,11 +116,12 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // -> element 448, AITER-Triton -> element 224"). vLLM gen-2: 127, 1.75 = 0x3E, 1.0 = 0x38.
       {"amax_1p75",
        {1.75f, 1.0f},
-       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_hip"},
+       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_hip",
+          "torchao_even"},
          119,
          {0x7E, 0x78},
          0x00},
-        {{"aiter_triton"}, 120, {0x76, 0x70}, 0x00},
+        {{"aiter_triton", "torchao_ceil"}, 120, {0x76, 0x70}, 0x00},
         {{"vllm_mxfp8_exp2"}, 127, {0x3E, 0x38}, 0x00}}},
       // amax 1.75 * 2^-100, far below AITER HIP's 1e-10 seed (2^-100 ~ 7.9e-31). FLOOR: -108 ->
       // 19; RCEIL: exactly 2^-108 (above) -> 19; x * 2^108: 448 = 0x7E, 256 = 0x78. AITER
@@ -127,11 +130,11 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // 2^-58 -> 0x00: the seed flushes the whole block.
       {"amax_1p75_times_2_pow_minus100",
        {0x1.cp-100f, 0x1p-100f},
-       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine"},
+       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "torchao_even"},
          19,
          {0x7E, 0x78},
          0x00},
-        {{"aiter_triton"}, 20, {0x76, 0x70}, 0x00},
+        {{"aiter_triton", "torchao_ceil"}, 20, {0x76, 0x70}, 0x00},
         {{"vllm_mxfp8_exp2"}, 27, {0x3E, 0x38}, 0x00},
         {{"aiter_hip"}, 85, {0x00, 0x00}, 0x00}}},
       // §3.7 row "448" = 1.75 * 2^8. FLOOR: 8 - 8 -> 127; RCEIL: 448 * fl32(1/448) = 1 + (3/8)
@@ -140,11 +143,12 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // 135: 1.75 = 0x3E, 2^-8 = 2 * 2^-9 = 0x02.
       {"amax_448",
        {448.0f, 1.0f},
-       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_hip"},
+       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_hip",
+          "torchao_even"},
          127,
          {0x7E, 0x38},
          0x00},
-        {{"aiter_triton"}, 128, {0x76, 0x30}, 0x00},
+        {{"aiter_triton", "torchao_ceil"}, 128, {0x76, 0x30}, 0x00},
         {{"vllm_mxfp8_exp2"}, 135, {0x3E, 0x02}, 0x00}}},
       // Saturation edge 464 = 1.8125 * 2^8, the midpoint of 448 and 480 (docs/formats.md §1.2.1:
       // "Exactly 464 takes the RNE path -> 448"). FLOOR: 127, 464 ties to even m=6 -> 0x7E.
@@ -153,8 +157,8 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // vLLM gen-2: 135, 1.8125 ties between 1.75 (m=6) and 1.875 -> 0x3E; 2^-8 -> 0x02.
       {"amax_464",
        {464.0f, 1.0f},
-       {{{"ocp_mx", "torchao_floor"}, 127, {0x7E, 0x38}, 0x00},
-        {{"torchao_rceil", "transformer_engine", "aiter_hip", "aiter_triton"},
+       {{{"ocp_mx", "torchao_floor", "torchao_even"}, 127, {0x7E, 0x38}, 0x00},
+        {{"torchao_rceil", "transformer_engine", "aiter_hip", "aiter_triton", "torchao_ceil"},
          128,
          {0x76, 0x30},
          0x00},
@@ -164,8 +168,8 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // 0x30; AITER Triton: bump -> 128, same bytes. vLLM gen-2: 135, 1.875 = 0x3F, 2^-8 = 0x02.
       {"amax_480",
        {480.0f, 1.0f},
-       {{{"ocp_mx", "torchao_floor"}, 127, {0x7E, 0x38}, 0x00},
-        {{"torchao_rceil", "transformer_engine", "aiter_hip", "aiter_triton"},
+       {{{"ocp_mx", "torchao_floor", "torchao_even"}, 127, {0x7E, 0x38}, 0x00},
+        {{"torchao_rceil", "transformer_engine", "aiter_hip", "aiter_triton", "torchao_ceil"},
          128,
          {0x77, 0x30},
          0x00},
@@ -176,7 +180,8 @@ const std::vector<EdgeBlock>& edge_blocks() {
       {"amax_500",
        {500.0f, 1.0f},
        {{{"ocp_mx", "torchao_floor"}, 127, {0x7E, 0x38}, 0x00},
-        {{"torchao_rceil", "transformer_engine", "aiter_hip", "aiter_triton"},
+        {{"torchao_rceil", "transformer_engine", "aiter_hip", "aiter_triton", "torchao_ceil",
+          "torchao_even"},
          128,
          {0x78, 0x30},
          0x00},
@@ -190,8 +195,12 @@ const std::vector<EdgeBlock>& edge_blocks() {
       {"amax_flt_max",
        {kFltMax, 1.0f},
        {{{"ocp_mx", "torchao_floor"}, 246, {0x7E, 0x00}, 0x00},
-        {{"torchao_rceil", "transformer_engine", "aiter_hip"}, 247, {0x78, 0x00}, 0x00},
-        {{"aiter_triton", "vllm_mxfp8_exp2"}, 254, {0x40, 0x00}, 0x00}}},
+        {{"torchao_rceil", "transformer_engine", "aiter_hip", "torchao_ceil"},
+         247,
+         {0x78, 0x00},
+         0x00},
+        {{"aiter_triton", "vllm_mxfp8_exp2"}, 254, {0x40, 0x00}, 0x00},
+        {{"torchao_even"}, 0xFF, {kAnyNan, kAnyNan}, kAnyNan}}},
       // Exact element ties under scale 2^0 (RNE everywhere, §1.2): 1.0625 between 1.0 (m=0) and
       // 1.125 -> 0x38; 1.1875 between 1.125 and 1.25 (m=2) -> 0x3A; 2^-10 between 0 and 2^-9 ->
       // 0x00; 3 * 2^-10 between 2^-9 and 2 * 2^-9 -> 0x02; -1.0625 -> 0xB8. AITER Triton (byte
@@ -200,11 +209,12 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // 2^-8): 1.75 = 0x3E; 2.125 * 2^-9 -> 0x02; 2.375 * 2^-9 -> 0x02; tiny -> 0x00; -> 0x82.
       {"element_ties",
        {448.0f, 1.0625f, 1.1875f, 0x1p-10f, 0x3p-10f, -1.0625f},
-       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_hip"},
+       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "transformer_engine", "aiter_hip",
+          "torchao_even"},
          127,
          {0x7E, 0x38, 0x3A, 0x00, 0x02, 0xB8},
          0x00},
-        {{"aiter_triton"}, 128, {0x76, 0x30, 0x32, 0x00, 0x01, 0xB0}, 0x00},
+        {{"aiter_triton", "torchao_ceil"}, 128, {0x76, 0x30, 0x32, 0x00, 0x01, 0xB0}, 0x00},
         {{"vllm_mxfp8_exp2"}, 135, {0x3E, 0x02, 0x02, 0x00, 0x00, 0x82}, 0x00}}},
       // §3.7 row "+Inf" with finite neighbours. FLOOR / torchao RCEIL / AITER HIP: non-finite
       // amax -> 0xFF (AITER: exponent 0xFF is never bumped), the reciprocal is NaN, so every
@@ -215,7 +225,7 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // "inf -> 7f").
       {"inf_in_block",
        {kInf, 1.0f, -2.0f},
-       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "aiter_hip"},
+       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "aiter_hip", "torchao_ceil", "torchao_even"},
          0xFF,
          {kAnyNan, kAnyNan, kAnyNan},
          kAnyNan},
@@ -230,7 +240,10 @@ const std::vector<EdgeBlock>& edge_blocks() {
       // (§3.7 "—", NaN cast to uint8): unspecified.
       {"nan_in_block",
        {kNan, 448.0f, -1.0f},
-       {{{"ocp_mx", "torchao_floor", "torchao_rceil"}, 0xFF, {kAnyNan, kAnyNan, kAnyNan}, kAnyNan},
+       {{{"ocp_mx", "torchao_floor", "torchao_rceil", "torchao_ceil", "torchao_even"},
+         0xFF,
+         {kAnyNan, kAnyNan, kAnyNan},
+         kAnyNan},
         {{"transformer_engine", "aiter_hip"}, 127, {0x7F, 0x7E, 0xB8}, 0x00},
         {{"aiter_triton"}, 254, {0x7F, 0x00, 0x80}, 0x00},
         {{"vllm_mxfp8_exp2"}, kUnspecified, {}, kUnspecified}}},
@@ -337,9 +350,9 @@ TEST(MxScale, ElementEmaxFromMaxFinite) {
   EXPECT_EQ(element_emax(Format::kE5M2FNUZ), 15);
 }
 
-// Guards against the scale rules without a named convention drifting from §3.3 / §3.5 / §3.7:
-// torchao CEIL, torchao EVEN, vLLM gen-3 torch path (log2f RCEIL) and vLLM ROCm Triton (no
-// offset, amax >= 1e-30).
+// Guards against the scale rules drifting from §3.3 / §3.5 / §3.7: torchao CEIL and EVEN (named
+// torchao_ceil / torchao_even, docs/conventions.md §2.27, §2.28), vLLM gen-3 torch path (log2f
+// RCEIL) and vLLM ROCm Triton (no offset, amax >= 1e-30), which have no named convention.
 TEST(MxScale, UnnamedRulesOnTheCanonicalAmaxColumn) {
   MxPolicy ceil;
   ceil.rule = MxScaleRule::kCeil;

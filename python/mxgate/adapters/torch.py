@@ -1,7 +1,11 @@
 """torch (https://pytorch.org): dtype casts on CPU and CUDA, and torch._scaled_mm on CUDA.
 
 Casts claim torch_2_11 (docs/conventions.md §2.7: the c10 Float8 casts, non-saturating; E8M0
-nearest with ties up; decode OCP), measured on CPU and CUDA with torch 2.11 (§3.2).
+nearest with ties up; decode OCP), measured on CPU and CUDA with torch 2.11 (§3.2). From torch
+2.13 on (pytorch/pytorch#178817) the CPU cast to e4m3fn claims torch_2_13 (§2.24: finite overflow
+saturates); on CUDA that cast is left unclaimed there, as its copy kernel has its own path whose
+Inf was not read (cast_claims). Whether 2.12 carries the fix was not established: it claims
+torch_2_11.
 
 torch._scaled_mm (aten/src/ATen/native/cuda/ScaledBlas.cpp, pytorch/pytorch): mat1 (M, K)
 row-major fp8, mat2 (K, N) column-major (our B (N, K) row-major, transposed), K and N multiples
@@ -31,6 +35,29 @@ from . import require
 
 _TYPES = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
           "e5m2fnuz": "float8_e5m2fnuz", "e8m0": "float8_e8m0fnu"}
+
+
+def _version(v):
+    """(major, minor) of a torch version string: "2.13.0.dev20260501+cu130" -> (2, 13)."""
+    parts = v.split("+")[0].split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return (0, 0)
+
+
+def cast_claims(version, device, dtypes):
+    """[(op name, convention, out dtypes)] for the casts of this torch on this device: e4m3fn
+    claims torch_2_13 on the CPU from 2.13 on (docs/conventions.md §2.24), is unclaimed on CUDA
+    from 2.13 on, and every other cast claims torch_2_11 (§2.7)."""
+    dtypes = tuple(dtypes)
+    if _version(version) < (2, 13) or "e4m3fn" not in dtypes:
+        return [("cast", "torch_2_11", dtypes)]
+    rest = tuple(d for d in dtypes if d != "e4m3fn")
+    claims = [("cast", "torch_2_11", rest)] if rest else []
+    if device == "cpu":
+        claims.append(("cast_e4m3fn", "torch_2_13", ("e4m3fn",)))
+    return claims
 
 
 class _TorchBase(Adapter):
@@ -69,9 +96,9 @@ class TorchCpuAdapter(_TorchBase):
     def build_ops(self):
         t = self.torch
         self.types = {k: getattr(t, v) for k, v in _TYPES.items() if hasattr(t, v)}
-        ops = [Op("cast", self.cast, "cast", out_dtypes=tuple(self.types),
-                  convention="torch_2_11",
-                  notes=f"torch {t.__version__}: x.to(torch.float8_*) on {self.device}")]
+        ops = [Op("cast", self.cast, name, out_dtypes=dtypes, convention=conv,
+                  notes=f"torch {t.__version__}: x.to(torch.float8_*) on {self.device}")
+               for name, conv, dtypes in cast_claims(t.__version__, self.device, self.types)]
         if "e8m0" in self.types:
             ops.append(Op("upcast_e8m0", self.upcast_e8m0, "upcast_e8m0", convention="torch_2_11",
                           notes=f"torch {t.__version__}: float8_e8m0fnu.to(float32)"))

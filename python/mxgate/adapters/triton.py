@@ -2,7 +2,9 @@
 
 `cast`: one kernel storing x.to(tl.float8e4nv) / x.to(tl.float8e5), claims triton_nvidia
 (docs/conventions.md §2.9: cvt.rn.satfinite, Inf -> ±max; measured with Triton 3.6 on sm_90,
-§3.3). `gemm_mx`: tl.dot_scaled(a, a_scale, "e4m3"|"e5m2", b, b_scale, ...) with e8m0 scales of
+§3.3). `cast_rtz`: x.to(tl.float8e5, fp_downcast_rounding="rtz"), claims triton_rtz (§2.29:
+through cvt.rz.f16.f32, toward zero, Inf stays Inf, NaN 0x7F); Triton has no rtz lowering to
+fp8e4nv, so e5m2 only (CAST_CLAIMS). `gemm_mx`: tl.dot_scaled(a, a_scale, "e4m3"|"e5m2", b, b_scale, ...) with e8m0 scales of
 1 x 32, tiles 32 x 32 x 64 (K a multiple of 64), fp32 output; `dot_scaled_fp4` the same with
 "e2m1" operands (MXFP4 x MXFP4, and MXFP8 x MXFP4 with an e4m3 A): packed two per byte along K,
 element 2i in the low nibble, as mxgate's packed E2M1 (lhs_k_pack / rhs_k_pack, the default). On
@@ -19,13 +21,20 @@ from ..adapter import Adapter, Dim, Op, Unavailable
 from . import require
 
 
+# (op name, convention, out dtypes, fp_downcast_rounding) of the cast ops.
+CAST_CLAIMS = (("cast", "triton_nvidia", ("e4m3fn", "e5m2"), None),
+               ("cast_rtz", "triton_rtz", ("e5m2",), "rtz"))
+
+
 def _kernels(triton, tl):
     @triton.jit
-    def cast_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, E5: tl.constexpr):
+    def cast_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, E5: tl.constexpr, RTZ: tl.constexpr):
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         mask = offs < n
         x = tl.load(x_ptr + offs, mask=mask)
-        if E5:
+        if RTZ:
+            y = x.to(tl.float8e5, fp_downcast_rounding="rtz")
+        elif E5:
             y = x.to(tl.float8e5)
         else:
             y = x.to(tl.float8e4nv)
@@ -75,10 +84,13 @@ class TritonAdapter(Adapter):
             return
         self.cast_kernel, self.dot_kernel = _kernels(triton, tl)
         v = triton.__version__
+        casts = {None: self.cast, "rtz": self.cast_rtz}
         super().__init__(ops=[
-            Op("cast", self.cast, "cast", out_dtypes=("e4m3fn", "e5m2"), convention="triton_nvidia",
-               notes=f"triton {v}: x.to(tl.float8e4nv) / x.to(tl.float8e5) in a kernel",
-               memory="cuda"),
+            Op("cast", casts[rounding], name, out_dtypes=dtypes, convention=conv,
+               notes=f"triton {v}: x.to(tl.float8e4nv) / x.to(tl.float8e5) in a kernel"
+                     + (f", fp_downcast_rounding={rounding!r}" if rounding else ""),
+               memory="cuda")
+            for name, conv, dtypes, rounding in CAST_CLAIMS] + [
             Op("gemm_mx", self.gemm_mx, "dot_scaled", a_dtypes=("e4m3fn", "e5m2"),
                b_dtypes=("e4m3fn", "e5m2"), k=Dim(align=64), convention="triton_nvidia",
                accumulator="fp32_rn",
@@ -94,7 +106,7 @@ class TritonAdapter(Adapter):
         if self._error is not None:
             raise self._error
 
-    def cast(self, x, out_dtype):
+    def cast(self, x, out_dtype, rtz=False):
         """A device op: x a DLPack view of mxgate's device buffer, the codes returned as a
         uint8 CUDA tensor (docs/python.md §9)."""
         t = self.torch
@@ -104,8 +116,12 @@ class TritonAdapter(Adapter):
         y = t.empty(xs.numel(), dtype=t.uint8, device=xs.device)
         block = 1024
         grid = (max(1, -(-xs.numel() // block)),)
-        self.cast_kernel[grid](xs, y, xs.numel(), BLOCK=block, E5=out_dtype == "e5m2")
+        self.cast_kernel[grid](xs, y, xs.numel(), BLOCK=block, E5=out_dtype == "e5m2", RTZ=rtz)
         return y
+
+    def cast_rtz(self, x, out_dtype):
+        """As cast, rounding toward zero (e5m2 only: CAST_CLAIMS)."""
+        return self.cast(x, out_dtype, rtz=True)
 
     def gemm_mx(self, a, a_scales, b, b_scales, call):
         t = self.torch
