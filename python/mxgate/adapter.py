@@ -694,13 +694,16 @@ class Adapter:
         return f"<mxgate adapter {self.name}: {', '.join(o.name for o in self._ops)}>"
 
 
-def as_adapter(impl: Any, op: Union[str, Op, None] = None) -> Tuple["Adapter", Tuple[Op, ...]]:
+def as_adapter(impl: Any, op: Union[str, Op, None] = None,
+               available_checked: bool = False) -> Tuple["Adapter", Tuple[Op, ...]]:
     """(adapter, ops) for mxgate.check: an Adapter (op: one of its op names, or None for all),
-    an Op, or a callable with op naming its family (or an Op declaring it)."""
+    an Op, or a callable with op naming its family (or an Op declaring it). An adapter's
+    check_available() is asked unless the caller already did (available_checked)."""
     if isinstance(impl, type) and issubclass(impl, Adapter):
         impl = impl()
     if isinstance(impl, Adapter):
-        impl.check_available()
+        if not available_checked:
+            impl.check_available()
         if op is None:
             return impl, impl.ops
         if isinstance(op, str):

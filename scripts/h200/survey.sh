@@ -72,9 +72,14 @@ for part in ${*:-device host pytest}; do
     pytest)
       specs=$("$MXGATE_PYTHON" -c "from mxgate.adapters import SHIPPED; print(','.join(SHIPPED))")
       start=$(date +%s)
-      timeout -s INT -k 30 "${MXGATE_PYTEST_LIMIT:-400}" "$MXGATE_PYTHON" -m pytest -q -p no:cacheprovider \
-        -p mxgate.pytest_plugin --mxgate-impl "$specs" --mxgate-cases "${MXGATE_PYTEST_CASES:-30}" \
-        -rs "$ROOT/python/mxgate" > "$O/pytest.log" 2>&1
+      # The plugin stops starting items 60 s before the limit (--mxgate-timeout), so the run
+      # ends with its summary; each implementation's line (counts, seconds, failed items' cases
+      # and CLI lines) is written as its items end, unbuffered.
+      limit=${MXGATE_PYTEST_LIMIT:-400}
+      PYTHONUNBUFFERED=1 timeout -s INT -k 30 "$limit" "$MXGATE_PYTHON" -m pytest -q \
+        -p no:cacheprovider -p mxgate.pytest_plugin --mxgate-impl "$specs" \
+        --mxgate-cases "${MXGATE_PYTEST_CASES:-30}" --mxgate-timeout $((limit > 120 ? limit - 60 : limit / 2)) \
+        -rfEs "$ROOT/python/mxgate" > "$O/pytest.log" 2>&1
       echo "pytest rc=$? $(( $(date +%s) - start )) s" | tee -a "$O/status.log" ;;
     *) echo "survey.sh: unknown part '$part' (device host pytest)" >&2; exit 2 ;;
   esac
