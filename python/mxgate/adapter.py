@@ -516,6 +516,14 @@ class Op:
         is). Returns (status, message): status "done", "unsupported" or "error"; never raises."""
         if self.memory != "host":
             return self._invoke_device(m, n, k, tensors, buffers, stream, tactic)
+        return self._call(m, n, k, tensors, buffers, tactic, _host_arg,
+                          lambda t, value, target: emit(t, value, target, self.name))
+
+    def _call(self, m, n, k, tensors, buffers, tactic, arg, put, before=None):
+        """The body invoke and _invoke_device share: the tactic's range, the op's positional
+        arguments (arg(tensor, buffer, flat) each, in the family's input order), its keyword
+        arguments, the call (`before()` first), the outputs' count, and put(tensor, value,
+        buffer) per output. Returns (status, message); never raises."""
         try:
             if tactic >= max(1, len(self.tactics)):
                 raise AdapterError(f"{self.name}: tactic {tactic} asked, "
@@ -526,10 +534,9 @@ class Op:
                 if role not in by_role:
                     raise AdapterError(f"{self.name}: the call has no {role}")
                 t, buf = by_role[role]
-                v = np.array(_view(buf, t))
-                if (self.family in ("cast", "upcast_e8m0") or role in _FLAT) and v.ndim == 2:
-                    v = v.reshape(-1)
-                args.append(v)
+                args.append(arg(t, buf, self.family in ("cast", "upcast_e8m0") or role in _FLAT))
+            if before is not None:
+                before()
             outs = [r for r in _OUTPUTS.get(self.family, ("out",)) if r in by_role]
             kwargs = {}
             if "out_dtype" in self._wants:
@@ -547,13 +554,12 @@ class Op:
                 result = (result,)
             for role, value in zip(outs, result):
                 t, target = by_role[role]
-                emit(t, value, target, self.name)
+                put(t, value, target)
             return "done", ""
         except Unsupported as e:
             return "unsupported", f"{self.name} declined: {e}"
         except Exception as e:  # the op's own failure: an error verdict, never a crash
             return "error", f"{self.name} raised {describe_exception(e)}"
-
 
     def _invoke_device(self, m, n, k, tensors, buffers, stream, tactic=0):
         """invoke for a device op: DLPack views of the device buffers, or of host buffers
@@ -561,65 +567,48 @@ class Op:
         from . import _device, _native
 
         staged = []
-        try:
-            by_role = dict(zip((t.role for t in tensors), zip(tensors, buffers)))
-            on_device = any(isinstance(b, _Device) for b in buffers)
-            use_device = on_device or _device.device_available()
-            args = []
-            for role in _INPUTS[self.family]:
-                if role not in by_role:
-                    raise AdapterError(f"{self.name}: the call has no {role}")
-                t, buf = by_role[role]
-                flat = self.family in ("cast", "upcast_e8m0") or role in _FLAT
-                if not use_device:
-                    v = np.array(_view(buf, t))
-                    args.append(v.reshape(-1) if flat and v.ndim == 2 else v)
-                    continue
-                if on_device:
-                    address = buf.address
-                else:
-                    host = np.frombuffer(buf, dtype=np.uint8, count=t.nbytes)
-                    address = _native.device_alloc(t.nbytes)
-                    staged.append(address)
-                    _native.device_copy(address, host.ctypes.data, t.nbytes, 0)
-                args.append(_device_view(t, address, flat, self.name))
+        on_device = any(isinstance(b, _Device) for b in buffers)
+        use_device = on_device or _device.device_available()
+
+        def arg(t, buf, flat):
+            if not use_device:
+                return _host_arg(t, buf, flat)
+            if on_device:
+                address = buf.address
+            else:
+                host = np.frombuffer(buf, dtype=np.uint8, count=t.nbytes)
+                address = _native.device_alloc(t.nbytes)
+                staged.append(address)
+                _native.device_copy(address, host.ctypes.data, t.nbytes, 0)
+            return _device_view(t, address, flat, self.name)
+
+        def before():
             if on_device and stream:
                 _native.device_sync(stream)
-            outs = [r for r in _OUTPUTS.get(self.family, ("out",)) if r in by_role]
-            kwargs = {}
-            if "out_dtype" in self._wants:
-                kwargs["out_dtype"] = by_role["out"][0].dtype
-            if "call" in self._wants:
-                kwargs["call"] = Call(self.family, m, n, k, tuple(tensors))
-            if "tactic" in self._wants:
-                kwargs["tactic"] = self.tactics[tactic].config if self.tactics else None
-            result = self.fn(*args, **kwargs)
-            if len(outs) > 1:
-                if not isinstance(result, (tuple, list)) or len(result) != len(outs):
-                    raise AdapterError(f"{self.name}: a {self.family} op returns "
-                                       f"({', '.join(outs)}), got {type(result).__name__}")
-            else:
-                result = (result,)
-            for role, value in zip(outs, result):
-                t, target = by_role[role]
-                if on_device:
-                    _emit_device(t, value, target.address, self.name)
-                    continue
-                if _device.has_dlpack(value) and not isinstance(value, np.ndarray):
-                    r = _device.Returned(value, self.name)
-                    try:
-                        value = r.host_copy(NUMPY_OF[t.dtype]) if r.contiguous else value
-                    finally:
-                        r.release()
-                emit(t, value, target, self.name)
-            return "done", ""
-        except Unsupported as e:
-            return "unsupported", f"{self.name} declined: {e}"
-        except Exception as e:  # the op's own failure: an error verdict, never a crash
-            return "error", f"{self.name} raised {describe_exception(e)}"
+
+        def put(t, value, target):
+            if on_device:
+                _emit_device(t, value, target.address, self.name)
+                return
+            if _device.has_dlpack(value) and not isinstance(value, np.ndarray):
+                r = _device.Returned(value, self.name)
+                try:
+                    value = r.host_copy(NUMPY_OF[t.dtype]) if r.contiguous else value
+                finally:
+                    r.release()
+            emit(t, value, target, self.name)
+
+        try:
+            return self._call(m, n, k, tensors, buffers, tactic, arg, put, before)
         finally:
             for address in staged:
                 _native.device_free(address)
+
+
+def _host_arg(t, buf, flat):
+    """An input as a host array of its logical shape (flat: one dimension) for the op."""
+    v = np.array(_view(buf, t))
+    return v.reshape(-1) if flat and v.ndim == 2 else v
 
 
 def describe_exception(e: BaseException) -> str:
