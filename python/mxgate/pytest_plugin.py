@@ -1,6 +1,7 @@
 """The pytest plugin of mxgate (docs/python.md §15): mxgate's properties as pytest items.
 
     pytest --mxgate-impl py:mxgate.adapters.numpy:NumpyAdapter [--mxgate-cases N] [--mxgate-seed S]
+           [--mxgate-timeout SECONDS]
 
 Registered as the `pytest11` entry point `mxgate.pytest_plugin` of the installed package (so an
 installed mxgate loads it by itself); from a checkout, `-p mxgate.pytest_plugin` loads it.
@@ -12,8 +13,13 @@ applies to the op's family), node id `mxgate::IMPL::OP::PROPERTY`, e.g.
 cases=N, seed=S)`: pass; fail with the shrunk case, the located element and the reproduce lines
 (`mxgate.check(..., case=...)` and the CLI's); skip with the reason when no case ran (the op
 takes none of the property's cases) or the adapter is unavailable here. A SPEC that does not
-load is a collection error naming it. JUnit XML comes from pytest (`--junitxml FILE`): one
-testcase per item, classname `mxgate.IMPL.OP`, name PROPERTY, with the cases run as a property.
+load is a collection error naming it. Each spec is loaded once, its check_available() asked
+once, for all its items (a kernel compiles once, not per item). As each implementation's items
+end a line gives its counts and seconds and each failed item's case and CLI line; the summary
+ends with the seconds per implementation. --mxgate-timeout: past SECONDS since the first item
+began, the items left are skips ("not run"), so the run still ends with its report. JUnit XML
+comes from pytest (`--junitxml FILE`): one testcase per item, classname `mxgate.IMPL.OP`, name
+PROPERTY, with the cases run as a property.
 
 The fixture `mxgate_check` runs checks inside the user's own tests with the same defaults:
 
