@@ -87,26 +87,33 @@ properties::CastSurvey device_survey(const mxgate_op& mo, const impl::Op& op, im
     }
   }
   // Setup, timed apart from the sweep: the sweeper (its 2^32 resident inputs made once per
-  // process), the tables above, and one warm-up call of the op on the sweep's first chunk (the
-  // same count as every chunk, so a kernel compile or a jit per shape happens here).
+  // process), the tables above, and one warm-up pass of the op over the sweep's first chunk (the
+  // same count as every chunk, so a kernel compile or a jit per shape happens here). A warm-up
+  // the op declines or fails is the row's error, as the sweep's would be.
   constexpr uint64_t kAll = uint64_t{1} << 32;
-  try {
-    sweeper().cast_only_ms(mo, dtype, 0, std::min<uint64_t>(kAll, sweeper().chunk()));
-  } catch (const std::exception& e) {
-    out.error = e.what();
-    out.setup_seconds = since(t0);
-    return out;
-  }
-  out.setup_seconds = since(t0);
-  const auto t1 = std::chrono::steady_clock::now();
-  // One pass: the op runs once per chunk, every distinct table compared with its output.
+  sweep::CastSweeper& sw = sweeper();
   std::vector<const sweep::RunTable*> pointers;
   for (const sweep::RunTable& t : tables) pointers.push_back(&t);
+  const auto stopped = [&](const std::vector<sweep::SweepResult>& rs) -> std::string {
+    for (const sweep::SweepResult& r : rs) {
+      if (r.status != MXGATE_DONE) {
+        return (r.status == MXGATE_UNSUPPORTED ? "declined: " : "") + r.message;
+      }
+      if (r.guard_damaged)
+        return op.name + " wrote outside its output buffer (guard bands damaged)";
+    }
+    return "";
+  };
+  out.error =
+      stopped(sw.sweep_tables(mo, dtype, pointers, 0, std::min<uint64_t>(kAll, sw.chunk())));
+  out.setup_seconds = since(t0);
+  if (!out.error.empty()) return out;
+  const auto t1 = std::chrono::steady_clock::now();
+  // One pass: the op runs once per chunk, every distinct table compared with its output.
   const auto heard = [&](uint64_t done) {
     if (progress) progress(done, kAll);
   };
-  const std::vector<sweep::SweepResult> rs =
-      sweeper().sweep_tables(mo, dtype, pointers, 0, kAll, heard);
+  const std::vector<sweep::SweepResult> rs = sw.sweep_tables(mo, dtype, pointers, 0, kAll, heard);
   for (std::size_t i = 0; i < rs.size() && i < tables.size(); ++i) {
     const sweep::SweepResult& r = rs[i];
     if (r.status != MXGATE_DONE) {
