@@ -2,14 +2,17 @@
 §13): a cast op whose first call sleeps, as a Triton kernel's compile or a jax.jit does, is
 surveyed in process (mxgate.survey_cast) and through `mxgate survey`'s worker; the sleep must be
 in the setup seconds, never in the sweep's, and both figures must reach the CastSurvey, the
-JSON and the markdown. Not covered: the device sweep's setup (a cuda-preset library on a GPU:
-scripts/h200/survey.sh records it), the figures' accuracy beyond the sleep's bound."""
+JSON, the markdown and scripts/h200/survey.sh's formats.tsv. Not covered: the device sweep's
+setup (a cuda-preset library on a GPU: scripts/h200/survey.sh records it), the figures'
+accuracy beyond the sleep's bound."""
 
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import mxgate
 from mxgate.survey import parse_lines
@@ -32,17 +35,25 @@ def test_in_process_setup_holds_the_first_call():
     assert cast_adapters.SlowFirstCast.calls >= 2
 
 
-# Guards against the worker's survey losing the setup figure on its way to the report: the
-# JSON carries both per cast, and the markdown's casts table shows both columns.
-def test_cli_survey_reports_setup_and_sweep(cli, tmp_path):
+@pytest.fixture(scope="module")
+def cli_survey(cli, tmp_path_factory):
+    """`mxgate survey` of SlowFirstCast: (its JSON text, its markdown file)."""
+    out = tmp_path_factory.mktemp("setup")
     env = dict(os.environ, MXGATE_PYTHON=sys.executable)
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(TESTS.parent), env.get("PYTHONPATH", "")])
-    md = tmp_path / "s.md"
+    md = out / "s.md"
     r = subprocess.run([str(cli.path), "survey", "--impl", "py:cast_adapters:SlowFirstCast",
                         "--cast-inputs", "sample", "--cases", "1", "--json", "--markdown",
                         str(md)], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    (impl,) = json.loads(r.stdout)["implementations"]
+    return r.stdout, md
+
+
+# Guards against the worker's survey losing the setup figure on its way to the report: the
+# JSON carries both per cast, and the markdown's casts table shows both columns.
+def test_cli_survey_reports_setup_and_sweep(cli_survey):
+    stdout, md = cli_survey
+    (impl,) = json.loads(stdout)["implementations"]
     (c,) = impl["casts"]
     assert c["error"] == "" and c["inputs"] == 393216, c
     assert c["setup_seconds"] >= SLOW_FIRST_SECONDS and c["seconds"] < SLOW_FIRST_SECONDS, c
@@ -52,6 +63,28 @@ def test_cli_survey_reports_setup_and_sweep(cli, tmp_path):
     assert len(row) == 1, text
     sweep, setup = (float(x) for x in row[0].rstrip(" |").split(" | ")[-2:])
     assert setup >= SLOW_FIRST_SECONDS > sweep, row
+
+
+# Guards against scripts/h200/survey.sh's formats.tsv dropping the setup or comparing the 1 s
+# goal with the wrong figure: its sweep_s and setup_s columns are the JSON's, the goal column
+# says yes for a sweep under 1 s whatever the setup took.
+def test_survey_sh_formats_tsv(cli, cli_survey, tmp_path):
+    stdout, _ = cli_survey
+    (tmp_path / "survey-slow.json").write_text(stdout)
+    env = dict(os.environ, MXGATE_PYTHON=sys.executable)
+    r = subprocess.run(["sh", str(TESTS.parents[1] / "scripts/h200/survey.sh"), str(cli.path),
+                        os.environ.get("MXGATE_LIBRARY", "libmxgate.so"), str(tmp_path),
+                        "formats"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = [line.split("\t") for line in (tmp_path / "formats.tsv").read_text().splitlines()]
+    head = rows[0]
+    assert head[:7] == ["implementation", "op", "target", "inputs", "sweep_s", "setup_s",
+                        "sweep<=1s"], head
+    (row,) = [dict(zip(head, x)) for x in rows[1:]]
+    (c,) = json.loads(stdout)["implementations"][0]["casts"]
+    assert (row["implementation"], row["target"]) == ("slow_first_cast", "e4m3fn"), row
+    assert float(row["sweep_s"]) == c["seconds"] and float(row["setup_s"]) == c["setup_seconds"]
+    assert float(row["setup_s"]) >= SLOW_FIRST_SECONDS and row["sweep<=1s"] == "yes", row
 
 
 # Guards against the eighth field breaking the survey lines' readers: it is read when present,

@@ -9,6 +9,7 @@
 #   host     the same of torch CPU and ml_dtypes (host ops), and own.log: the libraries' own
 #            fp32 -> e4m3fn cast over all inputs, timed alone (scripts/h200/own_cast_time.py)
 #   pytest   pytest -p mxgate.pytest_plugin --mxgate-impl over every shipped adapter
+#   formats  nothing more: formats.tsv (written after every run) from the survey-*.json present
 # Each survey runs under `timeout -s INT` (MXGATE_SURVEY_LIMIT seconds, default 400; killed 30 s
 # later): an interrupted one writes its partial report once the piece that runs ends.
 # MXGATE_SURVEY_CASES (default 100) cases per property, MXGATE_PYTEST_CASES (30) and
@@ -17,7 +18,7 @@
 # the op's warm-up call), status.log, env.log, own.log, pytest.log.
 set -u
 if [ $# -lt 3 ]; then
-  echo "usage: scripts/h200/survey.sh MXGATE LIBMXGATE OUT_DIR [device|host|pytest...]" >&2
+  echo "usage: scripts/h200/survey.sh MXGATE LIBMXGATE OUT_DIR [device|host|pytest|formats...]" >&2
   exit 2
 fi
 MX=$1
@@ -81,7 +82,8 @@ for part in ${*:-device host pytest}; do
         --mxgate-cases "${MXGATE_PYTEST_CASES:-30}" --mxgate-timeout $((limit > 120 ? limit - 60 : limit / 2)) \
         -rfEs "$ROOT/python/mxgate" > "$O/pytest.log" 2>&1
       echo "pytest rc=$? $(( $(date +%s) - start )) s" | tee -a "$O/status.log" ;;
-    *) echo "survey.sh: unknown part '$part' (device host pytest)" >&2; exit 2 ;;
+    formats) ;;
+    *) echo "survey.sh: unknown part '$part' (device host pytest formats)" >&2; exit 2 ;;
   esac
 done
 # Seconds per op and format, from the surveys' JSON.
