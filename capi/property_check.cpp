@@ -12,11 +12,8 @@
 #include <string>
 #include <vector>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include "capi/call_result.h"
+#include "capi/heap_policy.h"
 #include "gpu/host/host_backend.h"
 #include "impl/harness.h"
 #include "impl/plugin.h"
@@ -34,23 +31,6 @@ namespace {
 using verbs::UsageError;
 
 // A property run allocates and frees operand, oracle and buffer memory of up to a few MB per case.
-// glibc's defaults hand the heap's free top back to the kernel after each case and the next case
-// faults the pages in again (page faults and zeroing: about 12 % of a mxgate.check case at
-// M, N, K <= 256, docs/python.md §12). Once per process, unless the caller tunes glibc's malloc
-// itself (GLIBC_TUNABLES naming malloc), blocks below 32 MiB come from the heap and up to 256 MiB
-// of freed heap stay mapped. Allocation policy only: no result depends on it.
-void keep_freed_heap() {
-#if defined(__GLIBC__)
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const char* tunables = std::getenv("GLIBC_TUNABLES");
-    if (tunables != nullptr && std::strstr(tunables, "malloc") != nullptr) return;
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  });
-#endif
-}
-
 // property nullptr: the property list. Options: seed, cases, max-size, case (one case's text:
 // replayed without its generator), no-shrink (a flag). Throws UsageError on bad input (an unknown
 // property or option, a malformed implementation or case).

@@ -1,5 +1,6 @@
 #include "contract/contract.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -43,6 +44,20 @@ constexpr NameTable<Layout, 5> kLayouts = {{
     {Layout::kAiterShuffle16x16, "aiter_shuffle_16x16"},
 }};
 
+constexpr std::array<ScaleBlock, 5> kScaleBlocks = {{
+    {"mx_1x32", Family::kQuantizeMx, 1, 32, Dtype::kE8m0,
+     "OCP MX v1.0: 32 consecutive elements along K (docs/formats.md §3)"},
+    {"mx_2d_32x32", Family::kQuantizeMx, 32, 32, Dtype::kE8m0,
+     "TransformerEngine MXFP8BlockScaling(enable_2d_quantization=True), weights: one scale per "
+     "32 x 32 tile, shared by the rowwise and columnwise copies (docs/layouts.md §9)"},
+    {"block_1x128", Family::kQuantizeBlock, 1, 128, Dtype::kF32,
+     "DeepSeek-style activations, 1x128 per-token groups (docs/formats.md §5)"},
+    {"block_128x128", Family::kQuantizeBlock, 128, 128, Dtype::kF32,
+     "DeepSeek-style weights, 128x128 blocks (docs/formats.md §5)"},
+    {"nvfp4_1x16", Family::kQuantizeNvfp4, 1, 16, Dtype::kE4m3fn,
+     "NVFP4: 16 elements along K share one E4M3 scale (docs/fp4.md §6)"},
+}};
+
 std::string prefixed(std::string_view op, const std::string& text) {
   return std::string(op) + ": " + text;
 }
@@ -58,7 +73,8 @@ std::optional<std::string> check_dim(char letter, const Dim& d, uint64_t v) {
 }
 
 std::optional<std::string> check_tensor(std::string_view role, const Tensor& t, DtypeMask dtypes,
-                                        std::optional<LayoutMask> layouts, uint32_t ld_align) {
+                                        std::optional<LayoutMask> layouts, uint32_t ld_align,
+                                        bool packed = false) {
   if (!t.present()) return std::nullopt;
   if ((dtypes & dtype_bit(t.dtype)) == 0) {
     return std::string(role) + " dtype " + std::string(to_string(t.dtype)) + " not in " +
@@ -72,6 +88,17 @@ std::optional<std::string> check_tensor(std::string_view role, const Tensor& t, 
   if (strided && ld_align > 1 && t.ld % ld_align != 0) {
     return std::string(role) + " leading dimension " + std::to_string(t.ld) +
            " is not a multiple of " + std::to_string(ld_align);
+  }
+  if (strided && packed) {
+    // The one ld the op reads: the line length rounded up to the alignment.
+    const uint64_t line = t.layout == Layout::kRowMajor ? t.cols : t.rows;
+    const uint64_t align = std::max<uint32_t>(1, ld_align);
+    const uint64_t want = (line + align - 1) / align * align;
+    const bool one_line = (t.layout == Layout::kRowMajor ? t.rows : t.cols) <= 1;
+    if (t.ld != 0 && t.ld != want && !one_line) {
+      return std::string(role) + " leading dimension " + std::to_string(t.ld) +
+             ": the op reads packed scale grids only (ld " + std::to_string(want) + ")";
+    }
   }
   return std::nullopt;
 }
@@ -169,6 +196,15 @@ uint64_t scale_grid(uint64_t extent, uint32_t block) {
   return (extent + block - 1) / block;
 }
 
+std::span<const ScaleBlock> scale_blocks() { return kScaleBlocks; }
+
+const ScaleBlock* find_scale_block(Family family, uint32_t rows, uint32_t cols) {
+  for (const ScaleBlock& b : kScaleBlocks) {
+    if (b.family == family && b.rows == rows && b.cols == cols) return &b;
+  }
+  return nullptr;
+}
+
 std::optional<std::string> check_dims(std::string_view op, const Contract& c, uint64_t m,
                                       uint64_t n, uint64_t k) {
   if (auto why = check_dim('M', c.m, m)) return prefixed(op, *why);
@@ -189,20 +225,22 @@ std::optional<std::string> check_call(std::string_view op, const Contract& c, co
     DtypeMask dtypes;
     std::optional<LayoutMask> layouts;
     uint32_t ld_align;
+    bool packed = false;
   };
   const DtypeMask scale = c.scale_dtype == Dtype::kNone ? 0 : dtype_bit(c.scale_dtype);
   const Clause clauses[] = {
       {"a", call.a, c.a_dtypes, any, 1},
-      {"a_scale", call.a_scale, scale, c.a_scale_layouts, c.a_scale_ld_align},
+      {"a_scale", call.a_scale, scale, c.a_scale_layouts, c.a_scale_ld_align, c.packed_scales},
       {"b", call.b, c.b_dtypes, c.b_layouts, 1},
-      {"b_scale", call.b_scale, scale, c.b_scale_layouts, c.b_scale_ld_align},
+      {"b_scale", call.b_scale, scale, c.b_scale_layouts, c.b_scale_ld_align, c.packed_scales},
       {"out", call.out, c.out_dtypes, any, 1},
-      {"out_scale", call.out_scale, quantizer ? scale : 0, c.a_scale_layouts, c.a_scale_ld_align},
+      {"out_scale", call.out_scale, quantizer ? scale : 0, c.a_scale_layouts, c.a_scale_ld_align,
+       c.packed_scales},
       {"a_global", call.a_global, c.global_dtypes, any, 1},
       {"b_global", call.b_global, c.global_dtypes, any, 1},
   };
   for (const Clause& cl : clauses) {
-    if (auto why = check_tensor(cl.role, cl.t, cl.dtypes, cl.layouts, cl.ld_align)) {
+    if (auto why = check_tensor(cl.role, cl.t, cl.dtypes, cl.layouts, cl.ld_align, cl.packed)) {
       return prefixed(op, *why);
     }
   }

@@ -69,6 +69,7 @@ enum class Dtype : uint32_t {
   kE3m4 = MXGATE_DTYPE_E3M4,
   kE4m3ieee = MXGATE_DTYPE_E4M3IEEE,
   kE4m3b11fnuz = MXGATE_DTYPE_E4M3B11FNUZ,
+  kMxint8 = MXGATE_DTYPE_MXINT8,
 };
 using DtypeMask = uint64_t;
 constexpr DtypeMask dtype_bit(Dtype d) { return uint64_t{1} << static_cast<uint32_t>(d); }
@@ -141,6 +142,8 @@ struct Contract {
   uint32_t b_block_rows = 0, b_block_cols = 0;
   uint32_t a_scale_ld_align = 1;
   uint32_t b_scale_ld_align = 1;
+  // MXGATE_CONTRACT_PACKED_SCALES: scale grids only at the ld their align gives, never views.
+  bool packed_scales = false;
   std::vector<std::string> conventions;
   std::string element_convention;
   std::string accumulator;  // GEMMs: the accumulator model's name ("fp32_rn"); "" otherwise
@@ -164,6 +167,22 @@ struct Contract {
 // Rows x cols of the scale grid of a rows x cols operand under blocks of block_rows x block_cols
 // (0 = the whole dimension).
 uint64_t scale_grid(uint64_t extent, uint32_t block);
+
+// The scale blocks of the quantizer families, as data: an op declares its block in the contract
+// (a_block_rows x a_block_cols) and its scale grid is scale_grid(rows, block_rows) x
+// scale_grid(cols, block_cols), row-major unless its scale layout says otherwise. The table names
+// the blocks real recipes use, so tools and properties speak of "mx_2d_32x32" rather than of two
+// numbers; a block not in it is still a valid contract (a plugin may declare any).
+struct ScaleBlock {
+  std::string_view name;
+  Family family;
+  uint32_t rows = 0, cols = 0;
+  Dtype scale_dtype = Dtype::kNone;
+  std::string_view source;  // the recipe that uses it and the docs section describing it
+};
+std::span<const ScaleBlock> scale_blocks();
+// The named block `family` uses with this shape; nullptr when the table names none.
+const ScaleBlock* find_scale_block(Family family, uint32_t rows, uint32_t cols);
 
 // One operand or result of a call: a buffer of the harness (gpu::BufferId; 0 = absent) and its
 // logical description (plugin.h mxgate_tensor).

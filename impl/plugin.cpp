@@ -121,6 +121,11 @@ Contract convert_contract(const std::string& where, const mxgate_contract& in, F
   c.b_block_cols = in.b_block_cols;
   c.a_scale_ld_align = in.a_scale_ld_align == 0 ? 1 : in.a_scale_ld_align;
   c.b_scale_ld_align = in.b_scale_ld_align == 0 ? 1 : in.b_scale_ld_align;
+  if ((in.flags & ~MXGATE_CONTRACT_PACKED_SCALES) != 0) {
+    throw std::invalid_argument(where + " contract.flags " + std::to_string(in.flags) +
+                                " has bits this mxgate does not know");
+  }
+  c.packed_scales = (in.flags & MXGATE_CONTRACT_PACKED_SCALES) != 0;
   if (in.convention != nullptr) {
     // A convention name, or "e8m0:RULE" for an e8m0 rule no convention holds (a cast to e8m0).
     const std::string claim = in.convention;

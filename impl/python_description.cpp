@@ -106,6 +106,8 @@ void parse_python_description(const std::string& body, PythonWorker& worker, Pyt
     } else if (key == "a_scale_ld_align" || key == "b_scale_ld_align") {
       (key == "a_scale_ld_align" ? op->contract.a_scale_ld_align : op->contract.b_scale_ld_align) =
           static_cast<uint32_t>(nums(1)[0]);
+    } else if (key == "packed_scales") {
+      op->contract.flags = nums(1)[0] != 0 ? MXGATE_CONTRACT_PACKED_SCALES : 0;
     } else if (key == "convention") {
       op->contract.convention = d.keep(value);
     } else if (key == "accumulator") {

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <numeric>
+#include <span>
 #include <thread>
 
 #include "impl/harness.h"
@@ -28,7 +30,7 @@ bool chunk_inputs(CastInputs which, uint64_t chunk, uint64_t i, std::vector<uint
     if (lo >= kAll) return false;
     const uint64_t hi = std::min(kAll, lo + chunk);
     out.resize(hi - lo);
-    for (uint64_t x = lo; x < hi; ++x) out[x - lo] = static_cast<uint32_t>(x);
+    std::iota(out.begin(), out.end(), static_cast<uint32_t>(lo));
     return true;
   }
   if (i > 0) return false;
@@ -39,17 +41,35 @@ bool chunk_inputs(CastInputs which, uint64_t chunk, uint64_t i, std::vector<uint
   return true;
 }
 
+// One slice's count of outputs that differ from a claim's table, and its first.
+struct Part {
+  uint64_t mismatches = 0;
+  std::optional<uint32_t> first;
+  uint32_t expected = 0, actual = 0;
+};
+
+// Outputs [j, k) of `raw` (elements of T, the target's width) against one run's code `want`, in
+// one vectorizable pass; the first difference goes to `p` when it has none yet. Returns the count.
+template <class T>
+uint64_t count_differing(const std::vector<uint8_t>& raw, std::size_t j, std::size_t k,
+                         uint32_t want, Part& p, const std::vector<uint32_t>& in) {
+  const T* a = reinterpret_cast<const T*>(raw.data()) + j;
+  const T* b = reinterpret_cast<const T*>(raw.data()) + k;
+  const T w = static_cast<T>(want);
+  const auto differs = [w](T c) { return c != w; };
+  const auto bad = static_cast<uint64_t>(std::count_if(a, b, differs));
+  if (bad != 0 && p.mismatches == 0) {
+    const T* f = std::find_if(a, b, differs);
+    p.first = in[j + static_cast<std::size_t>(f - a)];
+    p.expected = want;
+    p.actual = *f;
+  }
+  return bad;
+}
+
 // claim_runs, built once per (claim, format) in a process: a survey of several ops to one
 // format, or one op surveyed again, builds no table twice.
-std::optional<std::vector<Run>> cached_claim_runs(const std::string& claim, Format f) {
-  static std::mutex mu;
-  static std::map<std::pair<std::string, Format>, std::optional<std::vector<Run>>> cache;
-  const std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_pair(claim, f);
-  auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, claim_runs(claim, f)).first;
-  return it->second;
-}
+std::optional<std::vector<Run>> cached_claim_runs(const std::string& claim, Format f);
 
 }  // namespace
 
@@ -74,6 +94,20 @@ std::optional<std::vector<Run>> claim_runs(const std::string& claim, Format f) {
   return build_runs([&](uint32_t b) { return oracle.expected(pre_cast(*c, f, float_of(b))); }, 0,
                     kAll);
 }
+
+namespace {
+
+std::optional<std::vector<Run>> cached_claim_runs(const std::string& claim, Format f) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, Format>, std::optional<std::vector<Run>>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(claim, f);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, claim_runs(claim, f)).first;
+  return it->second;
+}
+
+}  // namespace
 
 std::vector<std::string> claims_for(Format f) {
   std::vector<std::string> out;
@@ -172,36 +206,26 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   const std::size_t width = impl::dtype_bytes(target);
   chunk = std::max<uint64_t>(
       1, std::min<uint64_t>(chunk, op.contract.k.max ? op.contract.k.max : chunk));
-  // One call of the op on `count` inputs from `in`, its codes into `codes`; throws what the
-  // harness throws (the op's error, a decline, guard damage).
-  const auto cast = [&](const uint32_t* in, std::size_t count, uint32_t* codes) {
-    std::vector<uint8_t> bytes(count * 4);
-    std::memcpy(bytes.data(), in, bytes.size());
-    impl::Invocation inv(op, be);
-    inv.input(&impl::Call::a, bytes, 1, count, count, impl::Dtype::kF32, impl::Layout::kRowMajor);
-    inv.output(&impl::Call::out, count * width, 1, count, count, target, impl::Layout::kRowMajor);
-    impl::Call call;
-    call.m = 1;
-    call.k = count;
-    inv.run(call);
-    const std::vector<uint8_t> got = inv.read(&impl::Call::out);
-    for (std::size_t j = 0; j < count; ++j) {
-      uint32_t c = 0;
-      std::memcpy(&c, got.data() + j * width, width);
-      codes[j] = c;
-    }
-  };
   const auto since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
   std::vector<uint32_t> in;
-  // Warm-up: the sweep's first call's inputs, once, untimed by the sweep (a Triton kernel's
-  // compile, a jax.jit per shape, a library's lazy start happen here).
+  // Warm-up: one call on the sweep's first call's inputs, untimed by the sweep (a Triton
+  // kernel's compile, a jax.jit per shape, a library's lazy start happen here); its output is
+  // not compared. A failure here is the row's error, as in the sweep.
   if (chunk_inputs(which, chunk, 0, in)) {
     const std::size_t count = std::min<std::size_t>(in.size(), chunk);
-    std::vector<uint32_t> codes(count);
     try {
-      cast(in.data(), count, codes.data());
+      impl::Invocation inv(op, be);
+      inv.input(&impl::Call::a,
+                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), count * 4), 1,
+                count, count, impl::Dtype::kF32, impl::Layout::kRowMajor);
+      inv.output(&impl::Call::out, count * width, 1, count, count, target, impl::Layout::kRowMajor);
+      impl::Call call;
+      call.m = 1;
+      call.k = count;
+      inv.run(call);
+      (void)inv.read(&impl::Call::out);
     } catch (const std::exception& e) {
       out.error = e.what();
       out.setup_seconds = since(t0);
@@ -211,13 +235,31 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   out.setup_seconds = since(t0);
   const auto t1 = std::chrono::steady_clock::now();
   for (uint64_t i = 0; chunk_inputs(which, chunk, i, in); ++i) {
-    // The harness takes at most the contract's K per call: split the chunk.
+    // The harness takes at most the contract's K per call: split the chunk. The inputs go to
+    // the harness as they are (their bytes), the outputs stay the op's bytes, compared in place.
     const std::size_t per = std::min<std::size_t>(in.size(), chunk);
-    std::vector<uint32_t> codes(in.size());
+    std::vector<uint8_t> raw;
     for (std::size_t at = 0; at < in.size(); at += per) {
       const std::size_t count = std::min(per, in.size() - at);
+      const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(in.data() + at),
+                                           count * 4);
       try {
-        cast(in.data() + at, count, codes.data() + at);
+        impl::Invocation inv(op, be);
+        inv.input(&impl::Call::a, bytes, 1, count, count, impl::Dtype::kF32,
+                  impl::Layout::kRowMajor);
+        inv.output(&impl::Call::out, count * width, 1, count, count, target,
+                   impl::Layout::kRowMajor);
+        impl::Call call;
+        call.m = 1;
+        call.k = count;
+        inv.run(call);
+        std::vector<uint8_t> got = inv.read(&impl::Call::out);
+        if (at == 0 && count == in.size()) {
+          raw = std::move(got);
+        } else {
+          raw.insert(raw.end(), got.begin(),
+                     got.begin() + static_cast<std::ptrdiff_t>(count * width));
+        }
       } catch (const std::exception& e) {
         out.error = e.what();
         out.seconds = since(t1);
@@ -227,11 +269,6 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
     // Every distinct table over slices of the chunk, on the host's cores: each task walks one
     // slice for one table; the slices' counts add up and the lowest slice's first mismatch is
     // the chunk's (inputs ascend).
-    struct Part {
-      uint64_t mismatches = 0;
-      std::optional<uint32_t> first;
-      uint32_t expected = 0, actual = 0;
-    };
     const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
     const std::size_t slices = std::max<std::size_t>(
         1, (cores + tables.size() - 1) / std::max<std::size_t>(1, tables.size()));
@@ -259,19 +296,10 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
                                        [](uint32_t x, uint64_t e) { return uint64_t{x} < e; }) -
                       in.begin());
         const uint32_t want = runs[run].code;
-        const uint32_t* a = codes.data() + j;
-        const uint32_t* b = codes.data() + k;
-        const auto differs = [want](uint32_t c) { return c != want; };
-        const auto bad = static_cast<uint64_t>(std::count_if(a, b, differs));
-        if (bad != 0) {
-          if (p.mismatches == 0) {
-            const uint32_t* f = std::find_if(a, b, differs);
-            p.first = in[j + static_cast<std::size_t>(f - a)];
-            p.expected = want;
-            p.actual = *f;
-          }
-          p.mismatches += bad;
-        }
+        const auto bad = width == 1   ? count_differing<uint8_t>(raw, j, k, want, p, in)
+                         : width == 2 ? count_differing<uint16_t>(raw, j, k, want, p, in)
+                                      : count_differing<uint32_t>(raw, j, k, want, p, in);
+        p.mismatches += bad;
         j = k;
         if (j < hi) {
           run = static_cast<std::size_t>(

@@ -144,6 +144,8 @@ std::optional<Format> cast_format(impl::Dtype d) {
       return Format::kE4M3IEEE;
     case impl::Dtype::kE4m3b11fnuz:
       return Format::kE4M3B11FNUZ;
+    case impl::Dtype::kMxint8:
+      return Format::kMXINT8;
     default:
       return std::nullopt;
   }

@@ -35,7 +35,9 @@ std::optional<CastClass> parse_cast_class(std::string_view s);
 // The reference format of a cast target (nullopt for fp32 and kNone).
 std::optional<Format> cast_format(impl::Dtype d);
 
-// The FP8 element format of `d` (E4M3FN, E5M2 and their FNUZ variants), nullopt for any other.
+// The 8-bit MX-style element format of `d` (E4M3FN, E5M2, their FNUZ variants, ml_dtypes' other
+// 8-bit formats, MXINT8), nullopt for any other: what quantize.bit_exact / dequantize.bit_exact
+// take.
 std::optional<Format> fp8_format(impl::Dtype d);
 
 // The reference encoder a cast op's claim names for target `f`: the convention's

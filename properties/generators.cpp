@@ -107,7 +107,10 @@ rc::Gen<uint64_t> gen_seed() {
   return rc::gen::resize(100, rc::gen::inRange<uint64_t>(0, 1u << 20));
 }
 
-rc::Gen<int> gen_scale_ld() { return pick<int>({0, 1, 0, 3}); }
+rc::Gen<int> gen_scale_ld(const impl::Op& op) {
+  if (op.contract.packed_scales) return rc::gen::just(0);
+  return pick<int>({0, 1, 0, 3});
+}
 
 std::size_t scale_ld_field(const Context& ctx, const Case& c) {
   if (!c.has("scale_ld")) return 0;

@@ -159,6 +159,7 @@ std::span<const Property> all_properties() {
     std::vector<Property> v;
     add_cast_properties(v);
     add_quant_properties(v);
+    add_quant_2d_properties(v);
     add_gemm_properties(v);
     add_layout_properties(v);
     add_dispatch_properties(v);

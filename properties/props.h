@@ -24,6 +24,7 @@ using impl::Op;
 
 void add_cast_properties(std::vector<Property>& out);      // props_cast.cpp
 void add_quant_properties(std::vector<Property>& out);     // props_quant.cpp
+void add_quant_2d_properties(std::vector<Property>& out);  // props_quant_2d.cpp
 void add_gemm_properties(std::vector<Property>& out);      // props_gemm.cpp
 void add_layout_properties(std::vector<Property>& out);    // props_layout.cpp
 void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp
@@ -82,9 +83,10 @@ void tag_e8m0(const Context& ctx, std::span<const uint8_t> bytes, std::string_vi
 
 // Scale grids as views into wider tensors (field `scale_ld`: slots added to every line of a
 // row- or column-major grid, the tensor's ld saying so, as a sliced or strided scale tensor is).
-// The generator: absent (0) half the time, else 1 or 3 slots. The field: 0 when absent, 1..64
+// The generator: absent (0) half the time, else 1 or 3 slots; always absent for an op whose
+// contract reads packed scale grids only (packed_scales). The field: 0 when absent, 1..64
 // (CaseError otherwise), tagged "layout:padded_scale_ld".
-rc::Gen<int> gen_scale_ld();
+rc::Gen<int> gen_scale_ld(const impl::Op& op);
 std::size_t scale_ld_field(const Context& ctx, const Case& c);
 
 }  // namespace mxgate::properties

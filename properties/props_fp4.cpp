@@ -275,7 +275,7 @@ rc::Gen<Case> gen_dequantize_fp4(const Context&, const Ops& ops) {
         },
         gen_float_dtype(ct.out_dtypes), range(1, 4), gen_k_fp4(ct.k, 2),
         pick<std::string>({"every", "normal", "every"}), gen_seed(), pick(fp4_global_modes()),
-        gen_global_dtype(*op), gen_scale_ld());
+        gen_global_dtype(*op), gen_scale_ld(*op));
   });
 }
 
@@ -410,7 +410,7 @@ rc::Gen<Case> gen_gemm_fp4(std::string_view property, const Ops& ops) {
         gen_m(ct.m), gen_n(ct.n), gen_k_fp4(ct.k, 3), pick<std::size_t>({0, 1, 1}),
         gen_float_dtype(ct.out_dtypes), gen_seed(), gen_a_format(*op), pick(fp4_global_modes()),
         gen_global_dtype(*op), extremes ? pick<bool>({false, true}) : rc::gen::just(false),
-        gen_scale_ld());
+        gen_scale_ld(*op));
   });
 }
 

@@ -84,7 +84,7 @@ rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
         },
         gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op), gen_seed(), gen_types(*op),
         scaled ? pick<int>({0, 0, 0, 1, 1, 1, 1, 2}) : rc::gen::just(0),
-        scaled ? gen_scale_ld() : rc::gen::just(0));
+        scaled ? gen_scale_ld(*op) : rc::gen::just(0));
   });
 }
 

@@ -86,9 +86,18 @@ bool quantize_accepts(const Op& op) {
 // The reference policy of a quantizer: the claimed convention's MX policy, the element cast of
 // the contract's element convention where it names one (the hardware satfinite cast of
 // quantize_mx_hw: RNE, Inf -> +-max, canonical NaN; docs/formats.md §1.2.1).
-MxPolicy reference_policy(const Op& op, std::string_view conv) {
-  MxPolicy p = *mx_policy(*find_convention(conv));
-  if (!op.contract.element_convention.empty()) {
+// MXINT8 takes the convention's own MXINT8 policy (an element convention's cast defines no
+// MXINT8); the FP8 formats keep the convention's FP8 policy, as before MXINT8.
+MxPolicy reference_policy(const Op& op, std::string_view conv, Format element) {
+  const Convention& c = *find_convention(conv);
+  const std::optional<MxPolicy> own =
+      is_twos_complement(element) ? mx_policy(c, element) : mx_policy(c);
+  if (!own) {
+    throw impl::Unsupported("convention " + std::string(conv) + " has no MX quantizer of " +
+                            std::string(info(element).name) + " in the reference");
+  }
+  MxPolicy p = *own;
+  if (!op.contract.element_convention.empty() && !is_twos_complement(element)) {
     p.element = find_convention(op.contract.element_convention)->element;
   }
   return p;
@@ -152,11 +161,34 @@ MxQuantized run_quantize(const Context& ctx, const Op& op, const std::string& co
           load_scales<uint8_t>(sl, rows, kb, inv.read(&impl::Call::out_scale), ld_align)};
 }
 
+// MXINT8 codes at +-127 (saturated) and inputs where ties-to-even and ties-away differ.
+void tag_quantized_int(const Context& ctx, const std::vector<float>& x, const MxQuantized& q) {
+  bool sat = false, tie = false;
+  const std::size_t kb = q.scale_cols();
+  for (std::size_t i = 0; i < q.data.size(); ++i) {
+    sat = sat || std::fabs(decode(q.element, q.data[i])) == max_finite(q.element);
+    const uint8_t s = q.scales[(i / q.cols) * kb + (i % q.cols) / 32];
+    if (!tie && s != 0xFF && std::isfinite(x[i])) {
+      const float v = x[i] * decode_e8m0(static_cast<uint8_t>(254 - s), E8m0Decode::kOcp);
+      EncodePolicy rne{Rounding::kNearestEven, Overflow::kSaturate, NanPolicy::kToPosZero};
+      EncodePolicy rna = rne;
+      rna.rounding = Rounding::kNearestAway;
+      tie = std::isfinite(v) && encode(q.element, v, rne) != encode(q.element, v, rna);
+    }
+  }
+  if (sat) ctx.tag("mxint8:saturated");
+  if (tie) ctx.tag("mxint8:tie");
+}
+
 void tag_quantized(const Context& ctx, const std::vector<float>& x, const MxQuantized& q) {
   if (ctx.coverage == nullptr) return;
   tag_e8m0(ctx, q.scales);
   bool sub = false, sat = false, tie = false;
   const std::size_t kb = q.scale_cols();
+  if (is_twos_complement(q.element)) {  // MXINT8: its own saturation and ties
+    tag_quantized_int(ctx, x, q);
+    return;
+  }
   for (std::size_t i = 0; i < q.data.size(); ++i) {
     const uint8_t c = q.data[i] & 0x7F;
     if (c != 0 && (c & 0x78) == 0) sub = true;
@@ -247,8 +279,8 @@ std::optional<Failure> check_quantize(const Context& ctx, const Case& c) {
   const Dtype element = dtype_field(c, op, op.contract.out_dtypes);
   const std::size_t rows = c.num("rows"), cols = c.num("cols");
   const QuantInput in = quant_input(c, rows, cols, bf16);
-  const MxQuantized want =
-      quantize_mx(in.x, rows, cols, *fp8_format(element), reference_policy(op, conv));
+  const MxQuantized want = quantize_mx(in.x, rows, cols, *fp8_format(element),
+                                       reference_policy(op, conv, *fp8_format(element)));
   tag_quantized(ctx, in.x, want);
   tag_values(ctx, c);
   ctx.tag("op:" + op.name);
@@ -324,7 +356,7 @@ rc::Gen<Case> gen_dequantize(const Context&, const Ops& ops) {
           return c;
         },
         gen_format(ct.a_dtypes), gen_dequant_out(*op), range(1, 4), gen_k(ct.k, 2),
-        pick<std::string>({"extreme", "normal"}), gen_seed(), gen_scale_ld());
+        pick<std::string>({"extreme", "normal"}), gen_seed(), gen_scale_ld(*op));
   });
 }
 
@@ -460,8 +492,8 @@ std::optional<Failure> check_shift(const Context& ctx, const Case& c) {
   const MxQuantized q1 = run_quantize(ctx, op, conv, false, element, shifted, rows, cols);
   // The unshifted run against the reference first: two runs that agree with each other (an
   // unwritten output, the same poison twice) prove nothing on their own.
-  const MxQuantized ref =
-      quantize_mx(in.x, rows, cols, *fp8_format(element), reference_policy(op, conv));
+  const MxQuantized ref = quantize_mx(in.x, rows, cols, *fp8_format(element),
+                                      reference_policy(op, conv, *fp8_format(element)));
   if (auto f = compare_codes("unshifted e8m0 scale bytes vs reference", Format::kE8M0, rows, kb,
                              ref.scales, q0.scales)) {
     return f;
@@ -479,8 +511,8 @@ std::optional<Failure> check_shift(const Context& ctx, const Case& c) {
                              Format::kE8M0, rows, kb, want.scales, q1.scales)) {
     return f;
   }
-  return compare_codes("codes after a 2^" + std::to_string(j) + " block shift", Format::kE4M3FN,
-                       rows, cols, want.data, q1.data);
+  return compare_codes("codes after a 2^" + std::to_string(j) + " block shift",
+                       *fp8_format(element), rows, cols, want.data, q1.data);
 }
 
 }  // namespace

@@ -275,7 +275,9 @@ float decode_with(const Convention& c, Format f, uint32_t code) {
                                 std::to_string(bits) + "-bit format " + std::string(info(f).name));
   }
   if (f == Format::kE8M0) return decode_e8m0(static_cast<uint8_t>(code), c.e8m0_decode);
-  if (!defines(c, f)) {
+  // MXINT8 (docs/formats.md §1.5): no convention casts single values to it, but its codes decode
+  // one way under every convention (two's complement / 64), as the MX dequantizers read them.
+  if (!defines(c, f) && !is_twos_complement(f)) {
     throw std::invalid_argument("convention '" + std::string(c.name) + "' does not define format " +
                                 std::string(info(f).name) + " (it defines " + covered_formats(c) +
                                 ", bf16, fp16, e8m0)");

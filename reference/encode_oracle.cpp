@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "common/blocks.h"
 
@@ -37,6 +38,7 @@ uint32_t oracle_nan(Format f, bool negative) {
     case Format::kE2M1:
     case Format::kE2M3:
     case Format::kE3M2:
+    case Format::kMXINT8:
       throw UndefinedEncoding("EncodeOracle: " + std::string(info(f).name) + " has no NaN code");
     default:
       throw std::invalid_argument("EncodeOracle: unsupported format");
@@ -48,7 +50,8 @@ uint32_t oracle_nan(Format f, bool negative) {
 EncodeOracle::EncodeOracle(Format f, const EncodePolicy& policy) : format_(f), policy_(policy) {
   const FormatInfo& fi = info(f);
   if (fi.bits > 16 || f == Format::kE8M0) {
-    throw std::invalid_argument("EncodeOracle covers the 8- and 16-bit sign-magnitude formats");
+    throw std::invalid_argument(
+        "EncodeOracle covers the 8- and 16-bit sign-magnitude formats and MXINT8");
   }
   const uint32_t sign = 1u << (fi.bits - 1);
   for (uint32_t code = 0; code < sign; ++code) {
@@ -77,6 +80,25 @@ EncodeOracle::EncodeOracle(Format f, const EncodePolicy& policy) : format_(f), p
   c.push_back(0);
   values_ = std::move(v);
   codes_ = std::move(c);
+  if (fi.specials != SpecialStyle::kInt) return;
+  // Two's complement: every code with a negative value, by |value|; under IntRange::kSymmetric
+  // only those no larger in magnitude than the positive max (which drops -2, code 0x80).
+  twos_complement_ = true;
+  std::vector<std::pair<double, uint32_t>> neg = {{0.0, 0u}};
+  for (uint32_t code = 0; code < (1u << fi.bits); ++code) {
+    const double m = -static_cast<double>(decode(f, code));
+    if (m <= 0.0) continue;
+    if (policy.int_range == IntRange::kSymmetric && m > max) continue;
+    neg.emplace_back(m, code);
+  }
+  std::sort(neg.begin(), neg.end());
+  for (const auto& [m, code] : neg) {
+    neg_values_.push_back(m);
+    neg_codes_.push_back(code);
+  }
+  const double neg_max = neg_values_.back();
+  neg_values_.push_back(neg_max + (neg_max - neg_values_[neg_values_.size() - 2]));
+  neg_codes_.push_back(0);
 }
 
 namespace {
@@ -107,8 +129,28 @@ uint32_t EncodeOracle::special(float x) const {
   const bool negative = std::signbit(x);
   const uint32_t sign = 1u << (info(format_).bits - 1);
   const bool fnuz = info(format_).specials == SpecialStyle::kFnuz;
-  const bool none = info(format_).specials == SpecialStyle::kNone;
+  const bool none = has_no_specials(format_);
   const uint32_t max = codes_[codes_.size() - 2];
+  if (twos_complement_) {  // MXINT8: no -0, no sign bit; the negative max from its own table
+    const uint32_t neg_max = neg_codes_[neg_codes_.size() - 2];
+    if (std::isnan(x)) {
+      switch (policy_.nan) {
+        case NanPolicy::kToPosZero:
+          return 0;
+        case NanPolicy::kToNegMax:
+          return neg_max;
+        case NanPolicy::kToMaxKeepSign:
+          return negative ? neg_max : max;
+        default:
+          oracle_undefined(format_, "NaN");
+      }
+    }
+    if (std::isinf(x)) {
+      if (policy_.overflow != Overflow::kSaturate) oracle_undefined(format_, "Inf");
+      return negative ? neg_max : max;
+    }
+    return 0u;  // +-0.0
+  }
   if (std::isnan(x)) {
     switch (policy_.nan) {
       case NanPolicy::kKeepSign:
@@ -156,52 +198,56 @@ uint32_t EncodeOracle::special(float x) const {
 }
 
 uint32_t EncodeOracle::round_magnitude(double ax, size_t hi, bool negative) const {
-  const uint32_t sign_bit = negative ? (1u << (info(format_).bits - 1)) : 0u;
-  const bool fnuz = info(format_).specials == SpecialStyle::kFnuz;
-  const size_t virtual_index = values_.size() - 1;
+  // Two's complement negatives: their own table, whose codes are whole codes (no sign bit to add).
+  const bool own = negative && twos_complement_;
+  const std::vector<double>& vals = own ? neg_values_ : values_;
+  const std::vector<uint32_t>& codes = own ? neg_codes_ : codes_;
+  const uint32_t sign_bit = negative && !twos_complement_ ? (1u << (info(format_).bits - 1)) : 0u;
+  const bool fnuz = info(format_).specials == SpecialStyle::kFnuz || twos_complement_;
+  const size_t virtual_index = vals.size() - 1;
   size_t pick;
   if (hi > virtual_index) {
     pick = policy_.rounding == Rounding::kTowardZero ? virtual_index - 1 : virtual_index;
-  } else if (values_[hi] == ax) {
+  } else if (vals[hi] == ax) {
     pick = hi;
   } else {
     const size_t lo = hi - 1;
-    const double twice = 2.0 * ax;                  // exact
-    const double mid2 = values_[lo] + values_[hi];  // exact: neighbours share a scale
+    const double twice = 2.0 * ax;            // exact
+    const double mid2 = vals[lo] + vals[hi];  // exact: neighbours share a scale
     if (policy_.rounding == Rounding::kTowardZero || twice < mid2) {
       pick = lo;
     } else if (twice > mid2 || policy_.rounding == Rounding::kNearestAway) {
       pick = hi;
     } else {
       // Tie to the neighbour whose value is an even multiple of their spacing.
-      const double d = values_[hi] - values_[lo];
-      pick = std::fmod(values_[lo] / d, 2.0) == 0.0 ? lo : hi;
+      const double d = vals[hi] - vals[lo];
+      pick = std::fmod(vals[lo] / d, 2.0) == 0.0 ? lo : hi;
     }
     if (pick == virtual_index && policy_.rounding == Rounding::kTowardZero) pick = lo;
   }
   if (pick == virtual_index) {  // finite overflow
-    const uint32_t max = codes_[virtual_index - 1] | sign_bit;
+    const uint32_t max = codes[virtual_index - 1] | sign_bit;
     switch (policy_.overflow) {
       case Overflow::kSaturate:
       case Overflow::kSaturateInfToNaN:
         return max;
       case Overflow::kToInf:
-        if (info(format_).specials == SpecialStyle::kNone) oracle_undefined(format_, "overflow");
+        if (has_no_specials(format_)) oracle_undefined(format_, "overflow");
         return inf_ ? (*inf_ | sign_bit) : oracle_nan(format_, negative);
       case Overflow::kToNaN:
-        if (info(format_).specials == SpecialStyle::kNone) oracle_undefined(format_, "overflow");
+        if (has_no_specials(format_)) oracle_undefined(format_, "overflow");
         return oracle_nan(format_, negative);
     }
   }
   if (pick == 0) return (negative && !fnuz) ? sign_bit : 0u;
-  return codes_[pick] | sign_bit;
+  return codes[pick] | sign_bit;
 }
 
 uint32_t EncodeOracle::expected(float x) const {
   if (!std::isfinite(x) || x == 0.0f) return special(x);
   const double ax = std::fabs(static_cast<double>(x));
-  const size_t hi =
-      static_cast<size_t>(std::lower_bound(values_.begin(), values_.end(), ax) - values_.begin());
+  const std::vector<double>& v = std::signbit(x) && twos_complement_ ? neg_values_ : values_;
+  const size_t hi = static_cast<size_t>(std::lower_bound(v.begin(), v.end(), ax) - v.begin());
   return round_magnitude(ax, hi, std::signbit(x));
 }
 

@@ -3,7 +3,8 @@
 // It shares nothing with fp_encode.cpp / e8m0.cpp but `decode` (itself checked against
 // hand-derived values in tests): it lists every finite value a format can hold, finds the two
 // neighbours of |x| in exact (double) arithmetic and applies the policy's tie and overflow rule
-// to *values*. Used by the exhaustive tests, the benchmark and `mxgate gate`.
+// to *values*. MXINT8 (two's complement) keeps a second table for negative values. Used by the
+// exhaustive tests, the benchmark and `mxgate gate`.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,12 @@ class EncodeOracle {
   std::vector<double> values_;
   std::vector<uint32_t> codes_;  // code of values_[i] (virtual entry: unused)
   std::optional<uint32_t> inf_;  // code of +Inf, found by decoding, when the format has one
+  // Two's complement formats (MXINT8): the negative codes are no sign bit on a positive code, so
+  // negative x search their own table, |value| ascending from the zero code 0, built by decoding
+  // the codes whose value is negative (and within policy.int_range), plus the virtual entry.
+  bool twos_complement_ = false;
+  std::vector<double> neg_values_;
+  std::vector<uint32_t> neg_codes_;
 };
 
 // E8M0 oracle: which power of two each rule picks, from values (see e8m0.h for the rules).

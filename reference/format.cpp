@@ -30,6 +30,8 @@ constexpr std::array<FormatInfo, kFormatCount> kFormats = {{
     {Format::kE3M4, "e3m4", 8, 3, 4, 3, SpecialStyle::kIeee},
     {Format::kE4M3IEEE, "e4m3ieee", 8, 4, 3, 7, SpecialStyle::kIeee},
     {Format::kE4M3B11FNUZ, "e4m3b11fnuz", 8, 4, 3, 11, SpecialStyle::kFnuz},
+    // OCP MX v1.0 §5.3 INT8: two's complement, 6 fraction bits (docs/formats.md §1.5).
+    {Format::kMXINT8, "mxint8", 8, 0, 6, 0, SpecialStyle::kInt},
 }};
 
 constexpr bool rows_in_enum_order() {
@@ -99,12 +101,17 @@ bool is_nan_code(Format f, uint32_t code) {
     case SpecialStyle::kE8m0:
       return code == 0xFF;
     case SpecialStyle::kNone:
+    case SpecialStyle::kInt:
       return false;
   }
   return false;
 }
 
-bool has_no_specials(Format f) { return info(f).specials == SpecialStyle::kNone; }
+bool has_no_specials(Format f) {
+  return info(f).specials == SpecialStyle::kNone || info(f).specials == SpecialStyle::kInt;
+}
+
+bool is_twos_complement(Format f) { return info(f).specials == SpecialStyle::kInt; }
 
 float decode(Format f, uint32_t code) {
   const FormatInfo& fi = info(f);
@@ -115,6 +122,11 @@ float decode(Format f, uint32_t code) {
     return code == 0 ? float_of(0x00400000u) : float_of(code << 23);
   }
   const uint32_t sign = (code >> (fi.bits - 1)) & 1u;
+  if (fi.specials == SpecialStyle::kInt) {
+    // Two's complement: the sign bit weighs -2^(bits-1); exact in fp32 (|code| <= 2^(bits-1)).
+    const int value = static_cast<int>(code) - (sign ? (1 << fi.bits) : 0);
+    return std::ldexp(static_cast<float>(value), -fi.man_bits);
+  }
   const uint32_t man_mask = (1u << fi.man_bits) - 1;
   const uint32_t exp_all = (1u << fi.exp_bits) - 1;
   const uint32_t e = (code >> fi.man_bits) & exp_all;
@@ -146,6 +158,8 @@ float max_finite(Format f) {
       return decode(f, 0xFE);
     case SpecialStyle::kNone:
       return decode(f, (exp_all << fi.man_bits) | man_mask);
+    case SpecialStyle::kInt:
+      return decode(f, (1u << (fi.bits - 1)) - 1);  // 0x7F: 127/64
   }
   return 0.0f;
 }

@@ -23,6 +23,7 @@ uint32_t nan_code(Format f, bool negative) {
     case SpecialStyle::kE8m0:
       return 0xFF;
     case SpecialStyle::kNone:
+    case SpecialStyle::kInt:
       throw std::invalid_argument("format " + std::string(fi.name) + " has no NaN code");
     case SpecialStyle::kIeee:
       break;
@@ -51,6 +52,10 @@ uint32_t max_code(Format f, bool negative) {
       break;
     case SpecialStyle::kE8m0:
       return 0xFE;
+    case SpecialStyle::kInt: {
+      const uint32_t max = (1u << (fi.bits - 1)) - 1;  // 0x7F
+      return negative ? (1u << fi.bits) - max : max;   // -127: 0x81
+    }
   }
   return sign_bit(f, negative) | magnitude;
 }
@@ -82,6 +87,7 @@ const EncodeTraits& traits(Format f) {
     std::array<EncodeTraits, kFormatCount> t{};
     for (const FormatInfo& fi : all_formats()) {
       if (fi.format == Format::kFP32 || fi.format == Format::kE8M0) continue;
+      if (fi.specials == SpecialStyle::kInt) continue;  // encode_int
       const bool none = fi.specials == SpecialStyle::kNone;
       const uint32_t max = max_code(fi.format, false);
       const uint32_t nan_p = none ? max : nan_code(fi.format, false);  // unused when none
@@ -178,10 +184,84 @@ uint32_t encode_nan(const EncodeTraits& t, Format f, const EncodePolicy& policy,
   return 0;
 }
 
+[[noreturn]] void undefined_int(Format f, std::string_view policy, const char* input) {
+  throw UndefinedEncoding("format " + std::string(info(f).name) +
+                          " has no Inf or NaN: " + std::string(policy) + " cannot encode " + input +
+                          " (docs/formats.md §1.5)");
+}
+
+// Two's complement fixed point (MXINT8): n = |x| * 2^man_bits rounded on the fp32 bits (|x| = sig *
+// 2^e2 exactly), clamped to the policy's range, then negated modulo 2^bits.
+uint32_t encode_int(Format f, float x, const EncodePolicy& policy) {
+  const FormatInfo& fi = info(f);
+  const uint32_t xb = bits_of(x);
+  const bool negative = (xb >> 31) != 0;
+  const uint32_t abs_bits = xb & 0x7FFFFFFFu;
+  const uint32_t modulus = 1u << fi.bits;
+  const uint64_t pos_max = (modulus >> 1) - 1;  // 127
+  const uint64_t neg_max = policy.int_range == IntRange::kFull ? pos_max + 1 : pos_max;
+  const auto code = [&](bool neg, uint64_t n) {
+    return neg ? (modulus - static_cast<uint32_t>(n)) & (modulus - 1) : static_cast<uint32_t>(n);
+  };
+  if (abs_bits > 0x7F800000u) {  // NaN
+    switch (policy.nan) {
+      case NanPolicy::kToPosZero:
+        return 0;
+      case NanPolicy::kToMaxKeepSign:
+        return code(negative, negative ? neg_max : pos_max);
+      case NanPolicy::kToNegMax:
+        return code(true, neg_max);
+      default:
+        undefined_int(f, name(policy.nan), "NaN");
+    }
+  }
+  const uint64_t limit = negative ? neg_max : pos_max;
+  if (abs_bits == 0x7F800000u) {  // +-Inf
+    if (policy.overflow != Overflow::kSaturate) undefined_int(f, name(policy.overflow), "Inf");
+    return code(negative, limit);
+  }
+  if (abs_bits == 0) return 0;  // one zero: -0.0 too
+  const uint32_t fexp = abs_bits >> 23;
+  const uint64_t sig = fexp == 0 ? abs_bits : ((abs_bits & 0x7FFFFFu) | 0x800000u);
+  const int k = (fexp == 0 ? 1 : static_cast<int>(fexp)) - 150 + fi.man_bits;  // n = sig * 2^k
+  uint64_t n;
+  if (k >= 0) {
+    n = k >= fi.bits ? limit + 1 : sig << k;  // sig >= 1: 2^bits and more overflow
+  } else if (k < -25) {
+    n = 0;  // sig < 2^24 is below half of 2^-k: zero under every rounding rule
+  } else {
+    const int shift = -k;
+    const uint64_t rem = sig & ((uint64_t{1} << shift) - 1);
+    const uint64_t half = uint64_t{1} << (shift - 1);
+    n = sig >> shift;
+    switch (policy.rounding) {
+      case Rounding::kNearestEven:
+        n += (rem > half || (rem == half && (n & 1))) ? 1 : 0;
+        break;
+      case Rounding::kNearestAway:
+        n += rem >= half ? 1 : 0;
+        break;
+      case Rounding::kTowardZero:
+        break;
+    }
+  }
+  if (n > limit) {  // finite overflow; truncation never rounds up, so it saturates
+    if (policy.rounding != Rounding::kTowardZero && policy.overflow != Overflow::kSaturate &&
+        policy.overflow != Overflow::kSaturateInfToNaN) {
+      undefined_int(f, name(policy.overflow), "a finite overflow");
+    }
+    n = limit;
+  }
+  return code(negative, n);
+}
+
 }  // namespace
 
 uint32_t encode(Format f, float x, const EncodePolicy& policy) {
   if (f == Format::kFP32) return bits_of(x);
+  // The one two's complement format (SpecialStyle::kInt); a constant test keeps the hot path free
+  // of a table lookup.
+  if (f == Format::kMXINT8) return encode_int(f, x, policy);
   const EncodeTraits& t = traits(f);
   const uint32_t xb = bits_of(x);
   const bool negative = (xb >> 31) != 0;
@@ -339,6 +419,16 @@ std::string_view name(NanPolicy n) {
       return "nan_undefined";
     case NanPolicy::kQuietKeepSign:
       return "nan_quiet_keep_sign";
+  }
+  return "?";
+}
+
+std::string_view name(IntRange r) {
+  switch (r) {
+    case IntRange::kSymmetric:
+      return "int_symmetric";
+    case IntRange::kFull:
+      return "int_full_range";
   }
   return "?";
 }

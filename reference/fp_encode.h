@@ -50,11 +50,21 @@ enum class NegZeroInput : uint8_t {
   kToPositive,  // -0.0 -> +0: TE's reference cast_to_fp4x2 tests x >= 0.0 first (docs/fp4.md §2.2)
 };
 
+// The codes a two's complement format's encoder may write (MXINT8, docs/formats.md §1.5). OCP MX
+// v1.0 §5.3 gives INT8 the code -128 (value -2), but the implementations clamp symmetrically.
+// Other formats ignore it.
+enum class IntRange : uint8_t {
+  kSymmetric,  // [-127, 127]: microxcaling clamps to +-max_norm = +-127/64; x <= -2 saturates to
+               // -127
+  kFull,       // [-128, 127]: the spec's range; -2 and below (saturating) give -128
+};
+
 struct EncodePolicy {
   Rounding rounding = Rounding::kNearestEven;
   Overflow overflow = Overflow::kSaturate;
   NanPolicy nan = NanPolicy::kCanonical;
   NegZeroInput neg_zero = NegZeroInput::kKeep;
+  IntRange int_range = IntRange::kSymmetric;
 };
 
 // A policy that does not apply to the format (a NaN policy that needs a NaN code on E2M1, an
@@ -65,7 +75,11 @@ struct UndefinedEncoding : std::invalid_argument {
 };
 
 // Encodes fp32 `x` into `f` (any format but E8M0, which has its own rules in e8m0.h).
-// The sign of a zero result follows the format: FNUZ formats have no -0 and give 0x00.
+// The sign of a zero result follows the format: FNUZ formats and MXINT8 have no -0 and give 0x00.
+// MXINT8 (two's complement, docs/formats.md §1.5): |x| * 64 rounded by `rounding` on the fp32 bits,
+// finite overflow and +-Inf saturate (Overflow::kSaturate; kSaturateInfToNaN saturates finite
+// overflow and refuses Inf; kToInf / kToNaN refuse) to +127 and to -127 or -128 by `int_range`;
+// NaN takes kToPosZero, kToMaxKeepSign or kToNegMax, every other NaN policy refuses.
 // Throws UndefinedEncoding for a NaN or Inf input the policy cannot encode in `f` (see above).
 uint32_t encode(Format f, float x, const EncodePolicy& policy);
 
@@ -81,9 +95,11 @@ std::string_view name(Rounding r);
 std::string_view name(Overflow o);
 std::string_view name(NanPolicy n);
 std::string_view name(NegZeroInput z);
+std::string_view name(IntRange r);
 
 // Code helpers shared by the encoders and their tests. nan_code throws std::invalid_argument for
-// a format without NaN (E2M1, E2M3, E3M2).
+// a format without NaN (E2M1, E2M3, E3M2, MXINT8). max_code of MXINT8: 0x7F, negative 0x81 (-127,
+// IntRange::kSymmetric).
 uint32_t nan_code(Format f, bool negative);
 uint32_t max_code(Format f, bool negative);
 std::optional<uint32_t> inf_code(Format f, bool negative);

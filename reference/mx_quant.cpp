@@ -92,7 +92,7 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
   const int bits = info(element).bits;
   if ((bits != 8 && !has_no_specials(element)) || element == Format::kE8M0) {
     throw std::invalid_argument(
-        "MX elements must be an FP8, FP6 (e2m3, e3m2) or FP4 (e2m1) format, not " +
+        "MX elements must be an FP8, FP6 (e2m3, e3m2), FP4 (e2m1) or MXINT8 format, not " +
         std::string(info(element).name));
   }
   if (rows != 0 && cols > x.size() / rows) {

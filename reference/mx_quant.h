@@ -1,5 +1,6 @@
-// MX quantization: blocks of 32 along K, FP8 / FP6 / FP4 elements, one E8M0 scale per block
-// (MXFP8, MXFP6, MXFP4: OCP MX v1.0; FP4 / FP6 rules: docs/fp4.md §4).
+// MX quantization: blocks of 32 along K, FP8 / FP6 / FP4 / INT8 elements, one E8M0 scale per block
+// (MXFP8, MXFP6, MXFP4, MXINT8: OCP MX v1.0; FP4 / FP6 rules: docs/fp4.md §4; MXINT8:
+// docs/formats.md §1.5).
 //
 // Each implementation chooses the block's scale differently (docs/formats.md §3, table
 // §3.7): FLOOR (OCP), RCEIL (TE / cuBLAS / torchao RCEIL / AITER HIP), torchao CEIL and EVEN,
@@ -84,7 +85,8 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
                         Format element, const MxPolicy& policy);
 
 // Largest power-of-two exponent of the element format's max finite (8 for E4M3FN, 15 for E5M2,
-// 7 for E4M3FNUZ, 2 for E2M1 and E2M3, 4 for E3M2): the "emax_elem" of the OCP rule.
+// 7 for E4M3FNUZ, 2 for E2M1 and E2M3, 4 for E3M2, 0 for MXINT8's 127/64): the "emax_elem" of the
+// OCP rule, read off the bits of max_finite.
 int element_emax(Format element);
 
 }  // namespace mxgate

@@ -7,7 +7,29 @@
 
 namespace mxgate {
 
+namespace {
+
+// MXINT8's element cast under ocp_mx (docs/formats.md §1.5): |x| * 64 rounded to nearest even,
+// saturating to +-127 (int_symmetric, as microxcaling clamps; the spec's -128 is not written), NaN
+// undefined (a NaN or Inf block's elements are named 0 by nan_block_code).
+constexpr EncodePolicy kMxint8Ocp{Rounding::kNearestEven, Overflow::kSaturate,
+                                  NanPolicy::kUndefined, NegZeroInput::kKeep, IntRange::kSymmetric};
+
+}  // namespace
+
 std::optional<MxPolicy> mx_policy(const Convention& c, Format element) {
+  if (is_twos_complement(element)) {
+    // MXINT8 has one MX quantizer, OCP MX v1.0 §6.3 with emax_elem 0: shared exponent
+    // floor(log2 amax) on the bits of amax, NaN / Inf in a block -> scale 0xFF. No convention of
+    // convention.cpp casts single values to it, so it is not among their element formats.
+    if (c.name != "ocp_mx") return std::nullopt;
+    MxPolicy p;
+    p.rule = MxScaleRule::kFloor;
+    p.amax_nan = AmaxNan::kPropagate;
+    p.nan_block_code = 0;
+    p.element = kMxint8Ocp;
+    return p;
+  }
   if (!defines(c, element)) return std::nullopt;
   MxPolicy p;
   p.element = element_policy(c, element);

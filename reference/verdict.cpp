@@ -97,6 +97,12 @@ uint64_t ulp_distance(float a, float b) {
 }
 
 uint64_t ulp_distance_code(Format f, uint32_t a, uint32_t b) {
+  if (is_twos_complement(f)) {  // MXINT8: adjacent codes of the signed integers are one apart
+    const int shift = 32 - info(f).bits;
+    const int64_t sa = static_cast<int32_t>(a << shift) >> shift;
+    const int64_t sb = static_cast<int32_t>(b << shift) >> shift;
+    return static_cast<uint64_t>(sa > sb ? sa - sb : sb - sa);
+  }
   // E8M0 has no sign bit: a sign bit above its 8 bits makes every byte its own image.
   const uint32_t sign_bit =
       info(f).specials == SpecialStyle::kE8m0 ? 1u << info(f).bits : 1u << (info(f).bits - 1);

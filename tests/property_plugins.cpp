@@ -62,10 +62,11 @@ TEST(ExamplePlugin, PassesEveryPropertyThatApplies) {
     EXPECT_EQ(r.unsupported, 0) << p.name;
   }
   // cast, quantize (2), quantize_block, dequantize, upcast, GEMMs (exact, bound, column / row
-  // split, poison), determinism.run_twice; quantize_fp4, dequantize_fp4, gemm_fp4 (exact, bound)
-  // and gemm.default_scale (no op takes an absent B scale) have no op of the example to check.
+  // split, poison), determinism.run_twice; quantize_fp4, dequantize_fp4, gemm_fp4 (exact, bound),
+  // gemm.default_scale (no op takes an absent B scale) and the two 2D quantize properties (no
+  // 32 x 32 quantizer) have no op of the example to check.
   EXPECT_EQ(ran, 12);
-  EXPECT_EQ(no_op, 5);
+  EXPECT_EQ(no_op, 7);
   EXPECT_EQ(device_only, 1);
 }
 

@@ -29,7 +29,8 @@ TEST(Dtypes, CodesAreTheAbis) {
       {"e5m2fnuz", MXGATE_DTYPE_E5M2FNUZ}, {"e8m0", MXGATE_DTYPE_E8M0},
       {"e2m1", MXGATE_DTYPE_E2M1},         {"e2m3", MXGATE_DTYPE_E2M3},
       {"e3m2", MXGATE_DTYPE_E3M2},         {"e3m4", MXGATE_DTYPE_E3M4},
-      {"e4m3ieee", MXGATE_DTYPE_E4M3IEEE}, {"e4m3b11fnuz", MXGATE_DTYPE_E4M3B11FNUZ}};
+      {"e4m3ieee", MXGATE_DTYPE_E4M3IEEE}, {"e4m3b11fnuz", MXGATE_DTYPE_E4M3B11FNUZ},
+      {"mxint8", MXGATE_DTYPE_MXINT8}};
   EXPECT_EQ(dtypes::kElementTypeCount, std::size(abi));
   for (auto [name, code] : abi) {
     const dtypes::ElementType* t = dtypes::element_type(name);
@@ -90,9 +91,8 @@ TEST(Dtypes, ScaledFormatMembership) {
     for (const dtypes::ElementType& t : dtypes::kElementTypes) {
       if (t.element_of & f.bit) {
         ++elements;
-        const unsigned want = std::string_view(f.name) == "mxfp8"   ? 8
-                              : std::string_view(f.name) == "mxfp6" ? 6
-                                                                    : 4;
+        const std::string_view n = f.name;
+        const unsigned want = n == "mxfp8" || n == "mxint8" ? 8 : n == "mxfp6" ? 6 : 4;
         EXPECT_EQ(t.bits, want) << f.name << " " << t.name;
       }
       if (t.scale_of & f.bit) {

@@ -343,16 +343,18 @@ TEST(ParseFormat, Names) {
                                                   {"fp32", Format::kFP32},
                                                   {"e3m4", Format::kE3M4},
                                                   {"e4m3ieee", Format::kE4M3IEEE},
-                                                  {"e4m3b11fnuz", Format::kE4M3B11FNUZ}};
+                                                  {"e4m3b11fnuz", Format::kE4M3B11FNUZ},
+                                                  {"mxint8", Format::kMXINT8}};
   for (const auto& [text, f] : known) {
     ASSERT_TRUE(parse_format(text).has_value()) << text;
     EXPECT_EQ(*parse_format(text), f) << text;
     EXPECT_EQ(info(f).name, text);
   }
-  for (const char* bad : {"", "e4m3", "fp8", "e4m3fn ", "e5m2fn", "float8_e4m3fn", "bfloat16"}) {
+  for (const char* bad :
+       {"", "e4m3", "fp8", "e4m3fn ", "e5m2fn", "float8_e4m3fn", "bfloat16", "int8", "mxint"}) {
     EXPECT_FALSE(parse_format(bad).has_value()) << "'" << bad << "'";
   }
-  EXPECT_EQ(all_formats().size(), 14u);
+  EXPECT_EQ(all_formats().size(), 15u);
   for (const FormatInfo& fi : all_formats()) EXPECT_EQ(&info(fi.format), &fi);
 }
 

@@ -191,6 +191,14 @@ TEST(PluginLoading, E8m0RuleClaimsAreCheckedAgainstTheRule) {
   EXPECT_EQ(r.cases, 200);
 }
 
+// A flag this mxgate does not know may change what the op accepts: loading it as if absent
+// would check the op against a contract it does not have.
+TEST(PluginLoading, UnknownContractFlagsAreRefused) {
+  const PluginError e = load_error(test_plugin("bad_flags"));
+  EXPECT_EQ(e.kind(), PluginError::Kind::kInput);
+  EXPECT_TRUE(Mentions(e.what(), {"contract.flags 128", "does not know"}));
+}
+
 const Op& misbehaving(const std::string& impl) {
   const std::vector<const Implementation*> all = resolve(test_plugin("misbehaving") + ":" + impl);
   return all.front()->ops.front();

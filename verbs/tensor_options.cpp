@@ -11,7 +11,7 @@ namespace mxgate::verbs {
 namespace {
 
 constexpr const char* kFp8FormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz";
-constexpr const char* kMxFormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz e2m3 e3m2 e2m1";
+constexpr const char* kMxFormatList = "e4m3fn e5m2 e4m3fnuz e5m2fnuz e2m3 e3m2 e2m1 mxint8";
 
 std::string conventions_with_nvfp4() {
   std::string out;
@@ -85,7 +85,7 @@ void reject_options(const Args& a, std::initializer_list<const char*> options, c
 std::string conventions_with_quantizer(bool mx, Format element) {
   std::string out;
   for (const Convention& c : all_conventions()) {
-    const bool has = mx ? (defines(c, element) && mx_policy(c, element).has_value())
+    const bool has = mx ? mx_policy(c, element).has_value()  // mx_policy checks defines()
                         : block_policy(c, Format::kE4M3FN, false).has_value();
     if (has) out += (out.empty() ? "" : ", ") + std::string(c.name);
   }

@@ -67,8 +67,8 @@ typedef enum mxgate_op_family {
   /* Elementwise fp32 -> codes: a = fp32 input (1 x count), out = codes of out.dtype
    * (1 byte per code for 8-bit formats, 2 for bf16 / fp16). */
   MXGATE_OP_CAST = 1,
-  /* MX quantization, blocks of 32 along cols: a = fp32 or bf16 (rows x cols); out = element
-   * codes (rows x cols); out_scale = e8m0 bytes (rows x ceil(cols/32)) in out_scale.layout. */
+  /* MX quantization: a = fp32 or bf16 (rows x cols); out = codes (rows x cols); out_scale = e8m0,
+   * per a_block 1x32: rows x ceil(cols/32), 32x32 (TE 2D): ceil(rows/32) x ceil(cols/32). */
   MXGATE_OP_QUANTIZE_MX = 2,
   /* Block quantization with fp32 scales: a = fp32 or bf16 (rows x cols); out = fp8 codes;
    * out_scale = fp32 scales, one per contract a_block_rows x a_block_cols block (1x128 for
@@ -142,9 +142,12 @@ typedef enum mxgate_dtype {
   MXGATE_DTYPE_E2M3 = 10, /* FP6 1.2.3, bias 1, max 7.5, no Inf / NaN; one per byte */
   MXGATE_DTYPE_E3M2 = 11, /* FP6 1.3.2, bias 3, max 28, no Inf / NaN; one per byte */
   /* ml_dtypes' other 8-bit formats (docs/formats.md §1.4): */
-  MXGATE_DTYPE_E3M4 = 12,       /* 1.3.4, bias 3, max 15.5, IEEE Inf 0x70 and NaNs */
-  MXGATE_DTYPE_E4M3IEEE = 13,   /* 1.4.3, bias 7, max 240, IEEE Inf 0x78 and NaNs */
-  MXGATE_DTYPE_E4M3B11FNUZ = 14 /* 1.4.3, bias 11, max 30, no Inf, no -0: 0x80 is NaN */
+  MXGATE_DTYPE_E3M4 = 12,        /* 1.3.4, bias 3, max 15.5, IEEE Inf 0x70 and NaNs */
+  MXGATE_DTYPE_E4M3IEEE = 13,    /* 1.4.3, bias 7, max 240, IEEE Inf 0x78 and NaNs */
+  MXGATE_DTYPE_E4M3B11FNUZ = 14, /* 1.4.3, bias 11, max 30, no Inf, no -0: 0x80 is NaN */
+  /* OCP MX v1.0 §5.3 MXINT8 elements (docs/formats.md §1.5): two's complement int8 with an
+   * implicit scale of 2^-6, value = code / 64 in [-2, 127/64]; no Inf, no NaN, no -0. */
+  MXGATE_DTYPE_MXINT8 = 15
 } mxgate_dtype;
 #define MXGATE_DTYPE_BIT(d) (UINT64_C(1) << (d))
 
@@ -214,9 +217,15 @@ typedef struct mxgate_contract {
    * op runs N kernels, tactic i of each call being mxgate_call.tactic = i. `tactics`: N entries,
    * or NULL (tactics named "0".."N-1", each with the op's accumulator). */
   uint32_t tactic_count;
-  uint32_t reserved1;
+  /* MXGATE_CONTRACT_* bits (revision 3; 0 in a plugin built before them: none set). */
+  uint32_t flags;
   const mxgate_tactic* tactics;
 } mxgate_contract;
+
+/* contract.flags: the op reads a_scale / b_scale (out_scale) only at the leading dimension their
+ * ld_align gives (a library that takes no scale stride: cuBLASLt); mxgate then draws no scale
+ * grid that is a view into a wider tensor, and a call with another ld is outside the contract. */
+#define MXGATE_CONTRACT_PACKED_SCALES 1u
 
 /* One operand or result. `data` is host or device memory per the op's `memory`; `bytes` is the
  * size of the region mxgate allocated (writing past it damages a guard band). */

@@ -138,10 +138,14 @@ std::string check_scale(const mxgate_tensor& t, const ScaleShape& want, const ch
   }
   const uint64_t packed = t.layout == MXGATE_LAYOUT_COL_MAJOR ? t.rows : t.cols;
   const uint64_t ld = t.ld == 0 ? packed : t.ld;
-  if (want.ld != 0 && ld != want.ld && !(t.rows == 1 || t.cols == 1)) {
+  // A vector's stride counts too: cuBLASLt reads rows x 1 (row-major) or 1 x cols (column-major)
+  // as contiguous, so an ld other than 1 there puts another tensor's bytes in its scales.
+  const uint64_t lines = t.layout == MXGATE_LAYOUT_COL_MAJOR ? t.cols : t.rows;
+  const uint64_t want_ld = want.ld != 0 ? want.ld : packed;
+  if (lines > 1 && ld != want_ld) {
     std::snprintf(buf, sizeof buf,
                   "%s: cuBLASLt reads this scale with leading dimension %llu, the tensor has %llu",
-                  which, static_cast<unsigned long long>(want.ld),
+                  which, static_cast<unsigned long long>(want_ld),
                   static_cast<unsigned long long>(ld));
     return buf;
   }
@@ -401,6 +405,8 @@ mxgate_contract gemm_contract(const GemmSpec& s, const char* notes) {
   c.notes = notes;
   c.tactic_count = kMaxTactics;
   c.tactics = kTactics;
+  // cuBLASLt takes no scale stride: every scale at the ld scale_shape gives, never a view.
+  c.flags = MXGATE_CONTRACT_PACKED_SCALES;
   return c;
 }
 

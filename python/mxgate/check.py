@@ -38,7 +38,7 @@ class _CContract(ctypes.Structure):
         ("convention", ctypes.c_char_p), ("accumulator", ctypes.c_char_p),
         ("notes", ctypes.c_char_p), ("a_scale_ld_align", ctypes.c_uint32),
         ("b_scale_ld_align", ctypes.c_uint32), ("global_dtypes", ctypes.c_uint64),
-        ("tactic_count", ctypes.c_uint32), ("reserved1", ctypes.c_uint32),
+        ("tactic_count", ctypes.c_uint32), ("flags", ctypes.c_uint32),
         ("tactics", ctypes.c_void_p)]  # mxgate_tactic*: revision 3 (docs/plugins.md §3.6)
 
 
@@ -113,6 +113,7 @@ def _c_contract(c):
     out.a_scale_ld_align = c.a_scale_ld_align
     out.b_scale_ld_align = c.b_scale_ld_align
     out.global_dtypes = _mask(c.global_dtypes, DTYPE_CODE)
+    out.flags = 1 if c.packed_scales else 0  # MXGATE_CONTRACT_PACKED_SCALES
     return out
 
 

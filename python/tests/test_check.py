@@ -23,7 +23,7 @@ def test_numpy_adapter_passes_exact_mode():
     r = mxgate.check("gemm.exact", NumpyAdapter(), cases=60, seed=3)
     assert r.passed, r
     assert r.cases == 60 and r.unsupported == 0
-    assert set(r.ops) == {"gemm_mx", "gemm_block_deepseek", "gemm_block_tensor",
+    assert set(r.ops) == {"gemm_mx", "gemm_block_deepseek", "gemm_block_2d", "gemm_block_tensor",
                           "gemm_block_rowwise", "gemm_bf16"}
 
 
@@ -41,13 +41,17 @@ def test_numpy_adapter_passes_every_property_that_applies():
     names = {r.property for r in rs.results}
     assert {"gemm.exact", "gemm.ordered_bound", "dequantize.bit_exact", "upcast_e8m0.bit_exact",
             "metamorphic.tp_column_split", "metamorphic.tp_row_split",
-            "metamorphic.padding_poison"} <= names
+            "metamorphic.padding_poison", "quantize_2d.bit_exact",
+            "metamorphic.quantize_2d_transpose"} <= names
     # The FP4 properties reach numpy's dequantize and gemm_mx by family, but those ops take no
-    # E2M1, and gemm_mx takes no absent B scale (gemm.default_scale): no case, the reason said.
+    # E2M1, and gemm_mx takes no absent B scale (gemm.default_scale); the 1x32 quantize
+    # properties reach quantize_mx_2d by family, whose scale block is 32 x 32: no case, the
+    # reason said.
     # dequantize.large_offsets (2^31 elements) is device only: on the host, not applicable. Every
     # other property ran cases.
     declined = [r for r in rs.results if r.cases == 0]
-    unbuildable = ("quantize_fp4.", "dequantize_fp4.", "gemm_fp4.", "gemm.default_scale")
+    unbuildable = ("quantize_fp4.", "dequantize_fp4.", "gemm_fp4.", "gemm.default_scale",
+                   "quantize.bit_exact", "metamorphic.block_scale_shift")
     for r in declined:
         reasons = " ".join(r.unsupported_reasons)
         if r.property == "dequantize.large_offsets":
@@ -113,6 +117,20 @@ def test_exception_in_op_is_an_error_verdict():
     r = mxgate.check("upcast_e8m0.bit_exact", worker_adapters.Raising(), cases=5)
     assert not r.passed and r.kind == "error", r
     assert "upcast_e8m0 raised ZeroDivisionError: planted" in r.failure
+
+
+# A cast op gets a read-only view of mxgate's input buffer (no copy per survey chunk): an op that
+# writes its input must fail loudly (an error verdict), never change the inputs that the
+# comparison and the next checks read.
+def test_cast_op_writing_its_input_is_an_error():
+    def cast(x, out_dtype):
+        x[0] = 0.0
+        return np.zeros(x.shape, np.uint8)
+
+    r = mxgate.check("cast.bit_exact", mxgate.Op("cast", cast, "cast", out_dtypes=("e4m3fn",)),
+                     cases=3)
+    assert not r.passed and r.kind == "error", r
+    assert "read-only" in r.failure, r.failure
 
 
 # A wrong output dtype is an error naming both dtypes: mxgate never converts an op's output.

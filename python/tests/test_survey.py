@@ -68,17 +68,23 @@ FP4_PROPERTIES = ("quantize_fp4.", "dequantize_fp4.", "gemm_fp4.")
 DEVICE_ONLY = ("dequantize.large_offsets",)
 # Apply by family but need an op that takes an absent B scale (the built-in dot_scaled GEMM).
 ABSENT_B_SCALE = ("gemm.default_scale",)
+# Apply by family to every quantize_mx op but need the 32 x 32 block (numpy's quantize_mx_2d);
+# the 1x32 quantize properties, conversely, reach quantize_mx_2d by family but need 1 x 32.
+QUANTIZE_2D = ("quantize_2d.", "metamorphic.quantize_2d_")
+QUANTIZE_1X32 = ("quantize.bit_exact", "metamorphic.block_scale_shift")
 
 
 # Correct implementations pass every property that applies; each planted fault fails the
 # property that guards against it, with a shrunk case in the table. The FP4 properties apply by
 # family to the FP8-only example and numpy ops but cannot build E2M1 inputs for them, nor
 # gemm.default_scale absent B scales: unsupported; the device-only property is unsupported here.
+# The quantize properties of one block shape (1x32, 32x32) are unsupported on the other's ops.
 def test_property_verdicts(survey):
     for name in ("builtin", "example", "numpy"):
         v = verdicts(impl(survey, name))
         builtin = name == "builtin"
         unsupported = DEVICE_ONLY + (() if builtin else FP4_PROPERTIES + ABSENT_B_SCALE)
+        unsupported += QUANTIZE_1X32 if name == "numpy" else QUANTIZE_2D
         assert v and all(x == ("unsupported" if p.startswith(unsupported) else "pass")
                          for p, x in v.items()), (name, v)
         assert builtin or any(p.startswith(FP4_PROPERTIES) for p in v), (name, v)

@@ -42,14 +42,17 @@ def test_layout_codes_equal_the_abis():
 
 
 # Guards against the scaled formats losing a member: MXFP4 and NVFP4 share E2M1, MXFP6 has both
-# six-bit formats, and the vocabulary states the packing of E2M1 (two per byte).
+# six-bit formats, MXINT8 its int8 element with e8m0 scales, and the vocabulary states the packing
+# of E2M1 (two per byte).
 def test_scaled_formats_and_storage():
-    assert set(adapter.SCALED_FORMATS) == {"mxfp8", "mxfp6", "mxfp4", "nvfp4"}
+    assert set(adapter.SCALED_FORMATS) == {"mxfp8", "mxfp6", "mxfp4", "nvfp4", "mxint8"}
     by_name = {d["name"]: d for d in adapter.VOCABULARY["dtypes"]}
     assert set(by_name["e2m1"]["element_of"]) == {"mxfp4", "nvfp4"}
     assert by_name["e2m1"]["storage_bytes"] == 0 and by_name["e2m1"]["bits"] == 4
     assert {d for d, v in by_name.items() if "mxfp6" in v["element_of"]} == {"e2m3", "e3m2"}
     assert by_name["e4m3fn"]["scale_of"] == ["nvfp4"]
+    assert by_name["mxint8"]["element_of"] == ["mxint8"] and by_name["mxint8"]["bits"] == 8
+    assert "mxint8" in by_name["e8m0"]["scale_of"]
 
 
 # Guards against a family of the ABI that a Python adapter cannot declare (no default contract or

@@ -65,6 +65,7 @@ void print_op(const Op& op) {
                   impl::describe_layouts(c.b_scale_layouts).c_str());
       if (c.b_scale_ld_align > 1) std::printf(" ld %% %u", c.b_scale_ld_align);
     }
+    if (c.packed_scales) std::printf(", packed only (no views)");
     std::printf("\n");
   }
   if (c.global_dtypes != 0) {
@@ -144,6 +145,7 @@ void json_op(report::JsonWriter& w, const Op& op) {
   w.key("a_block").begin_array().value(c.a_block_rows).value(c.a_block_cols).end_array();
   w.key("b_block").begin_array().value(c.b_block_rows).value(c.b_block_cols).end_array();
   w.field("a_scale_ld_align", c.a_scale_ld_align).field("b_scale_ld_align", c.b_scale_ld_align);
+  w.field("packed_scales", c.packed_scales);
   json_list(w, "conventions", c.conventions);
   w.field("element_convention",
           c.element_convention.empty() ? std::optional<std::string>() : c.element_convention);

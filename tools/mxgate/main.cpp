@@ -348,7 +348,7 @@ void usage(FILE* out) {
   std::fprintf(
       out,
       "\nformats: e4m3fn e5m2 e4m3fnuz e5m2fnuz e8m0 bf16 fp16 e2m1 e2m3 e3m2 e3m4 e4m3ieee "
-      "e4m3b11fnuz\n"
+      "e4m3b11fnuz mxint8\n"
       "`mxgate conventions` lists the conventions. `mxgate VERB --help` for details.\n"
       "Exit codes: 0 pass, 1 a check failed, 2 usage or input error, 3 environment error\n"
       "(no GPU when one was demanded, a driver failure).\n");

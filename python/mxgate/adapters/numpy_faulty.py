@@ -7,7 +7,9 @@ case is small. docs/python.md §11.2.
 import numpy as np
 
 from ..adapter import Adapter, op
-from .numpy import NumpyAdapter, NumpyFp4Adapter, decode, expand, finish
+from .numpy import (NumpyAdapter, NumpyFp4Adapter, NumpyMxint8Adapter, decode,
+                    e8m0_ceil_satfinite, expand, finish, input_values, quantize_te_2d,
+                    scale_and_cast, tile_view, _E4M3_RCP_MAX)
 
 _GEMM_BLOCK = dict(a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn",), out_dtypes=("f32",),
                    a_block=(1, 128), b_block=(128, 128), accumulator="fp32_rn")
@@ -91,3 +93,65 @@ class Nvfp4GlobalTwice(_OneFp4Op):
 
     def alpha(self, a_global, b_global, call):
         return super().alpha(a_global, a_global, call)  # the fault
+
+
+class _OneMxint8Op(NumpyMxint8Adapter):
+    """NumpyMxint8Adapter reduced to its op named `only` (the one the fault is planted in)."""
+
+    only = ""
+
+    def __init__(self):
+        super().__init__()
+        self._ops = [o for o in self._ops if o.name == self.only]
+
+
+class Mxint8UnsignedDecode(_OneMxint8Op):
+    name = "numpy_faulty_mxint8_unsigned"
+    description = "planted fault: MXINT8 codes decoded as unsigned (0x80 read as +2, not -2)"
+    only = "dequantize_mxint8"
+
+    def values(self, codes):
+        return (np.asarray(codes, dtype=np.uint8).astype(np.float32) / 64).astype(np.float32)
+
+
+class Mxint8ScaleOffByOne(_OneMxint8Op):
+    name = "numpy_faulty_mxint8_scale_plus_one"
+    description = "planted fault: MXINT8 shared exponent one too large (emax_elem taken as -1)"
+    only = "quantize_mxint8"
+
+    def scale_bytes(self, x):
+        b = super().scale_bytes(x).astype(np.int64)
+        return np.where(b < 254, b + 1, b).astype(np.uint8)  # the fault
+
+
+_QUANTIZE_2D = dict(a_dtypes=("f32", "bf16"), out_dtypes=("e4m3fn",), a_block=(32, 32),
+                    convention="transformer_engine")
+
+
+class Quant2dColumnAmax(Adapter):
+    name = "numpy_faulty_quant_2d_column_amax"
+    description = ("planted fault: 2D MXFP8 amax over 32x1 (one column of the tile), not 32x32; "
+                   "the grid keeps each tile's first column's scale")
+
+    @op("quantize_mx", **_QUANTIZE_2D)
+    def quantize_mx_2d(self, x, call):
+        x = input_values(x, call)
+        rows, cols = x.shape
+        mag = np.where(np.isnan(x), np.float32(0), np.abs(x)).astype(np.float32)
+        t = tile_view(mag, rows, cols, np.float32(0))
+        sr, _, sc, _ = t.shape
+        column = e8m0_ceil_satfinite(t.max(axis=1).reshape(sr, sc * 32) * _E4M3_RCP_MAX)  # fault
+        per_element = np.repeat(column, 32, 0)[:rows, :cols]
+        codes, _ = scale_and_cast(x, column, per_element)
+        return codes, np.ascontiguousarray(column[:, ::32])
+
+
+class Quant2dGridTransposed(Adapter):
+    name = "numpy_faulty_quant_2d_grid_transposed"
+    description = ("planted fault: 2D MXFP8 scale grid written transposed (ceil(K/32) x "
+                   "ceil(M/32) bytes in the ceil(M/32) x ceil(K/32) buffer)")
+
+    @op("quantize_mx", **_QUANTIZE_2D)
+    def quantize_mx_2d(self, x, call):
+        codes, scales = quantize_te_2d(input_values(x, call), lambda t: t.max(axis=(1, 3)))
+        return codes, np.ascontiguousarray(scales.T).reshape(scales.shape)  # the fault

@@ -22,6 +22,8 @@ ScaledMmMxAdapter: the MX / NVFP4 block-scaled forms, declared where this GPU ru
 docs/python.md §11.4.
 """
 
+import warnings
+
 import numpy as np
 
 from ..adapter import Adapter, Dim, Op, Unavailable
@@ -51,7 +53,9 @@ class _TorchBase(Adapter):
             raise self._error
 
     def to_device(self, a):
-        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+        with warnings.catch_warnings():  # a cast's input is a read-only view of mxgate's buffer
+            warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+            return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
 
     def bits(self, t):
         return t.contiguous().view(self.torch.uint8).cpu().numpy()
