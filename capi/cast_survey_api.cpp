@@ -5,8 +5,11 @@
 // the device cast sweep of gpu/kernels/cast_sweep, the machinery the cuda_fp8 plugin's sweep
 // uses: its inputs made on the device, its output compared there with each claim's run table
 // (expected_runs, from the reference's oracles), only counts and first mismatches coming back.
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +47,18 @@ sweep::CastSweeper& sweeper() {
   return s;
 }
 
+// sweep::expected_runs, built once per (claim, format) in a process (a worker surveys each op
+// and target in turn: ops of one format share the tables).
+std::optional<sweep::RunTable> cached_expected_runs(const std::string& claim, mxgate_dtype dtype) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, int>, std::optional<sweep::RunTable>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(claim, static_cast<int>(dtype));
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, sweep::expected_runs(claim, dtype)).first;
+  return it->second;
+}
+
 // Every claim of the target's format, equal tables merged, each distinct table swept once.
 properties::CastSurvey device_survey(const mxgate_op& mo, const impl::Op& op, impl::Dtype target,
                                      const properties::SurveyProgress& progress) {
@@ -53,9 +68,12 @@ properties::CastSurvey device_survey(const mxgate_op& mo, const impl::Op& op, im
   out.target = target;
   out.claimed = op.contract.conventions.empty() ? "" : op.contract.conventions.front();
   const auto dtype = static_cast<mxgate_dtype>(target);
+  const auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   std::vector<sweep::RunTable> tables;
   for (const std::string& claim : properties::claims_for(*properties::cast_format(target))) {
-    auto t = sweep::expected_runs(claim, dtype);
+    auto t = cached_expected_runs(claim, dtype);
     if (!t) continue;
     bool merged = false;
     for (std::size_t i = 0; i < tables.size() && !merged; ++i) {
@@ -69,15 +87,34 @@ properties::CastSurvey device_survey(const mxgate_op& mo, const impl::Op& op, im
       out.results.push_back({{claim}, 0, std::nullopt, 0, 0});
     }
   }
-  // One pass: the op runs once per chunk, every distinct table compared with its output.
+  // Setup, timed apart from the sweep: the sweeper (its 2^32 resident inputs made once per
+  // process), the tables above, and one warm-up pass of the op over the sweep's first chunk (the
+  // same count as every chunk, so a kernel compile or a jit per shape happens here). A warm-up
+  // the op declines or fails is the row's error, as the sweep's would be.
   constexpr uint64_t kAll = uint64_t{1} << 32;
+  sweep::CastSweeper& sw = sweeper();
   std::vector<const sweep::RunTable*> pointers;
   for (const sweep::RunTable& t : tables) pointers.push_back(&t);
+  const auto stopped = [&](const std::vector<sweep::SweepResult>& rs) -> std::string {
+    for (const sweep::SweepResult& r : rs) {
+      if (r.status != MXGATE_DONE) {
+        return (r.status == MXGATE_UNSUPPORTED ? "declined: " : "") + r.message;
+      }
+      if (r.guard_damaged)
+        return op.name + " wrote outside its output buffer (guard bands damaged)";
+    }
+    return "";
+  };
+  out.error =
+      stopped(sw.sweep_tables(mo, dtype, pointers, 0, std::min<uint64_t>(kAll, sw.chunk())));
+  out.setup_seconds = since(t0);
+  if (!out.error.empty()) return out;
+  const auto t1 = std::chrono::steady_clock::now();
+  // One pass: the op runs once per chunk, every distinct table compared with its output.
   const auto heard = [&](uint64_t done) {
     if (progress) progress(done, kAll);
   };
-  const std::vector<sweep::SweepResult> rs =
-      sweeper().sweep_tables(mo, dtype, pointers, 0, kAll, heard);
+  const std::vector<sweep::SweepResult> rs = sw.sweep_tables(mo, dtype, pointers, 0, kAll, heard);
   for (std::size_t i = 0; i < rs.size() && i < tables.size(); ++i) {
     const sweep::SweepResult& r = rs[i];
     if (r.status != MXGATE_DONE) {
@@ -96,7 +133,7 @@ properties::CastSurvey device_survey(const mxgate_op& mo, const impl::Op& op, im
       out.results[i].actual = r.first->actual;
     }
   }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.seconds = since(t1);
   return out;
 }
 #endif

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <span>
 #include <thread>
@@ -66,6 +67,10 @@ uint64_t count_differing(const std::vector<uint8_t>& raw, std::size_t j, std::si
   return bad;
 }
 
+// claim_runs, built once per (claim, format) in a process: a survey of several ops to one
+// format, or one op surveyed again, builds no table twice.
+std::optional<std::vector<Run>> cached_claim_runs(const std::string& claim, Format f);
+
 }  // namespace
 
 std::optional<std::vector<Run>> claim_runs(const std::string& claim, Format f) {
@@ -89,6 +94,20 @@ std::optional<std::vector<Run>> claim_runs(const std::string& claim, Format f) {
   return build_runs([&](uint32_t b) { return oracle.expected(pre_cast(*c, f, float_of(b))); }, 0,
                     kAll);
 }
+
+namespace {
+
+std::optional<std::vector<Run>> cached_claim_runs(const std::string& claim, Format f) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, Format>, std::optional<std::vector<Run>>> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(claim, f);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, claim_runs(claim, f)).first;
+  return it->second;
+}
+
+}  // namespace
 
 std::vector<std::string> claims_for(Format f) {
   std::vector<std::string> out;
@@ -135,8 +154,10 @@ std::string survey_lines(const CastSurvey& s) {
   char head[64];
   std::snprintf(head, sizeof head, "\t%llu\t%.3f\t", static_cast<unsigned long long>(s.inputs),
                 s.seconds);
+  char setup[32];
+  std::snprintf(setup, sizeof setup, "\t%.3f", s.setup_seconds);
   std::string out = "cast\t" + s.op + "\t" + std::string(impl::to_string(s.target)) + "\t" +
-                    (s.claimed.empty() ? "-" : s.claimed) + head + error + "\n";
+                    (s.claimed.empty() ? "-" : s.claimed) + head + error + setup + "\n";
   for (const ClaimResult& r : s.results) {
     std::string first;
     if (r.first_input) {
@@ -164,7 +185,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   // Distinct tables: claims with equal expected output share one comparison.
   std::vector<std::vector<Run>> tables;
   for (const std::string& claim : claims_for(f)) {
-    auto runs = claim_runs(claim, f);
+    auto runs = cached_claim_runs(claim, f);
     if (!runs) continue;
     bool merged = false;
     for (std::size_t i = 0; i < tables.size() && !merged; ++i) {
@@ -185,7 +206,34 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   const std::size_t width = impl::dtype_bytes(target);
   chunk = std::max<uint64_t>(
       1, std::min<uint64_t>(chunk, op.contract.k.max ? op.contract.k.max : chunk));
+  const auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   std::vector<uint32_t> in;
+  // Warm-up: one call on the sweep's first call's inputs, untimed by the sweep (a Triton
+  // kernel's compile, a jax.jit per shape, a library's lazy start happen here); its output is
+  // not compared. A failure here is the row's error, as in the sweep.
+  if (chunk_inputs(which, chunk, 0, in)) {
+    const std::size_t count = std::min<std::size_t>(in.size(), chunk);
+    try {
+      impl::Invocation inv(op, be);
+      inv.input(&impl::Call::a,
+                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), count * 4), 1,
+                count, count, impl::Dtype::kF32, impl::Layout::kRowMajor);
+      inv.output(&impl::Call::out, count * width, 1, count, count, target, impl::Layout::kRowMajor);
+      impl::Call call;
+      call.m = 1;
+      call.k = count;
+      inv.run(call);
+      (void)inv.read(&impl::Call::out);
+    } catch (const std::exception& e) {
+      out.error = e.what();
+      out.setup_seconds = since(t0);
+      return out;
+    }
+  }
+  out.setup_seconds = since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
   for (uint64_t i = 0; chunk_inputs(which, chunk, i, in); ++i) {
     // The harness takes at most the contract's K per call: split the chunk. The inputs go to
     // the harness as they are (their bytes), the outputs stay the op's bytes, compared in place.
@@ -214,7 +262,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         }
       } catch (const std::exception& e) {
         out.error = e.what();
-        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        out.seconds = since(t1);
         return out;
       }
     }
@@ -289,7 +337,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
       break;
     }
   }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out.seconds = since(t1);
   return out;
 }
 

@@ -52,7 +52,9 @@ struct CastSurvey {
   std::string error;  // the op failed (an error, a decline, guard damage): the sweep stopped
   std::vector<ClaimResult> results;          // one per distinct expected table
   std::vector<std::string> matches() const;  // claims it equals bit for bit
-  double seconds = 0;
+  double seconds = 0;        // the timed sweep alone: every input through the op and compared
+  double setup_seconds = 0;  // one-time setup before it: the claims' run tables (cached per
+                             // process), the op's warm-up call on the sweep's first chunk
 };
 
 // The (op, target) pairs of `impl` a survey casts: cast ops of host memory, or of the memory of
@@ -61,11 +63,13 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> survey_targets(const impl::
                                                                     const gpu::Backend& be);
 
 // Casts the inputs with `op` on `be` (harness: guarded buffers, poisoned outputs) in chunks and
-// compares against every claim of the target. Never throws for the op's failures (CastSurvey::
-// error); throws impl::Unsupported for an op that is not a cast.
-// `progress` (may be empty) hears the inputs done and the total after every chunk; returning
-// false stops the survey there (Ctrl-C): CastSurvey::error then says so, and the counts are of
-// the inputs before the stop.
+// compares against every claim of the target. Setup first, timed apart (setup_seconds): the
+// claims' run tables (built once per claim and format in a process), then one warm-up call of
+// the op on the sweep's first call's inputs (same count, so a compile or jit per shape happens
+// there, not inside the timed sweep); then the sweep (seconds). Never throws for the op's failures
+// (CastSurvey::error); throws impl::Unsupported for an op that is not a cast. `progress` (may be
+// empty) hears the inputs done and the total after every chunk; returning false stops the survey
+// there (Ctrl-C): CastSurvey::error then says so, and the counts are of the inputs before the stop.
 using SurveyProgress = std::function<bool(uint64_t done, uint64_t total)>;
 CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target, CastInputs inputs,
                        uint64_t chunk = uint64_t{1} << 24, const SurveyProgress& progress = {});
@@ -75,7 +79,8 @@ uint64_t survey_input_count(CastInputs inputs);
 
 // One survey as text lines, the form `mxgate survey` carries from its child and from a Python
 // worker (tools/mxgate/survey_cli.cpp parse_casts): "cast\tOP\tTARGET\tCLAIMED|-\tINPUTS\t
-// SECONDS\tERROR" then one "claim\tCLAIMS\tMISMATCHES\tFIRST" line per distinct table.
+// SECONDS\tERROR\tSETUP_SECONDS" then one "claim\tCLAIMS\tMISMATCHES\tFIRST" line per distinct
+// table (SETUP_SECONDS last, so a reader of the older seven fields still reads them).
 std::string survey_lines(const CastSurvey& s);
 
 }  // namespace mxgate::properties

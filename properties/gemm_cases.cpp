@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "properties/props.h"
 #include "properties/shape_catalog.h"
@@ -29,14 +30,27 @@ const std::vector<ShapeEntry>& catalog() {
 // unscaled GEMM.
 
 // Per-rank (N, K) of catalog layers the op can run, small enough for the host models.
-// Computed once per op: generators ask for them on every case.
+// Computed once per contract clause that decides them: generators ask on every case. Keyed by
+// those values, not by the op's address: an in-process implementation (a Python adapter's,
+// libmxgate.so) lives for one check, and a later op of another contract may take its address.
 const std::vector<std::pair<std::size_t, std::size_t>>& catalog_shapes(const Op& op) {
-  static std::mutex mutex;
-  static std::map<const Op*, std::vector<std::pair<std::size_t, std::size_t>>> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto it = cache.find(&op);
-  if (it != cache.end()) return it->second;
   const impl::Contract& c = op.contract;
+  using Key = std::tuple<int, std::size_t, std::size_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                         uint64_t, uint64_t>;
+  const Key key{static_cast<int>(op.family),
+                c.b_block_rows,
+                c.a_block_cols,
+                c.n.align,
+                c.n.min,
+                c.n.max,
+                c.k.align,
+                c.k.min,
+                c.k.max};
+  static std::mutex mutex;
+  static std::map<Key, std::vector<std::pair<std::size_t, std::size_t>>> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
   std::set<std::pair<std::size_t, std::size_t>> out;
   for (const ShapeEntry& e : catalog()) {
     const bool fits =
@@ -48,7 +62,7 @@ const std::vector<std::pair<std::size_t, std::size_t>>& catalog_shapes(const Op&
     if (e.n * e.k > (std::size_t{1} << 23)) continue;
     out.insert({e.n, e.k});
   }
-  return cache[&op] = std::vector<std::pair<std::size_t, std::size_t>>(out.begin(), out.end());
+  return cache[key] = std::vector<std::pair<std::size_t, std::size_t>>(out.begin(), out.end());
 }
 
 bool names_types(impl::DtypeMask mask) {

@@ -519,6 +519,19 @@ class Op:
         is). Returns (status, message): status "done", "unsupported" or "error"; never raises."""
         if self.memory != "host":
             return self._invoke_device(m, n, k, tensors, buffers, stream, tactic)
+        # A cast's input is a read-only view, not a copy: a survey's chunks are 2^24 inputs, and
+        # the copy per call was a fifth of the host survey's time (an op writing its input
+        # raises, an error verdict).
+        readonly = self.family == "cast"
+        return self._call(m, n, k, tensors, buffers, tactic,
+                          lambda t, buf, flat: _host_arg(t, buf, flat, readonly),
+                          lambda t, value, target: emit(t, value, target, self.name))
+
+    def _call(self, m, n, k, tensors, buffers, tactic, arg, put, before=None):
+        """The body invoke and _invoke_device share: the tactic's range, the op's positional
+        arguments (arg(tensor, buffer, flat) each, in the family's input order), its keyword
+        arguments, the call (`before()` first), the outputs' count, and put(tensor, value,
+        buffer) per output. Returns (status, message); never raises."""
         try:
             if tactic >= max(1, len(self.tactics)):
                 raise AdapterError(f"{self.name}: tactic {tactic} asked, "
@@ -529,18 +542,9 @@ class Op:
                 if role not in by_role:
                     raise AdapterError(f"{self.name}: the call has no {role}")
                 t, buf = by_role[role]
-                v = _view(buf, t)
-                if self.family == "cast":
-                    # A read-only view, not a copy: a survey's chunks are 2^24 inputs, and the
-                    # copy per call was a fifth of the host survey's time (an op writing its
-                    # input raises, an error verdict).
-                    v = v.view()
-                    v.flags.writeable = False
-                else:
-                    v = np.array(v)
-                if (self.family in ("cast", "upcast_e8m0") or role in _FLAT) and v.ndim == 2:
-                    v = v.reshape(-1)
-                args.append(v)
+                args.append(arg(t, buf, self.family in ("cast", "upcast_e8m0") or role in _FLAT))
+            if before is not None:
+                before()
             outs = [r for r in _OUTPUTS.get(self.family, ("out",)) if r in by_role]
             kwargs = {}
             if "out_dtype" in self._wants:
@@ -558,13 +562,12 @@ class Op:
                 result = (result,)
             for role, value in zip(outs, result):
                 t, target = by_role[role]
-                emit(t, value, target, self.name)
+                put(t, value, target)
             return "done", ""
         except Unsupported as e:
             return "unsupported", f"{self.name} declined: {e}"
         except Exception as e:  # the op's own failure: an error verdict, never a crash
             return "error", f"{self.name} raised {describe_exception(e)}"
-
 
     def _invoke_device(self, m, n, k, tensors, buffers, stream, tactic=0):
         """invoke for a device op: DLPack views of the device buffers, or of host buffers
@@ -572,65 +575,54 @@ class Op:
         from . import _device, _native
 
         staged = []
-        try:
-            by_role = dict(zip((t.role for t in tensors), zip(tensors, buffers)))
-            on_device = any(isinstance(b, _Device) for b in buffers)
-            use_device = on_device or _device.device_available()
-            args = []
-            for role in _INPUTS[self.family]:
-                if role not in by_role:
-                    raise AdapterError(f"{self.name}: the call has no {role}")
-                t, buf = by_role[role]
-                flat = self.family in ("cast", "upcast_e8m0") or role in _FLAT
-                if not use_device:
-                    v = np.array(_view(buf, t))
-                    args.append(v.reshape(-1) if flat and v.ndim == 2 else v)
-                    continue
-                if on_device:
-                    address = buf.address
-                else:
-                    host = np.frombuffer(buf, dtype=np.uint8, count=t.nbytes)
-                    address = _native.device_alloc(t.nbytes)
-                    staged.append(address)
-                    _native.device_copy(address, host.ctypes.data, t.nbytes, 0)
-                args.append(_device_view(t, address, flat, self.name))
+        on_device = any(isinstance(b, _Device) for b in buffers)
+        use_device = on_device or _device.device_available()
+
+        def arg(t, buf, flat):
+            if not use_device:
+                return _host_arg(t, buf, flat)
+            if on_device:
+                address = buf.address
+            else:
+                host = np.frombuffer(buf, dtype=np.uint8, count=t.nbytes)
+                address = _native.device_alloc(t.nbytes)
+                staged.append(address)
+                _native.device_copy(address, host.ctypes.data, t.nbytes, 0)
+            return _device_view(t, address, flat, self.name)
+
+        def before():
             if on_device and stream:
                 _native.device_sync(stream)
-            outs = [r for r in _OUTPUTS.get(self.family, ("out",)) if r in by_role]
-            kwargs = {}
-            if "out_dtype" in self._wants:
-                kwargs["out_dtype"] = by_role["out"][0].dtype
-            if "call" in self._wants:
-                kwargs["call"] = Call(self.family, m, n, k, tuple(tensors))
-            if "tactic" in self._wants:
-                kwargs["tactic"] = self.tactics[tactic].config if self.tactics else None
-            result = self.fn(*args, **kwargs)
-            if len(outs) > 1:
-                if not isinstance(result, (tuple, list)) or len(result) != len(outs):
-                    raise AdapterError(f"{self.name}: a {self.family} op returns "
-                                       f"({', '.join(outs)}), got {type(result).__name__}")
-            else:
-                result = (result,)
-            for role, value in zip(outs, result):
-                t, target = by_role[role]
-                if on_device:
-                    _emit_device(t, value, target.address, self.name)
-                    continue
-                if _device.has_dlpack(value) and not isinstance(value, np.ndarray):
-                    r = _device.Returned(value, self.name)
-                    try:
-                        value = r.host_copy(NUMPY_OF[t.dtype]) if r.contiguous else value
-                    finally:
-                        r.release()
-                emit(t, value, target, self.name)
-            return "done", ""
-        except Unsupported as e:
-            return "unsupported", f"{self.name} declined: {e}"
-        except Exception as e:  # the op's own failure: an error verdict, never a crash
-            return "error", f"{self.name} raised {describe_exception(e)}"
+
+        def put(t, value, target):
+            if on_device:
+                _emit_device(t, value, target.address, self.name)
+                return
+            if _device.has_dlpack(value) and not isinstance(value, np.ndarray):
+                r = _device.Returned(value, self.name)
+                try:
+                    value = r.host_copy(NUMPY_OF[t.dtype]) if r.contiguous else value
+                finally:
+                    r.release()
+            emit(t, value, target, self.name)
+
+        try:
+            return self._call(m, n, k, tensors, buffers, tactic, arg, put, before)
         finally:
             for address in staged:
                 _native.device_free(address)
+
+
+def _host_arg(t, buf, flat, readonly=False):
+    """An input as a host array of its logical shape (flat: one dimension) for the op: a copy,
+    or (readonly) a read-only view of the buffer."""
+    v = _view(buf, t)
+    if readonly:
+        v = v.view()
+        v.flags.writeable = False
+    else:
+        v = np.array(v)
+    return v.reshape(-1) if flat and v.ndim == 2 else v
 
 
 def describe_exception(e: BaseException) -> str:
@@ -705,13 +697,16 @@ class Adapter:
         return f"<mxgate adapter {self.name}: {', '.join(o.name for o in self._ops)}>"
 
 
-def as_adapter(impl: Any, op: Union[str, Op, None] = None) -> Tuple["Adapter", Tuple[Op, ...]]:
+def as_adapter(impl: Any, op: Union[str, Op, None] = None,
+               available_checked: bool = False) -> Tuple["Adapter", Tuple[Op, ...]]:
     """(adapter, ops) for mxgate.check: an Adapter (op: one of its op names, or None for all),
-    an Op, or a callable with op naming its family (or an Op declaring it)."""
+    an Op, or a callable with op naming its family (or an Op declaring it). An adapter's
+    check_available() is asked unless the caller already did (available_checked)."""
     if isinstance(impl, type) and issubclass(impl, Adapter):
         impl = impl()
     if isinstance(impl, Adapter):
-        impl.check_available()
+        if not available_checked:
+            impl.check_available()
         if op is None:
             return impl, impl.ops
         if isinstance(op, str):

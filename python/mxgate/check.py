@@ -245,8 +245,18 @@ def check(property: Union[str, Iterable[str]], impl: Impl, op: Union[str, Op, No
                              "properties",
                              verb="property")
         return layers.check(property, impl, cases=cases, seed=seed, case=case, shrink=shrink)
-    target = _spec.load(impl) if isinstance(impl, str) else impl
-    adapter, ops = as_adapter(target, op)
+    target = _spec.load(impl) if isinstance(impl, str) else impl  # a spec: availability asked
+    return _check_target(property, impl, target, op, cases, seed, accumulator, case, shrink,
+                         max_size, tactic, available_checked=isinstance(impl, str))
+
+
+def _check_target(property, impl, target, op=None, cases=100, seed=1, accumulator=None, case=None,
+                  shrink=True, max_size=None, tactic=None,
+                  available_checked=False) -> CheckResult:
+    """check() of `target`, an implementation already loaded (from `impl`, its spec string or
+    itself: what the reproduce lines name). The pytest plugin runs every item of one spec on the
+    adapter it loaded once, its check_available() asked once (available_checked)."""
+    adapter, ops = as_adapter(target, op, available_checked=available_checked)
     if accumulator is not None:
         ops = tuple(o.with_contract(accumulator=accumulator) if o.family.startswith("gemm")
                     else o for o in ops)

@@ -1,6 +1,7 @@
 """The pytest plugin of mxgate (docs/python.md §15): mxgate's properties as pytest items.
 
     pytest --mxgate-impl py:mxgate.adapters.numpy:NumpyAdapter [--mxgate-cases N] [--mxgate-seed S]
+           [--mxgate-timeout SECONDS]
 
 Registered as the `pytest11` entry point `mxgate.pytest_plugin` of the installed package (so an
 installed mxgate loads it by itself); from a checkout, `-p mxgate.pytest_plugin` loads it.
@@ -12,8 +13,13 @@ applies to the op's family), node id `mxgate::IMPL::OP::PROPERTY`, e.g.
 cases=N, seed=S)`: pass; fail with the shrunk case, the located element and the reproduce lines
 (`mxgate.check(..., case=...)` and the CLI's); skip with the reason when no case ran (the op
 takes none of the property's cases) or the adapter is unavailable here. A SPEC that does not
-load is a collection error naming it. JUnit XML comes from pytest (`--junitxml FILE`): one
-testcase per item, classname `mxgate.IMPL.OP`, name PROPERTY, with the cases run as a property.
+load is a collection error naming it. Each spec is loaded once, its check_available() asked
+once, for all its items (a kernel compiles once, not per item). As each implementation's items
+end a line gives its counts and seconds and each failed item's case and CLI line; the summary
+ends with the seconds per implementation. --mxgate-timeout: past SECONDS since the first item
+began, the items left are skips ("not run"), so the run still ends with its report. JUnit XML
+comes from pytest (`--junitxml FILE`): one testcase per item, classname `mxgate.IMPL.OP`, name
+PROPERTY, with the cases run as a property.
 
 The fixture `mxgate_check` runs checks inside the user's own tests with the same defaults:
 
@@ -23,14 +29,16 @@ The fixture `mxgate_check` runs checks inside the user's own tests with the same
 
 import importlib
 import inspect
+import re
+import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import pytest
 
 from . import spec as _spec
 from .adapter import Adapter, Op
-from .check import check, properties
+from .check import _check_target, check, properties
 from .errors import AdapterError, Error, Unavailable
 from .result import CheckResult
 
@@ -46,6 +54,10 @@ def pytest_addoption(parser: Any) -> None:
                     help="cases per property (default 100)")
     group.addoption("--mxgate-seed", type=int, default=1, metavar="S",
                     help="the seed every case derives from (default 1)")
+    group.addoption("--mxgate-timeout", type=float, default=0, metavar="SECONDS",
+                    help="stop starting mxgate items once SECONDS have passed since the first "
+                         "began: the rest are skips saying so, and the run ends with its "
+                         "summary (default 0: no limit)")
 
 
 def specs_of(config: Any) -> List[str]:
@@ -65,6 +77,10 @@ def pytest_configure(config: Any) -> None:
         raise pytest.UsageError("--mxgate-cases must be at least 1")
     if config.getoption("mxgate_seed") < 0:
         raise pytest.UsageError("--mxgate-seed must be at least 0")
+    if config.getoption("mxgate_timeout") < 0:
+        raise pytest.UsageError("--mxgate-timeout must be at least 0")
+    if config.pluginmanager.get_plugin(_TIMES) is None:
+        config.pluginmanager.register(_Times(config), _TIMES)
 
 
 def pytest_report_header(config: Any) -> str:
@@ -149,6 +165,17 @@ class ImplCollector(pytest.Collector):
             yield OpCollector.from_parent(self, name=o.name, spec=self.spec, op=o,
                                           listed=self.listed)
 
+    def unavailable(self) -> Optional[str]:
+        """The reason the adapter cannot run here (its check_available(), asked once for all
+        its items), or None."""
+        if not hasattr(self, "_unavailable"):
+            try:
+                self.adapter.check_available()
+                self._unavailable: Optional[str] = None
+            except Unavailable as e:
+                self._unavailable = e.reason
+        return self._unavailable
+
 
 class OpCollector(pytest.Collector):
     """`mxgate::IMPL::OP`: one item per property of the op's family."""
@@ -229,9 +256,22 @@ class PropertyItem(pytest.Item):
 
     def runtest(self) -> None:
         config = self.config
+        times = _times(config)
+        spent = times.spent()
+        limit = config.getoption("mxgate_timeout")
+        if limit and spent is not None and spent >= limit:
+            times.not_run += 1
+            _skip(f"not run: --mxgate-timeout {limit:g} s spent ({spent:.1f} s since the first "
+                  "mxgate item began)")
+        times.begin()
+        impl = self.parent.parent  # the ImplCollector: one adapter, loaded once, for its items
+        reason = impl.unavailable()
+        if reason is not None:
+            _skip(f"unavailable: {reason}")
         try:
-            r = check(self.name, self.spec, op=self.op, cases=config.getoption("mxgate_cases"),
-                      seed=config.getoption("mxgate_seed"))
+            r = _check_target(self.name, self.spec, impl.adapter, op=self.op,
+                              cases=config.getoption("mxgate_cases"),
+                              seed=config.getoption("mxgate_seed"), available_checked=True)
         except Unavailable as e:
             _skip(f"unavailable: {e.reason}")
         self.result = r
@@ -265,6 +305,92 @@ class UnavailableItem(pytest.Item):
 
     def reportinfo(self) -> Tuple[Any, Optional[int], str]:
         return _report_location(self, f"{self.spec}: unavailable")
+
+
+class _Times:
+    """Registered per session (pytest_configure): per implementation, its items' outcomes and
+    seconds, written as each implementation's items end and in the terminal summary; and when
+    the first mxgate item began, for --mxgate-timeout."""
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.start: Optional[float] = None
+        self.not_run = 0
+        self.impls: Dict[str, Dict[str, Any]] = {}
+
+    def begin(self) -> None:
+        if self.start is None:
+            self.start = time.monotonic()
+
+    def spent(self) -> Optional[float]:
+        return None if self.start is None else time.monotonic() - self.start
+
+    def of(self, impl: str) -> Dict[str, Any]:
+        return self.impls.setdefault(impl, {"passed": 0, "failed": 0, "skipped": 0,
+                                            "seconds": 0.0, "failures": []})
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        impl = _impl_of(report.nodeid)
+        if impl is None:
+            return
+        row = self.of(impl)
+        row["seconds"] += getattr(report, "duration", 0.0) or 0.0
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            row[report.outcome] += 1
+            if report.failed:
+                text = str(report.longrepr or "")
+                case = re.search(r"shrunk case: (.*)", text)
+                cli = re.search(r"cli: (.*)", text) or re.search(r"reproduce: (.*)", text)
+                row["failures"].append("::".join(report.nodeid.split("::")[2:]) +
+                                       (f": case {case.group(1)}" if case else "") +
+                                       (f"; {cli.group(1)}" if cli else ""))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Iterator[None]:
+        yield
+        # Progress per implementation as its items end: counts, seconds, and each failed item's
+        # case and CLI line, written at once (a run stopped later keeps them in its log).
+        impl = _impl_of(item.nodeid)
+        if impl is None or (nextitem is not None and _impl_of(nextitem.nodeid) == impl):
+            return
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is None:
+            return
+        row = self.of(impl)
+        if getattr(getattr(tr, "_tw", None), "width_of_current_line", 1):
+            tr.write("\n")  # after -q's letters: the line of its own
+        tr.write_line(f"[mxgate] {impl}: {_counts(row)} in {row['seconds']:.1f} s")
+        for f in row["failures"]:
+            tr.write_line(f"[mxgate]   FAILED {f}")
+        tr.flush()
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.impls:
+            return
+        tr = terminalreporter
+        tr.write_sep("-", "mxgate: seconds per implementation")
+        for impl, row in self.impls.items():
+            tr.write_line(f"{impl}: {row['seconds']:.1f} s, {_counts(row)}")
+        if self.not_run:
+            tr.write_line(f"{self.not_run} items not run: --mxgate-timeout "
+                          f"{self.config.getoption('mxgate_timeout'):g} s spent")
+
+
+def _times(config: Any) -> _Times:
+    return config.pluginmanager.get_plugin(_TIMES)
+
+
+_TIMES = "mxgate-times"
+
+
+def _impl_of(nodeid: str) -> Optional[str]:
+    """IMPL of an item's node id mxgate::IMPL[::OP::PROPERTY], or None for another test."""
+    parts = nodeid.split("::")
+    return parts[1] if len(parts) >= 2 and parts[0] == ROOT else None
+
+
+def _counts(row: Dict[str, Any]) -> str:
+    return ", ".join(f"{row[k]} {k}" for k in ("passed", "failed", "skipped") if row[k]) or "none"
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ first mismatches coming back. The Python worker behind `--impl py:...` answers t
 "survey" request with this (mxgate._worker), so no input crosses its socket.
 """
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Tuple, Union
 
@@ -30,9 +31,13 @@ class CastSurvey:
     target: str
     claimed: str  # the op's claim, "" when none
     inputs: int
-    seconds: float
+    seconds: float  # the timed sweep over the inputs
     error: str
     results: Tuple[ClaimResult, ...] = field(default_factory=tuple)
+    # The one-time setup before the sweep: the claims' run tables (built once per format in a
+    # process) and one warm-up call of the op on the sweep's first call's inputs (a kernel's
+    # compile, a jit per shape).
+    setup_seconds: float = 0.0
 
     @property
     def matches(self) -> Tuple[str, ...]:
@@ -47,12 +52,12 @@ def parse_lines(text: str) -> Tuple[CastSurvey, ...]:
         f = line.split("\t")
         if f[0] == "cast" and len(f) >= 6:
             out.append(CastSurvey(f[1], f[2], "" if f[3] == "-" else f[3], int(f[4]),
-                                  float(f[5]), f[6] if len(f) > 6 else "", ()))
+                                  float(f[5]), f[6] if len(f) > 6 else "", (),
+                                  float(f[7]) if len(f) > 7 and f[7] else 0.0))
         elif f[0] == "claim" and len(f) >= 3 and out:
             r = ClaimResult(tuple(f[1].split(",")), int(f[2]), f[3] if len(f) > 3 else "")
             last = out[-1]
-            out[-1] = CastSurvey(last.op, last.target, last.claimed, last.inputs, last.seconds,
-                                 last.error, last.results + (r,))
+            out[-1] = dataclasses.replace(last, results=last.results + (r,))
     return tuple(out)
 
 

@@ -1,6 +1,7 @@
-"""Cast adapters for the survey tests (test_device_ops.py): the e4m3fn cast under ocp_mx, as a
-host op and as a device op (memory "cuda": DLPack views, host arrays where the library has no
-CUDA), and the same with one planted wrong code at input 1.0 (0x3f800000). The codes come from
+"""Cast adapters for the survey tests (test_device_ops.py, test_survey_setup.py): the e4m3fn
+cast under ocp_mx, as a host op and as a device op (memory "cuda": DLPack views, host arrays
+where the library has no CUDA), the same with one planted wrong code at input 1.0 (0x3f800000),
+and a host op whose first call sleeps (a compile's stand-in). The codes come from
 mxgate.encode: these adapters are correct (or wrong at one input) by construction, so the tests
 check the survey's plumbing, not the encoder."""
 
@@ -41,3 +42,23 @@ class DeviceCastPlanted(mxgate.Adapter):
     @mxgate.op("cast", out_dtypes=("e4m3fn",), convention="ocp_mx", memory="cuda")
     def cast(self, x, out_dtype):
         return _codes(x, out_dtype, True)
+
+
+SLOW_FIRST_SECONDS = 1.5
+
+
+class SlowFirstCast(mxgate.Adapter):
+    """HostCast whose first call in a process sleeps SLOW_FIRST_SECONDS, as a kernel's compile or
+    a jit would: the survey's setup must take it, its timed sweep not. `calls` counts them."""
+
+    name = "slow_first_cast"
+    calls = 0
+
+    @mxgate.op("cast", out_dtypes=("e4m3fn",), convention="ocp_mx")
+    def cast(self, x, out_dtype):
+        import time
+
+        type(self).calls += 1
+        if type(self).calls == 1:
+            time.sleep(SLOW_FIRST_SECONDS)
+        return _codes(x, out_dtype, False)

@@ -112,3 +112,39 @@ def test_plan_impl_bad_module_exit_2():
                             "--k", "64", "--impl", "py:no_such_module_here:X")
     assert code == 2, out + err
     assert "cannot import" in err and "Traceback" not in err, err
+
+
+# Guards against a wrong answer when several specs are asked at once: each line says which of
+# them is a LayerAdapter, in order; a bad spec is "other" (never a crash), exit 1 unless all are.
+def test_is_layer_answers_every_spec():
+    specs = [GOOD, "py:mxgate.adapters.numpy:NumpyAdapter", "py:no_such_module_here:X"]
+    r = subprocess.run([sys.executable, "-m", "mxgate.layers", "is-layer", *specs],
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [f"layer\t{specs[0]}", f"other\t{specs[1]}",
+                                     f"other\t{specs[2]}"], r.stdout
+    r = subprocess.run([sys.executable, "-m", "mxgate.layers", "is-layer", GOOD],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == f"layer\t{GOOD}\n", r.stdout + r.stderr
+
+
+# Guards against the gate starting one Python per py: spec to ask whether it is a LayerAdapter
+# (one interpreter answers all), and against a bad spec among them losing its error.
+def test_gate_asks_once_for_every_spec(tmp_path):
+    log = tmp_path / "calls"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    bad = "py:no_such_module_here:X"
+    env = dict(os.environ, MXGATE_PYTHON=str(wrapper))
+    r = subprocess.run([str(cli_path()), "gate", "--impl", f"{FAULTY}RelayoutDirectlyRead,"
+                        f"py:mxgate.adapters.numpy:NumpyAdapter,{bad}", "--only", "layer.",
+                        "--cases", "5"], capture_output=True, text=True, env=env)
+    out = r.stdout + r.stderr
+    asked = [c for c in log.read_text().splitlines() if " is-layer " in f" {c} "]
+    assert len(asked) == 1, asked
+    assert asked[0].endswith(f"is-layer {FAULTY}RelayoutDirectlyRead "
+                             f"py:mxgate.adapters.numpy:NumpyAdapter {bad}"), asked
+    assert r.returncode != 0, out
+    assert f"layer.*[{FAULTY}RelayoutDirectlyRead] (host) ... FAIL" in r.stdout, out
+    assert bad in out and "no_such_module_here" in out, out

@@ -9,14 +9,16 @@
 #   host     the same of torch CPU and ml_dtypes (host ops), and own.log: the libraries' own
 #            fp32 -> e4m3fn cast over all inputs, timed alone (scripts/h200/own_cast_time.py)
 #   pytest   pytest -p mxgate.pytest_plugin --mxgate-impl over every shipped adapter
+#   formats  nothing more: formats.tsv (written after every run) from the survey-*.json present
 # Each survey runs under `timeout -s INT` (MXGATE_SURVEY_LIMIT seconds, default 400; killed 30 s
 # later): an interrupted one writes its partial report once the piece that runs ends.
 # MXGATE_SURVEY_CASES (default 100) cases per property, MXGATE_PYTEST_CASES (30) and
 # MXGATE_PYTEST_LIMIT (400) for the plugin, MXGATE_OWN_LIMIT (300) for own_cast_time.py. OUT_DIR gets survey-NAME.{md,json,log},
-# formats.tsv (seconds per op and format), status.log, env.log, own.log, pytest.log.
+# formats.tsv (per op and format: the sweep's seconds and, apart, the setup's: run tables and
+# the op's warm-up call), status.log, env.log, own.log, pytest.log.
 set -u
 if [ $# -lt 3 ]; then
-  echo "usage: scripts/h200/survey.sh MXGATE LIBMXGATE OUT_DIR [device|host|pytest...]" >&2
+  echo "usage: scripts/h200/survey.sh MXGATE LIBMXGATE OUT_DIR [device|host|pytest|formats...]" >&2
   exit 2
 fi
 MX=$1
@@ -71,17 +73,25 @@ for part in ${*:-device host pytest}; do
     pytest)
       specs=$("$MXGATE_PYTHON" -c "from mxgate.adapters import SHIPPED; print(','.join(SHIPPED))")
       start=$(date +%s)
-      timeout -s INT -k 30 "${MXGATE_PYTEST_LIMIT:-400}" "$MXGATE_PYTHON" -m pytest -q -p no:cacheprovider \
-        -p mxgate.pytest_plugin --mxgate-impl "$specs" --mxgate-cases "${MXGATE_PYTEST_CASES:-30}" \
-        -rs "$ROOT/python/mxgate" > "$O/pytest.log" 2>&1
+      # The plugin stops starting items 60 s before the limit (--mxgate-timeout), so the run
+      # ends with its summary; each implementation's line (counts, seconds, failed items' cases
+      # and CLI lines) is written as its items end, unbuffered.
+      limit=${MXGATE_PYTEST_LIMIT:-400}
+      PYTHONUNBUFFERED=1 timeout -s INT -k 30 "$limit" "$MXGATE_PYTHON" -m pytest -q \
+        -p no:cacheprovider -p mxgate.pytest_plugin --mxgate-impl "$specs" \
+        --mxgate-cases "${MXGATE_PYTEST_CASES:-30}" --mxgate-timeout $((limit > 120 ? limit - 60 : limit / 2)) \
+        -rfEs "$ROOT/python/mxgate" > "$O/pytest.log" 2>&1
       echo "pytest rc=$? $(( $(date +%s) - start )) s" | tee -a "$O/status.log" ;;
-    *) echo "survey.sh: unknown part '$part' (device host pytest)" >&2; exit 2 ;;
+    formats) ;;
+    *) echo "survey.sh: unknown part '$part' (device host pytest formats)" >&2; exit 2 ;;
   esac
 done
 # Seconds per op and format, from the surveys' JSON.
 "$MXGATE_PYTHON" - "$O" > "$O/formats.tsv" <<'PY'
 import glob, json, sys
-print("implementation\top\ttarget\tinputs\tseconds\terror\tbit-exact with")
+# sweep_s: the timed sweep over the inputs (the figure the 1 s per format goal is about);
+# setup_s: before it, the claims' run tables and the op's warm-up call (a compile, a jit).
+print("implementation\top\ttarget\tinputs\tsweep_s\tsetup_s\tsweep<=1s\terror\tbit-exact with")
 for f in sorted(glob.glob(sys.argv[1] + "/survey-*.json")):
     try:
         d = json.load(open(f))
@@ -89,8 +99,11 @@ for f in sorted(glob.glob(sys.argv[1] + "/survey-*.json")):
         continue
     for i in d["implementations"]:
         for c in i["casts"]:
+            sweep = c.get("seconds")
+            goal = "" if sweep is None or c["error"] else "yes" if sweep <= 1 else "NO"
             print("\t".join([i["name"], c["op"], c.get("target", ""), str(c.get("inputs", "")),
-                             str(c.get("seconds", "")), c["error"][:80],
+                             str(sweep if sweep is not None else ""),
+                             str(c.get("setup_seconds", "")), goal, c["error"][:80],
                              ";".join(c.get("matches", []))]))
 PY
 cat "$O/formats.tsv"

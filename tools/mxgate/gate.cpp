@@ -369,13 +369,19 @@ int cmd_gate(const Argv& argv) {
   s.backends = resolve_backends(a.get("backend").value_or("auto"), watchdog, timeout);
   std::vector<std::string> layer_specs;
   if (const auto specs = a.get("impl")) {
+    std::vector<std::string> listed;
     for (std::size_t at = 0; at <= specs->size();) {
       const std::size_t comma = std::min(specs->find(',', at), specs->size());
       const std::string spec = specs->substr(at, comma - at);
       at = comma + 1;
-      if (spec.empty()) continue;
-      if (spec == "builtin") continue;  // always under test
-      if (is_layer_spec(spec)) {        // a LayerAdapter: its layer properties, run by Python
+      if (!spec.empty() && spec != "builtin") listed.push_back(spec);  // builtin: always tested
+    }
+    // One Python answers which py: specs are LayerAdapters (their layer properties, run by
+    // Python); the others, a bad spec too, resolve as implementations (an error naming it).
+    const std::vector<bool> layer = are_layer_specs(listed);
+    for (std::size_t i = 0; i < listed.size(); ++i) {
+      const std::string& spec = listed[i];
+      if (layer[i]) {
         layer_specs.push_back(spec);
         continue;
       }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -87,10 +88,34 @@ std::string line_after(const std::string& text, const std::string& prefix) {
 
 bool is_layer_property(const std::string& name) { return name.rfind("layer.", 0) == 0; }
 
-bool is_layer_spec(const std::string& spec) {
-  if (spec.rfind("py:", 0) != 0) return false;
-  std::string ignored;
-  return run_python({"is-layer", spec}, &ignored) == 0;
+bool is_layer_spec(const std::string& spec) { return are_layer_specs({spec}).front(); }
+
+std::vector<bool> are_layer_specs(const std::vector<std::string>& specs) {
+  std::vector<bool> out(specs.size(), false);
+  std::vector<std::string> args = {"is-layer"};
+  std::vector<std::size_t> asked;  // the index in specs of each py: spec asked
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].rfind("py:", 0) != 0) continue;
+    args.push_back(specs[i]);
+    asked.push_back(i);
+  }
+  if (asked.empty()) return out;
+  std::string text;
+  const int rc = run_python(args, &text);
+  if (rc != 0 && rc != 1) return out;
+  // "layer\tSPEC" or "other\tSPEC", one line per spec asked, in order.
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
+    if (line.rfind("layer\t", 0) == 0 || line.rfind("other\t", 0) == 0) lines.push_back(line);
+    at = end + 1;
+  }
+  if (lines.size() != asked.size()) return out;
+  for (std::size_t j = 0; j < asked.size(); ++j) {
+    out[asked[j]] = lines[j] == "layer\t" + specs[asked[j]];
+  }
+  return out;
 }
 
 int run_layer_properties(const std::string& names, const std::string& spec, uint64_t seed,

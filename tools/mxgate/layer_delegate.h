@@ -17,6 +17,11 @@ bool is_layer_property(const std::string& name);
 // Whether SPEC (py:MODULE:OBJECT) names an mxgate.layers.LayerAdapter.
 bool is_layer_spec(const std::string& spec);
 
+// is_layer_spec of each of SPECS, in order, from one interpreter (`python -m mxgate.layers
+// is-layer SPEC...`) for all the py: specs; false for any other spec, and for every one when
+// the interpreter's answer is not one line per spec (it did not run, or failed).
+std::vector<bool> are_layer_specs(const std::vector<std::string>& specs);
+
 // Runs the layer properties NAMES (comma-separated) on SPEC in Python, its verdict lines on
 // stdout; returns its exit code (0 pass, 1 a property failed, 2 bad input, 3 unavailable).
 int run_layer_properties(const std::string& names, const std::string& spec, uint64_t seed,

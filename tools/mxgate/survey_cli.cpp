@@ -44,7 +44,8 @@ struct ClaimRow {
 struct CastRow {
   std::string op, target, claimed, error;
   uint64_t inputs = 0;
-  double seconds = 0;
+  double seconds = 0;        // the timed sweep
+  double setup_seconds = 0;  // before it: run tables, the op's warm-up call (cast_survey.h)
   std::vector<ClaimRow> claims;
   std::vector<std::string> matches() const {
     std::vector<std::string> out;
@@ -130,6 +131,7 @@ void parse_casts(const std::string& payload, ImplRow& row) {
       c.inputs = std::stoull(f[4]);
       c.seconds = std::stod(f[5]);
       c.error = f.size() > 6 ? f[6] : "";
+      c.setup_seconds = f.size() > 7 ? std::stod(f[7]) : 0;
       row.casts.push_back(c);
     } else if (f.size() >= 3 && f[0] == "claim" && !row.casts.empty()) {
       row.casts.back().claims.push_back({f[1], std::stoull(f[2]), f.size() > 3 ? f[3] : ""});
@@ -160,6 +162,13 @@ std::string display(const std::string& claims) {
   return out;
 }
 
+// Seconds with two decimals, as the tables show them.
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", s);
+  return buf;
+}
+
 // Markdown cells: no pipes or newlines.
 std::string cell(std::string s) {
   s = one_line(std::move(s));
@@ -184,8 +193,10 @@ std::string markdown(const std::vector<ImplRow>& rows, properties::CastInputs in
   }
   md << "\n## Casts\n\nEach cast op and target against every convention defining the target: "
         "the conventions it equals bit for bit, else the closest one's count and first "
-        "differing input.\n\n| implementation | op | target | claims | inputs | bit-exact "
-        "with | claim differs | closest otherwise |\n|---|---|---|---|---|---|---|---|\n";
+        "differing input; the seconds of the timed sweep over the inputs, and of the setup "
+        "before it (the claims' run tables, the op's warm-up call: a compile or jit).\n\n| "
+        "implementation | op | target | claims | inputs | bit-exact with | claim differs | "
+        "closest otherwise | sweep s | setup s |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const ImplRow& r : rows) {
     for (const CastRow& c : r.casts) {
       const std::vector<std::string> m = c.matches();
@@ -211,7 +222,8 @@ std::string markdown(const std::vector<ImplRow>& rows, properties::CastInputs in
          << cell(!c.error.empty() ? "ERROR: " + c.error
                  : m.empty()      ? "**none**"
                                   : display(joined(m, ";")))
-         << " | " << cell(claim_state) << " | " << cell(other) << " |\n";
+         << " | " << cell(claim_state) << " | " << cell(other) << " | " << seconds(c.seconds)
+         << " | " << seconds(c.setup_seconds) << " |\n";
     }
   }
   md << "\n## Properties\n\n| implementation | property | verdict | cases | unsupported | shrunk "
@@ -253,7 +265,8 @@ void write_json(std::ostream& os, const std::vector<ImplRow>& rows, properties::
     w.field("message", r.message).key("casts").begin_array();
     for (const CastRow& c : r.casts) {
       w.begin_object().field("op", c.op).field("target", c.target).field("claimed", c.claimed);
-      w.field("inputs", c.inputs).field("seconds", c.seconds).field("error", c.error);
+      w.field("inputs", c.inputs).field("seconds", c.seconds);
+      w.field("setup_seconds", c.setup_seconds).field("error", c.error);
       w.key("matches").begin_array();
       for (const std::string& m : c.matches()) w.value(m);
       w.end_array().key("claims").begin_array();

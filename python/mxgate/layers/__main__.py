@@ -4,7 +4,9 @@ layer.* --impl py:MODULE:OBJECT` and `mxgate gate --impl ...`, which run this (d
 
     python -m mxgate.layers property NAME[,NAME...]|layer.* --impl SPEC [--seed S] [--cases N]
                            [--case TEXT] [--json FILE]
-    python -m mxgate.layers is-layer SPEC        exit 0 when SPEC names a LayerAdapter, else 1
+    python -m mxgate.layers is-layer SPEC...     one line per SPEC, "layer SPEC" or "other SPEC"
+                                                 (tab-separated); exit 0 when every SPEC names
+                                                 a LayerAdapter, else 1
     python -m mxgate.layers list                 the properties, one a line
     python -m mxgate.layers plan --impl SPEC --config TEXT [--label L] [--config ...] [--json]
                                                  the user's decisions beside the model's
@@ -15,7 +17,7 @@ adapter is unavailable here."""
 import argparse
 import json
 import sys
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from ..errors import InputError, Unavailable
 from .properties import OPT_IN, PROPERTIES
@@ -54,18 +56,39 @@ def _print(r) -> None:
         print(f"    cli: {r.cli}")
 
 
-def _plan(spec: str, configs: List[str], labels: List[str], as_json: bool) -> int:
+def _guarded(verb: str, impl: str, run: Callable[[], int]) -> int:
+    """run()'s exit code; its Unavailable exit 3 and its InputError exit 2, each one line on
+    stderr as `mxgate VERB` writes them."""
     try:
-        if labels and len(labels) != len(configs):
-            raise InputError("plan: give one --label per --config, or none")
-        adapter, _ = resolve(spec)
-        return plan.main(adapter, configs, labels, as_json)
+        return run()
     except Unavailable as e:
-        print(f"mxgate plan: --impl {spec}: unavailable: {e}", file=sys.stderr)
+        print(f"mxgate {verb}: --impl {impl}: unavailable: {e}", file=sys.stderr)
         return 3
     except InputError as e:
-        print(f"mxgate plan: {e}", file=sys.stderr)
+        print(f"mxgate {verb}: {e}", file=sys.stderr)
         return 2
+
+
+def _plan(spec: str, configs: List[str], labels: List[str], as_json: bool) -> int:
+    if labels and len(labels) != len(configs):
+        raise InputError("plan: give one --label per --config, or none")
+    adapter, _ = resolve(spec)
+    return plan.main(adapter, configs, labels, as_json)
+
+
+def _property(a: argparse.Namespace, spec: str) -> int:
+    result = check(a.names, spec, cases=a.cases, seed=a.seed, case=a.case)
+    for r in result.results:
+        _print(r)
+    if a.json:
+        text = json.dumps(dict(schema="mxgate-layer-property/1",
+                               results=[_json(r) for r in result.results]), indent=1)
+        if a.json == "-":
+            print(text)
+        else:
+            with open(a.json, "w") as f:
+                f.write(text + "\n")
+    return 0 if result.passed else 1
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -79,7 +102,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     prop.add_argument("--case")
     prop.add_argument("--json")
     isl = sub.add_parser("is-layer")
-    isl.add_argument("spec")
+    isl.add_argument("specs", nargs="+")
     sub.add_parser("list")
     pl = sub.add_parser("plan")
     pl.add_argument("--impl", required=True)
@@ -92,32 +115,15 @@ def main(argv: Optional[List[str]] = None) -> int:
             doc = (fn.__doc__ or "").split("\n")[0]
             print(f"{name:<24} {'(opt-in) ' if name in OPT_IN else ''}{doc}")
         return 0
-    spec = a.spec if a.verb == "is-layer" else a.impl
-    if spec.startswith("py:"):
-        spec = spec[3:]
-    if a.verb == "is-layer":
-        return 0 if is_layer_impl(spec) else 1
+    if a.verb == "is-layer":  # one interpreter answers every spec the gate has (tab-separated)
+        layer = [is_layer_impl(s) for s in a.specs]
+        for s, yes in zip(a.specs, layer):
+            print(f"{'layer' if yes else 'other'}\t{s}")
+        return 0 if all(layer) else 1
+    spec = a.impl[3:] if a.impl.startswith("py:") else a.impl
     if a.verb == "plan":
-        return _plan(spec, a.config, a.label, a.json)
-    try:
-        result = check(a.names, spec, cases=a.cases, seed=a.seed, case=a.case)
-    except Unavailable as e:
-        print(f"mxgate property: --impl {a.impl}: unavailable: {e}", file=sys.stderr)
-        return 3
-    except InputError as e:
-        print(f"mxgate property: {e}", file=sys.stderr)
-        return 2
-    for r in result.results:
-        _print(r)
-    if a.json:
-        text = json.dumps(dict(schema="mxgate-layer-property/1",
-                               results=[_json(r) for r in result.results]), indent=1)
-        if a.json == "-":
-            print(text)
-        else:
-            with open(a.json, "w") as f:
-                f.write(text + "\n")
-    return 0 if result.passed else 1
+        return _guarded("plan", spec, lambda: _plan(spec, a.config, a.label, a.json))
+    return _guarded("property", a.impl, lambda: _property(a, spec))
 
 
 if __name__ == "__main__":
