@@ -1,4 +1,4 @@
-"""The contract clause packed_scales from Python (docs/plugins.md §3.7): an op declaring it is
+"""The contract clause packed_scales from Python (docs/plugins.md §3.3): an op declaring it is
 never handed a scale grid that is a view into a wider tensor, in process (mxgate.check) or through
 the worker (the description line `packed_scales 1`, shown by `mxgate impls --json`); the same op
 without it is. Not covered here: C++ ops and plugins (tests/test_packed_scales.cpp)."""
