@@ -10,6 +10,9 @@
 #include "reference/format.h"
 #include "reference/mx_quant.h"
 #include "reference/quant_conventions.h"
+#if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
+#include "fuzz/quantize_memo.h"  // fuzz_dispatch's copy of dispatch/ only
+#endif
 
 namespace mxgate::dispatch {
 namespace {
@@ -32,7 +35,19 @@ Activation make_activation(std::span<const float> values, std::size_t m, std::si
   x.m = m;
   x.k = k;
   x.bf16.resize(values.size());  // one allocation (the fuzzer builds one per input)
+#if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
+  // fuzz_dispatch only: the bf16 bits of values converted before (fuzz/quantize_memo.h).
+  const fuzz::QuantizeMemo::Key key{{2, m, k, 0, 0}, values.data(), 4 * values.size()};
+  if (const auto hit = fuzz::quantize_memo().get(key)) {
+    if (!hit->data.empty()) std::memcpy(x.bf16.data(), hit->data.data(), hit->data.size());
+    return x;
+  }
+#endif
   for (std::size_t i = 0; i < values.size(); ++i) x.bf16[i] = bf16_of(values[i]);
+#if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
+  fuzz::quantize_memo().put(
+      key, {reinterpret_cast<const uint8_t*>(x.bf16.data()), 2 * x.bf16.size()}, {});
+#endif
   return x;
 }
 
@@ -66,6 +81,19 @@ QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
   // load_weights refuses a second load: refused here first, before quantizing for nothing.
   if (state_.weights_loaded) throw DispatchError("load_weights: weights already loaded");
   QuantizedWeight q;
+#if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
+  // fuzz_dispatch only: the codes and scales of a weight quantized before (fuzz/quantize_memo.h).
+  const fuzz::QuantizeMemo::Key key{
+      {0, static_cast<uint64_t>(c.scheme), static_cast<uint64_t>(c.weight_scale), c.n, c.k},
+      w.data(),
+      4 * w.size()};
+  if (const auto hit = fuzz::quantize_memo().get(key)) {
+    q.data.assign(hit->data.begin(), hit->data.end());
+    q.scales.assign(hit->scales.begin(), hit->scales.end());
+    load_weights(q);
+    return q;
+  }
+#endif
   switch (c.scheme) {
     case Scheme::kMxfp8: {
       MxQuantized m = quantize_mx(w, c.n, c.k, Format::kE4M3FN,
@@ -101,6 +129,9 @@ QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
       }
       break;
   }
+#if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
+  fuzz::quantize_memo().put(key, q.data, q.scales);
+#endif
   load_weights(q);
   return q;
 }

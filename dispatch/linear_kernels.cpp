@@ -10,6 +10,9 @@
 #include "reference/quant_conventions.h"
 #include "reference/scale_layout.h"
 #include "reference/weight_shuffle.h"
+#if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
+#include "fuzz/quantize_memo.h"  // fuzz_dispatch's copy of dispatch/ only
+#endif
 
 namespace mxgate::dispatch {
 namespace {
@@ -433,14 +436,31 @@ void preshuffle_layer_weight(LayerState& layer, Backend& be) {
 }
 
 QuantizedActivation quantize_activation_1x128(const Activation& x) {
+#if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
+  // fuzz_dispatch only: the codes and scales of an activation quantized before
+  // (fuzz/quantize_memo.h).
+  const fuzz::QuantizeMemo::Key key{{1, x.m, x.k, 0, 0}, x.bf16.data(), 2 * x.bf16.size()};
+  if (const auto hit = fuzz::quantize_memo().get(key)) {
+    QuantizedActivation out{{hit->data.begin(), hit->data.end()},
+                            std::vector<float>(hit->scales.size() / 4),
+                            ActScaleOrder::kRowMajor};
+    if (!hit->scales.empty())
+      std::memcpy(out.scales.data(), hit->scales.data(), hit->scales.size());
+    return out;
+  }
+#endif
   std::vector<float> values(x.bf16.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     values[i] = float_of_bf16(x.bf16[i]);
   }
   static const BlockPolicy policy =
       require_block_policy(require_convention("vllm_group_quant"), Format::kE4M3FN, false);
-  const BlockQuantized q = quantize_block(values, x.m, x.k, 1, kBlockK, Format::kE4M3FN, policy);
-  return {q.data, q.scales, ActScaleOrder::kRowMajor};
+  BlockQuantized q = quantize_block(values, x.m, x.k, 1, kBlockK, Format::kE4M3FN, policy);
+#if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
+  fuzz::quantize_memo().put(
+      key, q.data, {reinterpret_cast<const uint8_t*>(q.scales.data()), 4 * q.scales.size()});
+#endif
+  return {std::move(q.data), std::move(q.scales), ActScaleOrder::kRowMajor};
 }
 
 QuantizedActivation quantize_activation_1x128(const Activation& x, ActScaleOrder order) {
