@@ -24,11 +24,11 @@ impl::Call gemm_call(uint64_t scale_ld) {
   call.m = 4;
   call.n = 8;
   call.k = 256;
-  call.a = {1, 4 * 256, 4, 256, 256, impl::Dtype::kE4M3FN, impl::Layout::kRowMajor};
-  call.b = {2, 8 * 256, 8, 256, 256, impl::Dtype::kE4M3FN, impl::Layout::kRowMajor};
+  call.a = {1, 4 * 256, 4, 256, 256, impl::Dtype::kE4m3fn, impl::Layout::kRowMajor};
+  call.b = {2, 8 * 256, 8, 256, 256, impl::Dtype::kE4m3fn, impl::Layout::kRowMajor};
   // 4 rows x 8 scales, row-major, at `scale_ld`.
-  call.a_scale = {3, 3 * scale_ld + 8, 4, 8, scale_ld, impl::Dtype::kE8M0, impl::Layout::kRowMajor};
-  call.b_scale = {4, 7 * 8 + 8, 8, 8, 8, impl::Dtype::kE8M0, impl::Layout::kRowMajor};
+  call.a_scale = {3, 3 * scale_ld + 8, 4, 8, scale_ld, impl::Dtype::kE8m0, impl::Layout::kRowMajor};
+  call.b_scale = {4, 7 * 8 + 8, 8, 8, 8, impl::Dtype::kE8m0, impl::Layout::kRowMajor};
   call.out = {5, 4 * 8 * 4, 4, 8, 8, impl::Dtype::kF32, impl::Layout::kRowMajor};
   return call;
 }
@@ -57,11 +57,11 @@ TEST(PackedScales, AVectorsStrideCounts) {
   impl::Contract c = mx_contract(true);
   c.a_scale_layouts = impl::layout_bit(impl::Layout::kRowMajor);
   impl::Call call = gemm_call(8);
-  call.a_scale = {3, 16, 4, 1, 2, impl::Dtype::kE8M0, impl::Layout::kRowMajor};
+  call.a_scale = {3, 16, 4, 1, 2, impl::Dtype::kE8m0, impl::Layout::kRowMajor};
   ASSERT_TRUE(impl::check_call("op", c, call).has_value());
   call.a_scale.ld = 1;
   EXPECT_FALSE(impl::check_call("op", c, call).has_value());
-  call.a_scale = {3, 16, 1, 8, 12, impl::Dtype::kE8M0, impl::Layout::kRowMajor};  // one line
+  call.a_scale = {3, 16, 1, 8, 12, impl::Dtype::kE8m0, impl::Layout::kRowMajor};  // one line
   EXPECT_FALSE(impl::check_call("op", c, call).has_value());
 }
 

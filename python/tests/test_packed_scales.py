@@ -36,10 +36,11 @@ def test_worker_description_carries_the_clause(cli):
     here = str(Path(__file__).resolve().parent)
     env = dict(os.environ, MXGATE_PYTHON=sys.executable, PYTHONPATH=os.pathsep.join(
         [here, str(Path(here).parents[0]), os.environ.get("PYTHONPATH", "")]))
-    for name, want in (("Packed", True), ("Views", False)):
+    for name, impl_name, want in (("Packed", "packed_only", True),
+                                  ("Views", "packed_views", False)):
         r = subprocess.run([str(cli.path), "impls", "--json", "--impl", f"py:packed_adapters:{name}"],
                            capture_output=True, text=True, env=env, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         d = json.loads(r.stdout)
-        ops = d["implementations"][0]["ops"]
-        assert ops[0]["contract"]["packed_scales"] is want, ops[0]
+        impl = {i["name"]: i for i in d["implementations"]}[impl_name]
+        assert impl["ops"][0]["contract"]["packed_scales"] is want, impl["ops"][0]
