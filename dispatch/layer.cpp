@@ -11,7 +11,7 @@
 #include "reference/mx_quant.h"
 #include "reference/quant_conventions.h"
 #if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
-#include "fuzz/quantize_memo.h"  // fuzz_dispatch's copy of dispatch/ only
+#include "dispatch/quantize_memo.h"  // fuzz_dispatch's copy of dispatch/ only
 #endif
 
 namespace mxgate::dispatch {
@@ -36,7 +36,7 @@ Activation make_activation(std::span<const float> values, std::size_t m, std::si
   x.k = k;
   x.bf16.resize(values.size());  // one allocation (the fuzzer builds one per input)
 #if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
-  // fuzz_dispatch only: the bf16 bits of values converted before (fuzz/quantize_memo.h).
+  // fuzz_dispatch only: the bf16 bits of values converted before (dispatch/quantize_memo.h).
   const fuzz::QuantizeMemo::Key key{{2, m, k, 0, 0}, values.data(), 4 * values.size()};
   if (const auto hit = fuzz::quantize_memo().get(key)) {
     if (!hit->data.empty()) std::memcpy(x.bf16.data(), hit->data.data(), hit->data.size());
@@ -82,7 +82,8 @@ QuantizedWeight LinearLayer::load_float_weights(std::span<const float> w) {
   if (state_.weights_loaded) throw DispatchError("load_weights: weights already loaded");
   QuantizedWeight q;
 #if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
-  // fuzz_dispatch only: the codes and scales of a weight quantized before (fuzz/quantize_memo.h).
+  // fuzz_dispatch only: the codes and scales of a weight quantized before
+  // (dispatch/quantize_memo.h).
   const fuzz::QuantizeMemo::Key key{
       {0, static_cast<uint64_t>(c.scheme), static_cast<uint64_t>(c.weight_scale), c.n, c.k},
       w.data(),

@@ -11,7 +11,7 @@
 #include "reference/scale_layout.h"
 #include "reference/weight_shuffle.h"
 #if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
-#include "fuzz/quantize_memo.h"  // fuzz_dispatch's copy of dispatch/ only
+#include "dispatch/quantize_memo.h"  // fuzz_dispatch's copy of dispatch/ only
 #endif
 
 namespace mxgate::dispatch {
@@ -438,7 +438,7 @@ void preshuffle_layer_weight(LayerState& layer, Backend& be) {
 QuantizedActivation quantize_activation_1x128(const Activation& x) {
 #if defined(MXGATE_FUZZ_QUANTIZE_MEMO)
   // fuzz_dispatch only: the codes and scales of an activation quantized before
-  // (fuzz/quantize_memo.h).
+  // (dispatch/quantize_memo.h).
   const fuzz::QuantizeMemo::Key key{{1, x.m, x.k, 0, 0}, x.bf16.data(), 2 * x.bf16.size()};
   if (const auto hit = fuzz::quantize_memo().get(key)) {
     QuantizedActivation out{{hit->data.begin(), hit->data.end()},

@@ -32,7 +32,7 @@
 // The reference of an apply is computed at the first apply that returns and memoized by its
 // exact inputs (ReferenceCache); a config's static checks (I7) run once per process, until they
 // pass (StaticChecksPassed); this target's copy of dispatch/ memoizes its reference quantizer
-// calls by exact input (fuzz/quantize_memo.h). None changes an input's verdict: an input run
+// calls by exact input (dispatch/quantize_memo.h). None changes an input's verdict: an input run
 // alone gives the same. The harness's own code carries no coverage.
 #include <fuzzer/FuzzedDataProvider.h>
 #include <sys/mman.h>

@@ -327,7 +327,7 @@ void place_codes(ElementRows& h, ElementRows& q, std::size_t k, std::size_t star
 // elsewhere), so one case reaches the extremes of both element formats. Returns the planted
 // classes, prefixed by the format.
 std::vector<std::string> plant_element_codes(ElementRows h, ElementRows q, std::size_t k,
-                                             std::size_t block, uint64_t seed) {
+                                             std::size_t block, uint64_t seed, int spread = 2) {
   const std::size_t nh = extreme_element_codes(h.format, false).size();
   const std::size_t nq = extreme_element_codes(q.format, false).size();
   // One scale block along K (seed-chosen; a whole one where K holds one), and a start in it.
@@ -336,8 +336,9 @@ std::vector<std::string> plant_element_codes(ElementRows h, ElementRows q, std::
   const std::size_t k0 = kb * block, len = std::min(block, k - k0);
   // Every code in each row where the block holds them all; otherwise one code per row (a single
   // term per output element, exact whatever the pair), the rows cycling through the codes.
-  const bool whole = len >= nh;
-  const bool both = len >= nh + nq;
+  // `spread` lowers this for a narrow accumulator: 1 the holder's list alone, 0 one code a row.
+  const bool whole = spread >= 1 && len >= nh;
+  const bool both = spread >= 2 && len >= nh + nq;
   const std::size_t width = (whole ? nh : 1) + (both ? nq : 0);
   const std::size_t start = k0 + (seed >> 9) % (len - width + 1);
   std::vector<std::string> tags;
@@ -359,14 +360,25 @@ std::vector<std::string> plant_extreme_elements(const impl::Op& op, Operands& o,
   ElementRows b{o.b, p.b, p.n, gemm_element_format(o.types.b)};
   // One scale block along K of both operands: the smaller block.
   const std::size_t block = std::min(p.blocks.a_k, p.blocks.b_k);
-  const std::vector<std::string> tags = a_holds ? plant_element_codes(a, b, p.k, block, seed)
-                                                : plant_element_codes(b, a, p.k, block, seed);
+  const auto plant = [&](int spread) {
+    return a_holds ? plant_element_codes(a, b, p.k, block, seed, spread)
+                   : plant_element_codes(b, a, p.k, block, seed, spread);
+  };
+  // Both code lists in one chunk can span more bits than a narrow accumulator keeps (E5M2's
+  // subnormals beside E4M3's powers under sm90_fp8_mma): then the holder's list alone, then one
+  // code per row (a single term per output element, exact in every model). A case too large for
+  // the self-check gets that last form at once: an unchecked plant must not make a correct
+  // kernel fail.
+  std::vector<std::string> tags;
   std::string why;
-  if (o.m * o.n * o.k <= (std::size_t{1} << 20) && !is_exact_mode(p, model, &why)) {
-    throw std::logic_error("extreme-element operands are not exact-mode in " + model.name + ": " +
-                           why);
+  const bool checked = o.m * o.n * o.k <= (std::size_t{1} << 20);
+  for (int spread = checked ? 2 : 0; spread >= 0; --spread) {
+    tags = plant(spread);
+    why.clear();
+    if (!checked || is_exact_mode(p, model, &why)) return tags;
   }
-  return tags;
+  throw std::logic_error("extreme-element operands are not exact-mode in " + model.name + ": " +
+                         why);
 }
 
 std::vector<std::string> plant_extreme_fp4_elements(Fp4Operands& o, uint64_t seed) {

@@ -7,6 +7,25 @@
 namespace mxgate {
 namespace {
 
+// sig / 2^shift rounded to an integer by `r` (1 <= shift < the width of U), on the bits.
+template <class U>
+U round_shifted(U sig, int shift, Rounding r) {
+  const U rem = sig & ((U{1} << shift) - 1);
+  const U half = U{1} << (shift - 1);
+  U n = sig >> shift;
+  switch (r) {
+    case Rounding::kNearestEven:
+      n += (rem > half || (rem == half && (n & 1))) ? 1 : 0;
+      break;
+    case Rounding::kNearestAway:
+      n += rem >= half ? 1 : 0;
+      break;
+    case Rounding::kTowardZero:
+      break;
+  }
+  return n;
+}
+
 uint32_t sign_bit(Format f, bool negative) { return negative ? (1u << (info(f).bits - 1)) : 0u; }
 
 }  // namespace
@@ -231,19 +250,7 @@ uint32_t encode_int(Format f, float x, const EncodePolicy& policy) {
     n = 0;  // sig < 2^24 is below half of 2^-k: zero under every rounding rule
   } else {
     const int shift = -k;
-    const uint64_t rem = sig & ((uint64_t{1} << shift) - 1);
-    const uint64_t half = uint64_t{1} << (shift - 1);
-    n = sig >> shift;
-    switch (policy.rounding) {
-      case Rounding::kNearestEven:
-        n += (rem > half || (rem == half && (n & 1))) ? 1 : 0;
-        break;
-      case Rounding::kNearestAway:
-        n += rem >= half ? 1 : 0;
-        break;
-      case Rounding::kTowardZero:
-        break;
-    }
+    n = round_shifted<uint64_t>(sig, shift, policy.rounding);
   }
   if (n > limit) {  // finite overflow; truncation never rounds up, so it saturates
     if (policy.rounding != Rounding::kTowardZero && policy.overflow != Overflow::kSaturate &&
@@ -330,19 +337,7 @@ uint32_t encode(Format f, float x, const EncodePolicy& policy) {
   } else if (shift > 25) {
     n = 0;  // sig < 2^24 < half a quantum: every rounding rule gives zero
   } else {
-    const uint32_t rem = sig & ((1u << shift) - 1);
-    const uint32_t half = 1u << (shift - 1);
-    n = sig >> shift;
-    switch (policy.rounding) {
-      case Rounding::kNearestEven:
-        n += (rem > half || (rem == half && (n & 1))) ? 1 : 0;
-        break;
-      case Rounding::kNearestAway:
-        n += rem >= half ? 1 : 0;
-        break;
-      case Rounding::kTowardZero:
-        break;
-    }
+    n = round_shifted<uint32_t>(sig, shift, policy.rounding);
   }
   if (n == 0) return zero;
   if (n >> (t.man_bits + 1)) {  // rounded up into the next binade

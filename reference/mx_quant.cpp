@@ -26,6 +26,20 @@ uint8_t biased(int s, int lo, int hi) { return static_cast<uint8_t>(std::clamp(s
 
 int element_emax(Format element) { return floor_log2_bits(bits_of(max_finite(element))); }
 
+uint8_t mx_element_code(float x, uint8_t byte, Format element, const MxPolicy& policy) {
+  // kExactPow2: exact reciprocal of the final scale, 2^(127 - byte). A NaN scale (0xFF) makes
+  // every element NaN; the sign and payload of x * NaN are not defined by IEEE, so we name them:
+  // the positive quiet NaN 0x7FC00000 (x86 CPUs quiet torchao's 0x7F800001 to 0x7FC00001, which
+  // every NaN policy here encodes alike), then the element's NaN policy.
+  if (byte == 0xFF && policy.nan_block_code) return *policy.nan_block_code;
+  const bool zero_rcp =
+      policy.reciprocal == MxReciprocal::kZeroForZeroByte && (byte == 0 || byte == 0xFF);
+  const float rcp = zero_rcp ? 0.0f : std::ldexp(1.0f, 127 - static_cast<int>(byte));
+  float scaled = byte == 0xFF && !zero_rcp ? std::numeric_limits<float>::quiet_NaN() : x * rcp;
+  if (policy.truncate_below_one_to_2m23) scaled = truncate_below_one_to_2m23(scaled);
+  return static_cast<uint8_t>(encode(element, scaled, policy.element));
+}
+
 uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy) {
   const uint32_t a = bits_of(amax) & 0x7FFFFFFFu;
   const bool nan = a > kInfBits;
@@ -127,23 +141,8 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
       }
       const uint8_t byte = mx_scale_byte(amax, element, policy);
       q.scales[r * q.scale_cols() + g] = byte;
-      // kExactPow2: exact reciprocal of the final scale, 2^(127 - byte). A NaN scale (0xFF) makes
-      // every element NaN; the sign and payload of x * NaN are not defined by IEEE, so we name
-      // them: the positive quiet NaN 0x7FC00000 (x86 CPUs quiet torchao's 0x7F800001 to 0x7FC00001,
-      // which every NaN policy here encodes alike), then the element's NaN policy.
-      const bool zero_rcp =
-          policy.reciprocal == MxReciprocal::kZeroForZeroByte && (byte == 0 || byte == 0xFF);
-      const float rcp = zero_rcp ? 0.0f : std::ldexp(1.0f, 127 - static_cast<int>(byte));
       for (std::size_t k = k0; k < k1; ++k) {
-        uint8_t& out = q.data[r * cols + k];
-        if (byte == 0xFF && policy.nan_block_code) {
-          out = *policy.nan_block_code;
-          continue;
-        }
-        float scaled = byte == 0xFF && !zero_rcp ? std::numeric_limits<float>::quiet_NaN()
-                                                 : x[r * cols + k] * rcp;
-        if (policy.truncate_below_one_to_2m23) scaled = truncate_below_one_to_2m23(scaled);
-        out = static_cast<uint8_t>(encode(element, scaled, policy.element));
+        q.data[r * cols + k] = mx_element_code(x[r * cols + k], byte, element, policy);
       }
     }
   }

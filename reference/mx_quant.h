@@ -68,6 +68,10 @@ std::string_view name(MxScaleRule r);
 
 // The scale byte the rule picks for a block with this amax (|x| max, after the NaN policy).
 uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy);
+// One element's code under a block scale byte `byte` (the step after mx_scale_byte): x times the
+// exact reciprocal 2^(127 - byte) (0 under kZeroForZeroByte for bytes 0x00 and 0xFF), a 0xFF
+// block's NaN (or its named code), then the element policy's cast.
+uint8_t mx_element_code(float x, uint8_t byte, Format element, const MxPolicy& policy);
 
 // Row-major (rows x cols) input, blocks of 32 along cols. Scales are logical row-major
 // (rows x ceil(cols/32)); layouts are applied separately (scale_layout.h). E2M1 codes are one per

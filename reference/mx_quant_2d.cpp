@@ -47,23 +47,10 @@ Mx2dQuantized quantize_mx_2d(std::span<const float> x, std::size_t rows, std::si
       }
       const uint8_t byte = mx_scale_byte(amax, element, policy);
       q.scales[ti * q.scale_cols() + tj] = byte;
-      // The element step is quantize_mx's (reference/mx_quant.cpp): exact reciprocal 2^(127 -
-      // byte), or 0 for the zero-for-zero-byte rule; a 0xFF scale makes the element the named
-      // NaN code or +qNaN before the cast.
-      const bool zero_rcp =
-          policy.reciprocal == MxReciprocal::kZeroForZeroByte && (byte == 0 || byte == 0xFF);
-      const float rcp = zero_rcp ? 0.0f : std::ldexp(1.0f, 127 - static_cast<int>(byte));
+      // The element step is quantize_mx's (mx_element_code).
       for (std::size_t r = r0; r < r1; ++r) {
         for (std::size_t c = c0; c < c1; ++c) {
-          uint8_t& out = q.data[r * cols + c];
-          if (byte == 0xFF && policy.nan_block_code) {
-            out = *policy.nan_block_code;
-            continue;
-          }
-          float scaled = byte == 0xFF && !zero_rcp ? std::numeric_limits<float>::quiet_NaN()
-                                                   : x[r * cols + c] * rcp;
-          if (policy.truncate_below_one_to_2m23) scaled = truncate_below_one_to_2m23(scaled);
-          out = static_cast<uint8_t>(encode(element, scaled, policy.element));
+          q.data[r * cols + c] = mx_element_code(x[r * cols + c], byte, element, policy);
         }
       }
     }
