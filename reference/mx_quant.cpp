@@ -26,6 +26,15 @@ uint8_t biased(int s, int lo, int hi) { return static_cast<uint8_t>(std::clamp(s
 
 int element_emax(Format element) { return floor_log2_bits(bits_of(max_finite(element))); }
 
+uint8_t mx_block_byte(float amax, bool saw_nan, Format element, const MxPolicy& policy) {
+  if (saw_nan && policy.amax_nan == AmaxNan::kPropagate) {
+    amax = std::numeric_limits<float>::quiet_NaN();
+  } else {
+    amax = nan_ignoring_max(amax, policy.amax_floor);
+  }
+  return mx_scale_byte(amax, element, policy);
+}
+
 uint8_t mx_element_code(float x, uint8_t byte, Format element, const MxPolicy& policy) {
   // kExactPow2: exact reciprocal of the final scale, 2^(127 - byte). A NaN scale (0xFF) makes
   // every element NaN; the sign and payload of x * NaN are not defined by IEEE, so we name them:
@@ -134,12 +143,7 @@ MxQuantized quantize_mx(std::span<const float> x, std::size_t rows, std::size_t 
         if (std::isnan(v)) saw_nan = true;
         amax = nan_ignoring_max(amax, std::fabs(v));
       }
-      if (saw_nan && policy.amax_nan == AmaxNan::kPropagate) {
-        amax = std::numeric_limits<float>::quiet_NaN();
-      } else {
-        amax = nan_ignoring_max(amax, policy.amax_floor);
-      }
-      const uint8_t byte = mx_scale_byte(amax, element, policy);
+      const uint8_t byte = mx_block_byte(amax, saw_nan, element, policy);
       q.scales[r * q.scale_cols() + g] = byte;
       for (std::size_t k = k0; k < k1; ++k) {
         q.data[r * cols + k] = mx_element_code(x[r * cols + k], byte, element, policy);

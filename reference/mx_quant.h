@@ -68,6 +68,10 @@ std::string_view name(MxScaleRule r);
 
 // The scale byte the rule picks for a block with this amax (|x| max, after the NaN policy).
 uint8_t mx_scale_byte(float amax, Format element, const MxPolicy& policy);
+// A block's scale byte from the NaN-ignoring max of its |x| and whether it held a NaN: the
+// policy's NaN rule (a NaN amax) or its amax floor, then mx_scale_byte. Shared by the 1 x 32 and
+// the 32 x 32 (mx_quant_2d.h) quantizers.
+uint8_t mx_block_byte(float amax, bool saw_nan, Format element, const MxPolicy& policy);
 // One element's code under a block scale byte `byte` (the step after mx_scale_byte): x times the
 // exact reciprocal 2^(127 - byte) (0 under kZeroForZeroByte for bytes 0x00 and 0xFF), a 0xFF
 // block's NaN (or its named code), then the element policy's cast.

@@ -40,12 +40,7 @@ Mx2dQuantized quantize_mx_2d(std::span<const float> x, std::size_t rows, std::si
       }
       // The padding of a partial tile, all pad_value: the max ignores repeats, one look suffices.
       if (r1 - r0 < kMx2dTile || c1 - c0 < kMx2dTile) see(policy.pad_value);
-      if (saw_nan && policy.amax_nan == AmaxNan::kPropagate) {
-        amax = std::numeric_limits<float>::quiet_NaN();
-      } else {
-        amax = nan_ignoring_max(amax, policy.amax_floor);
-      }
-      const uint8_t byte = mx_scale_byte(amax, element, policy);
+      const uint8_t byte = mx_block_byte(amax, saw_nan, element, policy);
       q.scales[ti * q.scale_cols() + tj] = byte;
       // The element step is quantize_mx's (mx_element_code).
       for (std::size_t r = r0; r < r1; ++r) {
