@@ -6,7 +6,8 @@
 // own threads, as torch's CPU cast is; a fast op, so the survey's work shows. The op's loop
 // generates each chunk's inputs outside the clock (as scripts/h200/own_cast_time.py does for the
 // libraries). The survey must find the op bit-exact with cuda_satfinite, else the benchmark
-// reports an error. Uses only survey_cast's signature, so older trees build it too (bench/README.md).
+// reports an error. Uses only survey_cast's signature, so older trees build it too
+// (bench/README.md).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -171,14 +172,13 @@ void BM_Survey(benchmark::State& state) {
   const mxgate::impl::Op op = bench_op();
   for (auto _ : state) {
     const mxgate::properties::CastSurvey s = mxgate::properties::survey_cast(
-        be, op, Dtype::kE4m3fn, mxgate::properties::CastInputs::kAll, uint64_t{1}
-                                                                          << state.range(0));
+        be, op, Dtype::kE4m3fn, mxgate::properties::CastInputs::kAll,
+        uint64_t{1} << state.range(0));
     const std::vector<std::string> m = s.matches();
     if (!s.error.empty() || s.inputs != kAll ||
         std::find(m.begin(), m.end(), "cuda_satfinite") == m.end()) {
-      state.SkipWithError(("the survey did not find the op bit-exact with cuda_satfinite: " +
-                           s.error)
-                              .c_str());
+      state.SkipWithError(
+          ("the survey did not find the op bit-exact with cuda_satfinite: " + s.error).c_str());
       break;
     }
     state.SetIterationTime(s.seconds);

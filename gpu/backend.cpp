@@ -90,6 +90,11 @@ void* Backend::ptr(BufferId id) const {
   return static_cast<uint8_t*>(find(id).base) + kGuardBytes;
 }
 
+void Backend::poison(BufferId id) {
+  const Allocation& a = find(id);
+  if (a.bytes != 0) device_fill(static_cast<uint8_t*>(a.base) + kGuardBytes, kPoisonByte, a.bytes);
+}
+
 std::size_t Backend::size(BufferId id) const { return find(id).bytes; }
 std::string_view Backend::label(BufferId id) const { return find(id).label; }
 

@@ -92,6 +92,8 @@ class Backend {
   // `bytes` must be exactly the buffer's size.
   void upload(BufferId id, std::span<const uint8_t> bytes);
   std::vector<uint8_t> download(BufferId id);
+  // Fills the buffer's user region with kPoisonByte again, as allocate() left it.
+  void poison(BufferId id);
 
   template <class T>
   void upload_as(BufferId id, std::span<const T> values) {

@@ -71,6 +71,18 @@ void Invocation::input(Tensor Call::*slot, std::span<const uint8_t> bytes, uint6
   t.layout = layout;
 }
 
+void Invocation::input(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols,
+                       uint64_t ld, Dtype dtype, Layout layout) {
+  Tensor& t = tensors_.*slot;
+  t.buffer = buffers_->allocate(bytes, slot_name(slot));
+  t.bytes = bytes;
+  t.rows = rows;
+  t.cols = cols;
+  t.ld = ld;
+  t.dtype = dtype;
+  t.layout = layout;
+}
+
 void Invocation::output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols,
                         uint64_t ld, Dtype dtype, Layout layout) {
   Tensor& t = tensors_.*slot;
@@ -140,5 +152,22 @@ std::vector<uint8_t> Invocation::read(Tensor Call::*slot) {
   if (!t.present()) throw std::logic_error("Invocation::read of a tensor that was not given");
   return be_->download(t.buffer);
 }
+
+const Tensor& Invocation::given(Tensor Call::*slot) const {
+  const Tensor& t = tensors_.*slot;
+  if (!t.present()) throw std::logic_error("Invocation: a tensor that was not given");
+  return t;
+}
+
+uint8_t* Invocation::host_data(Tensor Call::*slot) {
+  const Tensor& t = given(slot);
+  return be_->memory() == Memory::kHost ? static_cast<uint8_t*>(be_->address(t.buffer)) : nullptr;
+}
+
+void Invocation::refill(Tensor Call::*slot, std::span<const uint8_t> bytes) {
+  be_->upload(given(slot).buffer, bytes);
+}
+
+void Invocation::repoison(Tensor Call::*slot) { be_->poison(given(slot).buffer); }
 
 }  // namespace mxgate::impl

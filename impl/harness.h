@@ -70,6 +70,10 @@ class Invocation {
   // An input: `bytes` are its stored bytes (layout and padding already applied).
   void input(Tensor Call::*slot, std::span<const uint8_t> bytes, uint64_t rows, uint64_t cols,
              uint64_t ld, Dtype dtype, Layout layout);
+  // An input of `bytes` bytes that the caller writes before run(): in place (host_data) or with
+  // refill(). Until then it holds the poison every allocation starts with.
+  void input(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols, uint64_t ld,
+             Dtype dtype, Layout layout);
   // An output of `bytes` bytes (poisoned).
   void output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols, uint64_t ld,
               Dtype dtype, Layout layout);
@@ -82,9 +86,25 @@ class Invocation {
   // run(call), then read(slot): the tail of a call with one output.
   std::vector<uint8_t> run_and_read(Call call, Tensor Call::*slot);
 
+  // Running again on the same buffers (a sweep's calls of one shape: no allocation per call).
+  // run() checks the contract, the op's status and every guard band on each call, and a guard is
+  // never rewritten, so damage from any call is seen; an output must be poisoned again before
+  // the next call (repoison, or the caller through host_data), so an element the op leaves
+  // unwritten reads as poison, never as the previous call's value.
+  //
+  // The tensor's storage when the op's memory is the host's (the caller reads an output or
+  // writes an input in place, without a copy); nullptr for device memory.
+  uint8_t* host_data(Tensor Call::*slot);
+  // An input's new bytes (exactly its size), uploaded.
+  void refill(Tensor Call::*slot, std::span<const uint8_t> bytes);
+  // An output poisoned again (gpu::kPoisonByte), as output() left it.
+  void repoison(Tensor Call::*slot);
+
   gpu::Backend& backend() { return *be_; }
 
  private:
+  const Tensor& given(Tensor Call::*slot) const;
+
   const Op& op_;
   gpu::Backend* be_;
   uint64_t kernel_faults_ = 0;

@@ -1,18 +1,17 @@
 #include "properties/cast_survey.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <numeric>
 #include <span>
-#include <thread>
 
 #include "impl/harness.h"
 #include "properties/cast_values.h"
+#include "properties/worker_pool.h"
 #include "reference/convention.h"
 #include "reference/e8m0.h"
 
@@ -21,25 +20,50 @@ namespace {
 
 constexpr uint64_t kAll = uint64_t{1} << 32;
 constexpr uint16_t kSampleLow[] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF};
+// A pass over a call's elements is split into slices of at least this many (per core: a few).
+constexpr std::size_t kSliceMin = std::size_t{1} << 16;
 
-// The inputs of chunk `i` (ascending) and whether there is one.
-bool chunk_inputs(CastInputs which, uint64_t chunk, uint64_t i, std::vector<uint32_t>& out) {
-  out.clear();
-  if (which == CastInputs::kAll) {
-    const uint64_t lo = i * chunk;
-    if (lo >= kAll) return false;
-    const uint64_t hi = std::min(kAll, lo + chunk);
-    out.resize(hi - lo);
-    std::iota(out.begin(), out.end(), static_cast<uint32_t>(lo));
-    return true;
+// The survey's inputs in ascending order: input i is i (all) or the sample's i-th.
+class Inputs {
+ public:
+  explicit Inputs(CastInputs which) : all_(which == CastInputs::kAll) {
+    if (all_) return;
+    sample_.reserve(65536 * std::size(kSampleLow));
+    for (uint32_t high = 0; high < 65536; ++high) {
+      for (uint16_t low : kSampleLow) sample_.push_back(high << 16 | low);
+    }
   }
-  if (i > 0) return false;
-  out.reserve(65536 * std::size(kSampleLow));
-  for (uint32_t high = 0; high < 65536; ++high) {
-    for (uint16_t low : kSampleLow) out.push_back(high << 16 | low);
+  uint64_t count() const { return all_ ? kAll : sample_.size(); }
+  uint32_t at(uint64_t i) const { return all_ ? static_cast<uint32_t>(i) : sample_[i]; }
+  // The first index in [j, hi) whose input is >= x; hi when none.
+  uint64_t first_at_least(uint64_t x, uint64_t j, uint64_t hi) const {
+    if (all_) return std::clamp(x, j, hi);
+    const auto b = sample_.begin();
+    return static_cast<uint64_t>(
+        std::lower_bound(b + static_cast<std::ptrdiff_t>(j), b + static_cast<std::ptrdiff_t>(hi), x,
+                         [](uint32_t v, uint64_t e) { return uint64_t{v} < e; }) -
+        b);
   }
-  return true;
-}
+  // Inputs [from, from + n) into `out`.
+  void fill(uint64_t from, uint32_t* out, std::size_t n) const {
+    if (all_) {
+      // Blocks of a constant count, so the compiler vectorizes the stores at -O2.
+      constexpr std::size_t kBlock = 64;
+      auto first = static_cast<uint32_t>(from);
+      std::size_t i = 0;
+      for (; i + kBlock <= n; i += kBlock, first += kBlock) {
+        for (std::size_t j = 0; j < kBlock; ++j) out[i + j] = first + static_cast<uint32_t>(j);
+      }
+      for (; i < n; ++i) out[i] = first++;
+    } else {
+      std::memcpy(out, sample_.data() + from, n * sizeof(uint32_t));
+    }
+  }
+
+ private:
+  bool all_;
+  std::vector<uint32_t> sample_;
+};
 
 // One slice's count of outputs that differ from a claim's table, and its first.
 struct Part {
@@ -48,24 +72,87 @@ struct Part {
   uint32_t expected = 0, actual = 0;
 };
 
-// Outputs [j, k) of `raw` (elements of T, the target's width) against one run's code `want`, in
-// one vectorizable pass; the first difference goes to `p` when it has none yet. Returns the count.
+// How many of a[0, n) differ from w. Blocks of a constant count, so the compiler vectorizes the
+// comparison at -O2 (std::count_if's loop it does not: one element per step).
 template <class T>
-uint64_t count_differing(const std::vector<uint8_t>& raw, std::size_t j, std::size_t k,
-                         uint32_t want, Part& p, const std::vector<uint32_t>& in) {
-  const T* a = reinterpret_cast<const T*>(raw.data()) + j;
-  const T* b = reinterpret_cast<const T*>(raw.data()) + k;
+uint64_t count_not_equal(const T* a, std::size_t n, T w) {
+  constexpr std::size_t kBlock = 64;  // fits the block's count in T
+  uint64_t bad = 0;
+  std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    T c = 0;
+    for (std::size_t j = 0; j < kBlock; ++j) c = static_cast<T>(c + (a[i + j] != w ? 1 : 0));
+    bad += c;
+  }
+  for (; i < n; ++i) bad += a[i] != w ? 1 : 0;
+  return bad;
+}
+
+// Outputs [j, k) of `raw` (elements of T, the target's width; element j holds input base + j)
+// against one run's code `want`, in one vectorizable pass; the first difference goes to `p` when
+// it has none yet. Returns the count.
+template <class T>
+uint64_t count_differing(const uint8_t* raw, std::size_t j, std::size_t k, uint32_t want, Part& p,
+                         const Inputs& in, uint64_t base) {
+  const T* a = reinterpret_cast<const T*>(raw) + j;
+  const T* b = reinterpret_cast<const T*>(raw) + k;
   const T w = static_cast<T>(want);
   const auto differs = [w](T c) { return c != w; };
-  const auto bad = static_cast<uint64_t>(std::count_if(a, b, differs));
+  const uint64_t bad = count_not_equal(a, static_cast<std::size_t>(b - a), w);
   if (bad != 0 && p.mismatches == 0) {
     const T* f = std::find_if(a, b, differs);
-    p.first = in[j + static_cast<std::size_t>(f - a)];
+    p.first = in.at(base + j + static_cast<std::size_t>(f - a));
     p.expected = want;
     p.actual = *f;
   }
   return bad;
 }
+
+// Elements [lo, hi) of one call's output `raw` (element j holds input base + j) against one
+// claim's run table, run by run (inputs ascend): the elements whose input lies in one run form one
+// index range, compared with the run's code in one pass.
+void compare_slice(const uint8_t* raw, std::size_t width, const Inputs& in, uint64_t base,
+                   std::size_t lo, std::size_t hi, const std::vector<Run>& runs, Part& p) {
+  if (lo >= hi) return;
+  const auto by_begin = [](uint64_t x, const Run& ru) { return x < ru.begin; };
+  std::size_t run = static_cast<std::size_t>(
+      std::upper_bound(runs.begin(), runs.end(), uint64_t{in.at(base + lo)}, by_begin) -
+      runs.begin() - 1);
+  const uint64_t last = in.at(base + hi - 1);
+  for (std::size_t j = lo; j < hi;) {
+    const uint64_t run_end = run + 1 < runs.size() ? runs[run + 1].begin : kAll;
+    const std::size_t k =
+        run_end > last
+            ? hi
+            : static_cast<std::size_t>(in.first_at_least(run_end, base + j, base + hi) - base);
+    const uint32_t want = runs[run].code;
+    p.mismatches += width == 1   ? count_differing<uint8_t>(raw, j, k, want, p, in, base)
+                    : width == 2 ? count_differing<uint16_t>(raw, j, k, want, p, in, base)
+                                 : count_differing<uint32_t>(raw, j, k, want, p, in, base);
+    j = k;
+    if (j < hi) {
+      run = static_cast<std::size_t>(
+          std::upper_bound(runs.begin() + static_cast<std::ptrdiff_t>(run + 1), runs.end(),
+                           uint64_t{in.at(base + j)}, by_begin) -
+          runs.begin() - 1);
+    }
+  }
+}
+
+// One guarded set of buffers for calls of `count` inputs, used for every such call of a survey:
+// the input written in place (host memory) or from `stage_in` (device memory), the output
+// compared in place or from `stage_out`, poisoned again before each next call.
+struct Armed {
+  std::unique_ptr<impl::Invocation> inv;
+  std::size_t count = 0;
+  bool host = false;
+  std::vector<uint32_t> stage_in;
+  std::vector<uint8_t> stage_out;
+
+  uint32_t* input() {
+    return host ? reinterpret_cast<uint32_t*>(inv->host_data(&impl::Call::a)) : stage_in.data();
+  }
+};
 
 // claim_runs, built once per (claim, format) in a process: a survey of several ops to one
 // format, or one op surveyed again, builds no table twice.
@@ -209,114 +296,119 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   const auto since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   };
-  std::vector<uint32_t> in;
+  const Inputs in(which);
+  const uint64_t total = in.count();
+  // The calls: [base, base + count) each, at most `chunk` inputs; all inputs are reported to
+  // `progress` per call, the sample once at its end.
+  std::vector<std::pair<uint64_t, std::size_t>> calls;
+  for (uint64_t base = 0; base < total; base += chunk) {
+    calls.emplace_back(base, static_cast<std::size_t>(std::min<uint64_t>(chunk, total - base)));
+  }
+  WorkerPool& pool = WorkerPool::shared();
+  // A pass over the elements of a call of `count` in slices, on every core.
+  const auto slices_of = [&pool](std::size_t count) {
+    return std::max<std::size_t>(1, std::min(pool.size() * 4, count / kSliceMin));
+  };
+  const auto slice = [](std::size_t count, std::size_t slices, std::size_t s) {
+    return std::make_pair(count * s / slices, count * (s + 1) / slices);
+  };
+  // Buffers for calls of `count`, holding the inputs of the call at `base`, the output poisoned.
+  const auto arm = [&](std::size_t count, uint64_t base) {
+    Armed a;
+    a.inv = std::make_unique<impl::Invocation>(op, be);
+    a.count = count;
+    a.inv->input(&impl::Call::a, count * 4, 1, count, count, impl::Dtype::kF32,
+                 impl::Layout::kRowMajor);
+    a.inv->output(&impl::Call::out, count * width, 1, count, count, target,
+                  impl::Layout::kRowMajor);
+    a.host = a.inv->host_data(&impl::Call::a) != nullptr;
+    if (!a.host) a.stage_in.resize(count);
+    uint32_t* dst = a.input();
+    const std::size_t slices = slices_of(count);
+    pool.run(slices, [&](std::size_t s) {
+      const auto [lo, hi] = slice(count, slices, s);
+      in.fill(base + lo, dst + lo, hi - lo);
+    });
+    if (!a.host) {
+      a.inv->refill(
+          &impl::Call::a,
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(a.stage_in.data()), count * 4));
+    }
+    return a;
+  };
+  const auto run = [](Armed& a) {
+    impl::Call call;
+    call.m = 1;
+    call.k = a.count;
+    a.inv->run(call);
+  };
+  Armed armed;
   // Warm-up: one call on the sweep's first call's inputs, untimed by the sweep (a Triton
   // kernel's compile, a jax.jit per shape, a library's lazy start happen here); its output is
-  // not compared. A failure here is the row's error, as in the sweep.
-  if (chunk_inputs(which, chunk, 0, in)) {
-    const std::size_t count = std::min<std::size_t>(in.size(), chunk);
-    try {
-      impl::Invocation inv(op, be);
-      inv.input(&impl::Call::a,
-                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), count * 4), 1,
-                count, count, impl::Dtype::kF32, impl::Layout::kRowMajor);
-      inv.output(&impl::Call::out, count * width, 1, count, count, target, impl::Layout::kRowMajor);
-      impl::Call call;
-      call.m = 1;
-      call.k = count;
-      inv.run(call);
-      (void)inv.read(&impl::Call::out);
-    } catch (const std::exception& e) {
-      out.error = e.what();
-      out.setup_seconds = since(t0);
-      return out;
-    }
+  // not compared. A failure here is the row's error, as in the sweep. Then the same buffers are
+  // armed again for the sweep's first call: its inputs rewritten (an op may write its input),
+  // its output poisoned.
+  try {
+    armed = arm(calls.front().second, 0);
+    run(armed);
+    armed = Armed{};
+    armed = arm(calls.front().second, 0);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+    out.setup_seconds = since(t0);
+    return out;
   }
   out.setup_seconds = since(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  for (uint64_t i = 0; chunk_inputs(which, chunk, i, in); ++i) {
-    // The harness takes at most the contract's K per call: split the chunk. The inputs go to
-    // the harness as they are (their bytes), the outputs stay the op's bytes, compared in place.
-    const std::size_t per = std::min<std::size_t>(in.size(), chunk);
-    std::vector<uint8_t> raw;
-    for (std::size_t at = 0; at < in.size(); at += per) {
-      const std::size_t count = std::min(per, in.size() - at);
-      const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(in.data() + at),
-                                           count * 4);
+  std::vector<Part> parts;
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    const auto [base, count] = calls[c];
+    try {
+      if (armed.count != count) {
+        armed = Armed{};
+        armed = arm(count, base);
+      }
+      run(armed);
+      if (!armed.host) {
+        armed.stage_out = armed.inv->read(&impl::Call::out);
+        armed.inv->repoison(&impl::Call::out);
+      }
+    } catch (const std::exception& e) {
+      out.error = e.what();
+      out.seconds = since(t1);
+      return out;
+    }
+    // One pass on every core, a task per slice: each distinct table compared with the slice of
+    // the output in place; then, when the next call uses these buffers, the slice poisoned again
+    // and its inputs written for the next call. The slices' counts add up and the lowest slice's
+    // first mismatch is the call's (inputs ascend).
+    const bool again = c + 1 < calls.size() && calls[c + 1].second == count;
+    const uint64_t next_base = again ? calls[c + 1].first : 0;
+    const uint8_t* raw =
+        armed.host ? armed.inv->host_data(&impl::Call::out) : armed.stage_out.data();
+    uint8_t* poison = armed.host && again ? armed.inv->host_data(&impl::Call::out) : nullptr;
+    uint32_t* next_in = again ? armed.input() : nullptr;
+    const std::size_t slices = slices_of(count);
+    parts.assign(slices * tables.size(), Part{});
+    pool.run(slices, [&](std::size_t s) {
+      const auto [lo, hi] = slice(count, slices, s);
+      for (std::size_t t = 0; t < tables.size(); ++t) {
+        compare_slice(raw, width, in, base, lo, hi, tables[t], parts[s * tables.size() + t]);
+      }
+      if (poison != nullptr) std::memset(poison + lo * width, gpu::kPoisonByte, (hi - lo) * width);
+      if (next_in != nullptr) in.fill(next_base + lo, next_in + lo, hi - lo);
+    });
+    if (again && !armed.host) {
       try {
-        impl::Invocation inv(op, be);
-        inv.input(&impl::Call::a, bytes, 1, count, count, impl::Dtype::kF32,
-                  impl::Layout::kRowMajor);
-        inv.output(&impl::Call::out, count * width, 1, count, count, target,
-                   impl::Layout::kRowMajor);
-        impl::Call call;
-        call.m = 1;
-        call.k = count;
-        inv.run(call);
-        std::vector<uint8_t> got = inv.read(&impl::Call::out);
-        if (at == 0 && count == in.size()) {
-          raw = std::move(got);
-        } else {
-          raw.insert(raw.end(), got.begin(),
-                     got.begin() + static_cast<std::ptrdiff_t>(count * width));
-        }
+        armed.inv->refill(&impl::Call::a,
+                          std::span<const uint8_t>(
+                              reinterpret_cast<const uint8_t*>(armed.stage_in.data()), count * 4));
       } catch (const std::exception& e) {
         out.error = e.what();
         out.seconds = since(t1);
         return out;
       }
     }
-    // Every distinct table over slices of the chunk, on the host's cores: each task walks one
-    // slice for one table; the slices' counts add up and the lowest slice's first mismatch is
-    // the chunk's (inputs ascend).
-    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    const std::size_t slices = std::max<std::size_t>(
-        1, (cores + tables.size() - 1) / std::max<std::size_t>(1, tables.size()));
-    std::vector<Part> parts(tables.size() * slices);
-    const auto compare = [&](std::size_t task) {
-      const std::size_t t = task % tables.size(), s = task / tables.size();
-      const std::size_t lo = in.size() * s / slices, hi = in.size() * (s + 1) / slices;
-      if (lo >= hi) return;
-      const std::vector<Run>& runs = tables[t];
-      Part& p = parts[task];
-      // Run by run (inputs ascend): the slice's elements whose input lies in one run form one
-      // index range, compared with the run's code in one vectorizable pass.
-      const auto by_begin = [](uint64_t x, const Run& ru) { return x < ru.begin; };
-      std::size_t run = static_cast<std::size_t>(
-          std::upper_bound(runs.begin(), runs.end(), uint64_t{in[lo]}, by_begin) - runs.begin() -
-          1);
-      for (std::size_t j = lo; j < hi;) {
-        const uint64_t run_end = run + 1 < runs.size() ? runs[run + 1].begin : kAll;
-        const std::size_t k =
-            run_end > in[hi - 1]
-                ? hi
-                : static_cast<std::size_t>(
-                      std::lower_bound(in.begin() + static_cast<std::ptrdiff_t>(j),
-                                       in.begin() + static_cast<std::ptrdiff_t>(hi), run_end,
-                                       [](uint32_t x, uint64_t e) { return uint64_t{x} < e; }) -
-                      in.begin());
-        const uint32_t want = runs[run].code;
-        const auto bad = width == 1   ? count_differing<uint8_t>(raw, j, k, want, p, in)
-                         : width == 2 ? count_differing<uint16_t>(raw, j, k, want, p, in)
-                                      : count_differing<uint32_t>(raw, j, k, want, p, in);
-        p.mismatches += bad;
-        j = k;
-        if (j < hi) {
-          run = static_cast<std::size_t>(
-              std::upper_bound(runs.begin() + static_cast<std::ptrdiff_t>(run + 1), runs.end(),
-                               uint64_t{in[j]}, by_begin) -
-              runs.begin() - 1);
-        }
-      }
-    };
-    std::atomic<std::size_t> next{0};
-    const auto worker = [&] {
-      for (std::size_t k = next++; k < parts.size(); k = next++) compare(k);
-    };
-    std::vector<std::thread> threads;
-    for (std::size_t i = 1; i < std::min(cores, parts.size()); ++i) threads.emplace_back(worker);
-    worker();
-    for (std::thread& th : threads) th.join();
     for (std::size_t s = 0; s < slices; ++s) {
       for (std::size_t t = 0; t < tables.size(); ++t) {
         const Part& p = parts[s * tables.size() + t];
@@ -329,8 +421,8 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         r.mismatches += p.mismatches;
       }
     }
-    out.inputs += in.size();
-    const uint64_t total = survey_input_count(which);
+    out.inputs += count;
+    if (which == CastInputs::kSample && out.inputs < total) continue;
     if (progress && !progress(out.inputs, total) && out.inputs < total) {
       out.error = "interrupted (Ctrl-C) after " + std::to_string(out.inputs) + " of " +
                   std::to_string(total) + " inputs";

@@ -1,0 +1,179 @@
+// Covers the host cast survey's sweep (properties/cast_survey.h survey_cast) on buffers reused
+// across its calls: every call of the op gets exactly its inputs and an output that is all poison
+// (an op that wrote its input or left an output element unwritten on an earlier call changes
+// nothing later), an element the op leaves unwritten is a mismatch on every call, a write past
+// the output stops the sweep with the guard named, a call count that changes (the last, shorter
+// call) gets buffers of its own, and the sample is heard by the progress callback once. The op
+// is the example plugin's cast_satfinite with its contract's K limited, so the sample's 393,216
+// inputs take several calls.
+// Does not cover: the verdicts of the claims' tables (test_conventions.cpp and the exhaustive
+// encoder tests), the 2^32 inputs of CastInputs::kAll (bench/bench_host_cast_survey.cpp times
+// them; `mxgate survey` over all inputs: test_cli_interrupt.cpp), device ops.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/host/host_backend.h"
+#include "impl/harness.h"
+#include "impl/registry.h"
+#include "properties/cast_survey.h"
+
+namespace mxgate {
+namespace {
+
+using impl::Call;
+using impl::Dtype;
+using impl::Op;
+
+// The sample as cast_survey.h documents it: per high half ascending, the low halves 0x0000,
+// 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF.
+std::vector<uint32_t> documented_sample() {
+  std::vector<uint32_t> out;
+  for (uint32_t high = 0; high < 65536; ++high) {
+    for (uint32_t low : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu}) {
+      out.push_back(high << 16 | low);
+    }
+  }
+  return out;
+}
+
+// What the op saw at the entry of each call (the warm-up call first).
+struct Seen {
+  std::vector<uint64_t> counts;
+  std::vector<bool> poisoned;         // every output byte 0xFF
+  std::vector<bool> inputs_in_order;  // the sample's next `count` inputs (after the warm-up's)
+};
+
+// The example's cast_satfinite limited to K <= k_max, wrapped by `body(call index, inputs, output,
+// count, inner)` where inner() runs the example's cast.
+template <class Body>
+Op wrapped_cast(uint64_t k_max, Body body) {
+  const Op inner = *impl::resolve("example").front()->find_op("cast_satfinite");
+  Op op = inner;
+  op.impl = "test";
+  op.contract.k.max = k_max;
+  auto calls = std::make_shared<int>(0);
+  op.run = [inner, body, calls](gpu::Backend& be, const Call& call, std::string& message) {
+    auto* in = static_cast<uint32_t*>(be.address(call.a.buffer));
+    auto* out = static_cast<uint8_t*>(be.address(call.out.buffer));
+    return body((*calls)++, in, out, call.k, [&] { return inner.run(be, call, message); });
+  };
+  return op;
+}
+
+// Guards against reused buffers carrying one call into the next: an output not poisoned again
+// (an unwritten element would read as the previous call's code), inputs not rewritten after an
+// op wrote them, or a call handed other inputs than the ones compared. The op scribbles over its
+// input after every cast; it must still be bit-exact with its claim. K <= 100000: 3 calls of
+// 100000, then one of 93216 on buffers of its own.
+TEST(CastSurvey, EveryCallGetsItsInputsAndAPoisonedOutput) {
+  const std::vector<uint32_t> sample = documented_sample();
+  Seen seen;
+  uint64_t next = 0;  // the sample index the next sweep call starts at
+  const Op op =
+      wrapped_cast(100000, [&](int call, uint32_t* in, uint8_t* out, uint64_t count, auto inner) {
+        seen.counts.push_back(count);
+        seen.poisoned.push_back(std::all_of(out, out + count, [](uint8_t b) { return b == 0xFF; }));
+        const uint64_t from = call == 0 ? 0 : next;
+        seen.inputs_in_order.push_back(
+            from + count <= sample.size() &&
+            std::equal(in, in + count, sample.begin() + static_cast<std::ptrdiff_t>(from)));
+        if (call > 0) next += count;
+        const impl::Status s = inner();
+        std::fill(in, in + count, 0x7F800000u);  // +Inf over every input, after the cast
+        return s;
+      });
+  gpu::HostBackend be;
+  int heard = 0;
+  const properties::CastSurvey s =
+      properties::survey_cast(be, op, Dtype::kE4m3fn, properties::CastInputs::kSample,
+                              uint64_t{1} << 24, [&](uint64_t done, uint64_t total) {
+                                ++heard;
+                                EXPECT_EQ(done, 393216u);
+                                EXPECT_EQ(total, 393216u);
+                                return true;
+                              });
+  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.inputs, 393216u);
+  const std::vector<std::string> m = s.matches();
+  EXPECT_NE(std::find(m.begin(), m.end(), "cuda_satfinite"), m.end());
+  EXPECT_EQ(heard, 1);
+  // The warm-up, then 3 calls of 100000 and the last of 93216 on buffers of its own.
+  ASSERT_EQ(seen.counts.size(), 5u);
+  for (std::size_t c = 0; c < seen.counts.size(); ++c) {
+    SCOPED_TRACE("call " + std::to_string(c));
+    EXPECT_EQ(seen.counts[c], c == 4 ? 93216u : 100000u);
+    EXPECT_TRUE(seen.poisoned[c]);
+    EXPECT_TRUE(seen.inputs_in_order[c]);
+  }
+}
+
+// Guards against an element the op never writes going unseen on a call after the first (the
+// output of reused buffers keeping the previous call's code there): on each call after the
+// warm-up, the op leaves unwritten the first element whose code equals the one it wrote there on
+// its previous call, so only the poison shows it (the previous code would pass). K <= 196608
+// splits the sample into its positive and its negative half, whose NaNs have one code (0x7F).
+TEST(CastSurvey, AnUnwrittenElementIsAMismatchOnEveryCall) {
+  const std::vector<uint32_t> sample = documented_sample();
+  std::vector<uint8_t> previous;
+  int skipped = 0;
+  const Op op =
+      wrapped_cast(196608, [&](int call, uint32_t*, uint8_t* out, uint64_t count, auto inner) {
+        const std::vector<uint8_t> entry(out, out + count);
+        const impl::Status s = inner();
+        const std::vector<uint8_t> written(out, out + count);
+        if (call > 0 && previous.size() == count) {
+          for (std::size_t j = 0; j < count; ++j) {
+            if (written[j] == previous[j]) {
+              out[j] = entry[j];
+              ++skipped;
+              break;
+            }
+          }
+        }
+        previous = written;
+        return s;
+      });
+  gpu::HostBackend be;
+  const properties::CastSurvey s =
+      properties::survey_cast(be, op, Dtype::kE4m3fn, properties::CastInputs::kSample);
+  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.inputs, 393216u);
+  EXPECT_EQ(skipped, 2);
+  bool found = false;
+  for (const properties::ClaimResult& r : s.results) {
+    if (std::find(r.claims.begin(), r.claims.end(), "cuda_satfinite") == r.claims.end()) continue;
+    found = true;
+    EXPECT_EQ(r.mismatches, 2u);
+    ASSERT_TRUE(r.first_input.has_value());
+    EXPECT_EQ(*r.first_input, sample[0]);
+    EXPECT_EQ(r.actual, 0xFFu);
+  }
+  EXPECT_TRUE(found);
+}
+
+// Guards against guard bands checked once per sweep (or never again on reused buffers): a write
+// one byte past the output on the third call of the sweep stops it there, naming the guard, with
+// the two calls before it counted.
+TEST(CastSurvey, AWritePastTheOutputOnALaterCallStopsTheSweep) {
+  const Op op =
+      wrapped_cast(65536, [](int call, uint32_t*, uint8_t* out, uint64_t count, auto inner) {
+        const impl::Status s = inner();
+        if (call == 3) out[count] = 0;  // the warm-up is call 0
+        return s;
+      });
+  gpu::HostBackend be;
+  const properties::CastSurvey s =
+      properties::survey_cast(be, op, Dtype::kE4m3fn, properties::CastInputs::kSample);
+  EXPECT_NE(s.error.find("guard"), std::string::npos) << s.error;
+  EXPECT_NE(s.error.find("'out'"), std::string::npos) << s.error;
+  EXPECT_EQ(s.inputs, 2u * 65536u);
+}
+
+}  // namespace
+}  // namespace mxgate
