@@ -6,7 +6,8 @@
 // own threads, as torch's CPU cast is; a fast op, so the survey's work shows. The op's loop
 // generates each chunk's inputs outside the clock (as scripts/h200/own_cast_time.py does for the
 // libraries). The survey must find the op bit-exact with cuda_satfinite, else the benchmark
-// reports an error. Uses only survey_cast's signature, so older trees build it too
+// reports an error; its label lists every claim table's mismatches and first differing input
+// (count@input). Uses only survey_cast's signature, so older trees build it too
 // (bench/README.md).
 #include <benchmark/benchmark.h>
 
@@ -183,6 +184,13 @@ void BM_Survey(benchmark::State& state) {
     }
     state.SetIterationTime(s.seconds);
     state.counters["setup_s"] = s.setup_seconds;
+    // Every table's count and first difference, so two builds' results can be compared too.
+    std::string label;
+    for (const mxgate::properties::ClaimResult& r : s.results) {
+      label += std::to_string(r.mismatches) + "@" +
+               (r.first_input ? std::to_string(*r.first_input) : std::string("-")) + " ";
+    }
+    state.SetLabel(label);
   }
 }
 

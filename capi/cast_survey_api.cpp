@@ -16,9 +16,9 @@
 
 #include "capi/call_result.h"
 #include "capi/heap_policy.h"
+#include "capi/in_memory_impl.h"
 #include "contract/contract.h"
 #include "gpu/host/host_backend.h"
-#include "impl/plugin.h"
 #include "mxgate/api.h"
 #include "mxgate/plugin.h"
 #include "properties/cast_survey.h"
@@ -152,15 +152,8 @@ std::string survey_text(const mxgate_impl* mi, uint32_t op_index, const char* ta
     throw UsageError("target '" + std::string(target_name ? target_name : "") +
                      "' is no cast target format");
   }
-  const mxgate_plugin plugin{
-      MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr, 1, mi};
-  std::vector<impl::Implementation> impls;
-  try {
-    impls = impl::implementations_of("python (in-process)", plugin);
-  } catch (const impl::PluginError& e) {
-    throw UsageError(e.what());
-  }
-  const impl::Op* op = impls.front().find_op(mi->ops[op_index].name);
+  const impl::Implementation im = in_memory_implementation(mi);
+  const impl::Op* op = im.find_op(mi->ops[op_index].name);
   if (op == nullptr || op->family != impl::Family::kCast) {
     throw UsageError("op " + std::to_string(op_index) + " is not a cast op");
   }

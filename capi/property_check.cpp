@@ -14,9 +14,9 @@
 
 #include "capi/call_result.h"
 #include "capi/heap_policy.h"
+#include "capi/in_memory_impl.h"
 #include "gpu/host/host_backend.h"
 #include "impl/harness.h"
-#include "impl/plugin.h"
 #include "impl/tactics.h"
 #include "mxgate/api.h"
 #include "mxgate/plugin.h"
@@ -44,16 +44,7 @@ std::string check_json(const char* property, const std::vector<verbs::Args::Name
   }
   const verbs::Args a(options, {"seed", "cases", "max-size", "case", "tactic", "max-tactics"},
                       {"no-shrink"});
-  if (mi == nullptr) throw UsageError("impl is NULL");
-  const mxgate_plugin plugin{
-      MXGATE_PLUGIN_ABI_VERSION, sizeof(mxgate_plugin), "python", nullptr, 1, mi};
-  std::vector<impl::Implementation> impls;
-  try {
-    impls = impl::implementations_of("python (in-process)", plugin);
-  } catch (const impl::PluginError& e) {
-    throw UsageError(e.what());
-  }
-  const impl::Implementation& base = impls.front();
+  const impl::Implementation base = in_memory_implementation(mi);
   gpu::HostBackend be;
   properties::RunOptions ro;
   ro.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));

@@ -52,7 +52,8 @@ class Inputs {
       auto first = static_cast<uint32_t>(from);
       std::size_t i = 0;
       for (; i + kBlock <= n; i += kBlock, first += kBlock) {
-        for (std::size_t j = 0; j < kBlock; ++j) out[i + j] = first + static_cast<uint32_t>(j);
+        uint32_t* o = out + i;
+        for (uint32_t j = 0; j < kBlock; ++j) o[j] = first + j;
       }
       for (; i < n; ++i) out[i] = first++;
     } else {
@@ -76,12 +77,13 @@ struct Part {
 // comparison at -O2 (std::count_if's loop it does not: one element per step).
 template <class T>
 uint64_t count_not_equal(const T* a, std::size_t n, T w) {
-  constexpr std::size_t kBlock = 64;  // fits the block's count in T
+  constexpr std::size_t kBlock = sizeof(T) == 1 ? 240 : 4096;  // its count fits in T
   uint64_t bad = 0;
   std::size_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
     T c = 0;
-    for (std::size_t j = 0; j < kBlock; ++j) c = static_cast<T>(c + (a[i + j] != w ? 1 : 0));
+    const T* b = a + i;
+    for (std::size_t j = 0; j < kBlock; ++j) c = static_cast<T>(c + (b[j] != w ? 1 : 0));
     bad += c;
   }
   for (; i < n; ++i) bad += a[i] != w ? 1 : 0;
@@ -89,52 +91,82 @@ uint64_t count_not_equal(const T* a, std::size_t n, T w) {
 }
 
 // Outputs [j, k) of `raw` (elements of T, the target's width; element j holds input base + j)
-// against one run's code `want`, in one vectorizable pass; the first difference goes to `p` when
-// it has none yet. Returns the count.
+// against one code `want`, in one vectorizable pass. Returns the count.
 template <class T>
-uint64_t count_differing(const uint8_t* raw, std::size_t j, std::size_t k, uint32_t want, Part& p,
-                         const Inputs& in, uint64_t base) {
-  const T* a = reinterpret_cast<const T*>(raw) + j;
-  const T* b = reinterpret_cast<const T*>(raw) + k;
-  const T w = static_cast<T>(want);
-  const auto differs = [w](T c) { return c != w; };
-  const uint64_t bad = count_not_equal(a, static_cast<std::size_t>(b - a), w);
-  if (bad != 0 && p.mismatches == 0) {
-    const T* f = std::find_if(a, b, differs);
-    p.first = in.at(base + j + static_cast<std::size_t>(f - a));
-    p.expected = want;
-    p.actual = *f;
-  }
-  return bad;
+uint64_t count_differing(const uint8_t* raw, std::size_t j, std::size_t k, uint32_t want) {
+  return count_not_equal(reinterpret_cast<const T*>(raw) + j, k - j, static_cast<T>(want));
 }
 
-// Elements [lo, hi) of one call's output `raw` (element j holds input base + j) against one
-// claim's run table, run by run (inputs ascend): the elements whose input lies in one run form one
-// index range, compared with the run's code in one pass.
+// The first output of [j, k) that differs from `want` (there is one) into `p`.
+template <class T>
+void note_first(const uint8_t* raw, std::size_t j, std::size_t k, uint32_t want, Part& p,
+                const Inputs& in, uint64_t base) {
+  const T* a = reinterpret_cast<const T*>(raw) + j;
+  const T w = static_cast<T>(want);
+  const T* f = std::find_if(a, a + (k - j), [w](T c) { return c != w; });
+  p.first = in.at(base + j + static_cast<std::size_t>(f - a));
+  p.expected = want;
+  p.actual = *f;
+}
+
+// Elements [lo, hi) of one call's output `raw` (element j holds input base + j) against every
+// distinct claim table (parts[t] for tables[t]), segment by segment (inputs ascend): the elements
+// whose input lies in one run of every table form one index range, compared once per distinct
+// code the tables expect there (the tables agree on most inputs: one pass where they do). Each
+// table's count and first difference are what comparing it alone gives.
 void compare_slice(const uint8_t* raw, std::size_t width, const Inputs& in, uint64_t base,
-                   std::size_t lo, std::size_t hi, const std::vector<Run>& runs, Part& p) {
+                   std::size_t lo, std::size_t hi, const std::vector<std::vector<Run>>& tables,
+                   Part* parts) {
   if (lo >= hi) return;
+  const std::size_t nt = tables.size();
   const auto by_begin = [](uint64_t x, const Run& ru) { return x < ru.begin; };
-  std::size_t run = static_cast<std::size_t>(
-      std::upper_bound(runs.begin(), runs.end(), uint64_t{in.at(base + lo)}, by_begin) -
-      runs.begin() - 1);
+  // The run of each table holding input x, searched from run `from` on.
+  const auto run_of = [&](std::size_t t, std::size_t from, uint64_t x) {
+    const std::vector<Run>& runs = tables[t];
+    return static_cast<std::size_t>(
+        std::upper_bound(runs.begin() + static_cast<std::ptrdiff_t>(from), runs.end(), x,
+                         by_begin) -
+        runs.begin() - 1);
+  };
+  std::vector<std::size_t> run(nt);
+  std::vector<uint64_t> bad(nt);
+  for (std::size_t t = 0; t < nt; ++t) run[t] = run_of(t, 0, in.at(base + lo));
   const uint64_t last = in.at(base + hi - 1);
   for (std::size_t j = lo; j < hi;) {
-    const uint64_t run_end = run + 1 < runs.size() ? runs[run + 1].begin : kAll;
+    uint64_t end = kAll;
+    for (std::size_t t = 0; t < nt; ++t) {
+      if (run[t] + 1 < tables[t].size()) end = std::min(end, tables[t][run[t] + 1].begin);
+    }
     const std::size_t k =
-        run_end > last
-            ? hi
-            : static_cast<std::size_t>(in.first_at_least(run_end, base + j, base + hi) - base);
-    const uint32_t want = runs[run].code;
-    p.mismatches += width == 1   ? count_differing<uint8_t>(raw, j, k, want, p, in, base)
-                    : width == 2 ? count_differing<uint16_t>(raw, j, k, want, p, in, base)
-                                 : count_differing<uint32_t>(raw, j, k, want, p, in, base);
+        end > last ? hi
+                   : static_cast<std::size_t>(in.first_at_least(end, base + j, base + hi) - base);
+    for (std::size_t t = 0; t < nt; ++t) {
+      const uint32_t want = tables[t][run[t]].code;
+      std::size_t same = 0;
+      while (same < t && tables[same][run[same]].code != want) ++same;
+      bad[t] = same < t     ? bad[same]
+               : width == 1 ? count_differing<uint8_t>(raw, j, k, want)
+               : width == 2 ? count_differing<uint16_t>(raw, j, k, want)
+                            : count_differing<uint32_t>(raw, j, k, want);
+      if (bad[t] != 0 && parts[t].mismatches == 0) {
+        if (width == 1) {
+          note_first<uint8_t>(raw, j, k, want, parts[t], in, base);
+        } else if (width == 2) {
+          note_first<uint16_t>(raw, j, k, want, parts[t], in, base);
+        } else {
+          note_first<uint32_t>(raw, j, k, want, parts[t], in, base);
+        }
+      }
+      parts[t].mismatches += bad[t];
+    }
     j = k;
     if (j < hi) {
-      run = static_cast<std::size_t>(
-          std::upper_bound(runs.begin() + static_cast<std::ptrdiff_t>(run + 1), runs.end(),
-                           uint64_t{in.at(base + j)}, by_begin) -
-          runs.begin() - 1);
+      const uint64_t x = in.at(base + j);
+      for (std::size_t t = 0; t < nt; ++t) {
+        if (run[t] + 1 < tables[t].size() && tables[t][run[t] + 1].begin <= x) {
+          run[t] = run_of(t, run[t] + 1, x);
+        }
+      }
     }
   }
 }
@@ -392,9 +424,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
     parts.assign(slices * tables.size(), Part{});
     pool.run(slices, [&](std::size_t s) {
       const auto [lo, hi] = slice(count, slices, s);
-      for (std::size_t t = 0; t < tables.size(); ++t) {
-        compare_slice(raw, width, in, base, lo, hi, tables[t], parts[s * tables.size() + t]);
-      }
+      compare_slice(raw, width, in, base, lo, hi, tables, parts.data() + s * tables.size());
       if (poison != nullptr) std::memset(poison + lo * width, gpu::kPoisonByte, (hi - lo) * width);
       if (next_in != nullptr) in.fill(next_base + lo, next_in + lo, hi - lo);
     });

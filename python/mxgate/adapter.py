@@ -41,7 +41,10 @@ whatever the physical order (a column-major one is the transpose of a C-contiguo
 padded layout (tma_col_major, nv_swizzle_128x4, aiter_shuffle_16x16) is given, and returned, as
 its 1-D storage. A callable that also takes keyword `out_dtype` gets the output dtype's name
 ("f32", "bf16", "e4m3fn", ...), one that takes `call` a Call (m, n, k and every tensor's dtype
-and layout).
+and layout). A host op of one output whose callable names a keyword `out` gets the output as a
+writable numpy array over mxgate's poisoned buffer (its stored dtype, the shape it would return:
+uint8 (count,) for a cast's codes) and may write it in place and return None, saving a copy per
+call (an element it leaves unwritten stays poison); a value it returns is written as before.
 
 An op declared with memory="cuda" (`@mxgate.op("cast", memory="cuda")`) is device-resident: it
 gets its inputs as DLPack views (mxgate._device.DeviceArray: `torch.from_dlpack(x)`,
@@ -504,6 +507,13 @@ class Op:
             params = {}
         kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
         self._wants = tuple(w for w in ("out_dtype", "call", "tactic") if kw or w in params)
+        # Keyword `out`, named (never through **kwargs): the output written in place.
+        self._writes_out = "out" in params and params["out"].kind in (
+            inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        if self._writes_out and (memory != "host" or len(_OUTPUTS.get(family, ("out",))) != 1):
+            raise AdapterError(f"op {self.name}: keyword `out` (the output written in place) is "
+                               f"for host ops of one output; {family} with memory {memory} "
+                               f"returns its outputs")
 
     def with_contract(self, **fields: Any) -> "Op":
         """A copy of this op with contract clauses replaced (e.g. accumulator=...)."""
@@ -525,13 +535,16 @@ class Op:
         readonly = self.family == "cast"
         return self._call(m, n, k, tensors, buffers, tactic,
                           lambda t, buf, flat: _host_arg(t, buf, flat, readonly),
-                          lambda t, value, target: emit(t, value, target, self.name))
+                          lambda t, value, target: emit(t, value, target, self.name),
+                          out_view=_out_view if self._writes_out else None)
 
-    def _call(self, m, n, k, tensors, buffers, tactic, arg, put, before=None):
+    def _call(self, m, n, k, tensors, buffers, tactic, arg, put, before=None, out_view=None):
         """The body invoke and _invoke_device share: the tactic's range, the op's positional
         arguments (arg(tensor, buffer, flat) each, in the family's input order), its keyword
-        arguments, the call (`before()` first), the outputs' count, and put(tensor, value,
-        buffer) per output. Returns (status, message); never raises."""
+        arguments (out_view(tensor, buffer, flat): keyword `out`, the output's writable view),
+        the call (`before()` first), the outputs' count, and put(tensor, value, buffer) per
+        output (none for an op given `out` that returns None: it wrote there). Returns (status,
+        message); never raises."""
         try:
             if tactic >= max(1, len(self.tactics)):
                 raise AdapterError(f"{self.name}: tactic {tactic} asked, "
@@ -553,7 +566,12 @@ class Op:
                 kwargs["call"] = Call(self.family, m, n, k, tuple(tensors))
             if "tactic" in self._wants:
                 kwargs["tactic"] = self.tactics[tactic].config if self.tactics else None
+            if out_view is not None:
+                t, target = by_role["out"]
+                kwargs["out"] = out_view(t, target, self.family in ("cast", "upcast_e8m0"))
             result = self.fn(*args, **kwargs)
+            if out_view is not None and result is None:
+                return "done", ""  # written in place
             if len(outs) > 1:
                 if not isinstance(result, (tuple, list)) or len(result) != len(outs):
                     raise AdapterError(f"{self.name}: a {self.family} op returns "
@@ -611,6 +629,13 @@ class Op:
         finally:
             for address in staged:
                 _native.device_free(address)
+
+
+def _out_view(t, target, flat):
+    """An output as the op's keyword `out`: a writable view of mxgate's (poisoned) buffer in the
+    output's stored dtype, of its logical shape (flat: one dimension), as an input is given."""
+    v = _typed_view(target.view(NUMPY_OF[t.dtype]), t)
+    return v.reshape(-1) if flat and v.ndim == 2 else v
 
 
 def _host_arg(t, buf, flat, readonly=False):

@@ -104,7 +104,13 @@ class TorchCpuAdapter(_TorchBase):
                           notes=f"torch {t.__version__}: float8_e8m0fnu.to(float32)"))
         return ops
 
-    def cast(self, x, out_dtype):
+    def cast(self, x, out_dtype, out=None):
+        if out is not None and self.device == "cpu":
+            # Straight into mxgate's output buffer (a uint8 view): copy_ converts as .to() does
+            # (aten's _to_copy is an empty tensor and copy_), without the result's allocation and
+            # the copy of it per call.
+            self.torch.from_numpy(out).view(self.types[out_dtype]).copy_(self.to_device(x))
+            return None
         return self.bits(self.to_device(x).to(self.types[out_dtype]))
 
     def upcast_e8m0(self, e8m0):
