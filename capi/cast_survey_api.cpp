@@ -165,9 +165,9 @@ std::string survey_text(const mxgate_impl* mi, uint32_t op_index, const char* ta
     return true;
   };
   if (op->memory == impl::Memory::kHost) {
-    // Chunks of 2^22 inputs (16 MiB, their outputs 4 MiB) stay below the heap policy's mmap
-    // threshold, so the 1024 calls of a format reuse mapped pages instead of faulting 84 MiB in
-    // per call of 2^24 (the H200's host surveys spent most of each chunk outside the op).
+    // Chunks of 2^22 inputs (16 MiB, their outputs 4 MiB): the survey's buffers are allocated
+    // once per sweep, and what the op allocates per call (a returned array) stays below the heap
+    // policy's mmap threshold, so the 1024 calls of a format reuse mapped pages.
     keep_freed_heap();
     gpu::HostBackend be;
     return properties::survey_lines(properties::survey_cast(
