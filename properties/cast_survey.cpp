@@ -344,6 +344,20 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   const auto slice = [](std::size_t count, std::size_t slices, std::size_t s) {
     return std::make_pair(count * s / slices, count * (s + 1) / slices);
   };
+  // The inputs of the call at `base` written into `a`'s input.
+  const auto load = [&](Armed& a, uint64_t base) {
+    uint32_t* dst = a.input();
+    const std::size_t slices = slices_of(a.count);
+    pool.run(slices, [&](std::size_t s) {
+      const auto [lo, hi] = slice(a.count, slices, s);
+      in.fill(base + lo, dst + lo, hi - lo);
+    });
+    if (!a.host) {
+      a.inv->refill(&impl::Call::a,
+                    std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(a.stage_in.data()),
+                                             a.count * 4));
+    }
+  };
   // Buffers for calls of `count`, holding the inputs of the call at `base`, the output poisoned.
   const auto arm = [&](std::size_t count, uint64_t base) {
     Armed a;
@@ -355,17 +369,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
                   impl::Layout::kRowMajor);
     a.host = a.inv->host_data(&impl::Call::a) != nullptr;
     if (!a.host) a.stage_in.resize(count);
-    uint32_t* dst = a.input();
-    const std::size_t slices = slices_of(count);
-    pool.run(slices, [&](std::size_t s) {
-      const auto [lo, hi] = slice(count, slices, s);
-      in.fill(base + lo, dst + lo, hi - lo);
-    });
-    if (!a.host) {
-      a.inv->refill(
-          &impl::Call::a,
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(a.stage_in.data()), count * 4));
-    }
+    load(a, base);
     return a;
   };
   const auto run = [](Armed& a) {
@@ -383,8 +387,8 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   try {
     armed = arm(calls.front().second, 0);
     run(armed);
-    armed = Armed{};
-    armed = arm(calls.front().second, 0);
+    load(armed, 0);
+    armed.inv->repoison(&impl::Call::out);
   } catch (const std::exception& e) {
     out.error = e.what();
     out.setup_seconds = since(t0);

@@ -43,8 +43,9 @@ its 1-D storage. A callable that also takes keyword `out_dtype` gets the output 
 ("f32", "bf16", "e4m3fn", ...), one that takes `call` a Call (m, n, k and every tensor's dtype
 and layout). A host op of one output whose callable names a keyword `out` gets the output as a
 writable numpy array over mxgate's poisoned buffer (its stored dtype, the shape it would return:
-uint8 (count,) for a cast's codes) and may write it in place and return None, saving a copy per
-call (an element it leaves unwritten stays poison); a value it returns is written as before.
+uint8 (count,) for a cast's codes), valid during the call only, and may write it in place and
+return None, saving a copy per call (an element it leaves unwritten stays poison); a value it
+returns is written as before.
 
 An op declared with memory="cuda" (`@mxgate.op("cast", memory="cuda")`) is device-resident: it
 gets its inputs as DLPack views (mxgate._device.DeviceArray: `torch.from_dlpack(x)`,
