@@ -15,6 +15,7 @@
 #include "properties/cast_values.h"
 #include "reference/convention.h"
 #include "reference/e8m0.h"
+#include "reference/fp_encode.h"
 
 namespace mxgate::properties {
 namespace {
@@ -67,6 +68,13 @@ uint64_t count_differing(const std::vector<uint8_t>& raw, std::size_t j, std::si
   return bad;
 }
 
+// Packed E2M1 codes, element 2i in the low nibble of byte i: one code per byte.
+std::vector<uint8_t> unpack_nibbles(const std::vector<uint8_t>& packed, std::size_t count) {
+  std::vector<uint8_t> out(count);
+  for (std::size_t i = 0; i < count; ++i) out[i] = (packed[i / 2] >> (4 * (i % 2))) & 0xF;
+  return out;
+}
+
 // claim_runs, built once per (claim, format) in a process: a survey of several ops to one
 // format, or one op surveyed again, builds no table twice.
 std::optional<std::vector<Run>> cached_claim_runs(const std::string& claim, Format f);
@@ -90,9 +98,17 @@ std::optional<std::vector<Run>> claim_runs(const std::string& claim, Format f) {
   }
   if (!defines(*c, f)) return std::nullopt;
   const bool ieee16 = f == Format::kBF16 || f == Format::kFP16;
-  const EncodeOracle oracle(f, ieee16 ? kIeeeDefault : c->element);
-  return build_runs([&](uint32_t b) { return oracle.expected(pre_cast(*c, f, float_of(b))); }, 0,
-                    kAll);
+  // The policy encode_with uses: FP4 / FP6 / MXINT8 (no specials) take the convention's sub_byte
+  // policy, so a survey row and cast.bit_exact hold one claim to the same bytes.
+  const EncodeOracle oracle(f, ieee16 ? kIeeeDefault : element_policy(*c, f));
+  try {
+    return build_runs([&](uint32_t b) { return oracle.expected(pre_cast(*c, f, float_of(b))); },
+                      0, kAll);
+  } catch (const UndefinedEncoding&) {
+    // The convention leaves some inputs undefined for this format (OCP MX: NaN to FP4 / FP6): it
+    // has no table over all inputs, so no survey row can equal it bit for bit.
+    return std::nullopt;
+  }
 }
 
 namespace {
@@ -136,7 +152,11 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> survey_targets(const impl::
     if ((op.contract.a_dtypes & impl::dtype_bit(impl::Dtype::kF32)) == 0) continue;
     if (op.memory != impl::Memory::kHost && op.memory != be.memory()) continue;
     for (impl::Dtype d : impl::dtypes_in(op.contract.out_dtypes)) {
-      if (cast_format(d)) out.emplace_back(&op, d);
+      // FP4 / FP6 targets on the host only: the device sweep compares one code per byte.
+      if (op.memory == impl::Memory::kHost ? element_cast_format(d).has_value()
+                                           : cast_format(d).has_value()) {
+        out.emplace_back(&op, d);
+      }
     }
   }
   return out;
@@ -177,7 +197,13 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
                        uint64_t chunk, const SurveyProgress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (op.family != impl::Family::kCast) throw impl::Unsupported(op.name + " is not a cast op");
-  const Format f = *cast_format(target);
+  const std::optional<Format> format = element_cast_format(target);
+  if (!format) {
+    throw impl::Unsupported(std::string(impl::to_string(target)) + " is no cast target format");
+  }
+  const Format f = *format;
+  // E2M1 codes come packed two per byte (the ABI's order); they are compared unpacked.
+  const bool packed = f == Format::kE2M1;
   CastSurvey out;
   out.op = op.name;
   out.target = target;
@@ -203,7 +229,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
       out.results.push_back({{claim}, 0, std::nullopt, 0, 0});
     }
   }
-  const std::size_t width = impl::dtype_bytes(target);
+  const std::size_t width = packed ? 1 : impl::dtype_bytes(target);
   chunk = std::max<uint64_t>(
       1, std::min<uint64_t>(chunk, op.contract.k.max ? op.contract.k.max : chunk));
   const auto since = [](std::chrono::steady_clock::time_point t) {
@@ -220,7 +246,8 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
       inv.input(&impl::Call::a,
                 std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), count * 4), 1,
                 count, count, impl::Dtype::kF32, impl::Layout::kRowMajor);
-      inv.output(&impl::Call::out, count * width, 1, count, count, target, impl::Layout::kRowMajor);
+      inv.output(&impl::Call::out, impl::tensor_bytes(target, 1, count), 1, count, count,
+                 target, impl::Layout::kRowMajor);
       impl::Call call;
       call.m = 1;
       call.k = count;
@@ -247,13 +274,14 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         impl::Invocation inv(op, be);
         inv.input(&impl::Call::a, bytes, 1, count, count, impl::Dtype::kF32,
                   impl::Layout::kRowMajor);
-        inv.output(&impl::Call::out, count * width, 1, count, count, target,
-                   impl::Layout::kRowMajor);
+        inv.output(&impl::Call::out, impl::tensor_bytes(target, 1, count), 1, count, count,
+                   target, impl::Layout::kRowMajor);
         impl::Call call;
         call.m = 1;
         call.k = count;
         inv.run(call);
         std::vector<uint8_t> got = inv.read(&impl::Call::out);
+        if (packed) got = unpack_nibbles(got, count);
         if (at == 0 && count == in.size()) {
           raw = std::move(got);
         } else {
