@@ -102,8 +102,8 @@ std::optional<std::vector<Run>> claim_runs(const std::string& claim, Format f) {
   // policy, so a survey row and cast.bit_exact hold one claim to the same bytes.
   const EncodeOracle oracle(f, ieee16 ? kIeeeDefault : element_policy(*c, f));
   try {
-    return build_runs([&](uint32_t b) { return oracle.expected(pre_cast(*c, f, float_of(b))); },
-                      0, kAll);
+    return build_runs([&](uint32_t b) { return oracle.expected(pre_cast(*c, f, float_of(b))); }, 0,
+                      kAll);
   } catch (const UndefinedEncoding&) {
     // The convention leaves some inputs undefined for this format (OCP MX: NaN to FP4 / FP6): it
     // has no table over all inputs, so no survey row can equal it bit for bit.
@@ -246,8 +246,8 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
       inv.input(&impl::Call::a,
                 std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), count * 4), 1,
                 count, count, impl::Dtype::kF32, impl::Layout::kRowMajor);
-      inv.output(&impl::Call::out, impl::tensor_bytes(target, 1, count), 1, count, count,
-                 target, impl::Layout::kRowMajor);
+      inv.output(&impl::Call::out, impl::tensor_bytes(target, 1, count), 1, count, count, target,
+                 impl::Layout::kRowMajor);
       impl::Call call;
       call.m = 1;
       call.k = count;
@@ -274,8 +274,8 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
         impl::Invocation inv(op, be);
         inv.input(&impl::Call::a, bytes, 1, count, count, impl::Dtype::kF32,
                   impl::Layout::kRowMajor);
-        inv.output(&impl::Call::out, impl::tensor_bytes(target, 1, count), 1, count, count,
-                   target, impl::Layout::kRowMajor);
+        inv.output(&impl::Call::out, impl::tensor_bytes(target, 1, count), 1, count, count, target,
+                   impl::Layout::kRowMajor);
         impl::Call call;
         call.m = 1;
         call.k = count;
