@@ -49,6 +49,9 @@ std::span<const std::string_view> required_coverage() {
         "gemm_block:scale:min_normal",
         "gemm_block:scale:2^127",
         "gemm_block:scale:nan",
+        // The block GEMMs with per-row A scales meet K of one scale block with an all-zero row
+        // under a tiny scale (gemm.exact's zero-row regime, properties/zero_row_regime.h; Z44).
+        "gemm_block:edge:zero_row_one_k_tile",
         // Every FP8 element code at an end of its range (+-max, the smallest normal, every
         // subnormal, +0, -0) reaches each GEMM family through gemm.exact's extreme-element
         // regime (extreme_scales.h), in the element format of the built-in kernels.

@@ -19,6 +19,7 @@
 #include "properties/gemm_cases.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
+#include "properties/zero_row_regime.h"
 #include "reference/accumulator_bounds.h"
 #include "reference/accumulator_simulation.h"
 #include "reference/format.h"
@@ -70,6 +71,9 @@ bool poison_accepts(const Op& op) {
 // An op taking several element formats (the FNUZ block GEMMs: E4M3FNUZ and E5M2FNUZ) plants
 // the extreme elements in three cases of eight, one in eight plain: its formats share those
 // cases, and each must reach properties.coverage in one default run.
+// Independently, one case in eight of a block GEMM with per-row A scales along K takes the
+// "one K tile, an all-zero row" regime (zero_row_regime.h: field `edge`, K one scale block, at
+// least two rows), in place of the extreme regimes (they plant the same scales).
 bool several_element_types(const Op& op) {
   return fp8_element_types(op.contract.a_dtypes).size() > 1 ||
          fp8_element_types(op.contract.b_dtypes).size() > 1;
@@ -80,8 +84,14 @@ rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
     const bool scaled = op->family != Family::kGemmBf16;
     return rc::gen::apply(
         [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types, int extreme,
-             int ld_extra) {
+             int ld_extra, std::size_t zero_row_k) {
+          if (zero_row_k != 0) {
+            std::get<0>(s) = fit_dim(std::max<std::size_t>(std::get<0>(s), 2), op->contract.m);
+            std::get<2>(s) = zero_row_k;
+            extreme = 0;
+          }
           Case c = gemm_case("gemm.exact", *op, s, pick, out, seed, types);
+          if (zero_row_k != 0) c.set("edge", kZeroRowEdge);
           if (extreme == 1) c.set("scales", "extreme");
           if (extreme == 2) c.set("elements", "extreme");
           const std::string& layout = c.text("layout");
@@ -94,7 +104,7 @@ rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
         !scaled                      ? rc::gen::just(0)
         : several_element_types(*op) ? pick<int>({0, 1, 1, 1, 1, 2, 2, 2})
                                      : pick<int>({0, 0, 0, 1, 1, 1, 1, 2}),
-        scaled ? gen_scale_ld(*op) : rc::gen::just(0));
+        scaled ? gen_scale_ld(*op) : rc::gen::just(0), gen_zero_row_k(*op));
   });
 }
 
@@ -106,9 +116,21 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   // An extreme-scale or extreme-element case checks the operands it plants
   // (extreme_scales.h), not the fingerprint's before it.
   const bool elements = c.has("elements");
-  if (elements && c.has("scales")) throw CaseError("case fields 'scales' and 'elements' exclude");
+  const bool edge = c.has("edge");
+  if ((elements && c.has("scales")) || (edge && (elements || c.has("scales")))) {
+    throw CaseError("case fields 'scales', 'elements' and 'edge' exclude each other");
+  }
   Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op),
-                              !c.has("scales") && !elements);
+                              !c.has("scales") && !elements && !edge);
+  if (edge) {
+    if (c.text("edge") != kZeroRowEdge) {
+      throw CaseError("case field 'edge' must be " + std::string(kZeroRowEdge));
+    }
+    const std::string family(impl::to_string(op.family));
+    for (const std::string& t : plant_zero_row(op, o, c.num("seed"), impl::accum_model_for(op))) {
+      ctx.tag(family + ":" + t);
+    }
+  }
   if (elements) {
     if (c.text("elements") != "extreme") throw CaseError("case field 'elements' must be extreme");
     const std::string family(impl::to_string(op.family));

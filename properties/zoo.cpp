@@ -208,6 +208,12 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
        return c.text("op").find("bpreshuffle") == std::string::npos && c.num("k") > 128 &&
               c.num("k") <= 256 && c.num("m") == 1 && c.num("n") == 1;
      }},
+    // M = 2: a one-row case holds only the zero row, whose result is zero whatever its scale.
+    {Fault::kZ44ZeroRowOneKTile, "gemm.exact",
+     "a block GEMM, K = 128 (one K tile), an all-zero A row under a tiny scale, M <= 2, N <= 16",
+     [](const Case& c) {
+       return c.num("k") == 128 && c.has("edge") && c.num("m") <= 2 && c.num("n") <= 16;
+     }},
     {Fault::kZ46ScaleLdIgnored, "gemm.exact",
      "padded scale rows (scale_ld), M, N <= 2 (a second row), K <= 128",
      [](const Case& c) {

@@ -80,6 +80,7 @@ inline constexpr uint64_t kScalePad127 = uint64_t{1} << 31;       // Z40: K-pad 
 inline constexpr uint64_t kE8m0Bias125 = uint64_t{1} << 32;       // Z41: MXFP4 scale bias 125
 inline constexpr uint64_t kScaleFnuzMax = uint64_t{1} << 33;      // Z42: 1x128 scale amax / 240
 inline constexpr uint64_t kScaleSliceFixed = uint64_t{1} << 34;   // Z43: K-block scale index 0
+inline constexpr uint64_t kOneTileMinScale = uint64_t{1} << 39;   // Z44: K = 128 tile, min A scale
 inline constexpr uint64_t kScaleLdIgnored = uint64_t{1} << 35;    // Z46: scale ld from the shape
 inline constexpr uint64_t kSwizzleOtherArch = uint64_t{1} << 36;  // Z47: another tile order
 inline constexpr uint64_t kUe4m3TopBinade = uint64_t{1} << 37;    // Z48: UE4M3 exp 15 as Inf
