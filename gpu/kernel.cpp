@@ -87,7 +87,9 @@ std::vector<OutputSpec> launch_outputs(const Launch& l) {
                    return {{a.out, a.p.n * a.p.k, "out"}};
                  },
                  [](const GemmArgs& a) -> std::vector<OutputSpec> {
-                   const std::size_t elem = a.p.out == OutDtype::kBf16 ? 2 : 4;
+                   const std::size_t elem = a.p.out == OutDtype::kBf16     ? 2
+                                            : a.p.out == OutDtype::kE4m3fn ? 1
+                                                                           : 4;
                    return {{a.out, a.p.m * a.p.n * elem, "out"}};
                  },
                  [](const FaultArgs& a) -> std::vector<OutputSpec> {
