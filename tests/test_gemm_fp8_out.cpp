@@ -4,8 +4,8 @@
 // the formats' definitions (docs/formats.md §1.1: E4M3FN bias 7, 3 mantissa bits, max 448 = 0x7E,
 // NaN 0x7F; E5M2 bias 15, 2 mantissa bits, max 57344 = 0x7B), the arithmetic beside each; the
 // built-in gemm_blockscale's E4M3FN output on a hand-built case, clean and with
-// z45_scale_result_dropped; gemm.exact's FP8-output cases passing clean and failing with the
-// fault at a located element; check_call's clauses on out_scale.
+// z45_scale_result_dropped; gemm.exact's and gemm.ordered_bound's FP8-output cases passing clean
+// and failing with the fault at a located element; check_call's clauses on out_scale.
 // Does not cover: device backends (the same element body, gpu/kernels/gemm.h store_output), a
 // plugin's FP8 output, how often the generators draw FP8 output (tests/property_zoo.cpp and the
 // coverage test of tests/property_host.cpp).
@@ -153,6 +153,27 @@ TEST(GemmFp8Out, GemmExactPassesCleanAndLocatesZ45) {
     EXPECT_LT(f->where->col, c.num("n")) << f->what;
     EXPECT_NE(f->where->expected_bits, f->where->actual_bits) << f->what;
     EXPECT_NE(f->what.find("e4m3fn output"), std::string::npos) << f->what;
+  }
+}
+
+// gemm.ordered_bound's FP8-output cases (general data: v from gemm_blockscale's declared order,
+// so fl32(v * scale_result) rounds before the cast): the correct kernel passes, the z45 fault
+// fails at a located element.
+TEST(GemmFp8Out, OrderedBoundPassesCleanAndLocatesZ45) {
+  const properties::Property* p = properties::find_property("gemm.ordered_bound");
+  ASSERT_NE(p, nullptr);
+  gpu::HostBackend be;
+  for (const char* text :
+       {"op=gemm_blockscale m=2 n=3 k=200 layout=row_major out=e4m3fn seed=5 out_scale=0.3",
+        "op=gemm_blockscale m=1 n=4 k=128 layout=row_major out=e4m3fn seed=9 out_scale=16"}) {
+    const properties::Case c = properties::Case::parse("gemm.ordered_bound", text);
+    const auto ok = properties::check_case(*p, properties::Context{&be, {}, nullptr}, c);
+    EXPECT_FALSE(ok.has_value()) << text << ": " << (ok ? ok->what : "");
+    const properties::Context faulty{&be, {dispatch::Fault::kZ45ScaleResultDropped}, nullptr};
+    const auto f = properties::check_case(*p, faulty, c);
+    ASSERT_TRUE(f.has_value()) << text << ": the fault went unseen";
+    ASSERT_TRUE(f->where.has_value()) << f->what;
+    EXPECT_NE(f->what.find("ordered_gemm (declared order)"), std::string::npos) << f->what;
   }
 }
 
