@@ -236,7 +236,8 @@ OutputFormat out_format(const Case& c) {
   if (o == "fp32") return OutputFormat::kFp32;
   if (o == "bf16") return OutputFormat::kBf16;
   if (case_fp8_out(c)) {
-    throw CaseError("case field 'out' " + o + ": FP8 output is a gemm.exact case only");
+    throw CaseError("case field 'out' " + o +
+                    ": FP8 output is for gemm.exact and gemm.ordered_bound only");
   }
   throw CaseError("case field 'out' must be fp32, bf16, e4m3fn or e5m2, not '" + o + "'");
 }

@@ -44,9 +44,9 @@ bool padded_layout(impl::Layout l);
 // N % 128 residues of TP-sharded per-rank N in the catalog (the sub-block shards of Z16).
 const std::vector<std::size_t>& catalog_n_residues();
 
-// The output formats a case picks from: fp32 three times as often as bf16. With `fp8` (gemm.exact)
-// an op whose contract lists FP8 output (plugin.h revision 4) also picks it: fp32, fp32, bf16
-// and three times its first FP8 dtype.
+// The output formats a case picks from: fp32 three times as often as bf16. With `fp8` (gemm.exact;
+// gemm.ordered_bound for an op with a declared order) an op whose contract lists FP8 output
+// (plugin.h revision 4) also picks it: fp32, fp32, bf16 and three times its first FP8 dtype.
 rc::Gen<std::string> gen_out(const impl::Op& op, bool fp8 = false);
 // FP8 output: the factor of case field `out_scale` (powers of two 2^-4..2^4 but 1, and 0.75, 1.5,
 // 3, 0.3: the product fl32(v * scale_result) then rounds before the cast), shrinking toward 2.
