@@ -5,7 +5,8 @@
 // NaN 0x7F; E5M2 bias 15, 2 mantissa bits, max 57344 = 0x7B), the arithmetic beside each; the
 // built-in gemm_blockscale's E4M3FN output on a hand-built case, clean and with
 // z45_scale_result_dropped; gemm.exact's and gemm.ordered_bound's FP8-output cases passing clean
-// and failing with the fault at a located element; check_call's clauses on out_scale.
+// and failing with the fault at a located element; check_call's clauses on out_scale; a direct
+// launch without out_scale refused.
 // Does not cover: device backends (the same element body, gpu/kernels/gemm.h store_output), a
 // plugin's FP8 output, how often the generators draw FP8 output (tests/property_zoo.cpp and the
 // coverage test of tests/property_host.cpp).
@@ -125,6 +126,26 @@ TEST(GemmFp8Out, BlockscaleKernelAppliesScaleResultAndZ45DropsIt) {
   EXPECT_EQ(blockscale_fp8(0), 0x50);
   EXPECT_EQ(blockscale_fp8(dispatch::kernel_fault_bits({dispatch::Fault::kZ45ScaleResultDropped})),
             0x60);
+}
+
+// A direct launch of an FP8-output GEMM without its scale_result is refused before the kernel
+// runs (the epilogue would read through a null pointer), naming out_scale.
+TEST(GemmFp8Out, LaunchWithoutScaleResultIsRefused) {
+  gpu::HostBackend be;
+  gpu::GemmArgs g;
+  g.a = buffer(be, std::vector<uint8_t>(32, 0x38), "A");
+  g.b = buffer(be, std::vector<uint8_t>(32, 0x38), "B");
+  g.a_scale = buffer(be, std::vector<float>{1.0f}, "As");
+  g.b_scale = buffer(be, std::vector<float>{1.0f}, "Bs");
+  g.out = be.allocate(1, "C");
+  g.p = {1, 1, 32, gpu::OutDtype::kE4m3fn};
+  try {
+    be.run({gpu::kernel("gemm_blockscale"), g});
+    ADD_FAILURE() << "launched without out_scale";
+  } catch (const gpu::GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs its scale_result (out_scale)"), std::string::npos)
+        << e.what();
+  }
 }
 
 // gemm.exact on FP8-output cases of gemm_blockscale (several shapes, a power-of-two and a
