@@ -72,6 +72,8 @@ constexpr std::array<FaultRow, kFaultCount> kRows = {{
     {Fault::kZ43ScaleSliceNotAdvanced, "z43_scale_slice_not_advanced",
      gpu::kernel_fault::kScaleSliceFixed},
     {Fault::kZ44ZeroRowOneKTile, "z44_zero_row_one_k_tile", gpu::kernel_fault::kOneTileMinScale},
+    {Fault::kZ45ScaleResultDropped, "z45_scale_result_dropped",
+     gpu::kernel_fault::kScaleResultDropped},
     {Fault::kZ46ScaleLdIgnored, "z46_scale_ld_ignored", gpu::kernel_fault::kScaleLdIgnored},
     {Fault::kZ47SwizzleOtherArch, "z47_swizzle_other_arch", gpu::kernel_fault::kSwizzleOtherArch},
     {Fault::kZ48Ue4m3TopBinadeInf, "z48_ue4m3_top_binade_inf", gpu::kernel_fault::kUe4m3TopBinade},

@@ -198,6 +198,18 @@ std::span<const std::string_view> required_coverage() {
     for (const gpu::KernelDef& k : gpu::all_kernels()) {
       if (k.family && k.device_available == nullptr) t.push_back("op:" + std::string(k.name));
     }
+    // FP8 GEMM output (plugin.h revision 4): where a built-in GEMM writes it, gemm.exact reaches it
+    // with power-of-two and other scale_result factors (props_gemm.cpp check_fp8_out).
+    const bool fp8_out = std::any_of(gpu::all_kernels().begin(), gpu::all_kernels().end(),
+                                     [](const gpu::KernelDef& k) {
+                                       return k.family && impl::takes_fp8_out(*k.family) &&
+                                              (k.contract.out_dtypes & impl::kFp8OutDtypes) != 0;
+                                     });
+    if (fp8_out) {
+      for (const char* tag : {"out:fp8_scaled", "out:fp8_scale:pow2", "out:fp8_scale:non_pow2"}) {
+        t.push_back(tag);
+      }
+    }
     // Every branch of the decision model (docs/dispatch_model.md §8), as the glue tags it.
     for (model::Branch b : model::all_branches()) t.push_back("model:" + std::string(name(b)));
     return t;

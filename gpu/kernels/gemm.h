@@ -13,9 +13,19 @@
 
 namespace mxgate::gpu {
 
+// The output conversion of every GEMM: fp32 as is, bf16 RNE, or FP8 (plugin.h revision 4, the
+// torch._scaled_mm / cuBLASLt epilogue): fl32(acc * scale_result), scale_result the 1 x 1 fp32
+// out_scale, cast to E4M3FN with RNE, finite overflow and Inf saturating to +-448 and NaN to
+// 0x7F (cuda_satfinite, the contract's element_convention). Z45 (planted,
+// pytorch/pytorch#190449: the FP8-output path of torch._scaled_mm ignored scale_result): the
+// scale is never read, cast(acc) is written.
 MXGATE_HD inline void store_output(const GemmParams& p, void* out, uint64_t i, float acc) {
   if (p.out == OutDtype::kBf16) {
     static_cast<uint16_t*>(out)[i] = bits::bf16_rne(acc);
+  } else if (p.out == OutDtype::kE4m3fn) {
+    const float v =
+        (p.faults & kernel_fault::kScaleResultDropped) ? acc : bits::mul(acc, *p.out_scale);
+    static_cast<uint8_t*>(out)[i] = bits::encode_e4m3fn(v, false, false);
   } else {
     static_cast<float*>(out)[i] = acc;
   }
