@@ -148,7 +148,7 @@ std::string survey_text(const mxgate_impl* mi, uint32_t op_index, const char* ta
   const std::string which = inputs_name ? inputs_name : "all";
   if (which != "all" && which != "sample") throw UsageError("inputs must be all or sample");
   const auto target = contract::parse_dtype(target_name ? target_name : "");
-  if (!target || !properties::cast_format(*target)) {
+  if (!target || !properties::element_cast_format(*target)) {
     throw UsageError("target '" + std::string(target_name ? target_name : "") +
                      "' is no cast target format");
   }
@@ -177,6 +177,11 @@ std::string survey_text(const mxgate_impl* mi, uint32_t op_index, const char* ta
   }
 #ifdef MXGATE_CAPI_CUDA
   if (op->memory == impl::Memory::kCuda) {
+    if (!properties::cast_format(*target)) {
+      throw UsageError(std::string("target ") + target_name +
+                       ": the device sweep compares one code per byte or word; FP4 / FP6 targets "
+                       "are surveyed on host ops");
+    }
     return properties::survey_lines(device_survey(mi->ops[op_index], *op, *target, heard));
   }
 #endif

@@ -123,6 +123,16 @@ bool is_nvfp4(Family f) {
   return f == Family::kQuantizeNvfp4 || f == Family::kDequantizeNvfp4 || f == Family::kGemmNvfp4;
 }
 
+bool takes_fp8_out(Family f) { return f == Family::kGemmMx || f == Family::kGemmBlock; }
+
+bool is_fp8_out(Dtype d) { return (kFp8OutDtypes & dtype_bit(d)) != 0; }
+
+std::string_view fp8_out_convention(const Contract& c) {
+  if (!c.element_convention.empty()) return c.element_convention;
+  if (!c.conventions.empty()) return c.conventions.front();
+  return kDefaultFp8OutConvention;
+}
+
 std::string_view to_string(Memory m) {
   switch (m) {
     case Memory::kHost:
@@ -228,14 +238,19 @@ std::optional<std::string> check_call(std::string_view op, const Contract& c, co
     bool packed = false;
   };
   const DtypeMask scale = c.scale_dtype == Dtype::kNone ? 0 : dtype_bit(c.scale_dtype);
+  // A GEMM with FP8 output reads its scale_result from out_scale (plugin.h revision 4), any other
+  // GEMM takes no out_scale.
+  const bool fp8_out =
+      takes_fp8_out(call.family) && call.out.present() && is_fp8_out(call.out.dtype);
   const Clause clauses[] = {
       {"a", call.a, c.a_dtypes, any, 1},
       {"a_scale", call.a_scale, scale, c.a_scale_layouts, c.a_scale_ld_align, c.packed_scales},
       {"b", call.b, c.b_dtypes, c.b_layouts, 1},
       {"b_scale", call.b_scale, scale, c.b_scale_layouts, c.b_scale_ld_align, c.packed_scales},
       {"out", call.out, c.out_dtypes, any, 1},
-      {"out_scale", call.out_scale, quantizer ? scale : 0, c.a_scale_layouts, c.a_scale_ld_align,
-       c.packed_scales},
+      quantizer ? Clause{"out_scale", call.out_scale, scale, c.a_scale_layouts, c.a_scale_ld_align,
+                         c.packed_scales}
+                : Clause{"out_scale", call.out_scale, fp8_out ? dtype_bit(Dtype::kF32) : 0, any, 1},
       {"a_global", call.a_global, c.global_dtypes, any, 1},
       {"b_global", call.b_global, c.global_dtypes, any, 1},
   };
@@ -251,6 +266,15 @@ std::optional<std::string> check_call(std::string_view op, const Contract& c, co
       return prefixed(op, std::string(role) + " must be 1 x 1, got " + std::to_string(t.rows) +
                               " x " + std::to_string(t.cols));
     }
+  }
+  if (fp8_out && !call.out_scale.present()) {
+    return prefixed(op, "out dtype " + std::string(to_string(call.out.dtype)) +
+                            " needs out_scale, a 1 x 1 f32 scale_result (plugin.h revision 4)");
+  }
+  if (fp8_out && (call.out_scale.rows != 1 || call.out_scale.cols != 1)) {
+    return prefixed(op, "out_scale (scale_result) must be 1 x 1, got " +
+                            std::to_string(call.out_scale.rows) + " x " +
+                            std::to_string(call.out_scale.cols));
   }
   if (!call.convention.empty() && !c.conventions.empty()) {
     bool claimed = false;

@@ -85,6 +85,13 @@ std::size_t dtype_bytes(Dtype d);
 uint64_t tensor_bytes(Dtype d, uint64_t rows, uint64_t cols);
 std::vector<Dtype> dtypes_in(DtypeMask mask);
 
+// FP8 GEMM output (plugin.h revision 4): the families that may write it (gemm_mx, gemm_block)
+// and the dtypes it may have (E4M3FN, E5M2). Such a call carries out_scale, a 1 x 1 F32
+// scale_result, and writes cast(fl32(v * scale_result)), v the fp32 output.
+bool takes_fp8_out(Family f);
+bool is_fp8_out(Dtype d);
+inline constexpr DtypeMask kFp8OutDtypes = dtype_bit(Dtype::kE4m3fn) | dtype_bit(Dtype::kE5m2);
+
 enum class Layout : uint32_t {
   kRowMajor = MXGATE_LAYOUT_ROW_MAJOR,
   kColMajor = MXGATE_LAYOUT_COL_MAJOR,
@@ -122,7 +129,9 @@ struct DeclaredOrder {
 //   conventions        a plugin op claims one; a built-in kernel with a convention parameter
 //                      claims each it implements and the call picks one (Call::convention)
 //   element_convention MX quantizers whose element cast follows another convention than their
-//                      scale rule (quantize_mx_hw: cuda_satfinite elements, torchao_rceil scales)
+//                      scale rule (quantize_mx_hw: cuda_satfinite elements, torchao_rceil scales);
+//                      GEMMs with FP8 output: the convention of that output cast
+//                      (fp8_out_convention)
 //   order, n_offset    built-in only: a declared summation order; Call::n_offset (the B rows are
 //                      a TP shard of a larger weight whose 128-row scale blocks start at
 //                      n_offset / 128)
@@ -163,6 +172,11 @@ struct Contract {
   bool ue8m0_scales = false;
   DtypeMask global_dtypes = 0;  // NVFP4: dtypes of the 1 x 1 a_global / b_global (0: none)
 };
+
+// The convention whose element cast a GEMM's FP8 output follows (plugin.h revision 4): its
+// element_convention, else the convention it claims (its first), else kDefaultFp8OutConvention.
+inline constexpr std::string_view kDefaultFp8OutConvention = "cuda_satfinite";
+std::string_view fp8_out_convention(const Contract& c);
 
 // Rows x cols of the scale grid of a rows x cols operand under blocks of block_rows x block_cols
 // (0 = the whole dimension).

@@ -2,8 +2,8 @@
 // the silent bug classes that live there. Off by default; a layer carries its own set, chosen at
 // run time (tests, `mxgate zoo`, `MXGATE_FAULTS`). Each fault changes behaviour on its minimal case
 // (tests/test_dispatch_faults.cpp). Z1-Z7 and Z19 live in the dispatch logic; Z8-Z18, Z20-Z30,
-// Z31-Z37 (the FP4 kernels), Z38 (the FNUZ GEMM), Z39 (the MX GEMM) and Z40-Z49 (Z44 and Z45
-// absent) live in the quantizers, dequantizers and GEMM kernels under test (gpu/kernels,
+// Z31-Z37 (the FP4 kernels), Z38 (the FNUZ GEMM), Z39 (the MX GEMM) and Z40-Z49
+// live in the quantizers, dequantizers and GEMM kernels under test (gpu/kernels,
 // switched by the 64-bit kernel_fault mask of gpu/kernels/params.h: kernel_fault_bits maps a set
 // to it), never in reference/. A fault's number is its name's ("z31_..." is Z31), not its place
 // in the enum.
@@ -68,12 +68,14 @@ enum class Fault : uint8_t {
   kZ41E8m0Bias125,            // quantize_mxfp4 stores its scale bytes with bias 125
   kZ42FnuzSizedScale,         // quantize_act1x128_ue8m0 sizes its scale for the FNUZ max 240
   kZ43ScaleSliceNotAdvanced,  // row-major block GEMMs apply K block 0's scales to every block
+  kZ44ZeroRowOneKTile,        // block GEMMs, K = 128: a tiny row scale scales the whole M tile
+  kZ45ScaleResultDropped,     // gemm_blockscale's FP8 output ignores scale_result (out_scale)
   kZ46ScaleLdIgnored,         // FP8 GEMMs read row-major scales with ld = their column count
   kZ47SwizzleOtherArch,       // MX GEMMs read the 128x4 tile with lane and sub-block exchanged
   kZ48Ue4m3TopBinadeInf,      // gemm_nvfp4 decodes UE4M3 exponent field 15 as Inf / NaN
   kZ49Fp32ScaleDaz,           // block GEMMs flush a subnormal fp32 scale to zero
 };
-inline constexpr std::size_t kFaultCount = 47;
+inline constexpr std::size_t kFaultCount = 49;
 
 std::span<const Fault> all_faults();
 std::string_view to_string(Fault f);  // "z1_no_per_step_fallback", ...

@@ -153,6 +153,12 @@ int Backend::call_entry(const KernelEntry& entry, const Launch& l) const {
   const auto null = [](const auto& fn) {
     if (fn == nullptr) throw GpuError("kernel not built for this platform");
   };
+  // A GEMM's params with the address of its FP8 output's scale_result (nullptr: none).
+  const auto gp = [&f32](const GemmArgs& a) {
+    GemmParams p = a.p;
+    p.out_scale = f32(a.out_scale);
+    return p;
+  };
   return std::visit(
       Overloaded{[&](QuantizeEntry fn, const QuantizeArgs& a) {
                    null(fn);
@@ -172,11 +178,11 @@ int Backend::call_entry(const KernelEntry& entry, const Launch& l) const {
                  },
                  [&](GemmMxEntry fn, const GemmArgs& a) {
                    null(fn);
-                   return fn(a.p, u8(a.a), u8(a.a_scale), u8(a.b), u8(a.b_scale), ptr(a.out));
+                   return fn(gp(a), u8(a.a), u8(a.a_scale), u8(a.b), u8(a.b_scale), ptr(a.out));
                  },
                  [&](GemmBlockEntry fn, const GemmArgs& a) {
                    null(fn);
-                   return fn(a.p, u8(a.a), f32(a.a_scale), u8(a.b), f32(a.b_scale), ptr(a.out));
+                   return fn(gp(a), u8(a.a), f32(a.a_scale), u8(a.b), f32(a.b_scale), ptr(a.out));
                  },
                  [&](GemmBf16Entry fn, const GemmArgs& a) {
                    null(fn);

@@ -87,7 +87,15 @@ std::vector<OutputSpec> launch_outputs(const Launch& l) {
                    return {{a.out, a.p.n * a.p.k, "out"}};
                  },
                  [](const GemmArgs& a) -> std::vector<OutputSpec> {
-                   const std::size_t elem = a.p.out == OutDtype::kBf16 ? 2 : 4;
+                   // The FP8 epilogue reads scale_result through p.out_scale: never launched
+                   // without it (the contract check refuses such a call; a direct launch here).
+                   if (a.p.out == OutDtype::kE4m3fn && a.out_scale == kNoBuffer) {
+                     throw std::invalid_argument(
+                         "GEMM with e4m3fn output needs its scale_result (out_scale)");
+                   }
+                   const std::size_t elem = a.p.out == OutDtype::kBf16     ? 2
+                                            : a.p.out == OutDtype::kE4m3fn ? 1
+                                                                           : 4;
                    return {{a.out, a.p.m * a.p.n * elem, "out"}};
                  },
                  [](const FaultArgs& a) -> std::vector<OutputSpec> {

@@ -39,11 +39,13 @@ struct PreshuffleArgs {
   BufferId in = kNoBuffer, out = kNoBuffer;
   PreshuffleParams p;
 };
-// Every GEMM; a_scale / b_scale are kNoBuffer for gemm_bf16.
+// Every GEMM; a_scale / b_scale are kNoBuffer for gemm_bf16. out_scale: FP8 output only, the
+// 1 x 1 fp32 scale_result (the backend hands its address to the kernel as p.out_scale).
 struct GemmArgs {
   BufferId a = kNoBuffer, a_scale = kNoBuffer, b = kNoBuffer, b_scale = kNoBuffer;
   BufferId out = kNoBuffer;
   GemmParams p;
+  BufferId out_scale = kNoBuffer;
 };
 struct FaultArgs {
   BufferId out = kNoBuffer;

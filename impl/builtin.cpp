@@ -170,6 +170,7 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       a.b = call.b.buffer;
       a.b_scale = call.b_scale.buffer;
       a.out = call.out.buffer;
+      a.out_scale = call.out_scale.buffer;  // FP8 output: scale_result (contract check: 1 x 1 f32)
       a.p = {call.m, call.n, call.k, kernel_dtype<gpu::OutDtype>(call.out.dtype)};
       a.p.faults = call.kernel_faults;
       a.p.n_offset = call.n_offset;

@@ -138,6 +138,26 @@ Contract convert_contract(const std::string& where, const mxgate_contract& in, F
     }
     c.conventions = {claim};
   }
+  // FP8 GEMM output (revision 4): only the families whose calls carry out_scale, and only in a
+  // format the op's convention casts to.
+  const DtypeMask fp8_out = is_gemm(family) ? c.out_dtypes & kFp8OutDtypes : 0;
+  if (fp8_out != 0 && !takes_fp8_out(family)) {
+    throw std::invalid_argument(where + " contract.out_dtypes lists FP8 output for " +
+                                std::string(to_string(family)) +
+                                " (FP8 GEMM output is for gemm_mx and gemm_block, plugin.h)");
+  }
+  if (fp8_out != 0) {
+    const std::string conv(fp8_out_convention(c));
+    const Convention* fp8_conv = find_convention(conv);
+    for (Dtype d : dtypes_in(fp8_out)) {
+      const Format f = d == Dtype::kE4m3fn ? Format::kE4M3FN : Format::kE5M2;
+      if (fp8_conv == nullptr || !defines(*fp8_conv, f)) {
+        throw std::invalid_argument(where + " contract.out_dtypes lists " +
+                                    std::string(to_string(d)) + " output, which convention '" +
+                                    conv + "' does not cast to");
+      }
+    }
+  }
   if (is_gemm(family)) {
     // The model itself is looked up when a bound needs it (impl/accumulator.h): an unknown name
     // is a contract error of that check, not a plugin that cannot be loaded.

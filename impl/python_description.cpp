@@ -134,6 +134,16 @@ void parse_python_description(const std::string& body, PythonWorker& worker, Pyt
                                   "'");
     }
   }
+  // FP8 GEMM output (plugin.h revision 4) passes scale_result in out_scale, which the worker
+  // protocol carries as an output only: not offered to Python GEMMs (docs/plugins.md §3.7).
+  for (const mxgate_op& o : d.ops) {
+    const auto f = static_cast<Family>(o.family);
+    if (is_gemm(f) && (o.contract.out_dtypes & kFp8OutDtypes) != 0) {
+      throw std::invalid_argument(
+          "op " + std::string(o.name) +
+          ": FP8 GEMM output (out_scale) is not offered to Python adapters");
+    }
+  }
 }
 
 }  // namespace mxgate::impl

@@ -14,6 +14,7 @@
 #include "properties/worker_pool.h"
 #include "reference/convention.h"
 #include "reference/e8m0.h"
+#include "reference/fp_encode.h"
 
 namespace mxgate::properties {
 namespace {
@@ -209,9 +210,17 @@ std::optional<std::vector<Run>> claim_runs(const std::string& claim, Format f) {
   }
   if (!defines(*c, f)) return std::nullopt;
   const bool ieee16 = f == Format::kBF16 || f == Format::kFP16;
-  const EncodeOracle oracle(f, ieee16 ? kIeeeDefault : c->element);
-  return build_runs([&](uint32_t b) { return oracle.expected(pre_cast(*c, f, float_of(b))); }, 0,
-                    kAll);
+  // The policy encode_with uses: FP4 / FP6 / MXINT8 (no specials) take the convention's sub_byte
+  // policy, so a survey row and cast.bit_exact hold one claim to the same bytes.
+  const EncodeOracle oracle(f, ieee16 ? kIeeeDefault : element_policy(*c, f));
+  try {
+    return build_runs([&](uint32_t b) { return oracle.expected(pre_cast(*c, f, float_of(b))); }, 0,
+                      kAll);
+  } catch (const UndefinedEncoding&) {
+    // The convention leaves some inputs undefined for this format (OCP MX: NaN to FP4 / FP6): it
+    // has no table over all inputs, so no survey row can equal it bit for bit.
+    return std::nullopt;
+  }
 }
 
 namespace {
@@ -255,7 +264,11 @@ std::vector<std::pair<const impl::Op*, impl::Dtype>> survey_targets(const impl::
     if ((op.contract.a_dtypes & impl::dtype_bit(impl::Dtype::kF32)) == 0) continue;
     if (op.memory != impl::Memory::kHost && op.memory != be.memory()) continue;
     for (impl::Dtype d : impl::dtypes_in(op.contract.out_dtypes)) {
-      if (cast_format(d)) out.emplace_back(&op, d);
+      // FP4 / FP6 targets on the host only: the device sweep compares one code per byte.
+      if (op.memory == impl::Memory::kHost ? element_cast_format(d).has_value()
+                                           : cast_format(d).has_value()) {
+        out.emplace_back(&op, d);
+      }
     }
   }
   return out;
@@ -296,7 +309,13 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
                        uint64_t chunk, const SurveyProgress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   if (op.family != impl::Family::kCast) throw impl::Unsupported(op.name + " is not a cast op");
-  const Format f = *cast_format(target);
+  const std::optional<Format> format = element_cast_format(target);
+  if (!format) {
+    throw impl::Unsupported(std::string(impl::to_string(target)) + " is no cast target format");
+  }
+  const Format f = *format;
+  // E2M1 codes come packed two per byte (the ABI's order); they are compared unpacked.
+  const bool packed = f == Format::kE2M1;
   CastSurvey out;
   out.op = op.name;
   out.target = target;
@@ -322,7 +341,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
       out.results.push_back({{claim}, 0, std::nullopt, 0, 0});
     }
   }
-  const std::size_t width = impl::dtype_bytes(target);
+  const std::size_t width = packed ? 1 : impl::dtype_bytes(target);
   chunk = std::max<uint64_t>(
       1, std::min<uint64_t>(chunk, op.contract.k.max ? op.contract.k.max : chunk));
   const auto since = [](std::chrono::steady_clock::time_point t) {
@@ -365,7 +384,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
     a.count = count;
     a.inv->input(&impl::Call::a, count * 4, 1, count, count, impl::Dtype::kF32,
                  impl::Layout::kRowMajor);
-    a.inv->output(&impl::Call::out, count * width, 1, count, count, target,
+    a.inv->output(&impl::Call::out, impl::tensor_bytes(target, 1, count), 1, count, count, target,
                   impl::Layout::kRowMajor);
     a.host = a.inv->host_data(&impl::Call::a) != nullptr;
     if (!a.host) a.stage_in.resize(count);
@@ -397,6 +416,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   out.setup_seconds = since(t0);
   const auto t1 = std::chrono::steady_clock::now();
   std::vector<Part> parts;
+  std::vector<uint8_t> unpacked;  // packed E2M1's codes, one a byte
   for (std::size_t c = 0; c < calls.size(); ++c) {
     const auto [base, count] = calls[c];
     try {
@@ -420,23 +440,36 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
     // first mismatch is the call's (inputs ascend).
     const bool again = c + 1 < calls.size() && calls[c + 1].second == count;
     const uint64_t next_base = again ? calls[c + 1].first : 0;
+    // Packed E2M1 (two codes a byte, the ABI's order) is compared unpacked, each slice unpacking
+    // its elements first; its bytes are poisoned again after the pass (a byte can hold the last
+    // element of one slice and the first of the next).
     const uint8_t* raw =
         armed.host ? armed.inv->host_data(&impl::Call::out) : armed.stage_out.data();
-    uint8_t* poison = armed.host && again ? armed.inv->host_data(&impl::Call::out) : nullptr;
+    if (packed) unpacked.resize(count);
+    const uint8_t* codes = packed ? unpacked.data() : raw;
+    uint8_t* poison =
+        armed.host && again && !packed ? armed.inv->host_data(&impl::Call::out) : nullptr;
     uint32_t* next_in = again ? armed.input() : nullptr;
     const std::size_t slices = slices_of(count);
     parts.assign(slices * tables.size(), Part{});
     pool.run(slices, [&](std::size_t s) {
       const auto [lo, hi] = slice(count, slices, s);
-      compare_slice(raw, width, in, base, lo, hi, tables, parts.data() + s * tables.size());
+      if (packed) {
+        for (std::size_t i = lo; i < hi; ++i) unpacked[i] = (raw[i / 2] >> (4 * (i % 2))) & 0xF;
+      }
+      compare_slice(codes, width, in, base, lo, hi, tables, parts.data() + s * tables.size());
       if (poison != nullptr) std::memset(poison + lo * width, gpu::kPoisonByte, (hi - lo) * width);
       if (next_in != nullptr) in.fill(next_base + lo, next_in + lo, hi - lo);
     });
-    if (again && !armed.host) {
+    if (again && (!armed.host || packed)) {
       try {
-        armed.inv->refill(&impl::Call::a,
-                          std::span<const uint8_t>(
-                              reinterpret_cast<const uint8_t*>(armed.stage_in.data()), count * 4));
+        if (armed.host) armed.inv->repoison(&impl::Call::out);
+        if (!armed.host) {
+          armed.inv->refill(
+              &impl::Call::a,
+              std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(armed.stage_in.data()),
+                                       count * 4));
+        }
       } catch (const std::exception& e) {
         out.error = e.what();
         out.seconds = since(t1);

@@ -151,6 +151,19 @@ std::optional<Format> cast_format(impl::Dtype d) {
   }
 }
 
+std::optional<Format> element_cast_format(impl::Dtype d) {
+  switch (d) {
+    case impl::Dtype::kE2m1:
+      return Format::kE2M1;
+    case impl::Dtype::kE2m3:
+      return Format::kE2M3;
+    case impl::Dtype::kE3m2:
+      return Format::kE3M2;
+    default:
+      return cast_format(d);
+  }
+}
+
 std::optional<Format> fp8_format(impl::Dtype d) {
   const std::optional<Format> f = cast_format(d);
   if (f && info(*f).bits == 8 && *f != Format::kE8M0) return f;

@@ -35,6 +35,11 @@ std::optional<CastClass> parse_cast_class(std::string_view s);
 // The reference format of a cast target (nullopt for fp32 and kNone).
 std::optional<Format> cast_format(impl::Dtype d);
 
+// The reference format of any cast target the reference checks element by element: cast_format's
+// and the FP4 / FP6 element formats (E2M3, E3M2 one code per byte; E2M1 packed two per byte, the
+// ABI's order). The device sweep compares one code per byte or word and takes cast_format's only.
+std::optional<Format> element_cast_format(impl::Dtype d);
+
 // The 8-bit MX-style element format of `d` (E4M3FN, E5M2, their FNUZ variants, ml_dtypes' other
 // 8-bit formats, MXINT8), nullopt for any other: what quantize.bit_exact / dequantize.bit_exact
 // take.

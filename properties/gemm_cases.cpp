@@ -2,6 +2,8 @@
 #include "properties/gemm_cases.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -165,12 +167,52 @@ std::string layout_choice(const Op& op, int pick) {
 }  // namespace
 
 // The output formats a case picks from: fp32 three times as often as bf16 (where the op writes
-// both).
-rc::Gen<std::string> gen_out(const Op& op) {
+// both); with `fp8`, half the cases of an op that writes FP8 take its first FP8 dtype.
+rc::Gen<std::string> gen_out(const Op& op, bool fp8) {
   const bool f32 = fp32_out(op);
   const bool bf16 = (op.contract.out_dtypes & impl::dtype_bit(impl::Dtype::kBf16)) != 0;
+  const std::vector<impl::Dtype> fp8s =
+      impl::takes_fp8_out(op.family) ? impl::dtypes_in(op.contract.out_dtypes & impl::kFp8OutDtypes)
+                                     : std::vector<impl::Dtype>{};
+  if (fp8 && !fp8s.empty()) {
+    const std::string f(impl::to_string(fp8s.front()));
+    const std::string plain = f32 ? "fp32" : "bf16";
+    return pick<std::string>({plain, plain, bf16 ? "bf16" : plain, f, f, f});
+  }
   if (f32 && bf16) return pick<std::string>({"fp32", "fp32", "fp32", "bf16"});
   return rc::gen::just<std::string>(f32 ? "fp32" : "bf16");
+}
+
+rc::Gen<std::string> gen_out_scale() {
+  return pick<std::string>(
+      {"2", "0.5", "4", "0.25", "8", "0.125", "16", "0.0625", "0.75", "1.5", "3", "0.3"});
+}
+
+std::optional<impl::Dtype> case_fp8_out(const Case& c) {
+  const std::string& o = c.text("out");
+  const auto d = impl::parse_dtype(o);
+  if (d && impl::is_fp8_out(*d)) return d;
+  return std::nullopt;
+}
+
+float out_scale_factor(const Case& c) {
+  const std::string& text = c.text("out_scale");
+  char* end = nullptr;
+  const float f = std::strtof(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(f) || !(f > 0.0f)) {
+    throw CaseError("case field 'out_scale' must be a finite positive number, not '" + text + "'");
+  }
+  return f;
+}
+
+float scale_result_for(std::span<const float> v, float factor) {
+  float amax = 0.0f;
+  for (float x : v) {
+    if (std::isfinite(x)) amax = std::max(amax, std::fabs(x));
+  }
+  // ilogb reads the exponent off the bits (subnormals by their leading bit): no log2.
+  const int t = amax == 0.0f ? 0 : std::clamp(3 - std::ilogb(amax), -120, 120);
+  return std::ldexp(factor, t);
 }
 
 OpLayout op_layout(const Case& c, const Op& op, const Context& ctx) {
@@ -193,7 +235,11 @@ OutputFormat out_format(const Case& c) {
   const std::string& o = c.text("out");
   if (o == "fp32") return OutputFormat::kFp32;
   if (o == "bf16") return OutputFormat::kBf16;
-  throw CaseError("case field 'out' must be fp32 or bf16, not '" + o + "'");
+  if (case_fp8_out(c)) {
+    throw CaseError("case field 'out' " + o +
+                    ": FP8 output is for gemm.exact and gemm.ordered_bound only");
+  }
+  throw CaseError("case field 'out' must be fp32, bf16, e4m3fn or e5m2, not '" + o + "'");
 }
 
 // The FP8 element types of A and B a case of `op` picks from (its contract's, E4M3FN first: the

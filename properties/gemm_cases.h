@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -42,8 +44,22 @@ bool padded_layout(impl::Layout l);
 // N % 128 residues of TP-sharded per-rank N in the catalog (the sub-block shards of Z16).
 const std::vector<std::size_t>& catalog_n_residues();
 
-// The output formats a case picks from: fp32 three times as often as bf16.
-rc::Gen<std::string> gen_out(const impl::Op& op);
+// The output formats a case picks from: fp32 three times as often as bf16. With `fp8` (gemm.exact;
+// gemm.ordered_bound for an op with a declared order) an op whose contract lists FP8 output
+// (plugin.h revision 4) also picks it: fp32, fp32, bf16 and three times its first FP8 dtype.
+rc::Gen<std::string> gen_out(const impl::Op& op, bool fp8 = false);
+// FP8 output: the factor of case field `out_scale` (powers of two 2^-4..2^4 but 1, and 0.75, 1.5,
+// 3, 0.3: the product fl32(v * scale_result) then rounds before the cast), shrinking toward 2.
+rc::Gen<std::string> gen_out_scale();
+// The FP8 output dtype a case names in field `out` (nullopt: fp32 or bf16).
+std::optional<impl::Dtype> case_fp8_out(const Case& c);
+// Case field `out_scale`: a finite positive decimal (CaseError otherwise).
+float out_scale_factor(const Case& c);
+// The scale_result of an FP8-output case: factor * 2^t, t = 3 - the exponent of the largest
+// finite |v| (on the bits), clamped to [-120, 120], so that the largest |v * scale_result| lies
+// in [8, 16) * factor, inside the finite range of E4M3FN and E5M2 (t = 0 when every v is zero or
+// not finite). The exponent comes from the reference's fp32 result, never from the op's.
+float scale_result_for(std::span<const float> v, float factor);
 // The case's layout fields as an OpLayout (tags them).
 OpLayout op_layout(const Case& c, const impl::Op& op, const Context& ctx);
 // Case field "out": fp32 or bf16.

@@ -427,8 +427,11 @@ impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout) {
   return all.empty() ? impl::Layout::kRowMajor : all.front();
 }
 
-GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Operands& o,
-                       OutputFormat format, const OpLayout& layout) {
+namespace {
+
+// One call of `op` writing `out`; `scale_result` (FP8 output) goes into a 1 x 1 f32 out_scale.
+Bytes run_gemm_raw(const impl::RunContext& run, const impl::Op& op, const Operands& o,
+                   impl::Dtype out, const float* scale_result, const OpLayout& layout) {
   using impl::Call;
   using impl::Dtype;
   using impl::Layout;
@@ -473,9 +476,30 @@ GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Op
               layout.scales);
     inv.input(&Call::b_scale, bytes_of(sb.values), b_rows, b_cols, sb.ld, Dtype::kF32, bl);
   }
-  Call call = impl::gemm_call(inv, o.m, o.n, o.k, out_dtype(format));
+  if (scale_result != nullptr) {
+    inv.input(&Call::out_scale, bytes_of(std::vector<float>{*scale_result}), 1, 1, 1, Dtype::kF32,
+              Layout::kRowMajor);
+  }
+  Call call = impl::gemm_call(inv, o.m, o.n, o.k, out);
   call.n_offset = layout.n_offset;
-  return gemm_output_of(inv.run_and_read(call, &Call::out), o.m, o.n, format);
+  return inv.run_and_read(call, &Call::out);
+}
+
+}  // namespace
+
+GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Operands& o,
+                       OutputFormat format, const OpLayout& layout) {
+  return gemm_output_of(run_gemm_raw(run, op, o, out_dtype(format), nullptr, layout), o.m, o.n,
+                        format);
+}
+
+Bytes run_gemm_op_fp8(const impl::RunContext& run, const impl::Op& op, const Operands& o,
+                      impl::Dtype out, float scale_result, const OpLayout& layout) {
+  if (!impl::is_fp8_out(out)) {
+    throw std::invalid_argument("run_gemm_op_fp8: " + std::string(impl::to_string(out)) +
+                                " is no FP8 GEMM output");
+  }
+  return run_gemm_raw(run, op, o, out, &scale_result, layout);
 }
 
 impl::Dtype out_dtype(OutputFormat format) {

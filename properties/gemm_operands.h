@@ -158,6 +158,11 @@ impl::Layout b_scale_layout(const impl::Op& op, impl::Layout a_layout);
 GemmOutput run_gemm_op(const impl::RunContext& run, const impl::Op& op, const Operands& o,
                        OutputFormat format, const OpLayout& layout);
 
+// The same call with FP8 output (plugin.h revision 4): `out` E4M3FN or E5M2, `scale_result` in a
+// 1 x 1 f32 out_scale; the m x n codes the op wrote, row-major.
+Bytes run_gemm_op_fp8(const impl::RunContext& run, const impl::Op& op, const Operands& o,
+                      impl::Dtype out, float scale_result, const OpLayout& layout);
+
 // The output dtype of a GEMM that writes `format`.
 impl::Dtype out_dtype(OutputFormat format);
 

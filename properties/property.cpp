@@ -49,6 +49,9 @@ std::span<const std::string_view> required_coverage() {
         "gemm_block:scale:min_normal",
         "gemm_block:scale:2^127",
         "gemm_block:scale:nan",
+        // The block GEMMs with per-row A scales meet K of one scale block with an all-zero row
+        // under a tiny scale (gemm.exact's zero-row regime, properties/zero_row_regime.h; Z44).
+        "gemm_block:edge:zero_row_one_k_tile",
         // Every FP8 element code at an end of its range (+-max, the smallest normal, every
         // subnormal, +0, -0) reaches each GEMM family through gemm.exact's extreme-element
         // regime (extreme_scales.h), in the element format of the built-in kernels.
@@ -194,6 +197,18 @@ std::span<const std::string_view> required_coverage() {
     // kernel table is required coverage without a second list to update.
     for (const gpu::KernelDef& k : gpu::all_kernels()) {
       if (k.family && k.device_available == nullptr) t.push_back("op:" + std::string(k.name));
+    }
+    // FP8 GEMM output (plugin.h revision 4): where a built-in GEMM writes it, gemm.exact reaches it
+    // with power-of-two and other scale_result factors (props_gemm.cpp check_fp8_out).
+    const bool fp8_out = std::any_of(gpu::all_kernels().begin(), gpu::all_kernels().end(),
+                                     [](const gpu::KernelDef& k) {
+                                       return k.family && impl::takes_fp8_out(*k.family) &&
+                                              (k.contract.out_dtypes & impl::kFp8OutDtypes) != 0;
+                                     });
+    if (fp8_out) {
+      for (const char* tag : {"out:fp8_scaled", "out:fp8_scale:pow2", "out:fp8_scale:non_pow2"}) {
+        t.push_back(tag);
+      }
     }
     // Every branch of the decision model (docs/dispatch_model.md §8), as the glue tags it.
     for (model::Branch b : model::all_branches()) t.push_back("model:" + std::string(name(b)));

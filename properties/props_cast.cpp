@@ -26,23 +26,12 @@ namespace mxgate::properties {
 
 namespace {
 
-// A cast target's format: cast_format's, and the FP4 / FP6 element formats (checked here only:
-// the survey and the sweep compare one code per stored element).
-std::optional<Format> target_format(Dtype d) {
-  static constexpr std::pair<Dtype, Format> kFp4Fp6[] = {
-      {Dtype::kE2m1, Format::kE2M1}, {Dtype::kE2m3, Format::kE2M3}, {Dtype::kE3m2, Format::kE3M2}};
-  for (const auto& [dtype, format] : kFp4Fp6) {
-    if (dtype == d) return format;
-  }
-  return cast_format(d);
-}
-
 // The cast targets of `op` the reference can check: formats its claim has an encoder for.
 std::vector<Dtype> cast_targets(const Op& op) {
   std::vector<Dtype> out;
   if (op.contract.conventions.empty()) return out;
   for (Dtype d : impl::dtypes_in(op.contract.out_dtypes)) {
-    const auto f = target_format(d);
+    const auto f = element_cast_format(d);
     if (f && cast_encoder(op.contract.conventions.front(), *f)) out.push_back(d);
   }
   return out;
@@ -73,7 +62,7 @@ rc::Gen<Case> gen_cast(const Context&, const Ops& ops) {
 std::optional<Failure> check_cast(const Context& ctx, const Case& c) {
   const Op& op = case_op(ctx, c);
   const auto dtype = impl::parse_dtype(c.text("format"));
-  const auto format = dtype ? target_format(*dtype) : std::nullopt;
+  const auto format = dtype ? element_cast_format(*dtype) : std::nullopt;
   if (!format) throw CaseError("case field 'format' has unknown value '" + c.text("format") + "'");
   const auto cls = parse_cast_class(c.text("values"));
   if (!cls) throw CaseError("case field 'values' has unknown value '" + c.text("values") + "'");

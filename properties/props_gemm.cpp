@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -19,9 +20,12 @@
 #include "properties/gemm_cases.h"
 #include "properties/gemm_operands.h"
 #include "properties/props.h"
+#include "properties/zero_row_regime.h"
 #include "reference/accumulator_bounds.h"
 #include "reference/accumulator_simulation.h"
+#include "reference/convention.h"
 #include "reference/format.h"
+#include "reference/gemm_fp8_out.h"
 
 namespace mxgate::properties {
 
@@ -70,6 +74,9 @@ bool poison_accepts(const Op& op) {
 // An op taking several element formats (the FNUZ block GEMMs: E4M3FNUZ and E5M2FNUZ) plants
 // the extreme elements in three cases of eight, one in eight plain: its formats share those
 // cases, and each must reach properties.coverage in one default run.
+// Independently, one case in eight of a block GEMM with per-row A scales along K takes the
+// "one K tile, an all-zero row" regime (zero_row_regime.h: field `edge`, K one scale block, at
+// least two rows), in place of the extreme regimes (they plant the same scales).
 bool several_element_types(const Op& op) {
   return fp8_element_types(op.contract.a_dtypes).size() > 1 ||
          fp8_element_types(op.contract.b_dtypes).size() > 1;
@@ -80,35 +87,85 @@ rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
     const bool scaled = op->family != Family::kGemmBf16;
     return rc::gen::apply(
         [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types, int extreme,
-             int ld_extra) {
+             int ld_extra, std::size_t zero_row_k, const std::string& out_scale) {
+          if (zero_row_k != 0) {
+            std::get<0>(s) = fit_dim(std::max<std::size_t>(std::get<0>(s), 2), op->contract.m);
+            std::get<2>(s) = zero_row_k;
+            extreme = 0;
+          }
           Case c = gemm_case("gemm.exact", *op, s, pick, out, seed, types);
+          if (zero_row_k != 0) c.set("edge", kZeroRowEdge);
           if (extreme == 1) c.set("scales", "extreme");
           if (extreme == 2) c.set("elements", "extreme");
           const std::string& layout = c.text("layout");
           if (ld_extra != 0 && (layout == "row_major" || layout == "col_major")) {
             c.set("scale_ld", ld_extra);
           }
+          if (case_fp8_out(c)) c.set("out_scale", out_scale);
           return c;
         },
-        gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op), gen_seed(), gen_types(*op),
+        gen_shape(*op), pick<int>({0, 1, 1}), gen_out(*op, true), gen_seed(), gen_types(*op),
         !scaled                      ? rc::gen::just(0)
         : several_element_types(*op) ? pick<int>({0, 1, 1, 1, 1, 2, 2, 2})
                                      : pick<int>({0, 0, 0, 1, 1, 1, 1, 2}),
-        scaled ? gen_scale_ld(*op) : rc::gen::just(0));
+        scaled ? gen_scale_ld(*op) : rc::gen::just(0), gen_zero_row_k(*op),
+        gen_out_scale());
   });
+}
+
+// FP8 output (plugin.h revision 4, field out=e4m3fn / e5m2 with out_scale): the reference is the
+// fp32 result v the op's fp32 output must equal (`v_from`: exact_gemm, or the declared order),
+// then fl32(v * scale_result) cast with the op's FP8 output convention (reference/gemm_fp8_out.h);
+// the op's codes must equal it byte for byte.
+std::optional<Failure> check_fp8_out(const Context& ctx, const Case& c, const Op& op,
+                                     const Operands& o, impl::Dtype out, const OpLayout& layout,
+                                     const GemmOutput& v, const std::string& v_from) {
+  if ((op.contract.out_dtypes & impl::dtype_bit(out)) == 0 || !impl::takes_fp8_out(op.family)) {
+    throw impl::Unsupported(op.name + " declares no " + std::string(impl::to_string(out)) +
+                            " output");
+  }
+  const float factor = out_scale_factor(c);
+  const float scale_result = scale_result_for(v.fp32, factor);
+  const std::string conv(impl::fp8_out_convention(op.contract));
+  const Format format = gemm_element_format(out);
+  const std::vector<uint8_t> want =
+      fp8_scaled_output(v.fp32, scale_result, format, require_convention(conv));
+  const Bytes got = run_gemm_op_fp8(ctx.run(), op, o, out, scale_result, layout);
+  ctx.tag("out:fp8_scaled");
+  const uint32_t mantissa = bits_of(factor) & 0x7FFFFFu;
+  ctx.tag(mantissa == 0 ? "out:fp8_scale:pow2" : "out:fp8_scale:non_pow2");
+  ctx.tag("out:" + std::string(impl::to_string(out)));
+  char what[160];
+  std::snprintf(what, sizeof what, " vs %s, %s output (scale_result %a, %s)", v_from.c_str(),
+                std::string(impl::to_string(out)).c_str(), static_cast<double>(scale_result),
+                conv.c_str());
+  return compare_codes(op.name + what, format, o.m, o.n, want, got);
 }
 
 std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   const Op& op = case_op(ctx, c);
   const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
-  const OutputFormat fmt = out_format(c);
+  const std::optional<impl::Dtype> fp8_out = case_fp8_out(c);
+  const OutputFormat fmt = fp8_out ? OutputFormat::kFp32 : out_format(c);
   const OpLayout layout = op_layout(c, op, ctx);
   // An extreme-scale or extreme-element case checks the operands it plants
   // (extreme_scales.h), not the fingerprint's before it.
   const bool elements = c.has("elements");
-  if (elements && c.has("scales")) throw CaseError("case fields 'scales' and 'elements' exclude");
+  const bool edge = c.has("edge");
+  if ((elements && c.has("scales")) || (edge && (elements || c.has("scales")))) {
+    throw CaseError("case fields 'scales', 'elements' and 'edge' exclude each other");
+  }
   Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op),
-                              !c.has("scales") && !elements);
+                              !c.has("scales") && !elements && !edge);
+  if (edge) {
+    if (c.text("edge") != kZeroRowEdge) {
+      throw CaseError("case field 'edge' must be " + std::string(kZeroRowEdge));
+    }
+    const std::string family(impl::to_string(op.family));
+    for (const std::string& t : plant_zero_row(op, o, c.num("seed"), impl::accum_model_for(op))) {
+      ctx.tag(family + ":" + t);
+    }
+  }
   if (elements) {
     if (c.text("elements") != "extreme") throw CaseError("case field 'elements' must be extreme");
     const std::string family(impl::to_string(op.family));
@@ -129,20 +186,33 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   tag_op(ctx, op);
   tag_shape(ctx, m, n, k);
   tag_e8m0(ctx, o.a_e8m0);
+  if (fp8_out) {
+    return check_fp8_out(ctx, c, op, o, *fp8_out, layout,
+                         exact_gemm(o.problem, OutputFormat::kFp32), "exact_gemm");
+  }
   return compare_outputs(op.name + " vs exact_gemm (exact mode)", exact_gemm(o.problem, fmt),
                          run_gemm_op(ctx.run(), op, o, fmt, layout));
 }
 
 // ---- gemm.ordered_bound ---------------------------------------------------------------------
 
+// An op that declares its order (or simulation) also gets FP8-output cases (general data: the
+// fp32 results, and so fl32(v * scale_result), round); one without has only its bound, which is
+// stated for fp32 / bf16 output.
+bool bit_exact_order(const Op& op) { return op.contract.order || op.contract.simulated_order; }
+
 rc::Gen<Case> gen_ordered(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
     const impl::Contract& c = op->contract;
     return rc::gen::apply(
-        [op](Shape3 s, const std::string& out, uint64_t seed, TypePick types) {
-          return gemm_case("gemm.ordered_bound", *op, s, 0, out, seed, types);
+        [op](Shape3 s, const std::string& out, uint64_t seed, TypePick types,
+             const std::string& out_scale) {
+          Case cs = gemm_case("gemm.ordered_bound", *op, s, 0, out, seed, types);
+          if (case_fp8_out(cs)) cs.set("out_scale", out_scale);
+          return cs;
         },
-        gen_contract_shape(c), gen_out(*op), gen_seed(), gen_types(*op));
+        gen_contract_shape(c), gen_out(*op, bit_exact_order(*op)), gen_seed(), gen_types(*op),
+        gen_out_scale());
   });
 }
 
@@ -153,10 +223,26 @@ rc::Gen<Case> gen_ordered(const Context&, const Ops& ops) {
 std::optional<Failure> check_ordered(const Context& ctx, const Case& c) {
   const Op& op = case_op(ctx, c);
   const std::size_t m = c.num("m"), n = c.num("n"), k = c.num("k");
-  const OutputFormat fmt = out_format(c);
+  const std::optional<impl::Dtype> fp8_out = case_fp8_out(c);
+  const OutputFormat fmt = fp8_out ? OutputFormat::kFp32 : out_format(c);
   const OpLayout layout = op_layout(c, op, ctx);
   const AccumulatorModel model = impl::accum_model_for(op);
   const Operands o = general_operands(op, m, n, k, c.num("seed"), case_types(ctx, c, op));
+  if (fp8_out) {
+    if (!bit_exact_order(op)) {
+      throw impl::Unsupported(op.name +
+                              ": FP8 output in gemm.ordered_bound needs a declared "
+                              "order or simulation (no bound is stated for FP8 output)");
+    }
+    tag_op(ctx, op);
+    tag_shape(ctx, m, n, k);
+    return op.contract.order ? check_fp8_out(ctx, c, op, o, *fp8_out, layout,
+                                             ordered_gemm(o.problem, order_model(op, fmt)),
+                                             "ordered_gemm (declared order)")
+                             : check_fp8_out(ctx, c, op, o, *fp8_out, layout,
+                                             simulate_gemm(o.problem, model, fmt),
+                                             "simulate_gemm (" + model.name + ")");
+  }
   const GemmOutput got = run_gemm_op(ctx.run(), op, o, fmt, layout);
   tag_op(ctx, op);
   tag_shape(ctx, m, n, k);

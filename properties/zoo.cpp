@@ -208,6 +208,18 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
        return c.text("op").find("bpreshuffle") == std::string::npos && c.num("k") > 128 &&
               c.num("k") <= 256 && c.num("m") == 1 && c.num("n") == 1;
      }},
+    // M = 2: a one-row case holds only the zero row, whose result is zero whatever its scale.
+    {Fault::kZ44ZeroRowOneKTile, "gemm.exact",
+     "a block GEMM, K = 128 (one K tile), an all-zero A row under a tiny scale, M <= 2, N <= 16",
+     [](const Case& c) {
+       return c.num("k") == 128 && c.has("edge") && c.num("m") <= 2 && c.num("n") <= 16;
+     }},
+    {Fault::kZ45ScaleResultDropped, "gemm.exact",
+     "gemm_blockscale, FP8 output (out_scale), M = N = 1, K <= 128",
+     [](const Case& c) {
+       return op_is(c, "gemm_blockscale") && c.text("out") == "e4m3fn" && c.has("out_scale") &&
+              c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 128;
+     }},
     {Fault::kZ46ScaleLdIgnored, "gemm.exact",
      "padded scale rows (scale_ld), M, N <= 2 (a second row), K <= 128",
      [](const Case& c) {

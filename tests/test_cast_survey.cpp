@@ -3,7 +3,8 @@
 // (an op that wrote its input or left an output element unwritten on an earlier call changes
 // nothing later), an element the op leaves unwritten is a mismatch on every call, a write past
 // the output stops the sweep with the guard named, a call count that changes (the last, shorter
-// call) gets buffers of its own, and the sample is heard by the progress callback once. The op
+// call) gets buffers of its own, packed E2M1 is compared unpacked and poisoned again on every
+// call, and the sample is heard by the progress callback once. The op
 // is the example plugin's cast_satfinite with its contract's K limited, so the sample's 393,216
 // inputs take several calls.
 // Does not cover: the verdicts of the claims' tables (test_conventions.cpp and the exhaustive
@@ -22,6 +23,8 @@
 #include "impl/harness.h"
 #include "impl/registry.h"
 #include "properties/cast_survey.h"
+#include "reference/convention.h"
+#include "reference/format.h"
 
 namespace mxgate {
 namespace {
@@ -173,6 +176,49 @@ TEST(CastSurvey, AWritePastTheOutputOnALaterCallStopsTheSweep) {
   EXPECT_NE(s.error.find("guard"), std::string::npos) << s.error;
   EXPECT_NE(s.error.find("'out'"), std::string::npos) << s.error;
   EXPECT_EQ(s.inputs, 2u * 65536u);
+}
+
+// Guards against packed E2M1 on reused buffers: its codes compared as bytes instead of unpacked
+// (low nibble first), a byte shared by two slices poisoned before both were compared, or its
+// output not poisoned again. The op encodes with the reference under ml_dtypes (correct by
+// construction: the test checks the survey's plumbing); K <= 100001, an odd count, so a call's
+// last byte holds one code, and the last call (93213) gets buffers of its own.
+TEST(CastSurvey, PackedE2m1IsComparedUnpackedOnEveryCall) {
+  std::vector<bool> poisoned;
+  Op op;
+  op.name = "cast_e2m1";
+  op.impl = "test";
+  op.family = impl::Family::kCast;
+  op.memory = impl::Memory::kHost;
+  op.contract.a_dtypes = impl::dtype_bit(Dtype::kF32);
+  op.contract.out_dtypes = impl::dtype_bit(Dtype::kE2m1);
+  op.contract.conventions = {"ml_dtypes"};
+  op.contract.k.max = 100001;
+  op.run = [&poisoned](gpu::Backend& be, const Call& call, std::string&) {
+    const auto* in = static_cast<const uint32_t*>(be.address(call.a.buffer));
+    auto* out = static_cast<uint8_t*>(be.address(call.out.buffer));
+    const std::size_t bytes = (call.k + 1) / 2;
+    poisoned.push_back(std::all_of(out, out + bytes, [](uint8_t b) { return b == 0xFF; }));
+    const Convention& c = require_convention("ml_dtypes");
+    for (std::size_t i = 0; i < call.k; ++i) {
+      float x;
+      std::memcpy(&x, &in[i], 4);
+      const auto code = static_cast<uint8_t>(encode_with(c, Format::kE2M1, x));
+      uint8_t& b = out[i / 2];
+      b = i % 2 == 0 ? static_cast<uint8_t>((b & 0xF0) | code)
+                     : static_cast<uint8_t>((b & 0x0F) | code << 4);
+    }
+    return impl::Status::kDone;
+  };
+  gpu::HostBackend be;
+  const properties::CastSurvey s =
+      properties::survey_cast(be, op, Dtype::kE2m1, properties::CastInputs::kSample);
+  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.inputs, 393216u);
+  const std::vector<std::string> m = s.matches();
+  EXPECT_NE(std::find(m.begin(), m.end(), "ml_dtypes"), m.end());
+  ASSERT_EQ(poisoned.size(), 5u);  // the warm-up, 3 calls of 100001, 1 of 93213
+  for (std::size_t c = 0; c < poisoned.size(); ++c) EXPECT_TRUE(poisoned[c]) << "call " << c;
 }
 
 }  // namespace

@@ -199,6 +199,22 @@ TEST(PluginLoading, UnknownContractFlagsAreRefused) {
   EXPECT_TRUE(Mentions(e.what(), {"contract.flags 128", "does not know"}));
 }
 
+// FP8 GEMM output (plugin.h revision 4) exists only where a call carries out_scale and the op's
+// convention defines the cast: a bf16 GEMM listing E4M3FN output, or E5M2 output under a
+// convention without E5M2, loaded as is would be checked against an output rule it cannot have.
+TEST(PluginLoading, Fp8GemmOutputOutsideItsFamiliesOrConventionIsRefused) {
+  const PluginError family = load_error(test_plugin("bad_fp8_out"));
+  EXPECT_EQ(family.kind(), PluginError::Kind::kInput);
+  EXPECT_TRUE(Mentions(family.what(), {"gemm_bf16_fp8_out",
+                                       "contract.out_dtypes lists FP8 "
+                                       "output for gemm_bf16"}));
+  const PluginError conv = load_error(test_plugin("bad_fp8_out_convention"));
+  EXPECT_EQ(conv.kind(), PluginError::Kind::kInput);
+  EXPECT_TRUE(Mentions(conv.what(), {"gemm_block_e5m2_out",
+                                     "lists e5m2 output, which convention "
+                                     "'aiter_hip' does not cast to"}));
+}
+
 const Op& misbehaving(const std::string& impl) {
   const std::vector<const Implementation*> all = resolve(test_plugin("misbehaving") + ":" + impl);
   return all.front()->ops.front();

@@ -13,9 +13,19 @@
 
 namespace mxgate::gpu {
 
+// The output conversion of every GEMM: fp32 as is, bf16 RNE, or FP8 (plugin.h revision 4, the
+// torch._scaled_mm / cuBLASLt epilogue): fl32(acc * scale_result), scale_result the 1 x 1 fp32
+// out_scale, cast to E4M3FN with RNE, finite overflow and Inf saturating to +-448 and NaN to
+// 0x7F (cuda_satfinite, the contract's element_convention). Z45 (planted,
+// pytorch/pytorch#190449: the FP8-output path of torch._scaled_mm ignored scale_result): the
+// scale is never read, cast(acc) is written.
 MXGATE_HD inline void store_output(const GemmParams& p, void* out, uint64_t i, float acc) {
   if (p.out == OutDtype::kBf16) {
     static_cast<uint16_t*>(out)[i] = bits::bf16_rne(acc);
+  } else if (p.out == OutDtype::kE4m3fn) {
+    const float v =
+        (p.faults & kernel_fault::kScaleResultDropped) ? acc : bits::mul(acc, *p.out_scale);
+    static_cast<uint8_t*>(out)[i] = bits::encode_e4m3fn(v, false, false);
   } else {
     static_cast<float*>(out)[i] = acc;
   }
@@ -230,6 +240,23 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
     };
     float s_a = a_scale(m);
     float s_b = kUe8m0 ? ue8m0_scale(bs + b_row * b_ld, kb_count, ks, leak) : bs[b_row * b_ld + ks];
+    // Z44 (planted, every block GEMM): a MODEL of deepseek-ai/DeepGEMM #365, whose mechanism is not
+    // public (the report gives the symptom: an expert with exactly 128 tokens, one all-zero
+    // channel whose block scale is the placeholder 1e-30, a wrong result for the expert). The
+    // model: a fast path for K == 128 (a single 128-K tile) folds the tile's scale product through
+    // the smallest A scale of the rows of its 128-row M tile; when that scale is a placeholder
+    // below 2^-64, every row of the tile is scaled by it instead of its own, so the rows that are
+    // not zero come out ~1e-30 times their value. Deterministic here; the reported bug is not.
+    if ((p.faults & kernel_fault::kOneTileMinScale) && p.k == kBlockK) {
+      const uint64_t r0 = m / kGemmWaveRows * kGemmWaveRows;
+      const uint64_t r1 = r0 + kGemmWaveRows < p.m ? r0 + kGemmWaveRows : p.m;
+      float s_min = s_a;
+      for (uint64_t r = r0; r < r1; ++r) {
+        const float s = a_scale(r);
+        if (s < s_min) s_min = s;
+      }
+      if (s_min < 0x1p-64f) s_a = s_min;
+    }
     // Z49 (planted, every block GEMM but the UE8M0 one, which reads exponent bytes): fp32 scales
     // loaded with denormals-are-zero, so a subnormal scale (2^-127, the smallest E8M0 value as an
     // fp32) reads as +0 and its block contributes nothing.

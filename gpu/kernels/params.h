@@ -11,7 +11,13 @@ namespace mxgate::gpu {
 // The dtype parameters are enums of the dtypes each kernel takes, valued by the ABI codes of the
 // element type table (common/dtypes.h), so impl/builtin.cpp converts a call's dtype with a cast.
 enum class InputDtype : uint8_t { kFp32 = dtypes::kF32, kBf16 = dtypes::kBf16 };
-enum class OutDtype : uint8_t { kFp32 = dtypes::kF32, kBf16 = dtypes::kBf16 };
+// kE4m3fn: FP8 GEMM output (plugin.h revision 4), fl32(acc * scale_result) cast with
+// cuda_satfinite (GemmParams::out_scale); the GEMMs only.
+enum class OutDtype : uint8_t {
+  kFp32 = dtypes::kF32,
+  kBf16 = dtypes::kBf16,
+  kE4m3fn = dtypes::kE4m3fn
+};
 
 // The MX quantizer conventions implemented (reference/quant_conventions.cpp names them):
 // ocp_mx = FLOOR scale, elements RNE, finite overflow -> +-448, Inf -> NaN, NaN keeps its sign;
@@ -80,10 +86,13 @@ inline constexpr uint64_t kScalePad127 = uint64_t{1} << 31;       // Z40: K-pad 
 inline constexpr uint64_t kE8m0Bias125 = uint64_t{1} << 32;       // Z41: MXFP4 scale bias 125
 inline constexpr uint64_t kScaleFnuzMax = uint64_t{1} << 33;      // Z42: 1x128 scale amax / 240
 inline constexpr uint64_t kScaleSliceFixed = uint64_t{1} << 34;   // Z43: K-block scale index 0
+inline constexpr uint64_t kOneTileMinScale = uint64_t{1} << 39;   // Z44: K = 128 tile, min A scale
 inline constexpr uint64_t kScaleLdIgnored = uint64_t{1} << 35;    // Z46: scale ld from the shape
 inline constexpr uint64_t kSwizzleOtherArch = uint64_t{1} << 36;  // Z47: another tile order
 inline constexpr uint64_t kUe4m3TopBinade = uint64_t{1} << 37;    // Z48: UE4M3 exp 15 as Inf
 inline constexpr uint64_t kFp32ScaleDaz = uint64_t{1} << 38;      // Z49: subnormal scale -> 0
+// Z45 (docs/bug_classes.md §2): bit 40 (39 is left to Z44, unplanted).
+inline constexpr uint64_t kScaleResultDropped = uint64_t{1} << 40;  // Z45: FP8 out, scale 1
 }  // namespace kernel_fault
 
 // The FP8 element formats a kernel reads (dequant_mx_to_bf16; docs/formats.md §1).
@@ -166,6 +175,10 @@ struct GemmParams {
   // otherwise). Z46 (planted) reads with the column count whatever these say.
   uint64_t sa_ld = 0;
   uint64_t sb_ld = 0;
+  // FP8 output (out == kE4m3fn, plugin.h revision 4): the 1 x 1 fp32 scale_result in the
+  // launch's memory (the call's out_scale; the backend sets it from GemmArgs::out_scale). Z45
+  // (planted) never reads it.
+  const float* out_scale = nullptr;
 };
 
 // ---- FP4 kernels (docs/fp4.md §12) ------------------------------------------------------------

@@ -1,4 +1,4 @@
-/* mxgate implementation plugins: the stable C ABI, version 1 (revision 3: tactics).
+/* mxgate implementation plugins: the stable C ABI, version 1 (revision 4: FP8 GEMM output).
  *
  * A shared library that implements kernels mxgate did not write exports one symbol,
  * `mxgate_plugin_v1`, returning a static description: one or more implementations, each a list
@@ -40,8 +40,11 @@ extern "C" {
 #define MXGATE_PLUGIN_ABI_VERSION 1u
 /* Version 1 grows by appended fields only; the revision says which a header has (a plugin may
  * test it with #if): 1 the first header, 2 NVFP4 (contract.global_dtypes, call.a_global /
- * b_global), 3 tactics (contract.tactic_count / tactics, call.tactic, MXGATE_NO_TACTIC). */
-#define MXGATE_PLUGIN_ABI_REVISION 3u
+ * b_global), 3 tactics (contract.tactic_count / tactics, call.tactic, MXGATE_NO_TACTIC), 4 FP8
+ * GEMM output with out_scale (no new field: GEMM_MX / GEMM_BLOCK ops may list E4M3FN / E5M2 in
+ * out_dtypes and then read scale_result from call.out_scale; an older mxgate never asks for FP8
+ * output of a GEMM, so such an op runs there with F32 / BF16 output only). */
+#define MXGATE_PLUGIN_ABI_REVISION 4u
 /* The symbol mxgate looks up with dlsym. */
 #define MXGATE_PLUGIN_ENTRY_SYMBOL "mxgate_plugin_v1"
 
@@ -83,11 +86,21 @@ typedef enum mxgate_op_family {
    * (MXGATE_LAYOUT_AITER_SHUFFLE_16X16). */
   MXGATE_OP_PRESHUFFLE = 6,
   /* C (m x n) = A (m x k) . B (n x k)^T with MX scales: a, b = element codes; a_scale (m x
-   * ceil(k/32)) and b_scale (n x ceil(k/32)) = e8m0 bytes; out = fp32 or bf16 (m x n). */
+   * ceil(k/32)) and b_scale (n x ceil(k/32)) = e8m0 bytes; out = fp32 or bf16 (m x n).
+   * Revision 4, FP8 output (this family and GEMM_BLOCK): an op whose out_dtypes lists E4M3FN
+   * and / or E5M2 may be called with out of that dtype (m x n codes, one per byte); out_scale is
+   * then a 1 x 1 F32 tensor in the op's memory holding scale_result, and
+   *   out[i, j] = cast(fl32(v[i, j] * scale_result))
+   * where v is the fp32 value the fp32-output call would write (fl32 of the epilogue) and cast
+   * the element cast of the op's convention (contract.convention; NULL: "cuda_satfinite", RNE
+   * with finite overflow and Inf saturating to +-max, the cuBLASLt D-scale / torch._scaled_mm
+   * scale_result rule). A call with FP8 out and no 1 x 1 F32 out_scale is outside the contract;
+   * an op that drops scale_result writes cast(v) (pytorch/pytorch#190449). */
   MXGATE_OP_GEMM_MX = 7,
   /* The same with fp32 (or e8m0) scales of the contract's block shapes: a_scale covers
    * a_block_rows x a_block_cols of A, b_scale b_block_rows x b_block_cols of B (0 = the whole
-   * dimension: per-tensor {0,0}, rowwise {1,0}, DeepSeek {1,128} x {128,128}). */
+   * dimension: per-tensor {0,0}, rowwise {1,0}, DeepSeek {1,128} x {128,128}); FP8 output with
+   * out_scale as GEMM_MX (revision 4). */
   MXGATE_OP_GEMM_BLOCK = 8,
   /* C = A . B^T on bf16 operands; no scales. */
   MXGATE_OP_GEMM_BF16 = 9,
@@ -198,7 +211,8 @@ typedef struct mxgate_contract {
   uint32_t scale_dtype;                /* E8M0, F32, E4M3FN (NVFP4); NONE if unscaled */
   uint32_t a_block_rows, a_block_cols; /* scale block of A (0 = whole dimension) */
   uint32_t b_block_rows, b_block_cols; /* scale block of B (0 = whole dimension) */
-  /* The convention it claims (`mxgate conventions`), e.g. "cuda_satfinite"; NULL: none. */
+  /* The convention it claims (`mxgate conventions`), e.g. "cuda_satfinite"; NULL: none (a GEMM
+   * with FP8 output: cuda_satfinite's element cast, revision 4). */
   const char* convention;
   /* Its accumulator model (`mxgate accumulators`), e.g. "sm90_fp8_mma"; NULL: "fp32_rn". */
   const char* accumulator;

@@ -180,3 +180,34 @@ def test_ml_dtypes_packed_high_first_is_caught():
     r = mxgate.check("cast.bit_exact", FakeMlDtypesHighFirst(), cases=100, seed=1)
     assert not r.passed and r.kind == "fail", r
     assert "format=e2m1" in r.counterexample and r.location is not None, r
+
+
+# Guards against the cast survey being blind to FP4 / FP6 targets (it refused them as "no cast
+# target format") or comparing packed E2M1 bytes as codes: the stand-in's sampled survey (393,216
+# inputs: every sign and exponent with six low halves, properties/cast_survey.cpp) equals the
+# ml_dtypes claim in each format, and OCP MX, which leaves NaN to FP4 / FP6 undefined, has no row.
+def test_ml_dtypes_fp4_fp6_survey_rows_on_a_stand_in():
+    from fake_ml_dtypes import FakeMlDtypes
+
+    for target in ("e2m1", "e2m3", "e3m2"):
+        (s,) = mxgate.survey_cast(FakeMlDtypes(), target=target, inputs="sample")
+        assert s.error == "" and s.inputs == 393216, s
+        assert "ml_dtypes" in s.matches, s
+        assert not any("ocp_mx" in r.claims for r in s.results), s
+
+
+# Guards against the survey's unpacking hiding a nibble-order fault: high-first packing differs
+# from every claim, and the first mismatch is the first sampled input whose code differs from its
+# pair partner's (codes from the stand-in's model, inputs in the survey's sample order).
+def test_fp4_survey_catches_high_first_packing():
+    from fake_ml_dtypes import FakeMlDtypesHighFirst, model
+
+    (s,) = mxgate.survey_cast(FakeMlDtypesHighFirst(), target="e2m1", inputs="sample")
+    assert s.matches == () and s.inputs == 393216, s
+    low = (0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xFFFF)
+    inputs = [h << 16 | lo for h in range(65536) for lo in low]
+    first = next(i for i in range(0, len(inputs), 2)
+                 if model.model(inputs[i], "e2m1") != model.model(inputs[i + 1], "e2m1"))
+    (ml,) = [r for r in s.results if "ml_dtypes" in r.claims]
+    assert ml.first.startswith(f"0x{inputs[first]:08x} "), ml.first
+    assert f"actual 0x{model.model(inputs[first + 1], 'e2m1'):02x}" in ml.first, ml.first

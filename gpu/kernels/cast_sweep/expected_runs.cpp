@@ -80,7 +80,7 @@ std::optional<RunTable> expected_runs(const std::string& claim, mxgate_dtype out
     return fail(why, "convention '" + claim + "' does not define " + std::string(info(*f).name));
   }
   const bool ieee16 = *f == Format::kBF16 || *f == Format::kFP16;
-  const EncodeOracle oracle(*f, ieee16 ? kIeeeDefault : c->element);
+  const EncodeOracle oracle(*f, ieee16 ? kIeeeDefault : element_policy(*c, *f));
   const Convention& conv = *c;
   const Format fmt = *f;
   const auto runs = build_runs(
