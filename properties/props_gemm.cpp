@@ -108,8 +108,7 @@ rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
         !scaled                      ? rc::gen::just(0)
         : several_element_types(*op) ? pick<int>({0, 1, 1, 1, 1, 2, 2, 2})
                                      : pick<int>({0, 0, 0, 1, 1, 1, 1, 2}),
-        scaled ? gen_scale_ld(*op) : rc::gen::just(0), gen_zero_row_k(*op),
-        gen_out_scale());
+        scaled ? gen_scale_ld(*op) : rc::gen::just(0), gen_zero_row_k(*op), gen_out_scale());
   });
 }
 
