@@ -66,18 +66,6 @@ struct GemmOpInfo {
   }
 };
 
-// The GEMM ops these direct calls check: fp32 / bf16 output. An FP8-output op (plugin.h revision
-// 4: its scale_result in out_scale) is checked by mxgate's gemm.exact (`mxgate gate --impl`).
-inline std::vector<const mxgate_op*> gemm_ops_of(const mxgate_plugin* p) {
-  std::vector<const mxgate_op*> out;
-  for (const mxgate_op* op : ops_of(p)) {
-    const uint64_t fp8 =
-        MXGATE_DTYPE_BIT(MXGATE_DTYPE_E4M3FN) | MXGATE_DTYPE_BIT(MXGATE_DTYPE_E5M2);
-    if ((op->contract.out_dtypes & fp8) == 0) out.push_back(op);
-  }
-  return out;
-}
-
 inline GemmOpInfo info_of(const mxgate_op& op) {
   GemmOpInfo i{};
   i.fa = *element_format(first_bit(op.contract.a_dtypes));

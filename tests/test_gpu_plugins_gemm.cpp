@@ -31,7 +31,7 @@ TEST_F(GpuPlugins, GemmExactModeSmallMagnitudes) {
   ASSERT_NE(p, nullptr);
   const std::vector<GemmShape> candidates = {{64, 256, 2048}, {16, 128, 512}, {8, 136, 400},
                                              {4, 264, 272},   {32, 64, 128},  {4, 8, 16}};
-  for (const mxgate_op* op : gemm_ops_of(p)) {
+  for (const mxgate_op* op : ops_of(p)) {
     for (const GemmShape& s : shapes_in_contract(*op, candidates, 4)) {
       const uint64_t seed = base_seed() * 1000003u + s.m * 7919u + s.n * 131u + s.k;
       GemmCase c = exact_case(*op, s, seed);
@@ -65,7 +65,7 @@ TEST_F(GpuPlugins, GemmGeneralDataErrorStatistics) {
   const mxgate_plugin* p = plugin("cublaslt");
   ASSERT_NE(p, nullptr);
   const std::vector<GemmShape> candidates = {{64, 256, 2048}, {128, 136, 1040}};
-  for (const mxgate_op* op : gemm_ops_of(p)) {
+  for (const mxgate_op* op : ops_of(p)) {
     const GemmOpInfo info = info_of(*op);
     for (const GemmShape& s : shapes_in_contract(*op, candidates, 2)) {
       const uint64_t seed = base_seed() * 7777u + s.k;
@@ -149,7 +149,7 @@ TEST_F(GpuPlugins, GemmShapeResidues) {
   for (size_t n : {4, 8, 12, 136, 264}) shapes.push_back({4, n, 272});
   for (size_t k : {16, 48, 144, 400, 1040}) shapes.push_back({8, 136, k});
   shapes.push_back({6, 200, 96});
-  for (const mxgate_op* op : gemm_ops_of(p)) {
+  for (const mxgate_op* op : ops_of(p)) {
     for (const GemmShape& s : shapes) {
       const bool inside = in_contract(op->contract, s);
       const uint64_t seed = base_seed() * 31u + s.m * 1000 + s.n * 10 + s.k;

@@ -99,7 +99,7 @@ TEST_F(GpuPlugins, GemmScaleLayoutFingerprint) {
   const std::vector<GemmShape> candidates = {{8, 256, 384}, {4, 264, 272}, {8, 136, 272},
                                              {4, 8, 384},   {8, 8, 272},   {4, 16, 272},
                                              {4, 8, 144},   {4, 4, 272}};
-  for (const mxgate_op* op : gemm_ops_of(p)) {
+  for (const mxgate_op* op : ops_of(p)) {
     size_t tried = 0;
     for (const GemmShape& s : candidates) {
       if (!in_contract(op->contract, s) || tried == 2) continue;

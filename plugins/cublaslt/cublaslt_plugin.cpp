@@ -167,12 +167,11 @@ std::string check_scale(const mxgate_tensor& t, const ScaleShape& want, const ch
 // RAII for the cuBLASLt descriptors of one call.
 struct Descriptors {
   cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr, d = nullptr;  // c: FP8 D only
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
   ~Descriptors() {
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
     if (d) cublasLtMatrixLayoutDestroy(d);
-    if (c) cublasLtMatrixLayoutDestroy(c);
     if (b) cublasLtMatrixLayoutDestroy(b);
     if (a) cublasLtMatrixLayoutDestroy(a);
     if (op) cublasLtMatmulDescDestroy(op);
@@ -235,8 +234,7 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
     return MXGATE_UNSUPPORTED;
   }
   const uint64_t lda = x.ld ? x.ld : k, ldb = w.ld ? w.ld : k, ldd = y.ld ? y.ld : n;
-  const bool fp8_out = spec.out == MXGATE_DTYPE_E4M3FN || spec.out == MXGATE_DTYPE_E5M2;
-  const uint64_t out_size = spec.out == MXGATE_DTYPE_BF16 ? 2 : fp8_out ? 1 : 4;
+  const uint64_t out_size = spec.out == MXGATE_DTYPE_BF16 ? 2 : 4;
   if (lda < k || ldb < k || ldd < n || x.bytes < ((m - 1) * lda + k) ||
       w.bytes < ((n - 1) * ldb + k) || y.bytes < ((m - 1) * ldd + n) * out_size) {
     say(message, message_size, "cublaslt: a buffer is smaller than its shape and ld");
@@ -247,14 +245,6 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
         "cublaslt: FP8 cuBLASLt needs 16-byte aligned matrix pointers (cuBLAS docs, "
         "cublasLtMatmul FP8 requirements)");
     return MXGATE_UNSUPPORTED;
-  }
-  // FP8 output (plugin.h revision 4): scale_result, a 1 x 1 fp32 in device memory, is cuBLASLt's
-  // D scale (D = scale_D * (alpha * A.B)); torch._scaled_mm passes it the same way.
-  const mxgate_tensor& so = call->out_scale;
-  if (fp8_out && (so.data == nullptr || so.dtype != MXGATE_DTYPE_F32 || so.rows != 1 ||
-                  so.cols != 1 || so.bytes < 4)) {
-    say(message, message_size, "cublaslt: FP8 output needs out_scale, a 1 x 1 fp32 scale_result");
-    return MXGATE_ERROR;
   }
   std::string bad = check_scale(call->a_scale, scale_shape(spec.mode, false, m, k), "a_scale");
   if (bad.empty()) bad = check_scale(call->b_scale, scale_shape(spec.mode, true, n, k), "b_scale");
@@ -280,7 +270,6 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
   const int8_t fast_accum = 0;
   const void* scale_w = call->b_scale.data;
   const void* scale_x = call->a_scale.data;
-  const void* scale_d = so.data;
   if ((st = cublasLtMatmulDescCreate(&ds.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)) ||
       (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_TRANSA, &op_t,
                                            sizeof op_t)) ||
@@ -295,9 +284,7 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
       (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_w,
                                            sizeof scale_w)) ||
       (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_x,
-                                           sizeof scale_x)) ||
-      (fp8_out && (st = cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER,
-                                                       &scale_d, sizeof scale_d)))) {
+                                           sizeof scale_x))) {
     return fail("matmul descriptor");
   }
   if ((st =
@@ -305,14 +292,9 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
       (st =
            cublasLtMatrixLayoutCreate(&ds.b, cuda_type(spec.a), k, m, static_cast<int64_t>(lda))) ||
       (st = cublasLtMatrixLayoutCreate(&ds.d, cuda_type(spec.out), n, m,
-                                       static_cast<int64_t>(ldd))) ||
-      (fp8_out &&
-       (st = cublasLtMatrixLayoutCreate(&ds.c, CUDA_R_16BF, n, m, static_cast<int64_t>(ldd))))) {
+                                       static_cast<int64_t>(ldd)))) {
     return fail("matrix layout");
   }
-  // C's layout: D's, but BF16 when D is FP8 (cuBLAS docs, cublasLtMatmul FP8 type table: C is
-  // 16-bit with an FP8 D). beta = 0: C is never read.
-  const cublasLtMatrixLayout_t c_layout = fp8_out ? ds.c : ds.d;
   if ((st = cublasLtMatmulPreferenceCreate(&ds.pref)) ||
       (st = cublasLtMatmulPreferenceSetAttribute(ds.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                  &kWorkspaceBytes, sizeof kWorkspaceBytes))) {
@@ -322,15 +304,15 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
   std::memset(results, 0, sizeof results);
   cublasLtMatmulHeuristicResult_t& heuristic = results[0];
   int found = 0;
-  st = cublasLtMatmulAlgoGetHeuristic(L.handle, ds.op, ds.a, ds.b, c_layout, ds.d, ds.pref,
-                                      kMaxTactics, results, &found);
+  st = cublasLtMatmulAlgoGetHeuristic(L.handle, ds.op, ds.a, ds.b, ds.d, ds.d, ds.pref, kMaxTactics,
+                                      results, &found);
   if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
     // Ask again with the logger on: its lines name the requirement that failed.
     const cublasStatus_t first = st;
     L.log.clear();
     cublasLtLoggerSetCallback(&capture_log);
     cublasLtLoggerSetMask(1 | 2 | 4 | 8);
-    (void)cublasLtMatmulAlgoGetHeuristic(L.handle, ds.op, ds.a, ds.b, c_layout, ds.d, ds.pref, 1,
+    (void)cublasLtMatmulAlgoGetHeuristic(L.handle, ds.op, ds.a, ds.b, ds.d, ds.d, ds.pref, 1,
                                          &heuristic, &found);
     cublasLtLoggerSetMask(0);
     std::string reason = "cublaslt: cuBLASLt has no algorithm for this case: heuristic " +
@@ -357,7 +339,7 @@ mxgate_status run_gemm(void* state, const mxgate_call* call, char* message, size
     return MXGATE_NO_TACTIC;
   }
   const float alpha = 1.0f, beta = 0.0f;
-  st = cublasLtMatmul(L.handle, ds.op, &alpha, w.data, ds.a, x.data, ds.b, &beta, y.data, c_layout,
+  st = cublasLtMatmul(L.handle, ds.op, &alpha, w.data, ds.a, x.data, ds.b, &beta, y.data, ds.d,
                       y.data, ds.d, &chosen.algo, L.workspace, kWorkspaceBytes,
                       static_cast<cudaStream_t>(call->stream));
   if (st != CUBLAS_STATUS_SUCCESS) return fail("cublasLtMatmul");
@@ -386,9 +368,7 @@ mxgate_contract gemm_contract(const GemmSpec& s, const char* notes) {
   std::memset(&c, 0, sizeof c);
   c.struct_size = sizeof(mxgate_contract);
   const bool blocked = s.mode == Mode::kBlock || s.mode == Mode::kVec128;
-  const uint64_t out_align = s.out == MXGATE_DTYPE_BF16  ? 8
-                             : s.out == MXGATE_DTYPE_F32 ? 4
-                                                         : 16;  // FP8 D: 16 bytes = 16 codes
+  const uint64_t out_align = s.out == MXGATE_DTYPE_BF16 ? 8 : 4;
   c.m_align = blocked ? 4 : 1;
   c.n_align = out_align;
   c.k_align = 16;
@@ -435,33 +415,18 @@ mxgate_contract gemm_contract(const GemmSpec& s, const char* notes) {
 // Index order: mode-major, then (a, b) pairs e4m3.e4m3, e4m3.e5m2, e5m2.e4m3 (cuBLASLt's FP8
 // A/B table has no e5m2 x e5m2), then output f32, bf16.
 GemmSpec kSpecs[] = {
-    SPEC(kTensor, E4M3FN, E4M3FN, F32),
-    SPEC(kTensor, E4M3FN, E4M3FN, BF16),
-    SPEC(kTensor, E4M3FN, E5M2, F32),
-    SPEC(kTensor, E4M3FN, E5M2, BF16),
-    SPEC(kTensor, E5M2, E4M3FN, F32),
-    SPEC(kTensor, E5M2, E4M3FN, BF16),
-    SPEC(kRowwise, E4M3FN, E4M3FN, F32),
-    SPEC(kRowwise, E4M3FN, E4M3FN, BF16),
-    SPEC(kRowwise, E4M3FN, E5M2, F32),
-    SPEC(kRowwise, E4M3FN, E5M2, BF16),
-    SPEC(kRowwise, E5M2, E4M3FN, F32),
-    SPEC(kRowwise, E5M2, E4M3FN, BF16),
-    SPEC(kBlock, E4M3FN, E4M3FN, F32),
-    SPEC(kBlock, E4M3FN, E4M3FN, BF16),
-    SPEC(kBlock, E4M3FN, E5M2, F32),
-    SPEC(kBlock, E4M3FN, E5M2, BF16),
-    SPEC(kBlock, E5M2, E4M3FN, F32),
-    SPEC(kBlock, E5M2, E4M3FN, BF16),
-    SPEC(kVec128, E4M3FN, E4M3FN, F32),
-    SPEC(kVec128, E4M3FN, E4M3FN, BF16),
-    SPEC(kVec128, E4M3FN, E5M2, F32),
-    SPEC(kVec128, E4M3FN, E5M2, BF16),
-    SPEC(kVec128, E5M2, E4M3FN, F32),
-    SPEC(kVec128, E5M2, E4M3FN, BF16),
-    // FP8 output with a D scale (plugin.h revision 4; torch._scaled_mm's scale_result): per-tensor
-    // scales only. Compile-checked; not yet run on a device.
-    SPEC(kTensor, E4M3FN, E4M3FN, E4M3FN),
+    SPEC(kTensor, E4M3FN, E4M3FN, F32),  SPEC(kTensor, E4M3FN, E4M3FN, BF16),
+    SPEC(kTensor, E4M3FN, E5M2, F32),    SPEC(kTensor, E4M3FN, E5M2, BF16),
+    SPEC(kTensor, E5M2, E4M3FN, F32),    SPEC(kTensor, E5M2, E4M3FN, BF16),
+    SPEC(kRowwise, E4M3FN, E4M3FN, F32), SPEC(kRowwise, E4M3FN, E4M3FN, BF16),
+    SPEC(kRowwise, E4M3FN, E5M2, F32),   SPEC(kRowwise, E4M3FN, E5M2, BF16),
+    SPEC(kRowwise, E5M2, E4M3FN, F32),   SPEC(kRowwise, E5M2, E4M3FN, BF16),
+    SPEC(kBlock, E4M3FN, E4M3FN, F32),   SPEC(kBlock, E4M3FN, E4M3FN, BF16),
+    SPEC(kBlock, E4M3FN, E5M2, F32),     SPEC(kBlock, E4M3FN, E5M2, BF16),
+    SPEC(kBlock, E5M2, E4M3FN, F32),     SPEC(kBlock, E5M2, E4M3FN, BF16),
+    SPEC(kVec128, E4M3FN, E4M3FN, F32),  SPEC(kVec128, E4M3FN, E4M3FN, BF16),
+    SPEC(kVec128, E4M3FN, E5M2, F32),    SPEC(kVec128, E4M3FN, E5M2, BF16),
+    SPEC(kVec128, E5M2, E4M3FN, F32),    SPEC(kVec128, E5M2, E4M3FN, BF16),
 };
 #undef SPEC
 
@@ -488,7 +453,6 @@ const char* op_name(int i) {
       "block_e4m3_e5m2_bf16",   "block_e5m2_e4m3_f32",    "block_e5m2_e4m3_bf16",
       "vec128_e4m3_e4m3_f32",   "vec128_e4m3_e4m3_bf16",  "vec128_e4m3_e5m2_f32",
       "vec128_e4m3_e5m2_bf16",  "vec128_e5m2_e4m3_f32",   "vec128_e5m2_e4m3_bf16",
-      "tensor_e4m3_e4m3_e4m3",
   };
   return kNames[i];
 }
@@ -520,7 +484,7 @@ const OpTable kOps;
 const mxgate_impl kImpls[] = {
     {"cublaslt",
      "cuBLASLt FP8 GEMMs (CUDA 13), sm_90: per-tensor, rowwise, 1x128 x 128x128, "
-     "1x128 x 1x128 fp32 scales; fp32 / bf16 out; per-tensor e4m3 out with a D scale",
+     "1x128 x 1x128 fp32 scales; fp32 / bf16 out",
      static_cast<uint32_t>(kOpCount), kOps.ops},
 };
 
