@@ -418,7 +418,10 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   std::vector<Part> parts;
   std::vector<uint8_t> unpacked;  // packed E2M1's codes, one a byte
   for (std::size_t c = 0; c < calls.size(); ++c) {
-    const auto [base, count] = calls[c];
+    // Named copies, not a structured binding: the lambdas below capture them, which C++20
+    // allows but the hip preset's clang does not yet.
+    const uint64_t base = calls[c].first;
+    const std::size_t count = calls[c].second;
     try {
       if (armed.count != count) {
         armed = Armed{};
