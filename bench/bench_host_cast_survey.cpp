@@ -13,11 +13,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,82 +23,16 @@
 #include "gpu/host/host_backend.h"
 #include "impl/op.h"
 #include "properties/cast_survey.h"
+#include "properties/worker_pool.h"
 
 namespace {
 
 using mxgate::impl::Dtype;
 
-// The op's threads (persistent, as a library's intra-op pool): run(n, fn) calls fn(0..n-1).
-class OpThreads {
- public:
-  OpThreads() {
-    const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 1; i < n; ++i) threads_.emplace_back([this] { loop(); });
-  }
-  ~OpThreads() {
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& t : threads_) t.join();
-  }
-  std::size_t size() const { return threads_.size() + 1; }
-  void run(std::size_t n, const std::function<void(std::size_t)>& fn) {
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      fn_ = &fn;
-      tasks_ = n;
-      next_ = 0;
-      done_ = 0;
-      ++generation_;
-    }
-    cv_.notify_all();
-    work();
-    std::unique_lock<std::mutex> lock(mu_);
-    finished_.wait(lock, [&] { return done_ == tasks_; });
-    fn_ = nullptr;
-  }
-
- private:
-  void work() {
-    for (;;) {
-      std::size_t k;
-      const std::function<void(std::size_t)>* fn;
-      {
-        const std::lock_guard<std::mutex> lock(mu_);
-        if (fn_ == nullptr || next_ >= tasks_) return;
-        k = next_++;
-        fn = fn_;
-      }
-      (*fn)(k);
-      const std::lock_guard<std::mutex> lock(mu_);
-      if (++done_ == tasks_) finished_.notify_all();
-    }
-  }
-  void loop() {
-    uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-      }
-      work();
-    }
-  }
-  std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable cv_, finished_;
-  const std::function<void(std::size_t)>* fn_ = nullptr;
-  std::size_t tasks_ = 0, next_ = 0, done_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-};
-
-OpThreads& op_threads() {
-  static OpThreads t;
+// The op's threads (persistent, as a library's intra-op pool): a pool of its own, apart from the
+// survey's (properties::WorkerPool::shared()), as torch's intra-op threads are.
+mxgate::properties::WorkerPool& op_threads() {
+  static mxgate::properties::WorkerPool t;
   return t;
 }
 
@@ -122,7 +54,7 @@ inline uint8_t e4m3_satfinite(uint32_t u) {
 
 // `count` inputs to codes on every core.
 void cast_all(const uint32_t* in, uint8_t* out, std::size_t count) {
-  OpThreads& t = op_threads();
+  mxgate::properties::WorkerPool& t = op_threads();
   const std::size_t parts = t.size() * 4;
   t.run(parts, [&](std::size_t p) {
     const std::size_t lo = count * p / parts, hi = count * (p + 1) / parts;
