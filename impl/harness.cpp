@@ -60,17 +60,12 @@ Invocation::~Invocation() = default;
 
 void Invocation::input(Tensor Call::*slot, std::span<const uint8_t> bytes, uint64_t rows,
                        uint64_t cols, uint64_t ld, Dtype dtype, Layout layout) {
-  Tensor& t = tensors_.*slot;
-  t.buffer = buffers_->allocate(bytes.size(), slot_name(slot));
-  be_->upload(t.buffer, bytes);
-  t.bytes = bytes.size();
-  t.rows = rows;
-  t.cols = cols;
-  t.ld = ld;
-  t.dtype = dtype;
-  t.layout = layout;
+  input(slot, bytes.size(), rows, cols, ld, dtype, layout);
+  be_->upload((tensors_.*slot).buffer, bytes);
 }
 
+// An input whose bytes the caller writes later (host_data) and an output are placed alike: a
+// fresh buffer of `bytes`, 0xFF poison (Backend::allocate), and the tensor's description.
 void Invocation::input(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols,
                        uint64_t ld, Dtype dtype, Layout layout) {
   Tensor& t = tensors_.*slot;
@@ -85,14 +80,7 @@ void Invocation::input(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64
 
 void Invocation::output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols,
                         uint64_t ld, Dtype dtype, Layout layout) {
-  Tensor& t = tensors_.*slot;
-  t.buffer = buffers_->allocate(bytes, slot_name(slot));  // 0xFF poison (Backend::allocate)
-  t.bytes = bytes;
-  t.rows = rows;
-  t.cols = cols;
-  t.ld = ld;
-  t.dtype = dtype;
-  t.layout = layout;
+  input(slot, bytes, rows, cols, ld, dtype, layout);
 }
 
 void Invocation::run(Call call) {
