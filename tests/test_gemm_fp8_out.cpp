@@ -105,16 +105,22 @@ gpu::BufferId buffer(gpu::Backend& be, const std::vector<T>& v, const char* labe
 // gemm_blockscale, M = N = 1, K = 32, all codes E4M3FN 1.0 (0x38), As = Bs = 1: v = 32;
 // scale_result 0.25 gives 8 = 1.000b x 2^3 (field 10 = 1010) -> 0x50. With the scale dropped:
 // 32 = 1.000b x 2^5 (field 12 = 1100) -> 0x60.
-uint8_t blockscale_fp8(uint64_t faults) {
-  gpu::HostBackend be;
+// Those arguments without scale_result (A, B: 32 codes 0x38; As = Bs = 1; E4M3FN out, 1 x 1).
+gpu::GemmArgs ones_k32(gpu::Backend& be) {
   gpu::GemmArgs g;
   g.a = buffer(be, std::vector<uint8_t>(32, 0x38), "A");
   g.b = buffer(be, std::vector<uint8_t>(32, 0x38), "B");
   g.a_scale = buffer(be, std::vector<float>{1.0f}, "As");
   g.b_scale = buffer(be, std::vector<float>{1.0f}, "Bs");
-  g.out_scale = buffer(be, std::vector<float>{0.25f}, "scale_result");
   g.out = be.allocate(1, "C");
   g.p = {1, 1, 32, gpu::OutDtype::kE4m3fn};
+  return g;
+}
+
+uint8_t blockscale_fp8(uint64_t faults) {
+  gpu::HostBackend be;
+  gpu::GemmArgs g = ones_k32(be);
+  g.out_scale = buffer(be, std::vector<float>{0.25f}, "scale_result");
   g.p.faults = faults;
   be.run({gpu::kernel("gemm_blockscale"), g});
   return be.download_as<uint8_t>(g.out).at(0);
@@ -132,13 +138,7 @@ TEST(GemmFp8Out, BlockscaleKernelAppliesScaleResultAndZ45DropsIt) {
 // runs (the epilogue would read through a null pointer), naming out_scale.
 TEST(GemmFp8Out, LaunchWithoutScaleResultIsRefused) {
   gpu::HostBackend be;
-  gpu::GemmArgs g;
-  g.a = buffer(be, std::vector<uint8_t>(32, 0x38), "A");
-  g.b = buffer(be, std::vector<uint8_t>(32, 0x38), "B");
-  g.a_scale = buffer(be, std::vector<float>{1.0f}, "As");
-  g.b_scale = buffer(be, std::vector<float>{1.0f}, "Bs");
-  g.out = be.allocate(1, "C");
-  g.p = {1, 1, 32, gpu::OutDtype::kE4m3fn};
+  const gpu::GemmArgs g = ones_k32(be);
   try {
     be.run({gpu::kernel("gemm_blockscale"), g});
     ADD_FAILURE() << "launched without out_scale";
