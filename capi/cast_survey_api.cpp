@@ -165,15 +165,21 @@ std::string survey_text(const mxgate_impl* mi, uint32_t op_index, const char* ta
     return true;
   };
   if (op->memory == impl::Memory::kHost) {
-    // Chunks of 2^22 inputs (16 MiB, their outputs 4 MiB): the survey's buffers are allocated
-    // once per sweep, and what the op allocates per call (a returned array) stays below the heap
-    // policy's mmap threshold, so the 1024 calls of a format reuse mapped pages.
+    // Chunks of 16 MiB of output (2^24 inputs of a one-byte target, 2^23 of a two-byte one):
+    // the inputs are views of the resident copy (nothing written per call), the survey's
+    // buffers are allocated once per sweep, and what the op allocates per call (a returned
+    // array) stays below the heap policy's mmap threshold, so the calls of a format reuse mapped
+    // pages. Fewer, larger calls: each call's fixed costs (the Python call, the op's thread
+    // pool starting and stopping, the survey's pass waking its threads) are paid 256 times for
+    // the 2^32 inputs of an FP8 target, not 1024 (docs/python.md §14.8).
     keep_freed_heap();
     gpu::HostBackend be;
+    const uint64_t chunk =
+        (uint64_t{1} << 24) / std::max<std::size_t>(1, impl::dtype_bytes(*target));
     return properties::survey_lines(properties::survey_cast(
         be, *op, *target,
-        which == "all" ? properties::CastInputs::kAll : properties::CastInputs::kSample,
-        uint64_t{1} << 22, heard));
+        which == "all" ? properties::CastInputs::kAll : properties::CastInputs::kSample, chunk,
+        heard));
   }
 #ifdef MXGATE_CAPI_CUDA
   if (op->memory == impl::Memory::kCuda) {

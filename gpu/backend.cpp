@@ -66,14 +66,37 @@ BufferId Backend::allocate(std::size_t bytes, std::string_view label) {
   return id;
 }
 
+BufferId Backend::adopt(void* storage, std::size_t bytes, std::string_view label) {
+  if (storage == nullptr && bytes != 0) throw GpuError(std::string(name()) + ": adopt of null");
+  Allocation a;
+  a.base = storage;
+  a.bytes = bytes;
+  a.label = std::string(label);
+  a.adopted = true;
+  const BufferId id = next_id_++;
+  buffers_.emplace(id, std::move(a));
+  return id;
+}
+
+void Backend::rebase(BufferId id, void* storage) {
+  const auto it = buffers_.find(id);
+  if (it == buffers_.end() || !it->second.adopted) {
+    throw GpuError(std::string(name()) + ": rebase of buffer " + std::to_string(id) +
+                   ", which is not adopted storage");
+  }
+  it->second.base = storage;
+}
+
 void Backend::release(BufferId id) {
   const Allocation& a = find(id);
-  device_free(a.base);
+  if (!a.adopted) device_free(a.base);
   buffers_.erase(id);
 }
 
 void Backend::release_all() noexcept {
-  for (auto& [id, a] : buffers_) device_free(a.base);
+  for (auto& [id, a] : buffers_) {
+    if (!a.adopted) device_free(a.base);
+  }
   buffers_.clear();
 }
 
@@ -87,12 +110,13 @@ const Backend::Allocation& Backend::find(BufferId id) const {
 
 void* Backend::ptr(BufferId id) const {
   if (id == kNoBuffer) return nullptr;
-  return static_cast<uint8_t*>(find(id).base) + kGuardBytes;
+  const Allocation& a = find(id);
+  return static_cast<uint8_t*>(a.base) + (a.adopted ? 0 : kGuardBytes);
 }
 
 void Backend::poison(BufferId id) {
   const Allocation& a = find(id);
-  if (a.bytes != 0) device_fill(static_cast<uint8_t*>(a.base) + kGuardBytes, kPoisonByte, a.bytes);
+  if (a.bytes != 0) device_fill(ptr(id), kPoisonByte, a.bytes);
 }
 
 std::size_t Backend::size(BufferId id) const { return find(id).bytes; }
@@ -217,7 +241,9 @@ int Backend::call_entry(const KernelEntry& entry, const Launch& l) const {
 
 std::vector<GuardDamage> Backend::check_guards() {
   std::vector<GuardDamage> out;
-  for (const auto& [id, a] : buffers_) check_guard_band(id, a, out);
+  for (const auto& [id, a] : buffers_) {
+    if (!a.adopted) check_guard_band(id, a, out);
+  }
   return out;
 }
 

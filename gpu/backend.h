@@ -88,6 +88,12 @@ class Backend {
   virtual void* stream() { return nullptr; }
 
   BufferId allocate(std::size_t bytes, std::string_view label);
+  // Storage the caller owns, in this backend's memory, registered as a buffer so an op can be
+  // handed it: no guard bands (the caller guards it: the host cast survey's resident inputs are
+  // write-protected pages), no poison, never freed here. `rebase` moves it to other storage of
+  // the same size (a survey's next chunk of its resident inputs).
+  BufferId adopt(void* storage, std::size_t bytes, std::string_view label);
+  void rebase(BufferId id, void* storage);
   void release(BufferId id);
   // `bytes` must be exactly the buffer's size.
   void upload(BufferId id, std::span<const uint8_t> bytes);
@@ -150,9 +156,10 @@ class Backend {
 
  private:
   struct Allocation {
-    void* base = nullptr;  // start of the front guard
+    void* base = nullptr;  // start of the front guard (adopted: of the caller's storage)
     std::size_t bytes = 0;
     std::string label;
+    bool adopted = false;  // the caller's storage: no guards, not freed
   };
   const Allocation& find(BufferId id) const;
   void check_guard_band(BufferId id, const Allocation& a, std::vector<GuardDamage>& out);
@@ -176,6 +183,10 @@ class ScopedBuffers {
 
   BufferId allocate(std::size_t bytes, std::string_view label) {
     ids_.push_back(be_.allocate(bytes, label));
+    return ids_.back();
+  }
+  BufferId adopt(void* storage, std::size_t bytes, std::string_view label) {
+    ids_.push_back(be_.adopt(storage, bytes, label));
     return ids_.back();
   }
   template <class T>

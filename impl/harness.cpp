@@ -78,6 +78,28 @@ void Invocation::input(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64
   t.layout = layout;
 }
 
+void Invocation::input_view(Tensor Call::*slot, const uint8_t* storage, uint64_t bytes,
+                            uint64_t rows, uint64_t cols, uint64_t ld, Dtype dtype, Layout layout) {
+  if (be_->memory() != Memory::kHost) {
+    throw std::logic_error("Invocation::input_view for " + op_.name +
+                           ", whose memory is not the host's");
+  }
+  Tensor& t = tensors_.*slot;
+  // The op only reads an input; the backend's buffers hold non-const storage.
+  auto* p = const_cast<uint8_t*>(storage);
+  if (t.present() && t.bytes == bytes) {
+    be_->rebase(t.buffer, p);
+  } else {
+    t.buffer = buffers_->adopt(p, bytes, slot_name(slot));
+  }
+  t.bytes = bytes;
+  t.rows = rows;
+  t.cols = cols;
+  t.ld = ld;
+  t.dtype = dtype;
+  t.layout = layout;
+}
+
 void Invocation::output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols,
                         uint64_t ld, Dtype dtype, Layout layout) {
   input(slot, bytes, rows, cols, ld, dtype, layout);

@@ -74,6 +74,12 @@ class Invocation {
   // refill(). Until then it holds the poison every allocation starts with.
   void input(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols, uint64_t ld,
              Dtype dtype, Layout layout);
+  // An input in storage the caller owns and keeps unchanged while the op may run (host-memory
+  // ops only; throws std::logic_error otherwise): handed to the op as is, no copy, no guard bands
+  // of the harness's (the caller guards it; Backend::adopt). Given again for the same slot with
+  // the same size, the tensor moves to the new storage (a sweep's next chunk of resident inputs).
+  void input_view(Tensor Call::*slot, const uint8_t* storage, uint64_t bytes, uint64_t rows,
+                  uint64_t cols, uint64_t ld, Dtype dtype, Layout layout);
   // An output of `bytes` bytes (poisoned).
   void output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols, uint64_t ld,
               Dtype dtype, Layout layout);

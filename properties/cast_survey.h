@@ -54,7 +54,11 @@ struct CastSurvey {
   std::vector<std::string> matches() const;  // claims it equals bit for bit
   double seconds = 0;        // the timed sweep alone: every input through the op and compared
   double setup_seconds = 0;  // one-time setup before it: the claims' run tables (cached per
-                             // process), the op's warm-up call on the sweep's first chunk
+                             // process), the resident inputs (filled once per process), the
+                             // op's warm-up call on the sweep's first chunk
+  double op_seconds = -1;    // of `seconds`, the time inside the op's calls (the rest is
+                             // mxgate's: the comparison, the poison, the inputs); -1 where not
+                             // measured (the device sweep times its chunks as one)
 };
 
 // The (op, target) pairs of `impl` a survey casts: cast ops of host memory, or of the memory of
@@ -79,8 +83,8 @@ uint64_t survey_input_count(CastInputs inputs);
 
 // One survey as text lines, the form `mxgate survey` carries from its child and from a Python
 // worker (tools/mxgate/survey_cli.cpp parse_casts): "cast\tOP\tTARGET\tCLAIMED|-\tINPUTS\t
-// SECONDS\tERROR\tSETUP_SECONDS" then one "claim\tCLAIMS\tMISMATCHES\tFIRST" line per distinct
-// table (SETUP_SECONDS last, so a reader of the older seven fields still reads them).
+// SECONDS\tERROR\tSETUP_SECONDS\tOP_SECONDS" then one "claim\tCLAIMS\tMISMATCHES\tFIRST" line per
+// distinct table (the later fields last, so a reader of the older seven fields still reads them).
 std::string survey_lines(const CastSurvey& s);
 
 }  // namespace mxgate::properties

@@ -1,22 +1,28 @@
 // Covers the host cast survey's sweep (properties/cast_survey.h survey_cast) on buffers reused
 // across its calls: every call of the op gets exactly its inputs and an output that is all poison
 // (an op that wrote its input or left an output element unwritten on an earlier call changes
-// nothing later), an element the op leaves unwritten is a mismatch on every call, a write past
-// the output stops the sweep with the guard named, a call count that changes (the last, shorter
-// call) gets buffers of its own, packed E2M1 is compared unpacked and poisoned again on every
-// call, and the sample is heard by the progress callback once. The op
-// is the example plugin's cast_satfinite with its contract's K limited, so the sample's 393,216
-// inputs take several calls.
-// Does not cover: the verdicts of the claims' tables (test_conventions.cpp and the exhaustive
-// encoder tests), the 2^32 inputs of CastInputs::kAll (bench/bench_host_cast_survey.cpp times
-// them; `mxgate survey` over all inputs: test_cli_interrupt.cpp), device ops.
+// nothing later), the resident inputs are views of one write-protected copy (an op writing them
+// faults), the op's share of the sweep is timed, an element the op leaves unwritten is a mismatch
+// on every call, a write past the output stops the sweep with the guard named, a call count that
+// changes (the last, shorter call) gets buffers of its own, packed E2M1 is compared unpacked and
+// poisoned again on every call, and the sample is heard by the progress callback once. The op is
+// the example plugin's cast_satfinite with its contract's K limited, so the sample's 393,216 inputs
+// take several calls. Does not cover: the verdicts of the claims' tables (test_conventions.cpp and
+// the exhaustive encoder tests), the 2^32 inputs of CastInputs::kAll
+// (bench/bench_host_cast_survey.cpp times them; `mxgate survey` over all inputs:
+// test_cli_interrupt.cpp), device ops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu/host/host_backend.h"
@@ -69,17 +75,43 @@ Op wrapped_cast(uint64_t k_max, Body body) {
   return op;
 }
 
-// Guards against reused buffers carrying one call into the next: an output not poisoned again
-// (an unwritten element would read as the previous call's code), inputs not rewritten after an
-// op wrote them, or a call handed other inputs than the ones compared. The op scribbles over its
-// input after every cast; it must still be bit-exact with its claim. K <= 100000: 3 calls of
-// 100000, then one of 93216 on buffers of its own.
-TEST(CastSurvey, EveryCallGetsItsInputsAndAPoisonedOutput) {
+// The survey's inputs as the process's resident, write-protected copy (the default for the
+// sample) or written per call into the call's own guarded buffer (MXGATE_SURVEY_RESIDENT=0),
+// for one test's scope.
+class InputsMode {
+ public:
+  explicit InputsMode(bool resident) {
+    if (const char* e = std::getenv("MXGATE_SURVEY_RESIDENT")) saved_ = e;
+    if (resident) {
+      unsetenv("MXGATE_SURVEY_RESIDENT");
+    } else {
+      setenv("MXGATE_SURVEY_RESIDENT", "0", 1);
+    }
+  }
+  ~InputsMode() {
+    if (saved_) {
+      setenv("MXGATE_SURVEY_RESIDENT", saved_->c_str(), 1);
+    } else {
+      unsetenv("MXGATE_SURVEY_RESIDENT");
+    }
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+// The survey of the sample by `op` with K <= 100000 (3 calls of 100000, then one of 93216 on
+// buffers of its own), checking what the op saw at each call's entry; `scribble` overwrites the
+// inputs after each cast (only where they are not write-protected). Returns the input addresses
+// of the calls.
+std::vector<const uint32_t*> expect_every_call_gets_its_inputs(bool scribble) {
   const std::vector<uint32_t> sample = documented_sample();
   Seen seen;
+  std::vector<const uint32_t*> addresses;
   uint64_t next = 0;  // the sample index the next sweep call starts at
   const Op op =
       wrapped_cast(100000, [&](int call, uint32_t* in, uint8_t* out, uint64_t count, auto inner) {
+        addresses.push_back(in);
         seen.counts.push_back(count);
         seen.poisoned.push_back(std::all_of(out, out + count, [](uint8_t b) { return b == 0xFF; }));
         const uint64_t from = call == 0 ? 0 : next;
@@ -88,7 +120,7 @@ TEST(CastSurvey, EveryCallGetsItsInputsAndAPoisonedOutput) {
             std::equal(in, in + count, sample.begin() + static_cast<std::ptrdiff_t>(from)));
         if (call > 0) next += count;
         const impl::Status s = inner();
-        std::fill(in, in + count, 0x7F800000u);  // +Inf over every input, after the cast
+        if (scribble) std::fill(in, in + count, 0x7F800000u);  // +Inf over every input
         return s;
       });
   gpu::HostBackend be;
@@ -101,19 +133,76 @@ TEST(CastSurvey, EveryCallGetsItsInputsAndAPoisonedOutput) {
                                 EXPECT_EQ(total, 393216u);
                                 return true;
                               });
-  ASSERT_EQ(s.error, "");
+  EXPECT_EQ(s.error, "");
   EXPECT_EQ(s.inputs, 393216u);
   const std::vector<std::string> m = s.matches();
   EXPECT_NE(std::find(m.begin(), m.end(), "cuda_satfinite"), m.end());
   EXPECT_EQ(heard, 1);
   // The warm-up, then 3 calls of 100000 and the last of 93216 on buffers of its own.
-  ASSERT_EQ(seen.counts.size(), 5u);
+  EXPECT_EQ(seen.counts.size(), 5u);
   for (std::size_t c = 0; c < seen.counts.size(); ++c) {
     SCOPED_TRACE("call " + std::to_string(c));
     EXPECT_EQ(seen.counts[c], c == 4 ? 93216u : 100000u);
     EXPECT_TRUE(seen.poisoned[c]);
     EXPECT_TRUE(seen.inputs_in_order[c]);
   }
+  return addresses;
+}
+
+// Guards against reused buffers carrying one call into the next when the inputs are written per
+// call: an output not poisoned again (an unwritten element would read as the previous call's
+// code), inputs not rewritten after an op wrote them, or a call handed other inputs than the ones
+// compared. The op scribbles over its input after every cast; it must still be bit-exact with
+// its claim.
+TEST(CastSurvey, EveryCallGetsItsInputsAndAPoisonedOutput) {
+  const InputsMode written(false);
+  expect_every_call_gets_its_inputs(true);
+}
+
+// Guards against the resident inputs being anything but views of one ascending copy: a call
+// handed the wrong chunk, an output not poisoned again, or a copy per call after all (each call's
+// input must start where the previous call's ended, in one array).
+TEST(CastSurvey, ResidentInputsAreViewsOfOneCopy) {
+  const InputsMode resident(true);
+  const std::vector<const uint32_t*> at = expect_every_call_gets_its_inputs(false);
+  ASSERT_EQ(at.size(), 5u);
+  EXPECT_EQ(at[1], at[0]);  // the warm-up and the first call: the first chunk
+  for (std::size_t c = 2; c < at.size(); ++c) EXPECT_EQ(at[c], at[c - 1] + 100000) << c;
+}
+
+// Guards against an op writing the resident inputs unseen (every later call, and the comparison,
+// would read its writes): their pages are write-protected, so the write faults. A crash inside an
+// op is the gate's watchdog's to report (impl/harness.h).
+TEST(CastSurveyDeathTest, AnOpWritingItsResidentInputFaults) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const InputsMode resident(true);
+  const Op op = wrapped_cast(100000, [](int, uint32_t* in, uint8_t*, uint64_t, auto inner) {
+    const impl::Status s = inner();
+    in[0] = 0;
+    return s;
+  });
+  EXPECT_EXIT(
+      {
+        gpu::HostBackend be;
+        properties::survey_cast(be, op, Dtype::kE4m3fn, properties::CastInputs::kSample);
+      },
+      testing::KilledBySignal(SIGSEGV), "");
+}
+
+// Guards against the op's share of the sweep being misreported (the figure that says whether a
+// slow survey is the op's or mxgate's): an op that sleeps 20 ms a call shows at least that per
+// call, and never more than the sweep.
+TEST(CastSurvey, OpSecondsHoldTheOpsCalls) {
+  const Op op = wrapped_cast(100000, [](int, uint32_t*, uint8_t*, uint64_t, auto inner) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return inner();
+  });
+  gpu::HostBackend be;
+  const properties::CastSurvey s =
+      properties::survey_cast(be, op, Dtype::kE4m3fn, properties::CastInputs::kSample);
+  ASSERT_EQ(s.error, "");
+  EXPECT_GE(s.op_seconds, 4 * 0.020);  // 4 calls after the warm-up
+  EXPECT_LE(s.op_seconds, s.seconds);
 }
 
 // Guards against an element the op never writes going unseen on a call after the first (the

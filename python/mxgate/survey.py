@@ -38,6 +38,9 @@ class CastSurvey:
     # process) and one warm-up call of the op on the sweep's first call's inputs (a kernel's
     # compile, a jit per shape).
     setup_seconds: float = 0.0
+    # Of `seconds`, the time inside the op's calls (the rest is mxgate's comparison, poison and
+    # inputs); None where not measured (a device op's sweep times its chunks as one).
+    op_seconds: Optional[float] = None
 
     @property
     def matches(self) -> Tuple[str, ...]:
@@ -53,12 +56,18 @@ def parse_lines(text: str) -> Tuple[CastSurvey, ...]:
         if f[0] == "cast" and len(f) >= 6:
             out.append(CastSurvey(f[1], f[2], "" if f[3] == "-" else f[3], int(f[4]),
                                   float(f[5]), f[6] if len(f) > 6 else "", (),
-                                  float(f[7]) if len(f) > 7 and f[7] else 0.0))
+                                  float(f[7]) if len(f) > 7 and f[7] else 0.0,
+                                  _op_seconds(f[8]) if len(f) > 8 and f[8] else None))
         elif f[0] == "claim" and len(f) >= 3 and out:
             r = ClaimResult(tuple(f[1].split(",")), int(f[2]), f[3] if len(f) > 3 else "")
             last = out[-1]
             out[-1] = dataclasses.replace(last, results=last.results + (r,))
     return tuple(out)
+
+
+def _op_seconds(text: str) -> Optional[float]:
+    s = float(text)
+    return None if s < 0 else s
 
 
 def survey_lines(op: Op, target: str, inputs: str = "all",

@@ -58,11 +58,12 @@ def test_cli_survey_reports_setup_and_sweep(cli_survey):
     assert c["error"] == "" and c["inputs"] == 393216, c
     assert c["setup_seconds"] >= SLOW_FIRST_SECONDS and c["seconds"] < SLOW_FIRST_SECONDS, c
     text = md.read_text()
-    assert "| closest otherwise | sweep s | setup s |" in text
+    assert 0 <= c["op_seconds"] <= c["seconds"], c
+    assert "| closest otherwise | sweep s | in op s | setup s |" in text
     row = [line for line in text.splitlines() if line.startswith("| slow_first_cast | cast |")]
     assert len(row) == 1, text
-    sweep, setup = (float(x) for x in row[0].rstrip(" |").split(" | ")[-2:])
-    assert setup >= SLOW_FIRST_SECONDS > sweep, row
+    sweep, in_op, setup = (float(x) for x in row[0].rstrip(" |").split(" | ")[-3:])
+    assert setup >= SLOW_FIRST_SECONDS > sweep >= in_op, row
 
 
 # Guards against scripts/h200/survey.sh's formats.tsv dropping the setup or comparing the 1 s
@@ -87,11 +88,15 @@ def test_survey_sh_formats_tsv(cli, cli_survey, tmp_path):
     assert float(row["setup_s"]) >= SLOW_FIRST_SECONDS and row["sweep<=1s"] == "yes", row
 
 
-# Guards against the eighth field breaking the survey lines' readers: it is read when present,
-# and a line of the older seven fields still reads (setup 0).
+# Guards against the eighth and ninth fields breaking the survey lines' readers: each is read
+# when present (the ninth's -1: not measured), and a line of the older seven fields still reads
+# (setup 0, op time unknown).
 def test_survey_lines_with_and_without_setup():
-    new, old = parse_lines("cast\tc\te4m3fn\tocp_mx\t10\t0.250\t\t1.750\n"
-                           "claim\tocp_mx\t0\t\n"
-                           "cast\tc\te5m2\t-\t10\t0.500\tboom\n")
-    assert (new.seconds, new.setup_seconds, new.error, new.matches) == (0.25, 1.75, "", ("ocp_mx",))
-    assert (old.seconds, old.setup_seconds, old.error) == (0.5, 0.0, "boom")
+    new, device, old = parse_lines("cast\tc\te4m3fn\tocp_mx\t10\t0.250\t\t1.750\t0.125\n"
+                                   "claim\tocp_mx\t0\t\n"
+                                   "cast\tc\te4m3fn\tocp_mx\t10\t0.250\t\t1.750\t-1.000\n"
+                                   "cast\tc\te5m2\t-\t10\t0.500\tboom\n")
+    assert (new.seconds, new.setup_seconds, new.op_seconds, new.error, new.matches) == \
+        (0.25, 1.75, 0.125, "", ("ocp_mx",))
+    assert device.op_seconds is None
+    assert (old.seconds, old.setup_seconds, old.op_seconds, old.error) == (0.5, 0.0, None, "boom")

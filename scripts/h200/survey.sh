@@ -90,8 +90,10 @@ done
 "$MXGATE_PYTHON" - "$O" > "$O/formats.tsv" <<'PY'
 import glob, json, sys
 # sweep_s: the timed sweep over the inputs (the figure the 1 s per format goal is about);
-# setup_s: before it, the claims' run tables and the op's warm-up call (a compile, a jit).
-print("implementation\top\ttarget\tinputs\tsweep_s\tsetup_s\tsweep<=1s\terror\tbit-exact with")
+# setup_s: before it, the claims' run tables, the resident inputs and the op's warm-up call (a
+# compile, a jit); op_s: of the sweep, the seconds inside the op's calls (empty: not measured).
+print("implementation\top\ttarget\tinputs\tsweep_s\tsetup_s\tsweep<=1s\terror\tbit-exact with"
+      "\top_s")
 for f in sorted(glob.glob(sys.argv[1] + "/survey-*.json")):
     try:
         d = json.load(open(f))
@@ -104,6 +106,7 @@ for f in sorted(glob.glob(sys.argv[1] + "/survey-*.json")):
             print("\t".join([i["name"], c["op"], c.get("target", ""), str(c.get("inputs", "")),
                              str(sweep if sweep is not None else ""),
                              str(c.get("setup_seconds", "")), goal, c["error"][:80],
-                             ";".join(c.get("matches", []))]))
+                             ";".join(c.get("matches", [])),
+                             str(c.get("op_seconds", ""))]))
 PY
 cat "$O/formats.tsv"

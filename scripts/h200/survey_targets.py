@@ -24,12 +24,13 @@ def main(argv):
     except (ImportError, mxgate.Unavailable) as e:
         print(f"survey_targets: {argv[0]} is unavailable here: {e}", file=sys.stderr)
         return 3
-    print("target\tinputs\tsweep_s\tsetup_s\tequals\tclaim\tmismatches\tfirst")
+    print("target\tinputs\tsweep_s\tsetup_s\top_s\tequals\tclaim\tmismatches\tfirst")
     for target in argv[1:]:
         for s in mxgate.survey_cast(adapter, target=target, inputs="all"):
             for r in s.results or [None]:
                 print("\t".join(str(v) for v in (
                     s.target, s.inputs, f"{s.seconds:.2f}", f"{s.setup_seconds:.2f}",
+                    "-" if s.op_seconds is None else f"{s.op_seconds:.2f}",
                     ",".join(s.matches) or "-",
                     ",".join(r.claims) if r else "-", r.mismatches if r else "-",
                     (r.first if r else s.error) or "-")))

@@ -46,6 +46,7 @@ struct CastRow {
   uint64_t inputs = 0;
   double seconds = 0;        // the timed sweep
   double setup_seconds = 0;  // before it: run tables, the op's warm-up call (cast_survey.h)
+  double op_seconds = -1;    // of the sweep, inside the op's calls; -1: not measured
   std::vector<ClaimRow> claims;
   std::vector<std::string> matches() const {
     std::vector<std::string> out;
@@ -132,6 +133,7 @@ void parse_casts(const std::string& payload, ImplRow& row) {
       c.seconds = std::stod(f[5]);
       c.error = f.size() > 6 ? f[6] : "";
       c.setup_seconds = f.size() > 7 ? std::stod(f[7]) : 0;
+      c.op_seconds = f.size() > 8 && !f[8].empty() ? std::stod(f[8]) : -1;
       row.casts.push_back(c);
     } else if (f.size() >= 3 && f[0] == "claim" && !row.casts.empty()) {
       row.casts.back().claims.push_back({f[1], std::stoull(f[2]), f.size() > 3 ? f[3] : ""});
@@ -193,10 +195,12 @@ std::string markdown(const std::vector<ImplRow>& rows, properties::CastInputs in
   }
   md << "\n## Casts\n\nEach cast op and target against every convention defining the target: "
         "the conventions it equals bit for bit, else the closest one's count and first "
-        "differing input; the seconds of the timed sweep over the inputs, and of the setup "
-        "before it (the claims' run tables, the op's warm-up call: a compile or jit).\n\n| "
-        "implementation | op | target | claims | inputs | bit-exact with | claim differs | "
-        "closest otherwise | sweep s | setup s |\n|---|---|---|---|---|---|---|---|---|---|\n";
+        "differing input; the seconds of the timed sweep over the inputs, of them the seconds "
+        "inside the op's calls (- where not measured: a device sweep), and the seconds of the "
+        "setup before the sweep (the claims' run tables, the resident inputs, the op's warm-up "
+        "call: a compile or jit).\n\n| implementation | op | target | claims | inputs | "
+        "bit-exact with | claim differs | closest otherwise | sweep s | in op s | setup s "
+        "|\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const ImplRow& r : rows) {
     for (const CastRow& c : r.casts) {
       const std::vector<std::string> m = c.matches();
@@ -223,7 +227,8 @@ std::string markdown(const std::vector<ImplRow>& rows, properties::CastInputs in
                  : m.empty()      ? "**none**"
                                   : display(joined(m, ";")))
          << " | " << cell(claim_state) << " | " << cell(other) << " | " << seconds(c.seconds)
-         << " | " << seconds(c.setup_seconds) << " |\n";
+         << " | " << (c.op_seconds < 0 ? "-" : seconds(c.op_seconds)) << " | "
+         << seconds(c.setup_seconds) << " |\n";
     }
   }
   md << "\n## Properties\n\n| implementation | property | verdict | cases | unsupported | shrunk "
@@ -266,7 +271,9 @@ void write_json(std::ostream& os, const std::vector<ImplRow>& rows, properties::
     for (const CastRow& c : r.casts) {
       w.begin_object().field("op", c.op).field("target", c.target).field("claimed", c.claimed);
       w.field("inputs", c.inputs).field("seconds", c.seconds);
-      w.field("setup_seconds", c.setup_seconds).field("error", c.error);
+      w.field("setup_seconds", c.setup_seconds);
+      if (c.op_seconds >= 0) w.field("op_seconds", c.op_seconds);
+      w.field("error", c.error);
       w.key("matches").begin_array();
       for (const std::string& m : c.matches()) w.value(m);
       w.end_array().key("claims").begin_array();
