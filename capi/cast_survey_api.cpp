@@ -139,7 +139,8 @@ properties::CastSurvey device_survey(const mxgate_op& mo, const impl::Op& op, im
 #endif
 
 std::string survey_text(const mxgate_impl* mi, uint32_t op_index, const char* target_name,
-                        const char* inputs_name, mxgate_api_progress progress, void* context) {
+                        const char* inputs_name, uint64_t call_inputs, mxgate_api_progress progress,
+                        void* context) {
   if (mi == nullptr) throw UsageError("impl is NULL");
   if (op_index >= mi->op_count) {
     throw UsageError("op_index " + std::to_string(op_index) + " is past the implementation's " +
@@ -165,17 +166,16 @@ std::string survey_text(const mxgate_impl* mi, uint32_t op_index, const char* ta
     return true;
   };
   if (op->memory == impl::Memory::kHost) {
-    // Chunks of 16 MiB of output (2^24 inputs of a one-byte target, 2^23 of a two-byte one):
-    // the inputs are views of the resident copy (nothing written per call), the survey's
-    // buffers are allocated once per sweep, and what the op allocates per call (a returned
-    // array) stays below the heap policy's mmap threshold, so the calls of a format reuse mapped
-    // pages. Fewer, larger calls: each call's fixed costs (the Python call, the op's thread
-    // pool starting and stopping, the survey's pass waking its threads) are paid 256 times for
-    // the 2^32 inputs of an FP8 target, not 1024 (docs/python.md §14.8).
+    // Calls of 2^22 inputs by default (16 MiB of them, their outputs 4 MiB): what the op
+    // allocates per call (a returned array, a 4-byte temporary per input) stays below the heap
+    // policy's mmap threshold, so the 1024 calls of a format reuse mapped pages. An op that
+    // allocates nothing per call (a Python op writing mxgate's output in place) is better served
+    // by fewer, larger calls (call_inputs): each call's fixed costs (the Python call, the op's
+    // thread pool stopping, the survey's pass waking its threads) are then paid fewer times
+    // (docs/python.md §14.8). The inputs are views of the resident copy either way.
     keep_freed_heap();
     gpu::HostBackend be;
-    const uint64_t chunk =
-        (uint64_t{1} << 24) / std::max<std::size_t>(1, impl::dtype_bytes(*target));
+    const uint64_t chunk = call_inputs != 0 ? call_inputs : uint64_t{1} << 22;
     return properties::survey_lines(properties::survey_cast(
         be, *op, *target,
         which == "all" ? properties::CastInputs::kAll : properties::CastInputs::kSample, chunk,
@@ -208,9 +208,10 @@ int no_device() {
 
 extern "C" {
 
-int mxgate_api_survey_cast(const mxgate_impl* impl, uint32_t op_index, const char* target,
-                           const char* inputs, mxgate_api_progress progress, void* context,
-                           mxgate_api_result** result) {
+int mxgate_api_survey_cast_calls(const mxgate_impl* impl, uint32_t op_index, const char* target,
+                                 const char* inputs, uint64_t call_inputs,
+                                 mxgate_api_progress progress, void* context,
+                                 mxgate_api_result** result) {
   if (!result) {
     mxgate::capi::last_error = "result is NULL";
     return MXGATE_API_ERROR_INPUT;
@@ -218,9 +219,16 @@ int mxgate_api_survey_cast(const mxgate_impl* impl, uint32_t op_index, const cha
   *result = nullptr;
   return mxgate::capi::guarded([&] {
     auto r = std::make_unique<mxgate_api_result>();
-    r->text = mxgate::capi::survey_text(impl, op_index, target, inputs, progress, context);
+    r->text =
+        mxgate::capi::survey_text(impl, op_index, target, inputs, call_inputs, progress, context);
     *result = r.release();
   });
+}
+
+int mxgate_api_survey_cast(const mxgate_impl* impl, uint32_t op_index, const char* target,
+                           const char* inputs, mxgate_api_progress progress, void* context,
+                           mxgate_api_result** result) {
+  return mxgate_api_survey_cast_calls(impl, op_index, target, inputs, 0, progress, context, result);
 }
 
 #ifdef MXGATE_CAPI_CUDA

@@ -158,6 +158,16 @@ MXGATE_API_EXPORT int mxgate_api_survey_cast(const mxgate_impl* impl, uint32_t o
                                              const char* target, const char* inputs,
                                              mxgate_api_progress progress, void* context,
                                              mxgate_api_result** result);
+/* The same with the inputs per call of a host-memory op: `call_inputs` (0: the default, 2^22,
+ * which keeps a returned array or a 4-byte temporary per input below glibc's mmap threshold). An
+ * op that allocates nothing per call (writing mxgate's output in place) is faster with fewer,
+ * larger calls: Python's survey gives such an op calls of 16 MiB of output. Device ops ignore
+ * it (the device sweep's calls are 2^28). */
+MXGATE_API_EXPORT int mxgate_api_survey_cast_calls(const mxgate_impl* impl, uint32_t op_index,
+                                                   const char* target, const char* inputs,
+                                                   uint64_t call_inputs,
+                                                   mxgate_api_progress progress, void* context,
+                                                   mxgate_api_result** result);
 
 /* Device memory for Python device ops (docs/python.md §9): "cuda" when this library was built
  * with CUDA and a device is present, else "" (the functions below then fail). Copies are

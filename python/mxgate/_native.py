@@ -250,6 +250,13 @@ if _HAS_SURVEY:
                                             ctypes.c_char_p, PROGRESS_FN, ctypes.c_void_p,
                                             ctypes.POINTER(ctypes.c_void_p)]
     _lib.mxgate_api_survey_cast.restype = ctypes.c_int
+_HAS_SURVEY_CALLS = hasattr(_lib, "mxgate_api_survey_cast_calls")
+if _HAS_SURVEY_CALLS:
+    _lib.mxgate_api_survey_cast_calls.argtypes = [
+        ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64,
+        PROGRESS_FN, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    _lib.mxgate_api_survey_cast_calls.restype = ctypes.c_int
+if _HAS_SURVEY:
     _lib.mxgate_api_device_kind.argtypes = []
     _lib.mxgate_api_device_kind.restype = ctypes.c_char_p
     _lib.mxgate_api_device_alloc.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p)]
@@ -290,9 +297,11 @@ def device_sync(stream):
     _check(_lib.mxgate_api_device_sync(stream) if _HAS_SURVEY else ERROR_RUNTIME, "device")
 
 
-def survey_cast(impl_address, op_index, target, inputs, progress=None):
+def survey_cast(impl_address, op_index, target, inputs, progress=None, call_inputs=0):
     """mxgate_api_survey_cast: the survey's text lines (properties::survey_lines' form).
-    progress(done, total), when given, hears the inputs compared so far."""
+    progress(done, total), when given, hears the inputs compared so far. call_inputs: a host
+    op's inputs per call (0: the library's default; a library older than
+    mxgate_api_survey_cast_calls always takes its default)."""
     if not _HAS_SURVEY:
         raise LibraryError(f"{library_path} has no mxgate_api_survey_cast (rebuild it)",
                            status=ERROR_RUNTIME)
@@ -307,8 +316,13 @@ def survey_cast(impl_address, op_index, target, inputs, progress=None):
 
     cb = PROGRESS_FN(relay)
     result = ctypes.c_void_p()
-    status = _lib.mxgate_api_survey_cast(impl_address, op_index, target.encode(), inputs.encode(),
-                                         cb, None, ctypes.byref(result))
+    if _HAS_SURVEY_CALLS:
+        status = _lib.mxgate_api_survey_cast_calls(impl_address, op_index, target.encode(),
+                                                   inputs.encode(), call_inputs, cb, None,
+                                                   ctypes.byref(result))
+    else:
+        status = _lib.mxgate_api_survey_cast(impl_address, op_index, target.encode(),
+                                             inputs.encode(), cb, None, ctypes.byref(result))
     if heard:
         if status == OK:
             _lib.mxgate_api_result_free(result)

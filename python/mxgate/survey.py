@@ -70,6 +70,21 @@ def _op_seconds(text: str) -> Optional[float]:
     return None if s < 0 else s
 
 
+def call_inputs(op: Op, target: str) -> int:
+    """A host op's inputs per survey call: 16 MiB of output (2^24 inputs of a one-byte target,
+    2^23 of a two-byte one) for an op writing mxgate's output in place (keyword `out`: it
+    allocates nothing per call, and fewer calls meet the op's thread pool stopping and the
+    survey's pass starting fewer times, docs/python.md §14.8); 0, the library's default of 2^22,
+    for an op returning its output (an array of 2^24 inputs' fp32 temporaries would be past
+    glibc's mmap threshold, and faulted in on every call)."""
+    from .adapter import NUMPY_OF, PACKED
+
+    if not getattr(op, "_writes_out", False) or target not in NUMPY_OF:
+        return 0
+    width = 1 if target in PACKED else NUMPY_OF[target].itemsize
+    return (1 << 24) // width
+
+
 def survey_lines(op: Op, target: str, inputs: str = "all",
                  progress: Optional[Callable[[int, int], None]] = None) -> str:
     """The survey of one op (an mxgate.Op of family cast) to `target` as survey_lines' text."""
@@ -80,7 +95,8 @@ def survey_lines(op: Op, target: str, inputs: str = "all",
     # A device op meets device buffers only where the library has the device sweep; elsewhere
     # it runs as a host op does (its views host arrays).
     memory = _InMemory(Adapter([op], name="python"), (op,), device=device_available())
-    text = _native.survey_cast(_addressof(memory), 0, target, inputs, progress)
+    text = _native.survey_cast(_addressof(memory), 0, target, inputs, progress,
+                               call_inputs(op, target))
     if memory.interrupt is not None:
         raise memory.interrupt
     return text
