@@ -110,30 +110,43 @@ bool preshuffled_b(const Op& op) {
 // A GEMM op the properties can feed: FP8 codes (E4M3FN, E5M2 or the FNUZ pair), each operand a type
 // its contract accepts (bf16 for gemm_bf16), in row-major A, B row-major or AITER-shuffled (with
 // the shuffle's N % 16, K % 32), fp32 scales for block GEMMs, e8m0 for MX, a scale layout, fp32 or
-// bf16 output.
-bool gemm_accepts(const Op& op) {
+// bf16 output, or only FP8 output (plugin.h revision 4: every case of such an op takes it).
+// Returns the first clause `op` misses, "" when it has them all.
+std::string gemm_declines(const Op& op) {
   const impl::Contract& c = op.contract;
   const GemmKind kind = gemm_kind(op.family);
   if (kind == GemmKind::kBf16) {
     const impl::DtypeMask bf16 = impl::dtype_bit(impl::Dtype::kBf16);
-    if ((c.a_dtypes & bf16) == 0 || (c.b_dtypes & bf16) == 0) return false;
+    if ((c.a_dtypes & bf16) == 0 || (c.b_dtypes & bf16) == 0) return "bf16 A and B";
   } else if (fp8_element_types(c.a_dtypes).empty() || fp8_element_types(c.b_dtypes).empty()) {
-    return false;
+    return "FP8 A and B (FP4 / FP6 GEMMs are the fp4 properties')";
   }
-  if ((c.out_dtypes & (impl::dtype_bit(impl::Dtype::kF32) | impl::dtype_bit(impl::Dtype::kBf16))) ==
-      0) {
-    return false;
-  }
+  if (!plain_out(op) && !fp8_out_only(op)) return "fp32, bf16 or FP8 output";
   if ((c.b_layouts & (layout_bit(Layout::kRowMajor) | layout_bit(Layout::kAiterShuffle16x16))) ==
       0) {
-    return false;
+    return "B row-major or AITER-shuffled";
   }
-  if (preshuffled_b(op) && (c.n.align % 16 != 0 || c.k.align % 32 != 0)) return false;
-  if (kind == GemmKind::kMx) {
-    return c.scale_dtype == impl::Dtype::kE8m0 && c.a_block_cols == 32 && c.b_block_cols == 32;
+  if (preshuffled_b(op) && (c.n.align % 16 != 0 || c.k.align % 32 != 0)) {
+    return "N % 16 and K % 32 for a shuffled B";
   }
-  if (kind == GemmKind::kBlock) return c.scale_dtype == impl::Dtype::kF32;
-  return true;
+  if (kind == GemmKind::kMx &&
+      !(c.scale_dtype == impl::Dtype::kE8m0 && c.a_block_cols == 32 && c.b_block_cols == 32)) {
+    return "e8m0 scales of 1 x 32 blocks";
+  }
+  if (kind == GemmKind::kBlock && c.scale_dtype != impl::Dtype::kF32) return "fp32 block scales";
+  return "";
+}
+
+bool gemm_accepts(const Op& op) { return gemm_declines(op).empty(); }
+
+bool plain_out(const Op& op) {
+  return (op.contract.out_dtypes &
+          (impl::dtype_bit(impl::Dtype::kF32) | impl::dtype_bit(impl::Dtype::kBf16))) != 0;
+}
+
+bool fp8_out_only(const Op& op) {
+  return !plain_out(op) && impl::takes_fp8_out(op.family) &&
+         (op.contract.out_dtypes & impl::kFp8OutDtypes) != 0;
 }
 
 bool fp32_out(const Op& op) {
@@ -141,6 +154,11 @@ bool fp32_out(const Op& op) {
 }
 
 bool gemm_fp32_accepts(const Op& op) { return gemm_accepts(op) && fp32_out(op); }
+
+std::string gemm_fp32_declines(const Op& op) {
+  const std::string why = gemm_declines(op);
+  return !why.empty() || fp32_out(op) ? why : "fp32 output";
+}
 
 bool padded_layout(Layout l) { return l == Layout::kTmaColMajor || l == Layout::kNvSwizzle128x4; }
 
@@ -167,13 +185,18 @@ std::string layout_choice(const Op& op, int pick) {
 }  // namespace
 
 // The output formats a case picks from: fp32 three times as often as bf16 (where the op writes
-// both); with `fp8`, half the cases of an op that writes FP8 take its first FP8 dtype.
+// both); with `fp8`, half the cases of an op that writes FP8 take its first FP8 dtype, and every
+// case of an op that writes only FP8 (a caller passing fp8 false for such an op gets its FP8 too:
+// the op writes nothing else).
 rc::Gen<std::string> gen_out(const Op& op, bool fp8) {
   const bool f32 = fp32_out(op);
   const bool bf16 = (op.contract.out_dtypes & impl::dtype_bit(impl::Dtype::kBf16)) != 0;
   const std::vector<impl::Dtype> fp8s =
       impl::takes_fp8_out(op.family) ? impl::dtypes_in(op.contract.out_dtypes & impl::kFp8OutDtypes)
                                      : std::vector<impl::Dtype>{};
+  if (!f32 && !bf16 && !fp8s.empty()) {
+    return rc::gen::just<std::string>(std::string(impl::to_string(fp8s.front())));
+  }
   if (fp8 && !fp8s.empty()) {
     const std::string f(impl::to_string(fp8s.front()));
     const std::string plain = f32 ? "fp32" : "bf16";

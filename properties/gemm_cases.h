@@ -36,7 +36,14 @@ std::vector<impl::Layout> scale_layouts(const impl::Op& op);
 bool preshuffled_b(const impl::Op& op);
 // A GEMM op the properties can feed (gemm_cases.cpp says what that takes).
 bool gemm_accepts(const impl::Op& op);
+// What `op` lacks for gemm_accepts ("" when nothing): the clause, e.g. "fp32 block scales".
+std::string gemm_declines(const impl::Op& op);
+// Whether `op` writes fp32 or bf16; whether it writes FP8 only (plugin.h revision 4).
+bool plain_out(const impl::Op& op);
+bool fp8_out_only(const impl::Op& op);
 bool fp32_out(const impl::Op& op);
+// gemm_declines, then fp32 output (gemm_fp32_accepts).
+std::string gemm_fp32_declines(const impl::Op& op);
 bool gemm_fp32_accepts(const impl::Op& op);
 // The swizzle and TMA-aligned layouts: they pad.
 bool padded_layout(impl::Layout l);

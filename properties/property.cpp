@@ -278,8 +278,10 @@ Ops candidate_ops(const Property& p, const Context& ctx, std::vector<std::string
     if ((impl::family_bit(op.family) & p.families) == 0) continue;
     if (p.accepts != nullptr && !p.accepts(op)) {
       if (why_not != nullptr) {
-        why_not->push_back(op.impl + "/" + op.name + ": " + std::string(p.name) +
-                           " cannot build its inputs (a dtype, layout or convention it lacks)");
+        const std::string needs = p.declines != nullptr ? p.declines(op) : "";
+        why_not->push_back(
+            op.impl + "/" + op.name + ": " + std::string(p.name) + " cannot build its inputs: " +
+            (needs.empty() ? "a dtype, layout or convention it lacks" : "it needs " + needs));
       }
       continue;
     }
@@ -368,6 +370,7 @@ RunResult run_property(const Property& p, const Context& ctx, const RunOptions& 
   std::vector<std::string> why_not;
   const Ops ops = candidate_ops(p, ctx, &why_not);
   for (const impl::Op* op : ops) out.ops.push_back(op->name);
+  if (!ops.empty()) out.ops_not_checked = why_not;
   if (p.families != 0 && ops.empty()) {
     for (const std::string& w : why_not) unsupported(w);
     if (why_not.empty()) {

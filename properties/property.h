@@ -96,6 +96,9 @@ struct Property {
   // The most cases one run needs (0: as many as asked): a property of one large fixed shape
   // (dequantize.large_offsets) runs it once.
   int max_cases = 0;
+  // What `op` lacks when accepts refuses it, as a clause ("fp32 block scales"), for the run's
+  // list of ops not checked; nullptr (or ""): the generic reason.
+  std::string (*declines)(const impl::Op& op) = nullptr;
 };
 
 std::span<const Property> all_properties();
@@ -134,6 +137,9 @@ struct RunResult {
   int unsupported = 0;
   std::vector<std::string> unsupported_reasons;  // distinct, at most 8
   std::vector<std::string> ops;                  // the ops it picked from
+  // The ops of its families it could not take while it checked others, each with why ("impl/op:
+  // ..."): never silently dropped (a run with no op to check reports them as unsupported).
+  std::vector<std::string> ops_not_checked;
   bool stopped = false;  // keep_going stopped it: a partial run (or a shrink cut short)
 };
 

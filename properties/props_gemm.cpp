@@ -43,22 +43,30 @@ std::size_t shard_unit(const Op& op) {
 }
 
 // Row shards of K = 128 each must be inside the contract and cut no scale block.
-bool row_split_accepts(const Op& op) {
+std::string row_split_declines(const Op& op) {
   const impl::Contract& c = op.contract;
-  if (!gemm_fp32_accepts(op) || 128 % std::max<uint64_t>(1, c.k.align) != 0 || c.k.min > 128) {
-    return false;
+  if (std::string why = gemm_fp32_declines(op); !why.empty()) return why;
+  if (128 % std::max<uint64_t>(1, c.k.align) != 0 || c.k.min > 128) {
+    return "K = 128 inside its contract (the shard's K)";
   }
   for (uint32_t bk : {c.a_block_cols, c.b_block_cols}) {
-    if (op.family != Family::kGemmBf16 && bk != 0 && 128 % bk != 0) return false;
+    if (op.family != Family::kGemmBf16 && bk != 0 && 128 % bk != 0) {
+      return "scale blocks along K that divide 128";
+    }
   }
-  return true;
+  return "";
 }
+
+bool row_split_accepts(const Op& op) { return row_split_declines(op).empty(); }
 
 // Every scaled GEMM: its scale buffers carry allocator slack after their last element, and
 // padded layouts (swizzle, TMA-aligned) or leading dimensions their padding.
-bool poison_accepts(const Op& op) {
-  return gemm_fp32_accepts(op) && op.family != Family::kGemmBf16;
+std::string poison_declines(const Op& op) {
+  if (std::string why = gemm_fp32_declines(op); !why.empty()) return why;
+  return op.family == Family::kGemmBf16 ? "scales (gemm_bf16 has none)" : "";
 }
+
+bool poison_accepts(const Op& op) { return poison_declines(op).empty(); }
 
 // ---- gemm.exact -----------------------------------------------------------------------------
 
@@ -199,6 +207,18 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
 // fp32 results, and so fl32(v * scale_result), round); one without has only its bound, which is
 // stated for fp32 / bf16 output.
 bool bit_exact_order(const Op& op) { return op.contract.order || op.contract.simulated_order; }
+
+// An op writing only FP8 needs a declared order (or simulation) here: no bound is stated for
+// FP8 output, so without one the property has no case it can check.
+std::string ordered_declines(const Op& op) {
+  if (std::string why = gemm_declines(op); !why.empty()) return why;
+  return plain_out(op) || bit_exact_order(op)
+             ? ""
+             : "a declared order or simulation for its FP8-only output (no bound is stated for "
+               "FP8 output)";
+}
+
+bool ordered_accepts(const Op& op) { return ordered_declines(op).empty(); }
 
 rc::Gen<Case> gen_ordered(const Context&, const Ops& ops) {
   return gen_over_ops(ops, [](const Op* op) {
@@ -505,21 +525,23 @@ void add_gemm_properties(std::vector<Property>& out) {
                  "dimension, swizzle), drops a partial K block, reads past K or decodes an "
                  "extreme scale code wrongly: exact-mode data makes any of them a located bit "
                  "difference",
-                 kGemmFamilies, gemm_accepts, gen_exact, check_exact});
+                 kGemmFamilies, gemm_accepts, gen_exact, check_exact, 0, gemm_declines});
   out.push_back({"gemm.ordered_bound",
                  "a GEMM whose summation differs from its declared order, or that leaves the "
                  "rigorous error bound of its accumulator model on general data",
-                 kGemmFamilies, gemm_accepts, gen_ordered, check_ordered});
+                 kGemmFamilies, ordered_accepts, gen_ordered, check_ordered, 0, ordered_declines});
   out.push_back({"metamorphic.tp_column_split",
                  "a TP shard whose weight-scale block index comes from the local, not the global, "
                  "row (N % 128 != 0 shards)",
-                 kGemmFamilies, gemm_fp32_accepts, gen_column_split, check_column_split});
+                 kGemmFamilies, gemm_fp32_accepts, gen_column_split, check_column_split, 0,
+                 gemm_fp32_declines});
   out.push_back({"metamorphic.tp_row_split",
                  "a row-parallel shard whose partial GEMM is not its share of the full one",
-                 kGemmFamilies, row_split_accepts, gen_row_split, check_row_split});
+                 kGemmFamilies, row_split_accepts, gen_row_split, check_row_split, 0,
+                 row_split_declines});
   out.push_back({"metamorphic.padding_poison",
                  "padding of a padded scale layout read into the result (I6)", kGemmFamilies,
-                 poison_accepts, gen_poison, check_poison});
+                 poison_accepts, gen_poison, check_poison, 0, poison_declines});
 }
 
 }  // namespace mxgate::properties

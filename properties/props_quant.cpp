@@ -69,20 +69,32 @@ bool convention_has_mx_policy(const std::string& name) {
 }
 
 // A quantize_mx op the property can check: fp32 or bf16 input, an FP8 element output, e8m0
-// scales of 1 x 32 blocks, a claimed convention with an MX quantizer in the reference.
-bool quantize_accepts(const Op& op) {
+// scales of 1 x 32 blocks, a claimed convention with an MX quantizer in the reference. Returns
+// the first clause `op` misses, "" when it has them all.
+std::string quantize_declines(const Op& op) {
   const impl::Contract& c = op.contract;
   if ((c.a_dtypes & (impl::dtype_bit(Dtype::kF32) | impl::dtype_bit(Dtype::kBf16))) == 0) {
-    return false;
+    return "fp32 or bf16 input";
   }
-  if (fp8_dtypes(c.out_dtypes).empty() || c.scale_dtype != Dtype::kE8m0) return false;
-  if (c.a_block_rows > 1 || c.a_block_cols != 32) return false;
-  if (c.conventions.empty()) return false;
+  if (fp8_dtypes(c.out_dtypes).empty()) {
+    return "FP8 elements (FP4 / FP6 quantizers are the fp4 properties')";
+  }
+  if (c.scale_dtype != Dtype::kE8m0) return "e8m0 scales";
+  if (c.a_block_rows > 1 || c.a_block_cols != 32) {
+    return c.a_block_rows > 1 ? "1 x 32 blocks (2D blocks are quantize_2d.bit_exact's)"
+                              : "1 x 32 blocks";
+  }
+  if (c.conventions.empty()) return "a claimed convention";
   for (const std::string& n : c.conventions) {
-    if (!convention_has_mx_policy(n)) return false;
+    if (!convention_has_mx_policy(n)) return "a convention with an MX quantizer (" + n + ")";
   }
-  return c.element_convention.empty() || find_convention(c.element_convention) != nullptr;
+  if (!c.element_convention.empty() && find_convention(c.element_convention) == nullptr) {
+    return "a known element convention (" + c.element_convention + ")";
+  }
+  return "";
 }
+
+bool quantize_accepts(const Op& op) { return quantize_declines(op).empty(); }
 
 // The reference policy of a quantizer: the claimed convention's MX policy, the element cast of
 // the contract's element convention where it names one (the hardware satfinite cast of
@@ -476,9 +488,12 @@ rc::Gen<Case> gen_shift(const Context&, const Ops& ops) {
   });
 }
 
-bool shift_accepts(const Op& op) {
-  return quantize_accepts(op) && (op.contract.a_dtypes & impl::dtype_bit(Dtype::kF32)) != 0;
+std::string shift_declines(const Op& op) {
+  if (std::string why = quantize_declines(op); !why.empty()) return why;
+  return (op.contract.a_dtypes & impl::dtype_bit(Dtype::kF32)) != 0 ? "" : "fp32 input";
 }
+
+bool shift_accepts(const Op& op) { return shift_declines(op).empty(); }
 
 // Multiplying every element of block (r, b) by 2^j must add j to its e8m0 byte and leave every
 // code (and every other scale) unchanged: the scale is a power of two chosen from the exponent
@@ -535,7 +550,8 @@ void add_quant_properties(std::vector<Property>& out) {
   out.push_back({"quantize.bit_exact",
                  "a quantizer whose scale bytes or codes differ from its convention's reference "
                  "(log2-based ceil, wrong fp8 max, payload not requantized, bf16 double rounding)",
-                 family_bit(Family::kQuantizeMx), quantize_accepts, gen_quantize, check_quantize});
+                 family_bit(Family::kQuantizeMx), quantize_accepts, gen_quantize, check_quantize, 0,
+                 quantize_declines});
   out.push_back({"dequantize.bit_exact",
                  "a dequantizer that rounds twice, decodes e8m0 0x00 / 0xFF or an element code at "
                  "an end of its format (max, the smallest normal, subnormals, -0, NaN, Inf) "
@@ -549,7 +565,8 @@ void add_quant_properties(std::vector<Property>& out) {
   out.push_back({"metamorphic.block_scale_shift",
                  "a scale choice that is not a function of the block's binade (log2f rounding, "
                  "bf16 rounding of amax), or a payload that depends on more than the scale",
-                 family_bit(Family::kQuantizeMx), shift_accepts, gen_shift, check_shift});
+                 family_bit(Family::kQuantizeMx), shift_accepts, gen_shift, check_shift, 0,
+                 shift_declines});
 }
 
 }  // namespace mxgate::properties

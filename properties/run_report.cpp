@@ -73,6 +73,7 @@ std::string run_text(const RunResult& r) {
                                           : std::string("fail");
   std::string out =
       verdict + " after " + std::to_string(r.cases) + " cases" + unsupported_note(r) + "\n";
+  for (const std::string& why : r.ops_not_checked) out += "    not checked: " + why + "\n";
   if (r.passed) return out;
   if (r.counterexample) out += "    shrunk case: " + r.counterexample->describe() + "\n";
   if (r.failure) {
@@ -94,6 +95,8 @@ std::string run_json(std::string_view property, std::string_view impl, const Run
   for (const std::string& s : r.unsupported_reasons) w.value(s);
   w.end_array().key("ops").begin_array();
   for (const std::string& s : r.ops) w.value(s);
+  w.end_array().key("ops_not_checked").begin_array();
+  for (const std::string& s : r.ops_not_checked) w.value(s);
   w.end_array();
   w.field("counterexample",
           r.counterexample ? std::optional(r.counterexample->describe()) : std::nullopt);

@@ -5,8 +5,9 @@
 // NaN 0x7F; E5M2 bias 15, 2 mantissa bits, max 57344 = 0x7B), the arithmetic beside each; the
 // built-in gemm_blockscale's E4M3FN output on a hand-built case, clean and with
 // z45_scale_result_dropped; gemm.exact's and gemm.ordered_bound's FP8-output cases passing clean
-// and failing with the fault at a located element; check_call's clauses on out_scale; a direct
-// launch without out_scale refused.
+// and failing with the fault at a located element; an op writing only FP8 checked by them on
+// every case, and listed with the clause it lacks (never dropped) by the fp32-only properties;
+// check_call's clauses on out_scale; a direct launch without out_scale refused.
 // Does not cover: device backends (the same element body, gpu/kernels/gemm.h store_output), a
 // plugin's FP8 output, how often the generators draw FP8 output (tests/property_zoo.cpp and the
 // coverage test of tests/property_host.cpp).
@@ -23,6 +24,7 @@
 #include "dispatch/faults.h"
 #include "gpu/host/host_backend.h"
 #include "gpu/kernel.h"
+#include "impl/builtin.h"
 #include "properties/case.h"
 #include "properties/gemm_cases.h"
 #include "properties/property.h"
@@ -195,6 +197,69 @@ TEST(GemmFp8Out, OrderedBoundPassesCleanAndLocatesZ45) {
     ASSERT_TRUE(f.has_value()) << text << ": the fault went unseen";
     ASSERT_TRUE(f->where.has_value()) << f->what;
     EXPECT_NE(f->what.find("ordered_gemm (declared order)"), std::string::npos) << f->what;
+  }
+}
+
+// The built-in gemm_blockscale as a second op that declares only E4M3FN output, in an
+// implementation beside the unchanged one (or alone).
+impl::Implementation with_fp8_only_op(bool keep_plain) {
+  impl::Implementation im;
+  im.name = "fp8_only";
+  impl::Op plain = *impl::builtin().find_op("gemm_blockscale");
+  plain.impl = im.name;
+  if (keep_plain) im.ops.push_back(plain);
+  impl::Op only = plain;
+  only.name = "gemm_blockscale_fp8_only";
+  only.contract.out_dtypes = impl::dtype_bit(impl::Dtype::kE4m3fn);
+  im.ops.push_back(only);
+  return im;
+}
+
+// Guards against a GEMM op whose only output is FP8 passing unchecked: gemm.exact and
+// gemm.ordered_bound must draw every case of it with FP8 output and compare its bytes (the clean
+// kernel passes, z45's dropped scale_result fails), never skip it for lacking fp32 / bf16.
+TEST(GemmFp8Out, AnOpWritingOnlyFp8IsCheckedOnEveryCase) {
+  const impl::Implementation im = with_fp8_only_op(false);
+  gpu::HostBackend be;
+  properties::RunOptions ro;
+  ro.cases = 12;
+  for (const char* name : {"gemm.exact", "gemm.ordered_bound"}) {
+    SCOPED_TRACE(name);
+    const properties::Property* p = properties::find_property(name);
+    ASSERT_NE(p, nullptr);
+    properties::Coverage cov;
+    const properties::RunResult clean =
+        properties::run_property(*p, properties::Context{&be, {}, &cov, &im}, ro);
+    EXPECT_TRUE(clean.passed) << clean.message;
+    EXPECT_EQ(clean.cases, 12);
+    EXPECT_EQ(clean.ops, std::vector<std::string>{"gemm_blockscale_fp8_only"});
+    EXPECT_EQ(cov.count("out:fp8_scaled"), 12u);  // every case compared FP8 bytes
+    const properties::RunResult faulty = properties::run_property(
+        *p, properties::Context{&be, {dispatch::Fault::kZ45ScaleResultDropped}, nullptr, &im}, ro);
+    EXPECT_FALSE(faulty.passed) << "z45 went unseen";
+    ASSERT_TRUE(faulty.failure && faulty.failure->where) << faulty.message;
+  }
+}
+
+// Guards against an op the property cannot take vanishing from a run that checked others (a
+// verdict of pass that never looked at it): the fp32-only properties list the FP8-only op, with
+// the clause it lacks, beside the op they checked.
+TEST(GemmFp8Out, AnFp8OnlyOpIsListedNotCheckedByFp32Properties) {
+  const impl::Implementation im = with_fp8_only_op(true);
+  gpu::HostBackend be;
+  properties::RunOptions ro;
+  ro.cases = 3;
+  for (const char* name : {"metamorphic.tp_column_split", "metamorphic.padding_poison"}) {
+    SCOPED_TRACE(name);
+    const properties::RunResult r = properties::run_property(
+        *properties::find_property(name), properties::Context{&be, {}, nullptr, &im}, ro);
+    EXPECT_TRUE(r.passed) << r.message;
+    EXPECT_EQ(r.ops, std::vector<std::string>{"gemm_blockscale"});
+    ASSERT_EQ(r.ops_not_checked.size(), 1u);
+    EXPECT_NE(r.ops_not_checked[0].find("fp8_only/gemm_blockscale_fp8_only: "), std::string::npos)
+        << r.ops_not_checked[0];
+    EXPECT_NE(r.ops_not_checked[0].find("it needs fp32 output"), std::string::npos)
+        << r.ops_not_checked[0];
   }
 }
 

@@ -309,7 +309,7 @@ def _check_one(property, impl, target, adapter, ops, op, cases, seed, accumulato
                           where["actual_bits"], where["ulp"]) if where else None,
         output=f["output"] if f else "fp32",
         tactic=j.get("tactic"), tactic_name=j.get("tactic_name") or None,
-        tactics=j.get("tactics", ""),
+        tactics=j.get("tactics", ""), ops_not_checked=tuple(j.get("ops_not_checked", ())),
     )
     if not j["passed"] and j["counterexample"]:
         extra = f", accumulator={accumulator!r}" if accumulator is not None else ""

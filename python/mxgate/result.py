@@ -58,6 +58,9 @@ class CheckResult:
     tactic: Optional[int] = None
     tactic_name: Optional[str] = None
     tactics: str = ""
+    # Ops of the property's families it could not take while it checked others, each
+    # "impl/op: why" (never silently dropped; with no op at all they are unsupported_reasons).
+    ops_not_checked: Tuple[str, ...] = ()
 
     @classmethod
     def of_several(cls, label: str, impl: str, seed: int, cases_requested: int,
@@ -66,8 +69,10 @@ class CheckResult:
         parts = tuple(parts)
         bad = next((r for r in parts if not r.passed), None)
         ops: Tuple[str, ...] = ()
+        not_checked: Tuple[str, ...] = ()
         for r in parts:
             ops += tuple(o for o in r.ops if o not in ops)
+            not_checked += tuple(w for w in r.ops_not_checked if w not in not_checked)
         first = {} if bad is None else dict(
             counterexample=bad.counterexample, kind=bad.kind, failure=bad.failure,
             location=bad.location, output=bad.output, reproduce=bad.reproduce, cli=bad.cli,
@@ -76,7 +81,8 @@ class CheckResult:
                    cases=sum(r.cases for r in parts),
                    unsupported=sum(r.unsupported for r in parts),
                    unsupported_reasons=tuple(s for r in parts for s in r.unsupported_reasons),
-                   ops=ops, seed=seed, cases_requested=cases_requested, parts=parts, **first)
+                   ops=ops, seed=seed, cases_requested=cases_requested, parts=parts,
+                   ops_not_checked=not_checked, **first)
 
     @property
     def results(self) -> Tuple["CheckResult", ...]:
@@ -121,6 +127,8 @@ class CheckResult:
             lines.append("  " + self.tactics)
         for r in self.unsupported_reasons:
             lines.append("  unsupported: " + r)
+        for r in self.ops_not_checked:
+            lines.append("  not checked: " + r)
         if not self.passed:
             if self.counterexample:
                 lines.append("  shrunk case: " + self.counterexample)

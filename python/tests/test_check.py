@@ -145,6 +145,19 @@ def test_declining_inside_contract_is_contract_mismatch():
     assert not r.passed and r.kind == "contract_mismatch", r
 
 
+# Guards against an op the property cannot take vanishing from a run that checked the
+# implementation's others: numpy's gemm_bf16 (no scales) is listed, with the clause it lacks, by
+# metamorphic.padding_poison, which checks numpy's scaled GEMMs; in the result and in its story.
+def test_op_not_checked_is_listed_with_its_reason():
+    r = mxgate.check("metamorphic.padding_poison", NumpyAdapter(), cases=3)
+    assert r.passed and r.cases == 3 and "gemm_bf16" not in r.ops, r
+    (why,) = [w for w in r.ops_not_checked if "/gemm_bf16:" in w]
+    assert why.endswith("it needs scales (gemm_bf16 has none)"), why
+    assert "  not checked: " + why in str(r)
+    both = mxgate.check(["gemm.exact", "metamorphic.padding_poison"], NumpyAdapter(), cases=2)
+    assert why in both.ops_not_checked, both.ops_not_checked
+
+
 # A property with no op of its families runs nothing and says why (unsupported, not failed).
 def test_property_that_does_not_apply_is_unsupported():
     r = mxgate.check("cast.bit_exact", NumpyAdapter(), cases=5)

@@ -127,6 +127,9 @@ CheckRun property_check(const properties::Property& p, const std::string& backen
       run.report.detail =
           std::to_string(unsupported) + " unsupported: " + properties::unsupported_reasons(r);
     }
+    for (const std::string& why : r.ops_not_checked) {
+      run.report.detail += (run.report.detail.empty() ? "" : "\n") + ("not checked: " + why);
+    }
     if (!tactics.empty()) {
       run.report.detail += (run.report.detail.empty() ? "" : "\n") + tactics;
     }
