@@ -4,10 +4,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "impl/harness.h"
 #include "properties/cast_values.h"
+#include "properties/worker_pool.h"
 #include "reference/convention.h"
 #include "reference/format.h"
 
@@ -52,32 +56,75 @@ SweepResult sweep_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   end = std::min<uint64_t>(end, uint64_t{1} << 32);
   chunk = std::max<uint64_t>(1, chunk);
   SweepResult out;
-  std::vector<uint8_t> in;
+  // One guarded set of buffers per call size, reused: the inputs written before each call, the
+  // output poisoned again (an element the op leaves unwritten reads as poison, never as the
+  // previous call's code); the guards are checked after every call (impl/harness.h).
+  std::unique_ptr<impl::Invocation> inv;
+  uint64_t armed = 0;
+  WorkerPool& pool = WorkerPool::shared();
+  struct Part {
+    uint64_t mismatches = 0;
+    std::optional<uint32_t> first;
+    uint32_t expected = 0, actual = 0;
+    std::exception_ptr error;  // the encoder threw (a pool task must not): rethrown after
+  };
+  std::vector<Part> parts;
   for (uint64_t lo = begin; lo < end; lo += chunk) {
     const uint64_t count = std::min(chunk, end - lo);
-    in.resize(count * 4);
+    if (armed != count) {
+      inv = std::make_unique<impl::Invocation>(op, be);
+      inv->input(&impl::Call::a, count * 4, 1, count, count, impl::Dtype::kF32,
+                 impl::Layout::kRowMajor);
+      inv->output(&impl::Call::out, count * width, 1, count, count, target,
+                  impl::Layout::kRowMajor);
+      armed = count;
+    } else {
+      inv->repoison(&impl::Call::out);
+    }
+    std::vector<uint8_t> in(count * 4);
     for (uint64_t i = 0; i < count; ++i) {
       const uint32_t bits = static_cast<uint32_t>(lo + i);
       std::memcpy(in.data() + i * 4, &bits, 4);
     }
-    impl::Invocation inv(op, be);
-    inv.input(&impl::Call::a, in, 1, count, count, impl::Dtype::kF32, impl::Layout::kRowMajor);
-    inv.output(&impl::Call::out, count * width, 1, count, count, target, impl::Layout::kRowMajor);
+    inv->refill(&impl::Call::a, in);
     impl::Call call;
     call.m = 1;
     call.k = count;
-    inv.run(call);
-    const std::vector<uint8_t> got = inv.read(&impl::Call::out);
-    for (uint64_t i = 0; i < count; ++i) {
-      const uint32_t bits = static_cast<uint32_t>(lo + i);
-      const uint32_t want = encoder(float_of(bits));
-      uint32_t actual = 0;
-      std::memcpy(&actual, got.data() + i * width, width);
-      if (actual != want && out.mismatches++ == 0) {
-        out.first_input = bits;
-        out.expected = want;
-        out.actual = actual;
+    inv->run(call);
+    const std::vector<uint8_t> got = inv->read(&impl::Call::out);
+    // The encoder per input on every core, a slice per task; the lowest slice's first mismatch
+    // is the call's (inputs ascend).
+    const std::size_t slices =
+        std::max<std::size_t>(1, std::min<uint64_t>(pool.size() * 4, count >> 12));
+    parts.assign(slices, Part{});
+    pool.run(slices, [&](std::size_t s) {
+      Part& p = parts[s];
+      try {
+        for (uint64_t i = count * s / slices; i < count * (s + 1) / slices; ++i) {
+          const uint32_t bits = static_cast<uint32_t>(lo + i);
+          const uint32_t want = encoder(float_of(bits));
+          uint32_t actual = 0;
+          std::memcpy(&actual, got.data() + i * width, width);
+          if (actual != want && p.mismatches++ == 0) {
+            p.first = bits;
+            p.expected = want;
+            p.actual = actual;
+          }
+        }
+      } catch (...) {
+        p.error = std::current_exception();
       }
+    });
+    for (const Part& p : parts) {
+      if (p.error) std::rethrow_exception(p.error);
+    }
+    for (const Part& p : parts) {
+      if (p.first && !out.first_input) {
+        out.first_input = p.first;
+        out.expected = p.expected;
+        out.actual = p.actual;
+      }
+      out.mismatches += p.mismatches;
     }
     out.inputs += count;
     if (progress && !progress(out.inputs) && out.inputs < end - begin) {

@@ -399,6 +399,31 @@ TEST(CastSweep, FindsAndLocatesTheFirstDifference) {
   EXPECT_TRUE(properties::sweep_targets(builtin()).empty());
 }
 
+// Guards against the sweep's reused buffers hiding an unwritten element: on the second call
+// (inputs from 0x3f010000 = 0.50390625) the op leaves element 0 unwritten; its expected code
+// 0x30 is the one the first call wrote there (0.5), so only the poison (0xFF) shows it.
+TEST(CastSweep, AnElementUnwrittenOnALaterCallReadsAsPoison) {
+  gpu::HostBackend be;
+  const Op inner = *resolve("example").front()->find_op("cast_satfinite");
+  Op op = inner;
+  auto calls = std::make_shared<int>(0);
+  op.run = [inner, calls](gpu::Backend& b, const Call& call, std::string& message) {
+    auto* out = static_cast<uint8_t*>(b.address(call.out.buffer));
+    const uint8_t before = out[0];
+    const impl::Status s = inner.run(b, call, message);
+    if ((*calls)++ == 1) out[0] = before;
+    return s;
+  };
+  const properties::SweepResult r =
+      properties::sweep_cast(be, op, Dtype::kE4m3fn, 0x3f000000u, 0x3f020000u, 1 << 16);
+  EXPECT_EQ(r.inputs, 0x20000u);
+  EXPECT_EQ(r.mismatches, 1u) << r.describe();
+  ASSERT_TRUE(r.first_input.has_value());
+  EXPECT_EQ(*r.first_input, 0x3f010000u);
+  EXPECT_EQ(r.expected, 0x30u);
+  EXPECT_EQ(r.actual, 0xFFu);
+}
+
 // Guards against an accumulator model mxgate does not know being replaced by a default: every
 // check that needs the model (the bound, the exact-mode operands) is a contract error naming it,
 // while the checks that need none still run.
