@@ -99,7 +99,7 @@ bool resident_fits(uint64_t bytes) {
 // inaccessible page on each side: a call's input is a view of its chunk (Invocation::input_view),
 // so nothing is written per call, and an op that writes its input, or past either end, faults
 // instead of changing what later calls read. Held for the process's later surveys (a survey of
-// several formats fills them once). docs/python.md §14.8.
+// several formats fills them once). docs/python.md §13.
 class ResidentInputs {
  public:
   // The process's resident copy of `in`, made on first use; nullptr when it does not fit
@@ -445,9 +445,14 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   const Inputs in(which);
   const uint64_t total = in.count();
   // A host op reads views of the resident inputs when they fit (setup: filled once a process).
+  // An op with no backend here (a device op without its device) gets none: the warm-up's
+  // Invocation then reports that as the row's error.
   std::shared_ptr<const ResidentInputs> resident;
-  if (impl::backend_for(op, be).memory() == impl::Memory::kHost) {
-    resident = ResidentInputs::of(in, which);
+  try {
+    if (impl::backend_for(op, be).memory() == impl::Memory::kHost) {
+      resident = ResidentInputs::of(in, which);
+    }
+  } catch (const impl::Unsupported&) {
   }
   // The calls: [base, base + count) each, at most `chunk` inputs; all inputs are reported to
   // `progress` per call, the sample once at its end.
