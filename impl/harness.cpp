@@ -48,6 +48,17 @@ const char* slot_name(Tensor Call::*slot) {
   return "out_scale";
 }
 
+// A tensor's description beside its buffer.
+void describe(Tensor& t, uint64_t bytes, uint64_t rows, uint64_t cols, uint64_t ld, Dtype dtype,
+              Layout layout) {
+  t.bytes = bytes;
+  t.rows = rows;
+  t.cols = cols;
+  t.ld = ld;
+  t.dtype = dtype;
+  t.layout = layout;
+}
+
 }  // namespace
 
 Invocation::Invocation(const Op& op, const RunContext& run)
@@ -70,12 +81,7 @@ void Invocation::input(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64
                        uint64_t ld, Dtype dtype, Layout layout) {
   Tensor& t = tensors_.*slot;
   t.buffer = buffers_->allocate(bytes, slot_name(slot));
-  t.bytes = bytes;
-  t.rows = rows;
-  t.cols = cols;
-  t.ld = ld;
-  t.dtype = dtype;
-  t.layout = layout;
+  describe(t, bytes, rows, cols, ld, dtype, layout);
 }
 
 void Invocation::input_view(Tensor Call::*slot, const uint8_t* storage, uint64_t bytes,
@@ -92,12 +98,7 @@ void Invocation::input_view(Tensor Call::*slot, const uint8_t* storage, uint64_t
   } else {
     t.buffer = buffers_->adopt(p, bytes, slot_name(slot));
   }
-  t.bytes = bytes;
-  t.rows = rows;
-  t.cols = cols;
-  t.ld = ld;
-  t.dtype = dtype;
-  t.layout = layout;
+  describe(t, bytes, rows, cols, ld, dtype, layout);
 }
 
 void Invocation::output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint64_t cols,
