@@ -72,6 +72,22 @@ class Inputs {
   std::vector<uint32_t> sample_;
 };
 
+// How many slices a pass over `count` elements takes on `pool`: a few per core, each of at least
+// kSliceMin elements.
+std::size_t slices_for(const WorkerPool& pool, uint64_t count) {
+  return static_cast<std::size_t>(
+      std::max<uint64_t>(1, std::min<uint64_t>(pool.size() * 4, count / kSliceMin)));
+}
+
+// Inputs [from, from + n) of `in` into `out`, a slice per task on every core.
+void fill_on_pool(WorkerPool& pool, const Inputs& in, uint64_t from, uint32_t* out, uint64_t n) {
+  const std::size_t slices = slices_for(pool, n);
+  pool.run(slices, [&](std::size_t s) {
+    const uint64_t lo = n * s / slices, hi = n * (s + 1) / slices;
+    in.fill(from + lo, out + lo, static_cast<std::size_t>(hi - lo));
+  });
+}
+
 // Whether `bytes` of resident inputs may be held: MXGATE_SURVEY_RESIDENT=0 never, =1 always;
 // otherwise when they are small (the sample's 1.5 MiB) or at most half the memory the kernel
 // reports available (all inputs are 16 GiB: a host with 32 GiB free), so a survey never pushes
@@ -140,14 +156,7 @@ class ResidentInputs {
     }
     // Huge pages where the kernel grants them: 2^32 inputs are 4M small pages to fault in.
     (void)madvise(data, bytes, MADV_HUGEPAGE);
-    WorkerPool& pool = WorkerPool::shared();
-    const uint64_t n = in.count();
-    const std::size_t parts =
-        std::max<std::size_t>(1, std::min<uint64_t>(pool.size() * 4, n >> 16));
-    pool.run(parts, [&](std::size_t p) {
-      const uint64_t lo = n * p / parts, hi = n * (p + 1) / parts;
-      in.fill(lo, data + lo, static_cast<std::size_t>(hi - lo));
-    });
+    fill_on_pool(WorkerPool::shared(), in, 0, data, in.count());
     if (mprotect(data, bytes, PROT_READ) != 0) {
       munmap(map, map_bytes);
       return nullptr;
@@ -462,9 +471,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
   }
   WorkerPool& pool = WorkerPool::shared();
   // A pass over the elements of a call of `count` in slices, on every core.
-  const auto slices_of = [&pool](std::size_t count) {
-    return std::max<std::size_t>(1, std::min(pool.size() * 4, count / kSliceMin));
-  };
+  const auto slices_of = [&pool](std::size_t count) { return slices_for(pool, count); };
   const auto slice = [](std::size_t count, std::size_t slices, std::size_t s) {
     return std::make_pair(count * s / slices, count * (s + 1) / slices);
   };
@@ -476,12 +483,7 @@ CastSurvey survey_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
                         impl::Layout::kRowMajor);
       return;
     }
-    uint32_t* dst = a.input();
-    const std::size_t slices = slices_of(a.count);
-    pool.run(slices, [&](std::size_t s) {
-      const auto [lo, hi] = slice(a.count, slices, s);
-      in.fill(base + lo, dst + lo, hi - lo);
-    });
+    fill_on_pool(pool, in, base, a.input(), a.count);
     if (!a.host) {
       a.inv->refill(&impl::Call::a,
                     std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(a.stage_in.data()),

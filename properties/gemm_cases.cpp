@@ -153,12 +153,12 @@ bool fp32_out(const Op& op) {
   return (op.contract.out_dtypes & impl::dtype_bit(impl::Dtype::kF32)) != 0;
 }
 
-bool gemm_fp32_accepts(const Op& op) { return gemm_accepts(op) && fp32_out(op); }
-
 std::string gemm_fp32_declines(const Op& op) {
   const std::string why = gemm_declines(op);
   return !why.empty() || fp32_out(op) ? why : "fp32 output";
 }
+
+bool gemm_fp32_accepts(const Op& op) { return gemm_fp32_declines(op).empty(); }
 
 bool padded_layout(Layout l) { return l == Layout::kTmaColMajor || l == Layout::kNvSwizzle128x4; }
 
