@@ -69,6 +69,7 @@ SweepResult sweep_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
     std::exception_ptr error;  // the encoder threw (a pool task must not): rethrown after
   };
   std::vector<Part> parts;
+  std::vector<uint8_t> staged_in, staged_out;  // device memory only
   for (uint64_t lo = begin; lo < end; lo += chunk) {
     const uint64_t count = std::min(chunk, end - lo);
     if (armed != count) {
@@ -81,17 +82,28 @@ SweepResult sweep_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
     } else {
       inv->repoison(&impl::Call::out);
     }
-    std::vector<uint8_t> in(count * 4);
+    // Host memory (every op sweep_targets lists) is written and read in place; device memory
+    // through a staging copy each way.
+    uint8_t* in = inv->host_data(&impl::Call::a);
+    const bool staged = in == nullptr;
+    if (staged) {
+      staged_in.resize(count * 4);
+      in = staged_in.data();
+    }
     for (uint64_t i = 0; i < count; ++i) {
       const uint32_t bits = static_cast<uint32_t>(lo + i);
-      std::memcpy(in.data() + i * 4, &bits, 4);
+      std::memcpy(in + i * 4, &bits, 4);
     }
-    inv->refill(&impl::Call::a, in);
+    if (staged) inv->refill(&impl::Call::a, staged_in);
     impl::Call call;
     call.m = 1;
     call.k = count;
     inv->run(call);
-    const std::vector<uint8_t> got = inv->read(&impl::Call::out);
+    const uint8_t* got = inv->host_data(&impl::Call::out);
+    if (got == nullptr) {
+      staged_out = inv->read(&impl::Call::out);
+      got = staged_out.data();
+    }
     // The encoder per input on every core, a slice per task; the lowest slice's first mismatch
     // is the call's (inputs ascend).
     const std::size_t slices =
@@ -104,7 +116,7 @@ SweepResult sweep_cast(gpu::Backend& be, const impl::Op& op, impl::Dtype target,
           const uint32_t bits = static_cast<uint32_t>(lo + i);
           const uint32_t want = encoder(float_of(bits));
           uint32_t actual = 0;
-          std::memcpy(&actual, got.data() + i * width, width);
+          std::memcpy(&actual, got + i * width, width);
           if (actual != want && p.mismatches++ == 0) {
             p.first = bits;
             p.expected = want;
