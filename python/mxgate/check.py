@@ -218,9 +218,13 @@ def _impl_expression(impl, spec, op):
 
 
 def _is_layer_run(property, impl, layers) -> bool:
-    """A layer property (layer.*) or a LayerAdapter: mxgate.layers runs it."""
+    """A layer property (layer.*, moe.*), a LayerAdapter or a MoEAdapter: mxgate.layers runs
+    it (and hands MoE runs to mxgate.moe)."""
+    from . import moe
+
     names = [property] if isinstance(property, str) else list(property)
-    return all(str(p).startswith("layer.") for p in names) or layers.is_layer_impl(impl)
+    return all(str(p).startswith(("layer.", "moe.")) for p in names) or \
+        layers.is_layer_impl(impl) or moe.is_moe_impl(impl)
 
 
 def check(property: Union[str, Iterable[str]], impl: Impl, op: Union[str, Op, None] = None,

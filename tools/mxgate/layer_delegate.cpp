@@ -86,7 +86,9 @@ std::string line_after(const std::string& text, const std::string& prefix) {
 
 }  // namespace
 
-bool is_layer_property(const std::string& name) { return name.rfind("layer.", 0) == 0; }
+bool is_layer_property(const std::string& name) {
+  return name.rfind("layer.", 0) == 0 || name.rfind("moe.", 0) == 0;
+}
 
 bool is_layer_spec(const std::string& spec) { return are_layer_specs({spec}).front(); }
 

@@ -11,10 +11,11 @@
 
 namespace mxgate::cli {
 
-// Whether a property name is a layer property ("layer." prefix, "layer.*").
+// Whether a property name is a layer property ("layer." or "moe." prefix, "layer.*", "moe.*":
+// the MoE layer properties of docs/moe.md run in the same Python module).
 bool is_layer_property(const std::string& name);
 
-// Whether SPEC (py:MODULE:OBJECT) names an mxgate.layers.LayerAdapter.
+// Whether SPEC (py:MODULE:OBJECT) names an mxgate.layers.LayerAdapter or mxgate.moe.MoEAdapter.
 bool is_layer_spec(const std::string& spec);
 
 // is_layer_spec of each of SPECS, in order, from one interpreter (`python -m mxgate.layers

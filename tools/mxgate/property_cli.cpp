@@ -81,7 +81,7 @@ std::optional<int> maybe_layer_run(const Args& a) {
   if (spec.rfind("py:", 0) != 0 || spec.find(',') != std::string::npos) {
     throw UsageError(
         "layer properties need --impl py:MODULE:OBJECT (one mxgate.layers."
-        "LayerAdapter)");
+        "LayerAdapter or mxgate.moe.MoEAdapter)");
   }
   for (const char* o : {"faults", "save", "backend"}) {
     if (a.get(o)) throw UsageError(std::string("--") + o + " does not go with layer properties");

@@ -111,12 +111,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     pl.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     if a.verb == "list":
-        for name, fn in PROPERTIES.items():
+        from .. import moe
+
+        for name, fn in list(PROPERTIES.items()) + list(moe.PROPERTIES.items()):
             doc = (fn.__doc__ or "").split("\n")[0]
             print(f"{name:<24} {'(opt-in) ' if name in OPT_IN else ''}{doc}")
         return 0
     if a.verb == "is-layer":  # one interpreter answers every spec the gate has (tab-separated)
-        layer = [is_layer_impl(s) for s in a.specs]
+        from .. import moe
+
+        layer = [is_layer_impl(s) or moe.is_moe_impl(s) for s in a.specs]
         for s, yes in zip(a.specs, layer):
             print(f"{'layer' if yes else 'other'}\t{s}")
         return 0 if all(layer) else 1

@@ -162,7 +162,15 @@ def check_one(name: str, adapter: LayerAdapter, spec: Optional[str], cases: int,
 
 def check(property: Union[str, Iterable[str]], impl: Any, cases: int = 100, seed: int = 1,
           case: Optional[str] = None, shrink: bool = True) -> CheckResult:
-    """mxgate.check for layer properties: impl a LayerAdapter (instance, class or spec)."""
+    """mxgate.check for layer properties: impl a LayerAdapter (instance, class or spec); a
+    MoEAdapter, or moe.* names, run the MoE properties (mxgate.moe; layer.* means moe.* there)."""
+    from .. import moe
+
+    names = [property] if isinstance(property, str) else list(property)
+    if moe.is_moe_impl(impl) or all(str(p).startswith("moe.") for p in names):
+        if isinstance(property, str) and property == "layer.*":
+            property = "moe.*"
+        return moe.check(property, impl, cases=cases, seed=seed, case=case, shrink=shrink)
     adapter, spec = resolve(impl)
     names = property_names(property, adapter)
     if len(names) == 1 and (isinstance(property, str) and property not in ("layer.*", "all")):
