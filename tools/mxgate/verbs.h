@@ -37,5 +37,7 @@ int cmd_survey(const Argv& args);
 int cmd_accumulators(const Argv& args);
 int cmd_probe_accumulator(const Argv& args);
 int cmd_fuzz(const Argv& args);
+int cmd_replay(const Argv& args);
+int cmd_shrink(const Argv& args);
 
 }  // namespace mxgate::cli
