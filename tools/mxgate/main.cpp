@@ -280,6 +280,8 @@ constexpr Verb kVerbs[] = {
      "`detects` faults) on the implementation each records (--impl: on that one instead). Each\n"
      "case must pass with no fault on and fail with each `detects` fault on; a case the\n"
      "implementation cannot take is reported as unsupported. Prints the verdict per file.\n"
+     "A recorded case (`mxgate shrink`: `check-gemm: OPTIONS` over .npy files beside it and\n"
+     "`expect: fail`) runs check-gemm on its files and is ok when the verdict is the expected.\n"
      "Exit 0 all ok, 1 a replay failed, 2 a malformed file or a plugin that does not load.",
      mxgate::cli::cmd_repro},
     {"impls", "impls [--json] [--impl SPEC,...]",
