@@ -136,6 +136,8 @@ struct Message {
 
 }  // namespace
 
+std::vector<std::string> python_environment() { return worker_environment(); }
+
 std::string python_interpreter() {
   const char* env = std::getenv("MXGATE_PYTHON");
   return env != nullptr && *env != '\0' ? env : "python3";

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "impl/op.h"
 
@@ -20,6 +21,11 @@ inline constexpr std::string_view kPythonPrefix = "py:";
 
 // The interpreter workers run: MXGATE_PYTHON, default python3.
 std::string python_interpreter();
+
+// The environment a Python child of this build runs in: the caller's, with this tree's package
+// appended to PYTHONPATH and this build's libmxgate.so as MXGATE_LIBRARY unless the caller set
+// one (the worker's, and `mxgate replay` / `mxgate shrink`'s).
+std::vector<std::string> python_environment();
 
 // One worker process for one spec, restarted after it dies or hangs; calls are serialized.
 class PythonWorker {

@@ -14,6 +14,8 @@ spells success `passed`; every exception raised on purpose is an `mxgate.Error`.
 plugin is `mxgate.pytest_plugin`, the hypothesis strategies `mxgate.strategies`.
 """
 
+import os as _os
+
 from ._native import library_path
 from .accumulator import Accumulator
 from .adapter import Adapter, Contract, Dim, Op, Tactic, contract, op
@@ -21,6 +23,7 @@ from .catalog import Shape, shapes
 from .check import check, properties
 from .errors import (AdapterError, Error, InputError, LibraryError, OutOfMemory, Unavailable,
                      Unsupported)
+from ._record import Recorder, record
 from .reference import (
     accumulators,
     check_gemm,
@@ -83,6 +86,13 @@ __all__ = [
     "quantize_mx",
     "quantize_mxfp4",
     "quantize_nvfp4",
+    "record",
+    "Recorder",
     "shapes",
     "survey_cast",
 ]
+
+if _os.environ.get("MXGATE_RECORD"):  # the flight recorder for a process (docs/record.md §1)
+    from ._record import start_from_environment as _start_recording
+
+    _recorder = _start_recording()

@@ -280,6 +280,8 @@ constexpr Verb kVerbs[] = {
      "`detects` faults) on the implementation each records (--impl: on that one instead). Each\n"
      "case must pass with no fault on and fail with each `detects` fault on; a case the\n"
      "implementation cannot take is reported as unsupported. Prints the verdict per file.\n"
+     "A recorded case (`mxgate shrink`: `check-gemm: OPTIONS` over .npy files beside it and\n"
+     "`expect: fail`) runs check-gemm on its files and is ok when the verdict is the expected.\n"
      "Exit 0 all ok, 1 a replay failed, 2 a malformed file or a plugin that does not load.",
      mxgate::cli::cmd_repro},
     {"impls", "impls [--json] [--impl SPEC,...]",
@@ -314,6 +316,26 @@ constexpr Verb kVerbs[] = {
      "Exit 0 no failure, 1 an input failed (a target's check trapped or it hung), 2 usage error,\n"
      "3 the target is not linked into this build.",
      mxgate::cli::cmd_fuzz},
+    {"replay", "replay DIR [--json FILE] [--junit FILE] [--heatmap-dir DIR]",
+     "Judge every call a flight record holds (mxgate.record / MXGATE_RECORD, docs/record.md)\n"
+     "against the reference with its op's declared convention and accumulator: check-gemm's\n"
+     "bound mode with the declared accumulator model (exact mode when the op declares none),\n"
+     "the first and worst element located, a summary per op and shape; --json / --junit write\n"
+     "the report, --heatmap-dir an SVG per failing GEMM. A form the reference cannot take is\n"
+     "unsupported, with the reason. Run by the Python package (MXGATE_PYTHON, else the first\n"
+     "of python3 and /usr/bin/python3 that imports numpy).\n"
+     "Exit 0 all pass, 1 a call failed, 2 a bad dump (a truncated, missing or altered tensor\n"
+     "file, an unknown dtype, a call without its completion marker: the file named), 3 no\n"
+     "Python with numpy.",
+     mxgate::cli::cmd_replay},
+    {"shrink", "shrink RECORD [--out DIR] [--max-calls N]",
+     "Reduce one failing recorded call (a record folder) while it keeps failing: M, N, K (K on\n"
+     "the scale blocks' boundaries), then values, re-running the recorded callable in process\n"
+     "when it can be imported (else M and N cut to the failing element, K kept). Writes a\n"
+     "`.case` and its .npy files into --out (default RECORD/shrunk) that `mxgate repro`\n"
+     "replays. Exit 0 shrunk, 1 the record does not fail, 2 bad input or a bad dump, 3 no\n"
+     "Python with numpy.",
+     mxgate::cli::cmd_shrink},
     {"survey",
      "survey [--impl SPEC,...] [--json] [--markdown FILE] [--cast-inputs all|sample] [--seed S] "
      "[--cases N] [--backend host|hip|cuda] [--check-timeout SECONDS]",

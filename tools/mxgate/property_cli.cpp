@@ -459,7 +459,14 @@ int cmd_repro(const Argv& argv) {
   const impl::Implementation* override_impl = a.get("impl") ? &one_impl(*a.get("impl")) : nullptr;
   std::unique_ptr<gpu::Backend> be = make_backend(a.get("backend").value_or("host"));
   std::vector<properties::Regression> regs;
+  std::vector<std::string> reg_paths;
+  int recorded_failed = 0;
   for (const std::string& path : a.positionals()) {
+    if (const std::optional<RecordedCase> rc = load_recorded_case(path)) {
+      recorded_failed += replay_recorded_case(path, *rc);
+      continue;
+    }
+    reg_paths.push_back(path);
     try {
       regs.push_back(properties::load_regression(path));
     } catch (const properties::RegressionError& e) {
@@ -473,7 +480,7 @@ int cmd_repro(const Argv& argv) {
     const properties::ReplayOutcome out = properties::replay(r, *be, override_impl);
     const std::string impl_name = (override_impl ? override_impl->name : r.impl) +
                                   (r.tactic ? " tactic " + std::to_string(*r.tactic) : "");
-    std::printf("%s: %s [%s] on %s: %s\n", a.positionals()[i].c_str(), r.c.property().c_str(),
+    std::printf("%s: %s [%s] on %s: %s\n", reg_paths[i].c_str(), r.c.property().c_str(),
                 impl_name.c_str(), std::string(be->name()).c_str(),
                 out.unsupported ? "unsupported"
                 : out.ok        ? "ok"
@@ -490,7 +497,7 @@ int cmd_repro(const Argv& argv) {
     }
     failed += out.ok ? 0 : 1;
   }
-  return failed ? 1 : 0;
+  return failed + recorded_failed ? 1 : 0;
 }
 
 }  // namespace mxgate::cli

@@ -3,6 +3,7 @@
 // error (EnvironmentError, backend_select.h: no GPU when one was demanded, a driver failure).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,5 +38,17 @@ int cmd_survey(const Argv& args);
 int cmd_accumulators(const Argv& args);
 int cmd_probe_accumulator(const Argv& args);
 int cmd_fuzz(const Argv& args);
+int cmd_replay(const Argv& args);
+
+// A shrunk recorded call (mxgate shrink, docs/record.md §5): `check-gemm: OPTIONS` over .npy
+// files beside the case (paths relative to it) and `expect: fail|pass`; `mxgate repro` replays
+// it. load_recorded_case: nullopt for a file without a check-gemm line (a regression file).
+struct RecordedCase {
+  Argv args;
+  bool expect_fail = true;
+};
+std::optional<RecordedCase> load_recorded_case(const std::string& path);
+int replay_recorded_case(const std::string& path, const RecordedCase& c);
+int cmd_shrink(const Argv& args);
 
 }  // namespace mxgate::cli

@@ -1,0 +1,176 @@
+"""The flight recorder's replay (mxgate.replay, `mxgate replay DIR`; docs/record.md §4): a
+recorded numpy model with a planted fault (record_model.py) replayed against the reference
+with its declared accumulator, the faulty calls and only they failing, with the located
+element; the out= kernel that never wrote its buffer; JSON and JUnit; each bad dump (truncated
+file, unknown dtype, missing tensor, bytes not matching the sha256, missing completion marker,
+a crashed call) an exit 2 naming the file. Not covered: shrink (test_record_shrink.py), torch.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import mxgate
+import record_model
+from mxgate.replay import replay
+
+
+def folders(d):
+    return sorted(f for f in os.listdir(d) if os.path.isdir(os.path.join(d, f)))
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """The model's two forward passes recorded: 6 calls, layers (256, 512), (256, 384) with
+    the fault (ceil(384/128) = 3, 3 % 4 != 0, two block rows of N), (128, 256)."""
+    d = tmp_path_factory.mktemp("rec")
+    model = record_model.Model()
+    x = np.random.default_rng(7).standard_normal((4, 512)).astype(np.float32)
+    with mxgate.record(d, hooks=["record_model.block_gemm"], known=False):
+        model.forward(x)
+        model.forward(x)
+    return d
+
+
+def copy(recorded, tmp_path):
+    d = tmp_path / "rec"
+    shutil.copytree(recorded, d)
+    return d
+
+
+def remark(folder):
+    """The completion marker rewritten for an edited manifest (one bad-dump case at a time)."""
+    raw = open(folder / "manifest.json", "rb").read()
+    (folder / "complete").write_text(hashlib.sha256(raw).hexdigest() + "\n")
+
+
+# Guards against replay missing the planted fault or flagging right calls: exactly the two
+# K = 384, N = 256 calls fail, first at (0, 128), the first column of B's second block row
+# (the only one the padded stride misreads).
+def test_replay_finds_exactly_the_faulty_calls(recorded):
+    r = replay(recorded)
+    assert [x["verdict"] for x in r.results] == ["pass", "fail", "pass"] * 2
+    for x in r.failed:
+        assert (x["k"], x["n"], x["mode"], x["accumulator"]) == (384, 256, "bound", "fp32_rn")
+        assert (x["first"]["row"], x["first"]["col"]) == (0, 128)
+        assert x["site"].split(" in ")[1] == "linear"
+    assert r.exit_code == 1 and r.problems == []
+    by_shape = {(s["n"], s["k"]): (s["calls"], s["pass"], s["fail"]) for s in r.summary}
+    assert by_shape == {(256, 512): (2, 2, 0), (256, 384): (2, 0, 2), (128, 256): (2, 2, 0)}
+
+
+# Guards against an out= buffer the kernel never wrote being judged from the return value
+# (vllm-project/vllm#7777): the N = 256 call fails at (0, 0) from out.after, N = 128 passes.
+def test_replay_judges_the_out_buffer(tmp_path):
+    hooks = {"record_model.lazy_gemm": dict(family="gemm_block", accumulator="fp32_rn")}
+    rng = np.random.default_rng(3)
+    with mxgate.record(tmp_path, hooks=hooks, known=False):
+        for n in (256, 128):
+            a, sa = record_model.quantize(rng.standard_normal((2, 256)).astype(np.float32), 1, 128)
+            b, sb = record_model.quantize(rng.standard_normal((n, 256)).astype(np.float32), 128,
+                                          128)
+            record_model.lazy_gemm(a, sa, b, sb, out=np.zeros((2, n), np.float32))
+    r = replay(tmp_path)
+    assert [x["verdict"] for x in r.results] == ["fail", "pass"]
+    assert (r.results[0]["first"]["row"], r.results[0]["first"]["col"]) == (0, 0)
+    assert r.results[0]["first"]["actual"] == 0.0
+
+
+# Guards against the CLI verb not reaching the Python replay or losing its exit code, and the
+# JSON / JUnit reports disagreeing with the verdicts.
+def test_cli_replay_json_junit(recorded, cli, tmp_path):
+    code, out, err = cli("replay", recorded, "--json", tmp_path / "r.json", "--junit",
+                         tmp_path / "r.xml")
+    assert code == 1, out + err
+    assert "block_gemm M=4 N=256 K=384: FAIL" in out and "first (0,128)" in out
+    j = json.load(open(tmp_path / "r.json"))
+    assert j["schema"] == "mxgate-replay/1" and j["exit_code"] == 1
+    assert [x["verdict"] for x in j["results"]].count("fail") == 2
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("6", "2")
+
+
+def bad(cli, d):
+    code, out, err = cli("replay", d)
+    assert code == 2, out + err
+    return out + err
+
+
+# Guards against a truncated tensor file being read (short arrays) instead of refused.
+def test_bad_dump_truncated(recorded, cli, tmp_path):
+    d = copy(recorded, tmp_path)
+    f = d / folders(d)[1] / "b.bin"
+    f.write_bytes(f.read_bytes()[:-10])
+    assert f"{f}: truncated or wrong size" in bad(cli, d)
+
+
+# Guards against a dtype the reader does not know being guessed.
+def test_bad_dump_unknown_dtype(recorded, cli, tmp_path):
+    d = copy(recorded, tmp_path)
+    folder = d / folders(d)[0]
+    m = json.load(open(folder / "manifest.json"))
+    m["tensors"]["a"]["dtype"] = "e9m9"
+    json.dump(m, open(folder / "manifest.json", "w"))
+    remark(folder)
+    assert f"{folder / 'a.bin'}: unknown dtype 'e9m9'" in bad(cli, d)
+
+
+# Guards against a missing tensor file, and a role naming a tensor the manifest lacks.
+def test_bad_dump_missing_tensor(recorded, cli, tmp_path):
+    d = copy(recorded, tmp_path)
+    folder = d / folders(d)[0]
+    os.remove(folder / "a_scales.bin")
+    assert f"{folder / 'a_scales.bin'}: missing tensor file" in bad(cli, d)
+    folder = d / folders(d)[2]
+    m = json.load(open(folder / "manifest.json"))
+    del m["tensors"]["b"]
+    json.dump(m, open(folder / "manifest.json", "w"))
+    remark(folder)
+    assert "role b names tensor 'b', which the manifest does not describe" in bad(cli, d)
+
+
+# Guards against bytes edited after recording (same size) passing as the recorded call.
+def test_bad_dump_sha256(recorded, cli, tmp_path):
+    d = copy(recorded, tmp_path)
+    f = d / folders(d)[3] / "a.bin"
+    raw = bytearray(f.read_bytes())
+    raw[5] ^= 0x01
+    f.write_bytes(bytes(raw))
+    assert f"{f}: its bytes do not match the manifest's sha256" in bad(cli, d)
+
+
+# Guards against a call without its completion marker passing unnoticed: it is named, exit 2,
+# and its inputs are still judged (the output exists): the faulty call still fails.
+def test_bad_dump_missing_marker(recorded, cli, tmp_path):
+    d = copy(recorded, tmp_path)
+    folder = d / folders(d)[1]
+    os.remove(folder / "complete")
+    text = bad(cli, d)
+    assert f"{folder / 'complete'}: missing: the call did not complete" in text
+    assert f"{folders(d)[1]}: block_gemm M=4 N=256 K=384: FAIL" in text
+
+
+# Guards against a crashed call (it raised: inputs, no output) being skipped silently.
+def test_crashed_call(tmp_path, cli):
+    @mxgate.op("gemm_block", accumulator="fp32_rn")
+    def kernel(a, a_scales, b, b_scales):
+        raise RuntimeError("illegal memory access")
+
+    holder = type("H", (), {"kernel": staticmethod(kernel)})
+    import sys
+
+    sys.modules["_rec_crash"] = holder
+    try:
+        with mxgate.record(tmp_path, hooks=["_rec_crash:kernel"], known=False):
+            a, sa = record_model.quantize(np.ones((1, 128), np.float32), 1, 128)
+            with pytest.raises(RuntimeError):
+                holder.kernel(a, sa, a, sa[:1, :1])
+    finally:
+        del sys.modules["_rec_crash"]
+    text = bad(cli, tmp_path)
+    assert "CRASHED" in text and "RuntimeError: illegal memory access" in text
