@@ -231,3 +231,15 @@ def test_cli_runs_moe_properties():
     r = run("moe.*", "--impl", "py:mxgate.adapters.moe_example:MoEExample", "--cases", "5")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count(" ... pass") == 4 and "moe.tp_consistency" in r.stdout
+
+
+# Guards against the docs' MoE table and the faulty twins drifting apart: one row per twin, in
+# order, naming its property.
+def test_bug_class_table_is_the_faulty_twins():
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "bug_classes.md")
+    rows = [line.split("|")[1:-1] for line in open(path) if line.startswith("| M")]
+    rows = [[c.strip() for c in r] for r in rows]
+    assert [r[1] for r in rows] == [cls.__name__ for cls in bad.FAULTY]
+    assert [r[0] for r in rows] == [f"M{i}" for i in range(1, len(bad.FAULTY) + 1)]
+    for r in rows:
+        assert r[3] == MINIMAL[r[1]][0], r
