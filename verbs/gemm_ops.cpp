@@ -22,6 +22,24 @@
 namespace mxgate::verbs {
 namespace {
 
+// --a-block / --b-block: "RxC", each a count (0: the whole dimension).
+std::pair<std::size_t, std::size_t> block_option(const Args& a, const std::string& name,
+                                                 std::pair<std::size_t, std::size_t> fallback) {
+  const std::optional<std::string> text = a.get(name);
+  if (!text) return fallback;
+  const std::size_t x = text->find('x');
+  auto number = [&](const std::string& part) {
+    if (part.empty() || part.size() > 9 ||
+        part.find_first_not_of("0123456789") != std::string::npos) {
+      throw UsageError("--" + name + ": '" + *text +
+                       "' is not ROWSxCOLS (counts; 0: the whole dimension, e.g. 1x128, 1x0, 0x0)");
+    }
+    return static_cast<std::size_t>(std::stoul(part));
+  };
+  if (x == std::string::npos) number("");
+  return {number(text->substr(0, x)), number(text->substr(x + 1))};
+}
+
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -34,7 +52,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 const std::set<std::string>& gemm_options() {
   static const std::set<std::string> options = {
       "scheme",   "a",        "a-scales",   "b", "b-scales", "dtype",   "format",
-      "a-format", "b-format", "convention", "k", "a-global", "b-global"};
+      "a-format", "b-format", "convention", "k", "a-global", "b-global", "a-block", "b-block"};
   return options;
 }
 
@@ -51,6 +69,13 @@ GemmSpec gemm_spec(const Args& a) {
     reject_options(a, {"a-global", "b-global"}, "applies to --scheme nvfp4 only");
   }
   if (!mx_family) reject_options(a, {"a-format", "b-format"}, "applies to the MX schemes only");
+  if (scheme != "block") {
+    reject_options(a, {"a-block", "b-block"}, "applies to --scheme block only");
+  } else {
+    std::tie(spec.a_block_rows, spec.a_block_cols) = block_option(a, "a-block", {1, kBlockK});
+    std::tie(spec.b_block_rows, spec.b_block_cols) =
+        block_option(a, "b-block", {kBlockK, kBlockK});
+  }
   if (scheme == "bf16") {
     reject_options(a, {"a-scales", "b-scales", "format", "convention", "k"},
                    "is not used by --scheme bf16 (bf16 operands carry no scales)");
@@ -143,12 +168,24 @@ LoadedGemm load_gemm(const GemmSpec& spec, const ArrayReader& read) {
     loaded.problem = mx_gemm_problem(qa, qb, spec.convention->e8m0_decode);
     return loaded;
   }
-  const std::size_t kb = ceil_div(k, kBlockK);
-  expect(as, "--a-scales", NpyDtype::kFloat32, {NpyDim("M", m), NpyDim("ceil(K/128)", kb)});
+  // A block of 0 is the whole dimension; the scale grid's dimensions are named by the block.
+  auto whole = [](std::size_t b, std::size_t dim) { return b == 0 ? dim : b; };
+  const std::size_t ar = whole(spec.a_block_rows, m), ac = whole(spec.a_block_cols, k);
+  const std::size_t br = whole(spec.b_block_rows, n), bc = whole(spec.b_block_cols, k);
+  // The grid's dimension as the messages name it: M, ceil(K/128), 1 (a block of 0).
+  auto grid = [](const char* dim, std::size_t block) {
+    return block == 0   ? std::string("1")
+           : block == 1 ? std::string(dim)
+                        : "ceil(" + std::string(dim) + "/" + std::to_string(block) + ")";
+  };
+  const std::string am = grid("M", spec.a_block_rows), ak = grid("K", spec.a_block_cols);
+  const std::string bn_ = grid("N", spec.b_block_rows), bk = grid("K", spec.b_block_cols);
+  expect(as, "--a-scales", NpyDtype::kFloat32,
+         {NpyDim(am.c_str(), ceil_div(m, ar)), NpyDim(ak.c_str(), ceil_div(k, ac))});
   expect(bs, "--b-scales", NpyDtype::kFloat32,
-         {NpyDim("ceil(N/128)", ceil_div(n, kBlockK)), NpyDim("ceil(K/128)", kb)});
-  const BlockQuantized qa{m, k, 1, kBlockK, fa, ca, as.values<float>()};
-  const BlockQuantized qb{n, k, kBlockK, kBlockK, fa, cb, bs.values<float>()};
+         {NpyDim(bn_.c_str(), ceil_div(n, br)), NpyDim(bk.c_str(), ceil_div(k, bc))});
+  const BlockQuantized qa{m, k, ar, ac, fa, ca, as.values<float>()};
+  const BlockQuantized qb{n, k, br, bc, fa, cb, bs.values<float>()};
   loaded.problem = block_gemm_problem(qa, qb);
   return loaded;
 }

@@ -109,6 +109,9 @@ struct GemmSpec {
   Format b_format = Format::kE4M3FN;
   const Convention* convention = nullptr;  // MX: decodes the e8m0 scales (default ocp_mx)
   std::optional<std::size_t> k;            // --k: K when every operand is packed e2m1
+  // block: the scale blocks of A and B, rows x cols (--a-block / --b-block; 0: the whole
+  // dimension, e.g. 1x0 one scale per row, 0x0 one per tensor). Default 1x128 and 128x128.
+  std::size_t a_block_rows = 1, a_block_cols = 128, b_block_rows = 128, b_block_cols = 128;
 };
 GemmSpec gemm_spec(const Args& a);
 

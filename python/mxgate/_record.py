@@ -153,8 +153,9 @@ def _nbytes(x):
 
 def _write_json(path, obj):
     tmp = path + ".tmp"
+    text = json.dumps(obj, sort_keys=True)  # no indent: json's C encoder (5x the indented speed)
     with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1, sort_keys=True)
+        f.write(text)
     os.replace(tmp, path)
 
 

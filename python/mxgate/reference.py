@@ -24,6 +24,7 @@ from .verdict import Verdict
 # Anything an array argument takes (docs/python.md §3.1): numpy arrays, objects with __array__
 # or DLPack (torch / CuPy / JAX, on any device), plain Python numbers and lists.
 ArrayInput = Any
+Block = Union[str, Tuple[int, int], None]  # a block scheme's scale block: "1x0" or (1, 0)
 PathLike = Union[str, "os.PathLike[str]"]
 
 _SIXTEEN_BIT = ("bf16", "fp16")
@@ -200,10 +201,20 @@ def _code_format(scheme, fmt, operand_fmt):
     return operand_fmt or fmt or (None if scheme == "mxfp6" else "e4m3fn")
 
 
+def _block_text(block):
+    """A scale block as the CLI's RxC text: "1x128", or a (rows, cols) pair (0: whole)."""
+    if block is None or isinstance(block, str):
+        return block
+    rows, cols = block
+    return f"{int(rows)}x{int(cols)}"
+
+
 def _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format=None,
-                 b_format=None, k=None, a_global=None, b_global=None):
+                 b_format=None, k=None, a_global=None, b_global=None, a_block=None,
+                 b_block=None):
     options = _opts(scheme=scheme, format=fmt, a_format=a_format, b_format=b_format,
-                    convention=convention, k=k)
+                    convention=convention, k=k, a_block=_block_text(a_block),
+                    b_block=_block_text(b_block))
     plain = np.uint16 if scheme == "bf16" else np.uint8
     arrays = [
         ("a", host_array(a, "a", "bits", fmt=_code_format(scheme, fmt, a_format), plain=plain)),
@@ -227,7 +238,8 @@ def gemm(a: ArrayInput, a_scales: Optional[ArrayInput], b: ArrayInput,
          convention: Optional[str] = None, dtype: str = "float32", a_format: Optional[str] = None,
          b_format: Optional[str] = None, k: Optional[int] = None,
          a_global: Optional[ArrayInput] = None,
-         b_global: Optional[ArrayInput] = None) -> np.ndarray:
+         b_global: Optional[ArrayInput] = None, a_block: Block = None,
+         b_block: Block = None) -> np.ndarray:
     """The exact oracle C = A * B^T rounded once (`mxgate gemm`).
 
     scheme mx: a (M, K), b (N, K) uint8 codes of fmt (default e4m3fn; a_format / b_format give
@@ -237,10 +249,11 @@ def gemm(a: ArrayInput, a_scales: Optional[ArrayInput], b: ArrayInput,
     operands. nvfp4: packed e2m1 a, b, uint8 E4M3 scales (rows, ceil(K/16)), a_global /
     b_global the float32 (1,) global decode scales: C = fl32(fl32(a_global * b_global) * acc)
     (docs/fp4.md §8). block: float32 scales a_scales (M, ceil(K/128)), b_scales (ceil(N/128),
-    ceil(K/128)). bf16: a, b uint16 bf16 bits, a_scales = b_scales = None. Returns float32
-    (M, N), or dtype="bf16": uint16 bf16 bits."""
+    ceil(K/128)); a_block / b_block other scale blocks ((rows, cols) or "RxC", 0 the whole
+    dimension: (1, 0) one scale per row, (0, 0) one per tensor). bf16: a, b uint16 bf16 bits,
+    a_scales = b_scales = None. Returns float32 (M, N), or dtype="bf16": uint16 bf16 bits."""
     options, arrays = _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format,
-                                   b_format, k, a_global, b_global)
+                                   b_format, k, a_global, b_global, a_block, b_block)
     _opt(options, "dtype", dtype)
     out, _, _ = _native.run("gemm", options, arrays)
     return out["out"]
@@ -254,6 +267,7 @@ def check_gemm(
     heatmap: Optional[PathLike] = None, a_format: Optional[str] = None,
     b_format: Optional[str] = None, k: Optional[int] = None,
     a_global: Optional[ArrayInput] = None, b_global: Optional[ArrayInput] = None,
+    a_block: Block = None, b_block: Block = None,
 ) -> Verdict:
     """Checks a kernel's C (float32 (M, N), or uint16 bf16 bits) against the oracle
     (`mxgate check-gemm`); gemm's inputs, the FP4 schemes and their options included.
@@ -263,11 +277,12 @@ def check_gemm(
     mode="bound": C must lie within the rigorous bound of an accumulator model:
     accumulator=NAME[:param=value,...] (accumulators(), e.g. "sm90_fp8_mma" for Hopper FP8
     tensor cores) or the manual form acc_bits / block_k (default 24 / 128: fp32_rn).
-    heatmap: an .svg or .png file to draw the mismatches into.
+    heatmap: an .svg or .png file to draw the mismatches into. a_block / b_block: the block
+    scheme's scale blocks, as gemm takes them.
     Returns a Verdict (passed: C passes); raises InputError (a ValueError) on bad input, never
     on a failing C."""
     options, arrays = _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format,
-                                   b_format, k, a_global, b_global)
+                                   b_format, k, a_global, b_global, a_block, b_block)
     arrays.append(("c", host_array(c, "c", "bits", fmt=None, plain=np.float32)))
     if heatmap is not None:
         heatmap = os.fspath(heatmap)

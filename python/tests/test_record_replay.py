@@ -174,3 +174,58 @@ def test_crashed_call(tmp_path, cli):
         del sys.modules["_rec_crash"]
     text = bad(cli, tmp_path)
     assert "CRASHED" in text and "RuntimeError: illegal memory access" in text
+
+
+def rowwise(a, a_scales, b, b_scales):
+    """A right rowwise-scaled GEMM: one fp32 scale per row of A (M, 1) and of B (N, 1)."""
+    from mxgate.adapters.numpy import E4M3FN
+
+    return ((E4M3FN[a] * a_scales) @ (E4M3FN[b] * b_scales).T).astype(np.float32)
+
+
+def rowwise_dropping_b(a, a_scales, b, b_scales):
+    """The same with B's row scales ignored (a planted fault)."""
+    return rowwise(a, a_scales, b, np.ones_like(b_scales))
+
+
+# Guards against per-row and per-tensor scales (torch._scaled_mm's rowwise and tensor forms)
+# being unjudgeable: check-gemm's block scheme takes --a-block 1x0 --b-block 1x0, the right
+# kernel passes and the one dropping B's scales fails at (0, 0) (every B scale is 2 or 3, not 1).
+def test_replay_rowwise_scales(tmp_path):
+    import sys
+
+    decl = dict(family="gemm_block", a_block=(1, 0), b_block=(1, 0), accumulator="fp32_rn")
+    sys.modules["_rec_rowwise"] = sys.modules[__name__]
+    try:
+        with mxgate.record(tmp_path, known=False,
+                           hooks={"_rec_rowwise.rowwise": decl,
+                                  "_rec_rowwise.rowwise_dropping_b": decl}):
+            rng = np.random.default_rng(5)
+            a, _ = record_model.quantize(rng.standard_normal((3, 64)).astype(np.float32), 1, 128)
+            b, _ = record_model.quantize(rng.standard_normal((5, 64)).astype(np.float32), 1, 128)
+            sa = np.float32([[0.5], [1], [2]])
+            sb = np.float32([[2], [3], [2], [3], [2]])
+            mod = sys.modules["_rec_rowwise"]
+            mod.rowwise(a, sa, b, sb)
+            mod.rowwise_dropping_b(a, sa, b, sb)
+    finally:
+        del sys.modules["_rec_rowwise"]
+    r = replay(tmp_path)
+    assert [x["verdict"] for x in r.results] == ["pass", "fail"]
+    assert (r.results[1]["first"]["row"], r.results[1]["first"]["col"]) == (0, 0)
+
+
+# Guards against a malformed --a-block being read as some block: exit 2 naming the option.
+def test_cli_block_option_checked(cli, tmp_path):
+    np.save(tmp_path / "a.npy", np.zeros((2, 128), np.uint8))
+    np.save(tmp_path / "s.npy", np.ones((2, 1), np.float32))
+    np.save(tmp_path / "c.npy", np.zeros((2, 2), np.float32))
+    base = ["check-gemm", "--scheme", "block", "--a", tmp_path / "a.npy", "--a-scales",
+            tmp_path / "s.npy", "--b", tmp_path / "a.npy", "--b-scales", tmp_path / "s.npy",
+            "--c", tmp_path / "c.npy"]
+    code, out, err = cli(*base, "--a-block", "1y0", "--b-block", "1x0")
+    assert code == 2 and "--a-block: '1y0' is not ROWSxCOLS" in err, out + err
+    code, out, err = cli(*base, "--a-block", "1x0", "--b-block", "1x0")
+    assert code == 0, out + err  # all-zero codes: C = 0, right
+    code, out, err = cli(*base[:2], "mx", *base[3:], "--a-block", "1x0")
+    assert code == 2 and "--a-block" in err and "block only" in err, out + err

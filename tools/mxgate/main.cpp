@@ -133,7 +133,8 @@ constexpr Verb kVerbs[] = {
     {"gemm",
      "gemm --scheme {mx,mxfp4,mxfp6,nvfp4,block,bf16} --a A.npy [--a-scales AS.npy] --b B.npy "
      "[--b-scales BS.npy] --out C.npy [--dtype float32|bf16] [--format F] [--a-format F] "
-     "[--b-format F] [--k K] [--a-global G.npy --b-global G.npy] [--convention C]",
+     "[--b-format F] [--k K] [--a-global G.npy --b-global G.npy] [--convention C] "
+     "[--a-block RxC --b-block RxC]",
      "C = A * B^T computed exactly and rounded ONCE (RNE) to --dtype: float32 (default) writes a\n"
      "float32 (M, N) array, bf16 a uint16 (M, N) array of bf16 bits. Every correct kernel whose\n"
      "accumulation is exact equals it bit for bit.\n"
@@ -150,6 +151,8 @@ constexpr Verb kVerbs[] = {
      "         docs/fp4.md §8), then --dtype.\n"
      "  block  A uint8 (M, K) codes, AS float32 (M, ceil(K/128)) (1x128 groups); B uint8 (N, K),\n"
      "         BS float32 (ceil(N/128), ceil(K/128)) (128x128 blocks). No --convention.\n"
+     "         --a-block / --b-block RxC: other scale blocks (0: the whole dimension: 1x0\n"
+     "         one scale per row, 0x0 one per tensor; the grids ceil(M/R) x ceil(K/C)).\n"
      "  bf16   A uint16 (M, K) and B uint16 (N, K) bf16 bits; no scale, format or convention\n"
      "         options.\n"
      "Scales are logical row-major. Options a scheme does not use are rejected.",
@@ -159,7 +162,7 @@ constexpr Verb kVerbs[] = {
      "--b B.npy [--b-scales BS.npy] --c C.npy [--mode exact|bound] "
      "[--accumulator NAME[:PARAM=V,...] | --acc-bits 24 --block-k 128] [--format F] "
      "[--a-format F] [--b-format F] [--k K] [--a-global G.npy --b-global G.npy] [--convention C] "
-     "[--heatmap FILE.svg|FILE.png]",
+     "[--a-block RxC --b-block RxC] [--heatmap FILE.svg|FILE.png]",
      "Check C, a kernel's (M, N) output of A * B^T (same inputs as `mxgate gemm`), against the\n"
      "oracle. C is float32, or uint16 holding bf16 bits; the output dtype is taken from it.\n"
      "  --mode exact (default): C must equal the correctly rounded result bit for bit (any NaN\n"
