@@ -74,7 +74,7 @@ enum class Fault : uint8_t {
   kZ47SwizzleOtherArch,       // MX GEMMs read the 128x4 tile with lane and sub-block exchanged
   kZ48Ue4m3TopBinadeInf,      // gemm_nvfp4 decodes UE4M3 exponent field 15 as Inf / NaN
   kZ49Fp32ScaleDaz,           // block GEMMs flush a subnormal fp32 scale to zero
-  // E8M0 NaN scale decode (issue 37)
+  // E8M0 NaN scale decode (docs/bug_classes.md §6)
   kZ50E8m0NanAsInf,  // MX GEMMs decode an E8M0 0xFF scale as +Inf, not NaN
   kZ51E8m0NanAsMax,  // MX GEMMs decode an E8M0 0xFF scale as 2^127, not NaN
 };

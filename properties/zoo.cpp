@@ -248,7 +248,7 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
      [](const Case& c) {
        return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 128 && c.has("scales");
      }},
-    // E8M0 NaN scale decode (issue 37)
+    // E8M0 NaN scale decode (docs/bug_classes.md §6)
     // Z50 needs nonzero elements under the NaN scale (0 x Inf is NaN as well); Z51 does not
     // (0 x 2^127 is 0), so the extreme-scale regime's NaN over zero elements shows it too.
     {Fault::kZ50E8m0NanAsInf, "gemm.exact",

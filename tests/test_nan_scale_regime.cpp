@@ -1,10 +1,10 @@
 // Covers gemm.exact's "NaN scale over nonzero elements" regime (properties/nan_scale_regime.h,
-// field edge=nan_scale_block) and zoo classes Z50 / Z51 (docs/bug_classes.md §2; issue 37): the
+// field edge=nan_scale_block) and zoo classes Z50 / Z51 (docs/bug_classes.md §2, §6): the
 // generator draws the regime for the MX and block GEMMs and for no other op, the planting puts
 // one NaN scale (E8M0 0xFF; fp32 NaN) over +1 elements, the built-in kernels pass its cases and
 // reach the required coverage tags, and the planted decodes (0xFF as +Inf, as 2^127) fail at the
-// located element with a verdict that names NaN and what came instead. Also the cause of the
-// issue, by hand: under zero elements a +Inf decode gives NaN as the spec does (0 x Inf).
+// located element with a verdict that names NaN and what came instead. Also why the old
+// generators missed it, by hand: under zero elements a +Inf decode gives NaN as the spec does.
 // Does not cover: the regime's rate in a default run (tests/property_host.cpp's coverage check),
 // cases to detection and shrinking (tests/property_zoo.cpp, `mxgate zoo`), device backends.
 #include <gtest/gtest.h>
@@ -62,8 +62,9 @@ int nan_cases(const impl::Op& op) {
   return drawn;
 }
 
-// A generator that never drew the regime would leave a 0xFF decoded as Inf untested (issue 37);
-// one that drew it beside the extreme regimes would plant two things in one block.
+// A generator that never drew the regime would leave a 0xFF decoded as Inf untested
+// (docs/bug_classes.md §6); one that drew it beside the extreme regimes would plant two things in
+// one block.
 TEST(NanScaleRegime, DrawnForEveryMxAndBlockGemm) {
   // One case in four: 50 expected of 200; at least 25 or the rate has broken.
   for (const char* name : kMxOps) EXPECT_GE(nan_cases(op_named(name)), 25) << name;
@@ -189,9 +190,10 @@ float nan_block_gemm(uint8_t a_code, uint64_t faults) {
   return be.download_as<float>(g.out)[0];
 }
 
-// The cause of issue 37, by hand: over +1 elements the spec's NaN, Z50's +Inf (each product
-// fl(fl(1 x Inf) x 2^-10) = Inf) and Z51's 32 x fl(fl(1 x 2^127) x 2^-10) = 2^122 all differ;
-// over zero elements Z50 gives NaN as the spec does (0 x Inf), only Z51 a number (0 x 2^127 = 0).
+// The gap of docs/bug_classes.md §6, by hand: over +1 elements the spec's NaN, Z50's +Inf (each
+// product fl(fl(1 x Inf) x 2^-10) = Inf) and Z51's 32 x fl(fl(1 x 2^127) x 2^-10) = 2^122 all
+// differ; over zero elements Z50 gives NaN as the spec does (0 x Inf), only Z51 a number (0 x 2^127
+// = 0).
 TEST(NanScaleRegime, ZeroElementsHideTheInfDecode) {
   const uint64_t inf = dispatch::kernel_fault_bits({Fault::kZ50E8m0NanAsInf});
   const uint64_t max = dispatch::kernel_fault_bits({Fault::kZ51E8m0NanAsMax});

@@ -1,10 +1,10 @@
-"""Issue 37: an MXFP8 GEMM right in every way but its decode of the E8M0 scale byte 0xFF (NaN in
-the OCP MX spec) must fail gemm.exact, whether it reads 0xFF as +Inf (llvm/llvm-project#214919;
-numpy_faulty.E8m0NanAsInf) or as 2^127, the largest finite scale (numpy_faulty.E8m0NanAsMax),
-and the faithful NumpyAdapter must pass the same cases. gemm.exact's NaN-scale regime
-(properties/nan_scale_regime.h, edge=nan_scale_block) puts 0xFF over +1 elements, where
-0 x Inf = NaN cannot hide the decode; the located element's verdict names NaN and what came
-instead. dequantize.bit_exact catches both too (0xFF over random element codes).
+"""docs/bug_classes.md §6: an MXFP8 GEMM right in every way but its decode of the E8M0 scale
+byte 0xFF (NaN in the OCP MX spec) must fail gemm.exact, whether it reads 0xFF as +Inf
+(llvm/llvm-project#214919; numpy_faulty.E8m0NanAsInf) or as 2^127, the largest finite scale
+(numpy_faulty.E8m0NanAsMax), and the faithful NumpyAdapter must pass the same cases. gemm.exact's
+NaN-scale regime (properties/nan_scale_regime.h, edge=nan_scale_block) puts 0xFF over +1
+elements, where 0 x Inf = NaN cannot hide the decode; the located element's verdict names NaN and
+what came instead. dequantize.bit_exact catches both too (0xFF over random element codes).
 Not covered: the built-in kernels' Z50 / Z51 (tests/test_nan_scale_regime.cpp), the figures of
 docs/bug_classes.md §6."""
 
@@ -26,9 +26,9 @@ def is_nan_bits(b):
     return (b & 0x7FFFFFFF) > 0x7F800000
 
 
-# Guards against the gap of issue 37: the regime's case must fail both decodes at (0,0), NaN
-# expected, +Inf got for the Inf decode (32 products 1 x Inf x 2^e), a number or an Inf for the
-# 2^127 one, and say so; the faithful adapter passes it.
+# Guards against the gap of docs/bug_classes.md §6: the regime's case must fail both decodes
+# at (0,0), NaN expected, +Inf got for the Inf decode (32 products 1 x Inf x 2^e), a number or
+# an Inf for the 2^127 one, and say so; the faithful adapter passes it.
 @pytest.mark.parametrize("adapter", FAULTY, ids=[a.__name__ for a in FAULTY])
 def test_regime_case_fails_the_wrong_decode(adapter):
     r = mxgate.check("gemm.exact", adapter(), case=REGIME_CASE)
