@@ -78,6 +78,9 @@ constexpr std::array<FaultRow, kFaultCount> kRows = {{
     {Fault::kZ47SwizzleOtherArch, "z47_swizzle_other_arch", gpu::kernel_fault::kSwizzleOtherArch},
     {Fault::kZ48Ue4m3TopBinadeInf, "z48_ue4m3_top_binade_inf", gpu::kernel_fault::kUe4m3TopBinade},
     {Fault::kZ49Fp32ScaleDaz, "z49_fp32_scale_daz", gpu::kernel_fault::kFp32ScaleDaz},
+    // E8M0 NaN scale decode (docs/bug_classes.md §6)
+    {Fault::kZ50E8m0NanAsInf, "z50_e8m0_nan_as_inf", gpu::kernel_fault::kE8m0NanAsInf},
+    {Fault::kZ51E8m0NanAsMax, "z51_e8m0_nan_as_max", gpu::kernel_fault::kE8m0NanAsMax},
 }};
 
 // Rows in enum order: row i is fault i, so the faults of all_faults() and their names cannot

@@ -52,6 +52,11 @@ std::span<const std::string_view> required_coverage() {
         // The block GEMMs with per-row A scales meet K of one scale block with an all-zero row
         // under a tiny scale (gemm.exact's zero-row regime, properties/zero_row_regime.h; Z44).
         "gemm_block:edge:zero_row_one_k_tile",
+        // A NaN scale (E8M0 0xFF) over nonzero elements reaches the MX and block GEMMs, so that
+        // a decode of 0xFF as Inf or as 2^127 changes the output (gemm.exact's NaN-scale regime,
+        // properties/nan_scale_regime.h; Z50, Z51).
+        "gemm_mx:edge:nan_scale_block",
+        "gemm_block:edge:nan_scale_block",
         // Every FP8 element code at an end of its range (+-max, the smallest normal, every
         // subnormal, +0, -0) reaches each GEMM family through gemm.exact's extreme-element
         // regime (extreme_scales.h), in the element format of the built-in kernels.

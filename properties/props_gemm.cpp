@@ -19,6 +19,7 @@
 #include "properties/extreme_scales.h"
 #include "properties/gemm_cases.h"
 #include "properties/gemm_operands.h"
+#include "properties/nan_scale_regime.h"
 #include "properties/props.h"
 #include "properties/zero_row_regime.h"
 #include "reference/accumulator_bounds.h"
@@ -84,7 +85,10 @@ bool poison_accepts(const Op& op) { return poison_declines(op).empty(); }
 // cases, and each must reach properties.coverage in one default run.
 // Independently, one case in eight of a block GEMM with per-row A scales along K takes the
 // "one K tile, an all-zero row" regime (zero_row_regime.h: field `edge`, K one scale block, at
-// least two rows), in place of the extreme regimes (they plant the same scales).
+// least two rows), in place of the extreme regimes (they plant the same scales). Otherwise one
+// case in four of an MX GEMM and one in eight of a block GEMM take the "NaN scale over nonzero
+// elements" regime (nan_scale_regime.h: field `edge=nan_scale_block`), in place of the plain and
+// extreme-scale cases (never of the extreme-element ones, whose formats must all reach coverage).
 bool several_element_types(const Op& op) {
   return fp8_element_types(op.contract.a_dtypes).size() > 1 ||
          fp8_element_types(op.contract.b_dtypes).size() > 1;
@@ -95,7 +99,9 @@ rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
     const bool scaled = op->family != Family::kGemmBf16;
     return rc::gen::apply(
         [op](Shape3 s, int pick, const std::string& out, uint64_t seed, TypePick types, int extreme,
-             int ld_extra, std::size_t zero_row_k, const std::string& out_scale) {
+             int ld_extra, std::size_t zero_row_k, const std::string& out_scale, bool nan_block) {
+          if (zero_row_k != 0 || extreme == 2) nan_block = false;  // element extremes kept
+          if (nan_block) extreme = 0;
           if (zero_row_k != 0) {
             std::get<0>(s) = fit_dim(std::max<std::size_t>(std::get<0>(s), 2), op->contract.m);
             std::get<2>(s) = zero_row_k;
@@ -103,6 +109,7 @@ rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
           }
           Case c = gemm_case("gemm.exact", *op, s, pick, out, seed, types);
           if (zero_row_k != 0) c.set("edge", kZeroRowEdge);
+          if (nan_block) c.set("edge", kNanScaleEdge);
           if (extreme == 1) c.set("scales", "extreme");
           if (extreme == 2) c.set("elements", "extreme");
           const std::string& layout = c.text("layout");
@@ -116,7 +123,8 @@ rc::Gen<Case> gen_exact(const Context&, const Ops& ops) {
         !scaled                      ? rc::gen::just(0)
         : several_element_types(*op) ? pick<int>({0, 1, 1, 1, 1, 2, 2, 2})
                                      : pick<int>({0, 0, 0, 1, 1, 1, 1, 2}),
-        scaled ? gen_scale_ld(*op) : rc::gen::just(0), gen_zero_row_k(*op), gen_out_scale());
+        scaled ? gen_scale_ld(*op) : rc::gen::just(0), gen_zero_row_k(*op), gen_out_scale(),
+        gen_nan_scale(*op));
   });
 }
 
@@ -165,11 +173,15 @@ std::optional<Failure> check_exact(const Context& ctx, const Case& c) {
   Operands o = exact_operands(op, m, n, k, c.num("seed"), true, case_types(ctx, c, op),
                               !c.has("scales") && !elements && !edge);
   if (edge) {
-    if (c.text("edge") != kZeroRowEdge) {
-      throw CaseError("case field 'edge' must be " + std::string(kZeroRowEdge));
+    const std::string& e = c.text("edge");
+    if (e != kZeroRowEdge && e != kNanScaleEdge) {
+      throw CaseError("case field 'edge' must be " + std::string(kZeroRowEdge) + " or " +
+                      std::string(kNanScaleEdge));
     }
     const std::string family(impl::to_string(op.family));
-    for (const std::string& t : plant_zero_row(op, o, c.num("seed"), impl::accum_model_for(op))) {
+    const AccumulatorModel model = impl::accum_model_for(op);
+    for (const std::string& t : e == kZeroRowEdge ? plant_zero_row(op, o, c.num("seed"), model)
+                                                  : plant_nan_scale(op, o, c.num("seed"), model)) {
       ctx.tag(family + ":" + t);
     }
   }

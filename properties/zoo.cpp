@@ -30,6 +30,13 @@ bool one_block(const Case& c) { return c.num("rows") == 1 && c.num("cols") <= 32
 
 bool op_is(const Case& c, std::string_view name) { return c.has("op") && c.text("op") == name; }
 
+// Z50, Z51: one 32-block of an MX GEMM (op gemm_mx_*), M = N = 1.
+bool mx_one_block(const Case& c) {
+  return c.has("op") && c.text("op").rfind("gemm_mx", 0) == 0 && c.num("m") == 1 &&
+         c.num("n") == 1 && c.num("k") <= 32;
+}
+bool nan_scale_edge(const Case& c) { return c.has("edge") && c.text("edge") == "nan_scale_block"; }
+
 // The rows of docs/bug_classes.md §2, minimal counterexamples as predicates over the shrunk case;
 // each `minimal` text is the table's "minimal case" cell (tests/test_docs_match_code.cpp).
 const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
@@ -241,6 +248,15 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
      [](const Case& c) {
        return c.num("m") == 1 && c.num("n") == 1 && c.num("k") <= 128 && c.has("scales");
      }},
+    // E8M0 NaN scale decode (docs/bug_classes.md §6)
+    // Z50 needs nonzero elements under the NaN scale (0 x Inf is NaN as well); Z51 does not
+    // (0 x 2^127 is 0), so the extreme-scale regime's NaN over zero elements shows it too.
+    {Fault::kZ50E8m0NanAsInf, "gemm.exact",
+     "an MX GEMM, M = N = 1, K <= 32, a NaN scale (0xFF) over nonzero elements",
+     [](const Case& c) { return mx_one_block(c) && nan_scale_edge(c); }},
+    {Fault::kZ51E8m0NanAsMax, "gemm.exact",
+     "an MX GEMM, M = N = 1, K <= 32, a NaN scale (0xFF): the NaN-scale regime or extreme scales",
+     [](const Case& c) { return mx_one_block(c) && (nan_scale_edge(c) || c.has("scales")); }},
 }};
 
 }  // namespace

@@ -66,6 +66,17 @@ BitExactVerdict compare_bits(OutputFormat format, std::size_t rows, std::size_t 
   return v;
 }
 
+// One side of a NaN-vs-number mismatch, so that the verdict tells NaN from Inf (an E8M0 0xFF
+// scale decoded as +Inf, not NaN, shows as "expected NaN, got +Inf"): "NaN", "+Inf", "-Inf", or
+// "finite <value>".
+std::string nan_side(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "finite %.9g", v);
+  return buf;
+}
+
 std::string describe(const BitMismatch& m, OutputFormat format) {
   const bool bf16 = format == OutputFormat::kBf16;
   const double e = bf16 ? bf16_value(m.expected_bits) : fp32_value(m.expected_bits);
@@ -75,8 +86,9 @@ std::string describe(const BitMismatch& m, OutputFormat format) {
   char eb[16], ab[16];
   std::snprintf(eb, sizeof eb, hex, m.expected_bits);
   std::snprintf(ab, sizeof ab, hex, m.actual_bits);
-  std::string ulps = m.ulp_distance == kNanUlpDistance ? std::string("NaN-vs-number")
-                                                       : std::to_string(m.ulp_distance) + " ulp";
+  std::string ulps = m.ulp_distance == kNanUlpDistance
+                         ? "NaN-vs-number (expected " + nan_side(e) + ", got " + nan_side(a) + ")"
+                         : std::to_string(m.ulp_distance) + " ulp";
   std::snprintf(buf, sizeof buf, "(%zu,%zu) expected %s (%.9g) actual %s (%.9g) %s", m.row, m.col,
                 eb, e, ab, a, ulps.c_str());
   return buf;

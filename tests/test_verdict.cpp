@@ -62,6 +62,47 @@ TEST(BitExactVerdict, WorstIsTheLargestUlpDistance) {
   expect_mismatch(v.worst, {0, 0, 0x3F800000u, 0x7FC00000u, kNanUlpDistance});
 }
 
+// Guards against a verdict that says only "NaN-vs-number" where a NaN is expected: an E8M0 0xFF
+// scale decoded as +Inf (llvm/llvm-project#214919) or as 2^127 must read as what it is, at the
+// located element. Expected NaN (0x7FC00000) at (1,0) against +Inf (0x7F800000), at (1,1)
+// against 2^127 (0x7F000000); (0,0) expects 1 and gets NaN.
+TEST(BitExactVerdict, NanAgainstANumberNamesBothSides) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> expected{1.0f, 2.0f, nan, nan};
+  std::vector<float> actual{1.0f, 2.0f, from_bits(0x7F800000), nan};
+  BitExactVerdict v = compare_fp32(2, 2, expected, actual);
+  ASSERT_EQ(v.mismatches, 1u);
+  expect_mismatch(v.first, {1, 0, 0x7FC00000u, 0x7F800000u, kNanUlpDistance});
+  std::string line = v.summary();
+  EXPECT_NE(line.find("(1,0) expected 0x7fc00000 (nan) actual 0x7f800000 (inf) "
+                      "NaN-vs-number (expected NaN, got +Inf)"),
+            std::string::npos)
+      << line;
+  actual = {1.0f, 2.0f, nan, 0x1p127f};
+  v = compare_fp32(2, 2, expected, actual);
+  ASSERT_EQ(v.mismatches, 1u);
+  expect_mismatch(v.first, {1, 1, 0x7FC00000u, 0x7F000000u, kNanUlpDistance});
+  // 2^127 = 1.70141183e+38 (9 significant digits).
+  line = v.summary();
+  EXPECT_NE(line.find("(1,1) expected 0x7fc00000 (nan) actual 0x7f000000 (1.70141183e+38) "
+                      "NaN-vs-number (expected NaN, got finite 1.70141183e+38)"),
+            std::string::npos)
+      << line;
+  actual = {nan, 2.0f, nan, nan};
+  v = compare_fp32(2, 2, expected, actual);
+  ASSERT_EQ(v.mismatches, 1u);
+  expect_mismatch(v.first, {0, 0, 0x3F800000u, 0x7FC00000u, kNanUlpDistance});
+  line = v.summary();
+  EXPECT_NE(line.find("(0,0) expected 0x3f800000 (1) actual 0x7fc00000 (nan) NaN-vs-number "
+                      "(expected finite 1, got NaN)"),
+            std::string::npos)
+      << line;
+  // -Inf is named with its sign.
+  actual = {1.0f, 2.0f, -std::numeric_limits<float>::infinity(), nan};
+  line = compare_fp32(2, 2, expected, actual).summary();
+  EXPECT_NE(line.find("(expected NaN, got -Inf)"), std::string::npos) << line;
+}
+
 // Guards against float comparison semantics (-0 == +0, NaN != NaN) leaking into bit verdicts.
 TEST(BitExactVerdict, NanAndSignedZeroPolicies) {
   // Any NaN equals any NaN, whatever the payload and sign.

@@ -65,6 +65,16 @@ MXGATE_HD inline uint8_t default_mx_scale_byte(const GemmParams& p) {
   return (p.faults & kernel_fault::kDefaultScaleByteOne) ? 1u : 127u;
 }
 
+// The value of an MX GEMM's E8M0 scale byte (OCP MX: 2^(byte - 127), 0xFF NaN), the one decode
+// both MX GEMMs use. Z50 (planted, llvm/llvm-project#214919): 0xFF decoded as +Inf (the exponent
+// field read as fp32's, where all ones with a zero mantissa is Inf). Z51 (planted): 0xFF decoded
+// as 2^127, the largest finite scale (a decode that clamps the byte to 0xFE).
+MXGATE_HD inline float decode_mx_scale(const GemmParams& p, uint8_t byte) {
+  if (byte == 0xFFu && (p.faults & kernel_fault::kE8m0NanAsInf)) return bits::f32_from(0x7F800000u);
+  if (byte == 0xFFu && (p.faults & kernel_fault::kE8m0NanAsMax)) return bits::f32_from(0x7F000000u);
+  return bits::decode_e8m0(byte, false);
+}
+
 // gemm_mx_dot_scaled (tl.dot_scaled-style MXFP8 x MXFP8, docs/formats.md §4): A, B E4M3FN codes
 // row-major; scales E8M0 row-major (m x K/32), (n x K/32), decoded correctly. K is walked in
 // UNMASKED tiles of 128 (the Triton BLOCK_K), so K % 128 != 0 reads past K exactly as the
@@ -82,9 +92,9 @@ MXGATE_HD inline float gemm_mx_dot_scaled_element(const GemmParams& p, const uin
         part = bits::add(part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]),
                                          bits::decode_e4m3fn(b[n * p.k + k])));
       }
-      const float s_a = bits::decode_e8m0(sa[mx_scale_index(p, m, kb, p.sa_ld)], false);
-      const float s_b = bits::decode_e8m0(
-          sb != nullptr ? sb[mx_scale_index(p, n, kb, p.sb_ld)] : default_mx_scale_byte(p), false);
+      const float s_a = decode_mx_scale(p, sa[mx_scale_index(p, m, kb, p.sa_ld)]);
+      const float s_b = decode_mx_scale(
+          p, sb != nullptr ? sb[mx_scale_index(p, n, kb, p.sb_ld)] : default_mx_scale_byte(p));
       acc = bits::add(acc, bits::mul(bits::mul(part, s_a), s_b));
     }
   }
@@ -117,7 +127,7 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
   // Z39 (planted, triton-lang/triton #11624): an E8M0 0x00 scale decoded as +0, not 2^-127.
   const auto scale = [&p](uint8_t byte) {
     return byte == 0 && (p.faults & kernel_fault::kE8m0ZeroAsZero) ? 0.0f
-                                                                   : bits::decode_e8m0(byte, false);
+                                                                   : decode_mx_scale(p, byte);
   };
   float acc = 0.0f;
   for (uint64_t kb = 0; kb < kb_end; ++kb) {

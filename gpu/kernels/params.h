@@ -93,6 +93,9 @@ inline constexpr uint64_t kUe4m3TopBinade = uint64_t{1} << 37;    // Z48: UE4M3 
 inline constexpr uint64_t kFp32ScaleDaz = uint64_t{1} << 38;      // Z49: subnormal scale -> 0
 // Z45 (docs/bug_classes.md §2): bit 40 (39 is left to Z44, unplanted).
 inline constexpr uint64_t kScaleResultDropped = uint64_t{1} << 40;  // Z45: FP8 out, scale 1
+// E8M0 NaN scale decode (docs/bug_classes.md §2, Z50, Z51): bits 41, 42.
+inline constexpr uint64_t kE8m0NanAsInf = uint64_t{1} << 41;  // Z50: E8M0 0xFF decoded as +Inf
+inline constexpr uint64_t kE8m0NanAsMax = uint64_t{1} << 42;  // Z51: E8M0 0xFF decoded as 2^127
 }  // namespace kernel_fault
 
 // The FP8 element formats a kernel reads (dequant_mx_to_bf16; docs/formats.md §1).

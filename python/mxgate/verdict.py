@@ -7,6 +7,16 @@ from typing import Any, Optional, Tuple
 NAN_ULP = 2**64 - 1  # reference/verdict.h kNanUlpDistance: NaN against a number
 
 
+def _nan_side(v):
+    """One side of a NaN-vs-number mismatch, as reference/verdict.cpp writes it: NaN, +Inf, -Inf
+    or "finite <value>" (so that an Inf where NaN is expected reads as such)."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    return f"finite {v:.9g}"
+
+
 @dataclass(frozen=True)
 class Element:
     """One located element of C (row, col). Bits are fp32 patterns or 16-bit bf16 patterns;
@@ -32,7 +42,8 @@ class Element:
 
     def __str__(self) -> str:
         digits = 8 if self.output == "fp32" else 4
-        ulp = "NaN-vs-number" if self.ulp == NAN_ULP else f"{self.ulp} ulp"
+        ulp = (f"NaN-vs-number (expected {_nan_side(self.expected)}, got "
+               f"{_nan_side(self.actual)})" if self.ulp == NAN_ULP else f"{self.ulp} ulp")
         text = (
             f"({self.row},{self.col}) expected 0x{self.expected_bits:0{digits}x} "
             f"({self.expected:.9g}) actual 0x{self.actual_bits:0{digits}x} ({self.actual:.9g}) "

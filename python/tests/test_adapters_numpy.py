@@ -25,6 +25,10 @@ FAULTS = [
     (numpy_faulty.ShiftE8m0, "upcast_e8m0.bit_exact", dict(count=1)),
     # Column-major reading of a row-major grid needs two rows and two K blocks.
     (numpy_faulty.ActScalesColMajor, "gemm.exact", dict(m=2, n=16, k=256)),
+    # The E8M0 0xFF decoded as +Inf or as 2^127 (docs/bug_classes.md §6): one row, one column,
+    # a K block or two (a NaN scale over +1 elements; test_e8m0_nan_scale.py).
+    (numpy_faulty.E8m0NanAsInf, "gemm.exact", dict(m=1, n=1, k=64)),
+    (numpy_faulty.E8m0NanAsMax, "gemm.exact", dict(m=1, n=1, k=64)),
 ]
 
 

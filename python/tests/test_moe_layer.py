@@ -1,6 +1,6 @@
 """The MoE layer protocol (mxgate.moe, docs/moe.md): the reference's roundings and intervals on
 hand-computed cases; the faithful fused-MoE twin passes every MoE property; each faulty twin
-(M1-M9, docs/bug_classes.md §4) is caught by its property with a minimal shrunk case; the
+(M1-M9, docs/bug_classes.md §7) is caught by its property with a minimal shrunk case; the
 generator reaches every routing regime and token bucket; bad configs, cases, declarations and
 adapter outputs are InputErrors or error verdicts naming the problem. Not covered here: torch
 adapters (the H200's part), grouped GEMM kernels (the C++ suite)."""

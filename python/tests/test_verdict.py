@@ -50,6 +50,22 @@ def test_nan_against_a_number_is_the_worst():
     assert v.mismatches == 2 and v.first.coords == (0, 0)
     assert v.worst.coords == (0, 1) and v.worst.ulp == mxgate.NAN_ULP
     assert "NaN-vs-number" in str(v.worst)
+    # 17 expected, NaN got: both sides named.
+    assert str(v.worst).endswith("NaN-vs-number (expected finite 17, got NaN)"), str(v.worst)
+
+
+# Guards against an Inf where NaN is expected (an E8M0 0xFF scale decoded as +Inf,
+# llvm/llvm-project#214919) reading only as "NaN-vs-number": the element names both sides, at
+# its coordinates; 2^127 (0x7f000000, 1.70141183e+38 to 9 digits) reads as finite.
+def test_nan_expected_inf_got_is_named():
+    from mxgate.verdict import Element
+    inf = Element(row=1, col=0, expected_bits=0x7FC00000, actual_bits=0x7F800000,
+                  ulp=mxgate.NAN_ULP, expected=float("nan"), actual=float("inf"))
+    assert str(inf) == ("(1,0) expected 0x7fc00000 (nan) actual 0x7f800000 (inf) "
+                        "NaN-vs-number (expected NaN, got +Inf)")
+    big = Element(row=0, col=2, expected_bits=0x7FC00000, actual_bits=0x7F000000,
+                  ulp=mxgate.NAN_ULP, expected=float("nan"), actual=2.0**127)
+    assert str(big).endswith("NaN-vs-number (expected NaN, got finite 1.70141183e+38)"), str(big)
 
 
 # Guards against a bf16 C (uint16 bits) being compared as fp32 or its bits widened:

@@ -136,7 +136,7 @@ CheckRun numpy_adapters_check(const GateOptions& opts) {
   const std::string m = "py:mxgate.adapters.numpy_faulty:";
   return planted_impls_check(
       {m + "ScaleTransposed", m + "DropTrailingK", m + "ShiftE8m0", m + "ActScalesColMajor",
-       m + "Fp4NibbleSwapped", m + "Nvfp4GlobalTwice"},
+       m + "E8m0NanAsInf", m + "E8m0NanAsMax", m + "Fp4NibbleSwapped", m + "Nvfp4GlobalTwice"},
       "py:mxgate.adapters.numpy:NumpyAdapter", "the numpy adapters with planted faults", opts);
 }
 

@@ -23,6 +23,8 @@ SHIPPED = (
     "py:mxgate.adapters.numpy_faulty:DropTrailingK",
     "py:mxgate.adapters.numpy_faulty:ShiftE8m0",
     "py:mxgate.adapters.numpy_faulty:ActScalesColMajor",
+    "py:mxgate.adapters.numpy_faulty:E8m0NanAsInf",
+    "py:mxgate.adapters.numpy_faulty:E8m0NanAsMax",
     "py:mxgate.adapters.numpy:NumpyFp4Adapter",
     "py:mxgate.adapters.numpy_faulty:Fp4NibbleSwapped",
     "py:mxgate.adapters.numpy_faulty:Nvfp4GlobalTwice",

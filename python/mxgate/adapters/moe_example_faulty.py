@@ -1,4 +1,4 @@
-"""The MoE example with one public-record bug each (docs/bug_classes.md §4, M1-M9): every one
+"""The MoE example with one public-record bug each (docs/bug_classes.md §7, M1-M9): every one
 must be caught by its property with a minimal shrunk case (python/tests/test_moe_layer.py)."""
 
 import numpy as np

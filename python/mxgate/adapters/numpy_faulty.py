@@ -7,7 +7,7 @@ case is small. docs/python.md §11.2.
 import numpy as np
 
 from ..adapter import Adapter, op
-from .numpy import (NumpyAdapter, NumpyFp4Adapter, NumpyMxint8Adapter, decode,
+from .numpy import (E8M0, NumpyAdapter, NumpyFp4Adapter, NumpyMxint8Adapter, decode,
                     e8m0_ceil_satfinite, expand, finish, input_values, quantize_te_2d,
                     scale_and_cast, tile_view, _E4M3_RCP_MAX)
 
@@ -42,6 +42,40 @@ class DropTrailingK(NumpyAdapter):
         keep = k - k % 128
         full[:, keep:] = 0  # the fault
         return full
+
+
+class _E8m0NanDecoded(NumpyAdapter):
+    """NumpyAdapter reduced to its MX ops (gemm_mx, dequantize), the E8M0 byte 0xFF decoded as
+    `nan_as` instead of NaN (OCP MX: 0xFF is NaN); every other byte as the spec says."""
+
+    nan_as = np.float32(0)
+
+    def __init__(self):
+        super().__init__()
+        self._ops = [o for o in self._ops if o.name in ("gemm_mx", "dequantize")]
+
+    def mx_operand(self, codes, scales, dtype):
+        rows, k = codes.shape
+        kb = scales.shape[1]
+        table = E8M0.copy()
+        table[0xFF] = self.nan_as  # the fault
+        s = np.empty((rows, kb, 32), np.float32)
+        s[...] = table.take(scales)[:, :, None]
+        return decode(codes, dtype) * s.reshape(rows, 32 * kb)[:, :k]
+
+
+class E8m0NanAsInf(_E8m0NanDecoded):
+    name = "numpy_faulty_e8m0_nan_as_inf"
+    description = ("planted fault: e8m0 scale byte 0xFF decoded as +Inf, not NaN "
+                   "(llvm/llvm-project#214919)")
+    nan_as = np.float32(np.inf)
+
+
+class E8m0NanAsMax(_E8m0NanDecoded):
+    name = "numpy_faulty_e8m0_nan_as_max"
+    description = ("planted fault: e8m0 scale byte 0xFF decoded as 2^127 (the largest finite), "
+                   "not NaN")
+    nan_as = np.float32(2.0**127)
 
 
 class ShiftE8m0(Adapter):
