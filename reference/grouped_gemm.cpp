@@ -126,12 +126,18 @@ GemmOutput ordered_grouped_gemm(const GroupedGemmProblem& problem, const OrderMo
 }
 
 GroupedBounds compute_grouped_bounds(const GroupedGemmProblem& p, const AccumModel& model) {
+  return compute_grouped_bounds(
+      p, [&](const GemmProblem& d) { return compute_bounds(d, model); }, model.output);
+}
+
+GroupedBounds compute_grouped_bounds(const GroupedGemmProblem& p, const DenseBoundsFn& dense_bounds,
+                                     OutputFormat output) {
   validate_grouped_problem(p);
   GroupedBounds out;
   const size_t rows = grouped_output_rows(p);
   out.dense.rows = rows;
   out.dense.cols = p.n;
-  out.dense.output = model.output;
+  out.dense.output = output;
   out.dense.exact.assign(rows * p.n, 0.0);
   out.dense.abs_sum.assign(rows * p.n, 0.0);
   out.dense.bound.assign(rows * p.n, 0.0);
@@ -147,7 +153,11 @@ GroupedBounds compute_grouped_bounds(const GroupedGemmProblem& p, const AccumMod
       }
       continue;
     }
-    const GemmBounds b = compute_bounds(*d, model);
+    const GemmBounds b = dense_bounds(*d);
+    if (b.rows != d->m || b.cols != d->n || b.output != output) {
+      throw std::invalid_argument("compute_grouped_bounds: group " + std::to_string(g) +
+                                  "'s bounds do not have the group's shape and output format");
+    }
     const long at = static_cast<long>(r.begin * p.n);
     std::copy(b.exact.begin(), b.exact.end(), out.dense.exact.begin() + at);
     std::copy(b.abs_sum.begin(), b.abs_sum.end(), out.dense.abs_sum.begin() + at);

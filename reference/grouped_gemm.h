@@ -1,4 +1,4 @@
-// The grouped-GEMM oracle (mixture-of-experts GEMMs, issue 34 section 1): a group is a dense GEMM
+// The grouped-GEMM oracle (mixture-of-experts GEMMs, docs/grouped.md §2): a group is a dense GEMM
 // on a row range (or, k-grouped, on a K range), so every mode below cuts the grouped problem into
 // one dense GemmProblem per group (group_problem) and calls the dense oracle (gemm_oracle.h) on
 // it: the arithmetic, the bound's accumulator models and the verdict policies are the dense ones.
@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -147,6 +148,11 @@ struct GroupedBounds {
   std::vector<GroupRange> output_rows;  // per group, global rows (group_output_rows)
 };
 GroupedBounds compute_grouped_bounds(const GroupedGemmProblem& problem, const AccumModel& model);
+// The same with any dense bound (e.g. accumulator_bounds.h's named accumulator models) applied per
+// group; `output` is the bounds' output format (that of every group's bounds).
+using DenseBoundsFn = std::function<GemmBounds(const GemmProblem&)>;
+GroupedBounds compute_grouped_bounds(const GroupedGemmProblem& problem,
+                                     const DenseBoundsFn& dense_bounds, OutputFormat output);
 
 // ---- Verdicts, located as (group, row within the group, col) ------------------------------------
 

@@ -1,9 +1,9 @@
-// Physical layouts of per-group block-scale matrices (issue 34 section 1; grouped_gemm.h holds the
+// Physical layouts of per-group block-scale matrices (docs/grouped.md §4; grouped_gemm.h holds the
 // logical grids): group g owns a logical rows_g x cols_g grid, and the groups' storage follows one
 // another in group order.
 //   kContiguousPerGroup:  group g's grid row-major at base_g; base_{g+1} = base_g + rows_g*cols_g.
 //   kBlocked128x4PerGroup: group g's grid in the NVIDIA 128x4 block swizzle (scale_layout.h
-//                         kNvSwizzle128x4, docs/layouts.md section 4) with ITS OWN rows padded to
+//                         kNvSwizzle128x4, docs/layouts.md §4) with ITS OWN rows padded to
 //                         128 and cols to 4: base_{g+1} = base_g + align128(rows_g) *
 //                         align4(cols_g) (torchao's per-group blocked layout; a zero-row group
 //                         takes no storage). The bug of TransformerEngine PR #2924 is the swizzle

@@ -29,7 +29,8 @@ class NpyError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class NpyDtype : uint8_t { kUint8, kUint16, kFloat32, kFloat64 };
+// kInt32 / kInt64 carry index arrays (group offsets, counts), never values or codes.
+enum class NpyDtype : uint8_t { kUint8, kUint16, kFloat32, kFloat64, kInt32, kInt64 };
 
 std::string_view npy_dtype_name(NpyDtype dtype);  // NumPy's name: "uint8", "float32", ...
 std::string_view npy_dtype_descr(
@@ -39,15 +40,18 @@ size_t npy_dtype_size(NpyDtype dtype);  // bytes per element
 // anything else throws the NpyError a .npy file with that descr gets (unsupported, big-endian).
 NpyDtype npy_dtype_from_descr(std::string_view descr);
 
-// The four C++ element types an array holds, and the dtype of each.
+// The six C++ element types an array holds, and the dtype of each.
 template <typename T>
-concept NpyElement = std::same_as<T, uint8_t> || std::same_as<T, uint16_t> ||
-    std::same_as<T, float> || std::same_as<T, double>;
+concept NpyElement =
+    std::same_as<T, uint8_t> || std::same_as<T, uint16_t> || std::same_as<T, float> ||
+    std::same_as<T, double> || std::same_as<T, int32_t> || std::same_as<T, int64_t>;
 template <NpyElement T>
 inline constexpr NpyDtype kNpyDtypeOf = std::same_as<T, uint8_t>    ? NpyDtype::kUint8
                                         : std::same_as<T, uint16_t> ? NpyDtype::kUint16
                                         : std::same_as<T, float>    ? NpyDtype::kFloat32
-                                                                    : NpyDtype::kFloat64;
+                                        : std::same_as<T, double>   ? NpyDtype::kFloat64
+                                        : std::same_as<T, int32_t>  ? NpyDtype::kInt32
+                                                                    : NpyDtype::kInt64;
 
 // Number of elements of `shape` (1 for the scalar shape ()). Throws NpyError when the extents,
 // zero extents aside, multiply past PTRDIFF_MAX (NumPy's limit, too).

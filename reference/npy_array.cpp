@@ -63,6 +63,8 @@ template NpyArray NpyArray::from<uint8_t>(std::vector<size_t>, std::span<const u
 template NpyArray NpyArray::from<uint16_t>(std::vector<size_t>, std::span<const uint16_t>);
 template NpyArray NpyArray::from<float>(std::vector<size_t>, std::span<const float>);
 template NpyArray NpyArray::from<double>(std::vector<size_t>, std::span<const double>);
+template NpyArray NpyArray::from<int32_t>(std::vector<size_t>, std::span<const int32_t>);
+template NpyArray NpyArray::from<int64_t>(std::vector<size_t>, std::span<const int64_t>);
 
 NpyArray::NpyArray(std::vector<size_t> shape, const std::vector<uint8_t>& values)
     : NpyArray(from<uint8_t>(std::move(shape), values)) {}
@@ -110,6 +112,8 @@ template std::vector<uint8_t> NpyArray::values<uint8_t>() const;
 template std::vector<uint16_t> NpyArray::values<uint16_t>() const;
 template std::vector<float> NpyArray::values<float>() const;
 template std::vector<double> NpyArray::values<double>() const;
+template std::vector<int32_t> NpyArray::values<int32_t>() const;
+template std::vector<int64_t> NpyArray::values<int64_t>() const;
 
 void check_npy(const NpyArray& array, std::string_view role, NpyDtype dtype,
                std::initializer_list<NpyDim> shape) {

@@ -24,7 +24,8 @@ inline constexpr std::array<uint8_t, 6> kMagic = {0x93, 'N', 'U', 'M', 'P', 'Y'}
 // NumPy sizes arrays in npy_intp; the same bound keeps every byte count addressable here.
 inline constexpr size_t kMaxBytes = static_cast<size_t>(PTRDIFF_MAX);
 inline constexpr char kSupported[] =
-    "supported: '|u1' (uint8), '<u2' (uint16), '<f4' (float32), '<f8' (float64)";
+    "supported: '|u1' (uint8), '<u2' (uint16), '<f4' (float32), '<f8' (float64), '<i4' (int32), "
+    "'<i8' (int64)";
 
 std::string errno_message(int err);
 

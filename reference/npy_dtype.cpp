@@ -1,4 +1,4 @@
-// The four supported dtypes: NumPy's names, header descrs and sizes, one row each.
+// The six supported dtypes: NumPy's names, header descrs and sizes, one row each.
 #include <iterator>
 #include <string>
 
@@ -21,10 +21,12 @@ struct DtypeRow {
 
 // In NpyDtype order, so that a dtype's row is kDtypes[dtype].
 constexpr DtypeRow kDtypes[] = {
-    {NpyDtype::kUint8, "uint8", "|u1", 1},
-    {NpyDtype::kUint16, "uint16", "<u2", 2},
-    {NpyDtype::kFloat32, "float32", "<f4", 4},
-    {NpyDtype::kFloat64, "float64", "<f8", 8},
+    {NpyDtype::kUint8, "uint8", "|u1", 1},      // values and codes
+    {NpyDtype::kUint16, "uint16", "<u2", 2},    // values and codes
+    {NpyDtype::kFloat32, "float32", "<f4", 4},  // values and codes
+    {NpyDtype::kFloat64, "float64", "<f8", 8},  // values and codes
+    {NpyDtype::kInt32, "int32", "<i4", 4},      // index arrays only (group offsets, counts)
+    {NpyDtype::kInt64, "int64", "<i8", 8},      // index arrays only
 };
 
 constexpr bool rows_in_enum_order() {

@@ -2,10 +2,13 @@
 // subprocess on .npy files in a fresh temporary directory: gemm on hand-derived MX / block / bf16
 // problems (scale decode per convention, a K=160 tail block), check-gemm in exact mode (pass, a
 // located one-ulp flip, bf16 C) and in bound mode (an fp32 ordered-accumulation result passes, a
-// planted error fails). Their error paths are test_cli_tensor_errors.cpp.
+// planted error fails), and check-gemm on grouped (MoE) dumps: --offsets (int32 / int64, ends /
+// starts, alignment), --masked-counts, --c-before, located (group, row, col), bad grouped input
+// (exit 2 naming the file). Their dense error paths are test_cli_tensor_errors.cpp.
 // Not covered: the oracle's semantics beyond these hand cases (its own tests do that), big inputs.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -207,6 +210,133 @@ TEST(CliCheckGemm, BoundAcceptsOrderedFp32AndRejectsPlantedError) {
   r = mxgate("check-gemm " + gemm_inputs(d, "block") + " --c " + d.file("c.npy") + " --mode bound");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_TRUE(Contains(r.out, "1 of 20 elements outside; worst (2,3)"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// check-gemm on grouped dumps
+
+// An m-contiguous block-FP8 dump, E = 3 experts, K = 128, N = 1: offsets (ends) {1, 1, 2} over 3
+// rows (expert 1 empty, row 2 past the last offset). Every code is 0x38 (1.0); A scales per row
+// (2, 1, 1), B scales per expert (1, 5, 4). C row 0 = 128*2*1 = 256 (expert 0), row 1 = 128*1*4
+// = 512 (expert 2; expert 1's weights would give 640), row 2 = the poison 0x7fc0dead.
+void write_grouped_block(const TempDir& d) {
+  write_npy(d.file("a.npy"), NpyArray({3, 128}, std::vector<uint8_t>(3 * 128, 0x38)));
+  write_npy(d.file("as.npy"), NpyArray({3, 1}, std::vector<float>{2.0f, 1.0f, 1.0f}));
+  write_npy(d.file("b.npy"), NpyArray({3, 1, 128}, std::vector<uint8_t>(3 * 128, 0x38)));
+  write_npy(d.file("bs.npy"), NpyArray({3, 1, 1}, std::vector<float>{1.0f, 5.0f, 4.0f}));
+  write_npy(d.file("offs.npy"), NpyArray::from<int32_t>({3}, std::vector<int32_t>{1, 1, 2}));
+}
+
+float poison() { return std::bit_cast<float>(0x7fc0deadu); }
+
+std::string grouped_check(const TempDir& d, const std::string& extra) {
+  return "check-gemm " + gemm_inputs(d, "block") + " --c " + d.file("c.npy") + " --offsets " +
+         d.file("offs.npy") + " " + extra;
+}
+
+// Guards against a grouped dump judged with the wrong expert per group (an empty group shifting
+// the experts after it) or a mismatch reported without its group and row within the group.
+TEST(CliCheckGemmGrouped, OffsetsPassAndLocateAWrongExpert) {
+  TempDir d;
+  write_grouped_block(d);
+  write_npy(d.file("c.npy"), NpyArray({3, 1}, std::vector<float>{256.0f, 512.0f, poison()}));
+  CliResult r = mxgate(grouped_check(d, ""));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Contains(r.out, "grouped m_contiguous E=3 (offsets ends, alignment 1, rows 3)"));
+  EXPECT_TRUE(Contains(r.out, "fp32 bit-exact: all 2 elements match"));
+  EXPECT_TRUE(Contains(r.out, "unwritten rows: 1 rows no group writes, not judged"));
+  // Row 1 computed with expert 1's weights: 640.
+  write_npy(d.file("c.npy"), NpyArray({3, 1}, std::vector<float>{256.0f, 640.0f, poison()}));
+  r = mxgate(grouped_check(d, ""));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Contains(r.out, "first at group 2 row 0 (global row 1) col 0")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "FAIL"));
+  // The bound mode locates it the same way.
+  r = mxgate(grouped_check(d, "--mode bound"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Contains(r.out, "worst at group 2 row 0 (global row 1) col 0")) << r.out;
+}
+
+// Guards against int64 starts read as ends, and a write into a row past the last offset passing
+// when the buffer before the kernel is given.
+TEST(CliCheckGemmGrouped, StartsInt64AndRowsPastTheLastOffset) {
+  TempDir d;
+  write_grouped_block(d);
+  // starts {0, 1, 1}: groups [0,1), [1,1), [1,3): expert 2 now owns rows 1 and 2.
+  write_npy(d.file("starts.npy"), NpyArray::from<int64_t>({3}, std::vector<int64_t>{0, 1, 1}));
+  write_npy(d.file("c.npy"), NpyArray({3, 1}, std::vector<float>{256.0f, 512.0f, 512.0f}));
+  CliResult r = mxgate("check-gemm " + gemm_inputs(d, "block") + " --c " + d.file("c.npy") +
+                       " --offsets " + d.file("starts.npy") + " --offsets-kind starts");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Contains(r.out, "all 3 elements match")) << r.out;
+  // Ends {1, 1, 2} with C's row 2 written (0) although it was poison before the kernel.
+  write_npy(d.file("c0.npy"), NpyArray({3, 1}, std::vector<float>(3, poison())));
+  write_npy(d.file("c.npy"), NpyArray({3, 1}, std::vector<float>{256.0f, 512.0f, 0.0f}));
+  r = mxgate(grouped_check(d, "--c-before " + d.file("c0.npy")));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Contains(r.out, "first row 2 (in no group) col 0 before 0x7fc0dead")) << r.out;
+}
+
+// Guards against a masked dump reading or judging rows past an expert's count, and a write into
+// a masked row going unseen (DeepGEMM#268). MX: E = 2, max_m = 2, counts {1, 0}, K = 32, N = 1;
+// codes 0x38 (1.0), scale bytes 127 (2^0) but A's expert 0 row 0 has 128 (2^1): C = 32*2 = 64.
+TEST(CliCheckGemmGrouped, MaskedCountsAndPoison) {
+  TempDir d;
+  write_npy(d.file("a.npy"), NpyArray({2, 2, 32}, std::vector<uint8_t>(2 * 2 * 32, 0x38)));
+  write_npy(d.file("as.npy"), NpyArray({2, 2, 1}, std::vector<uint8_t>{128, 127, 127, 127}));
+  write_npy(d.file("b.npy"), NpyArray({2, 1, 32}, std::vector<uint8_t>(2 * 32, 0x38)));
+  write_npy(d.file("bs.npy"), NpyArray({2, 1, 1}, std::vector<uint8_t>{127, 127}));
+  write_npy(d.file("counts.npy"), NpyArray::from<int64_t>({2}, std::vector<int64_t>{1, 0}));
+  const float p = poison();
+  write_npy(d.file("c0.npy"), NpyArray({2, 2, 1}, std::vector<float>(4, p)));
+  write_npy(d.file("c.npy"), NpyArray({2, 2, 1}, std::vector<float>{64.0f, p, p, p}));
+  const std::string base = "check-gemm " + gemm_inputs(d, "mx") + " --c " + d.file("c.npy") +
+                           " --masked-counts " + d.file("counts.npy") + " --c-before " +
+                           d.file("c0.npy");
+  CliResult r = mxgate(base);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Contains(r.out, "all 1 elements match")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "unwritten rows: all 3 rows kept their contents")) << r.out;
+  write_npy(d.file("c.npy"), NpyArray({2, 2, 1}, std::vector<float>{64.0f, p, 0.0f, p}));
+  r = mxgate(base);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Contains(r.out, "masked row 0 of group 1 (global row 2) col 0")) << r.out;
+}
+
+// Guards against bad grouped input crashing or being judged: each is exit 2 naming the file.
+TEST(CliCheckGemmGrouped, BadGroupedInputIsExit2NamingTheFile) {
+  TempDir d;
+  write_grouped_block(d);
+  write_npy(d.file("c.npy"), NpyArray({3, 1}, std::vector<float>{256.0f, 512.0f, 0.0f}));
+  struct Case {
+    std::string extra;
+    std::string message;
+  };
+  write_npy(d.file("f32.npy"), NpyArray({3}, std::vector<float>{1, 1, 2}));
+  write_npy(d.file("e2.npy"), NpyArray::from<int32_t>({2}, std::vector<int32_t>{1, 2}));
+  write_npy(d.file("down.npy"), NpyArray::from<int32_t>({3}, std::vector<int32_t>{2, 1, 2}));
+  const std::string offs = " --offsets " + d.file("offs.npy");
+  const std::string base = "check-gemm " + gemm_inputs(d, "block") + " --c " + d.file("c.npy");
+  const Case cases[] = {
+      {" --offsets " + d.file("f32.npy"),
+       "--offsets: expected int32 or int64 (E,) with E >= 1, "
+       "got float32 (3,)"},
+      {" --offsets " + d.file("missing.npy"), "--offsets: cannot open '" + d.file("missing.npy")},
+      {" --offsets " + d.file("e2.npy"), "--b: expected (E, N, K) with E=2"},
+      {" --offsets " + d.file("down.npy"),
+       "--offsets: offsets[1] = 1 is below offsets[0] = 2 (offsets must be non-decreasing)"},
+      {offs + " --offsets-alignment 128",
+       "--offsets: offsets[0] = 1 is not a multiple of the declared alignment 128"},
+      {offs + " --offsets-kind middles", "--offsets-kind: unknown kind 'middles'"},
+      {offs + " --masked-counts " + d.file("offs.npy"), "--offsets and --masked-counts: give one"},
+      {" --offsets-kind starts", "--offsets-kind applies to --offsets only"},
+      {" --c-before " + d.file("c.npy"), "--c-before applies to grouped dumps"},
+  };
+  for (const Case& c : cases) {
+    const CliResult r = mxgate(base + c.extra);
+    EXPECT_EQ(r.exit_code, 2) << c.extra << "\n" << r.out;
+    EXPECT_TRUE(Contains(r.out, c.message)) << c.extra << "\n" << r.out;
+  }
 }
 
 }  // namespace

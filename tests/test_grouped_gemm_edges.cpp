@@ -1,5 +1,5 @@
-// Covers reference/grouped_gemm at the edges the public MoE bug record names (docs: issue 34
-// section 5): zero-token groups first / last / middle / all but one, groups of 1, 128 and 129 rows
+// Covers reference/grouped_gemm at the edges the public MoE bug record names (docs/grouped.md
+// §2): zero-token groups first / last / middle / all but one, groups of 1, 128 and 129 rows
 // with per-row scales, starts vs ends offsets, masked poison that must survive, rows past the last
 // offset, offsets validation (each error naming its entry), located (group, row, col) verdicts in
 // bit-exact and bound modes. Does not cover: the split identity and hand-computed schemes

@@ -218,7 +218,7 @@ TEST(NpyErrors, BigEndianDtype) {
 
 // Guards against reinterpreting other dtypes; the message must list what is supported.
 TEST(NpyErrors, UnsupportedDtype) {
-  for (const char* descr : {"<i4", "|b1", "<f2", "|i1", "<c8"}) {
+  for (const char* descr : {"<i2", "|b1", "<f2", "|i1", "<c8", "<u4"}) {
     const std::string message = parse_error(npy_file(1, header_for(descr, "(0,)"), ""));
     EXPECT_TRUE(Contains(message, "unsupported dtype '" + std::string(descr) + "'"));
     EXPECT_TRUE(Contains(message, "supported: '|u1' (uint8), '<u2' (uint16)"));

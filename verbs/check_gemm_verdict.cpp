@@ -33,7 +33,9 @@ LocatedElement located_bits(const BitMismatch& m, OutputFormat format) {
           value_of(m.actual_bits, format),
           kNan,
           kNan,
-          kNan};
+          kNan,
+          std::nullopt,
+          0};
 }
 
 LocatedElement located_bound(const BoundViolation& v, const GemmOutput& rounded,
@@ -43,8 +45,18 @@ LocatedElement located_bound(const BoundViolation& v, const GemmOutput& rounded,
   const uint64_t ulp = actual.format == OutputFormat::kFp32
                            ? ulp_distance_fp32(e, a)
                            : ulp_distance_bf16(static_cast<uint16_t>(e), static_cast<uint16_t>(a));
-  return {v.row,   v.col,   e,       a, ulp, value_of(e, actual.format), value_of(a, actual.format),
-          v.exact, v.bound, v.excess};
+  return {v.row,
+          v.col,
+          e,
+          a,
+          ulp,
+          value_of(e, actual.format),
+          value_of(a, actual.format),
+          v.exact,
+          v.bound,
+          v.excess,
+          std::nullopt,
+          0};
 }
 
 std::string exactness_line(const GemmProblem& problem, const AccumulatorModel& model) {

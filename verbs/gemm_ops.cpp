@@ -15,6 +15,7 @@
 #include "report/heatmap.h"
 #include "verbs/accumulator_ops.h"
 #include "verbs/check_gemm_verdict.h"
+#include "verbs/grouped_gemm_ops.h"
 #include "verbs/tensor_arrays.h"
 #include "verbs/tensor_ops.h"
 #include "verbs/tensor_options.h"
@@ -201,7 +202,8 @@ NpyArray exact_gemm_array(const GemmProblem& problem, OutputFormat dtype) {
 const std::set<std::string>& check_gemm_options() {
   static const std::set<std::string> options = [] {
     std::set<std::string> o = gemm_options();
-    o.insert({"c", "mode", "acc-bits", "block-k", "accumulator", "heatmap"});
+    o.insert({"c", "mode", "acc-bits", "block-k", "accumulator", "heatmap", "offsets",
+              "offsets-kind", "offsets-alignment", "masked-counts", "c-before"});
     return o;
   }();
   return options;
@@ -233,6 +235,10 @@ CheckGemmSpec check_gemm_spec(const Args& a) {
     spec.heatmap = heatmap;
   }
   a.require("c");
+  spec.grouped = grouped_check_spec(a);
+  if (spec.grouped && spec.heatmap) {
+    throw UsageError("--heatmap: not supported for grouped dumps (--offsets, --masked-counts)");
+  }
   spec.gemm = gemm_spec(a);
   if (a.get("dtype")) {
     output_dtype(a);  // a bad name fails here, a mismatch with C once C is read
@@ -242,6 +248,7 @@ CheckGemmSpec check_gemm_spec(const Args& a) {
 }
 
 CheckGemmResult check_gemm(const CheckGemmSpec& spec, const ArrayReader& read) {
+  if (spec.grouped) return check_grouped_gemm(spec, read);
   const LoadedGemm loaded = load_gemm(spec.gemm, read);
   const GemmProblem& problem = loaded.problem;
   const NpyArray cn = read("c");

@@ -20,6 +20,7 @@
 #include "reference/convention.h"
 #include "reference/format.h"
 #include "reference/gemm_oracle.h"
+#include "reference/grouped_gemm.h"
 #include "reference/mx_quant.h"
 #include "reference/npy.h"
 #include "reference/nvfp4_quant.h"
@@ -128,10 +129,22 @@ NpyArray exact_gemm_array(const GemmProblem& problem, OutputFormat dtype);
 // ---- check-gemm: a kernel's C against the oracle -----------------------------------------------
 
 // gemm's options but dtype's meaning (it must match C), plus c mode acc-bits block-k accumulator
-// heatmap.
+// heatmap, and the grouped dumps' offsets offsets-kind offsets-alignment masked-counts c-before.
 const std::set<std::string>& check_gemm_options();
 
 enum class CheckMode { kExact, kBound };
+
+// A grouped dump (reference/grouped_gemm.h, docs/grouped.md): --offsets FILE (int32 / int64, one
+// entry per expert; --offsets-kind ends (default) | starts; --offsets-alignment 1 (default) | N)
+// for an m-contiguous A (rows, K) with B (E, N, K), or --masked-counts FILE for a masked A
+// (E, max_m, K) with C (E, max_m, N). --c-before FILE (C's shape and dtype): the buffer before
+// the kernel ran; rows no group writes must keep its bits.
+struct GroupedCheckSpec {
+  bool masked = false;
+  OffsetsPolicy policy = OffsetsPolicy::kEnds;
+  std::size_t alignment = 1;
+  bool c_before = false;
+};
 
 struct CheckGemmSpec {
   GemmSpec gemm;
@@ -141,8 +154,9 @@ struct CheckGemmSpec {
   std::optional<AccumulatorModel> accumulator;
   int acc_bits = 24;  // bound mode without --accumulator: the manual float model
   std::size_t block_k = 128;
-  std::optional<std::string> heatmap;  // .svg or .png file to draw the mismatches into
-  std::optional<std::string> dtype;    // --dtype as given: must name C's dtype
+  std::optional<std::string> heatmap;       // .svg or .png file to draw the mismatches into
+  std::optional<std::string> dtype;         // --dtype as given: must name C's dtype
+  std::optional<GroupedCheckSpec> grouped;  // --offsets or --masked-counts given
 };
 CheckGemmSpec check_gemm_spec(const Args& a);
 
@@ -160,6 +174,10 @@ struct LocatedElement {
   double exact = 0;   // bound mode only (NaN in exact mode)
   double bound = 0;   // bound mode only (NaN in exact mode)
   double excess = 0;  // bound mode only (NaN in exact mode)
+  // Grouped dumps: the group and the row within it (`row` is then the global row of C's rows,
+  // masked: expert * max_m + row).
+  std::optional<std::size_t> group;
+  std::size_t group_row = 0;
 };
 
 struct CheckGemmResult {
@@ -175,7 +193,9 @@ struct CheckGemmResult {
   std::string text;
   bool ok() const { return mismatches == 0; }
 };
-// Reads gemm's inputs, then "c"; writes the heatmap when asked.
+// Reads gemm's inputs, then "c"; writes the heatmap when asked. A grouped spec reads the offsets
+// (or masked counts) first, then gemm's inputs, "c" and "c-before" (check_grouped_gemm).
 CheckGemmResult check_gemm(const CheckGemmSpec& spec, const ArrayReader& read);
+CheckGemmResult check_grouped_gemm(const CheckGemmSpec& spec, const ArrayReader& read);
 
 }  // namespace mxgate::verbs

@@ -162,7 +162,9 @@ constexpr Verb kVerbs[] = {
      "--b B.npy [--b-scales BS.npy] --c C.npy [--mode exact|bound] "
      "[--accumulator NAME[:PARAM=V,...] | --acc-bits 24 --block-k 128] [--format F] "
      "[--a-format F] [--b-format F] [--k K] [--a-global G.npy --b-global G.npy] [--convention C] "
-     "[--a-block RxC --b-block RxC] [--heatmap FILE.svg|FILE.png]",
+     "[--a-block RxC --b-block RxC] [--heatmap FILE.svg|FILE.png] [--offsets OFFS.npy "
+     "[--offsets-kind ends|starts] [--offsets-alignment N] | --masked-counts COUNTS.npy] "
+     "[--c-before C0.npy]",
      "Check C, a kernel's (M, N) output of A * B^T (same inputs as `mxgate gemm`), against the\n"
      "oracle. C is float32, or uint16 holding bf16 bits; the output dtype is taken from it.\n"
      "  --mode exact (default): C must equal the correctly rounded result bit for bit (any NaN\n"
@@ -181,6 +183,15 @@ constexpr Verb kVerbs[] = {
      "      whether the operands are exact in that accumulator (if not, a correct kernel may\n"
      "      differ from the correctly rounded C; checked up to M*N*K = 2^28).\n"
      "  --heatmap FILE draws where C differs (SVG or PNG by the extension), even when it passes.\n"
+     "  --offsets OFFS.npy: a grouped (MoE) dump, docs/grouped.md: OFFS int32 or int64 (E,), the\n"
+     "      cumulative row ends of each expert's group (--offsets-kind starts: their first rows),\n"
+     "      each a multiple of --offsets-alignment (default 1); A (rows, K) with its scales per\n"
+     "      row, B (E, N, K) and its scales (E, ...) one dense grid per expert, C (rows, N).\n"
+     "      Elements are located as group, row within the group (and global row), col.\n"
+     "  --masked-counts COUNTS.npy: a masked dump: COUNTS int32 or int64 (E,) valid rows per\n"
+     "      expert; A (E, max_m, K), its scales (E, max_m, ...), C (E, max_m, N).\n"
+     "  --c-before C0.npy: with a grouped dump, C's buffer before the kernel ran (e.g. poison):\n"
+     "      rows no group writes (masked rows, rows past the last offset) must keep its bits.\n"
      "Exit 0 when C passes, 1 when it fails, 2 on bad input.",
      mxgate::cli::cmd_check_gemm},
     {"accumulators", "accumulators [--json]",
