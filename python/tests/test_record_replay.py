@@ -229,3 +229,25 @@ def test_cli_block_option_checked(cli, tmp_path):
     assert code == 0, out + err  # all-zero codes: C = 0, right
     code, out, err = cli(*base[:2], "mx", *base[3:], "--a-block", "1x0")
     assert code == 2 and "--a-block" in err and "block only" in err, out + err
+
+
+# Guards against a non-deterministic kernel passing replay: re-run on its recorded inputs
+# (--rerun) it gives other bits than recorded, a failure; the deterministic kernel's re-run
+# gives the same bits.
+def test_rerun_shows_a_nondeterministic_kernel(tmp_path, cli, monkeypatch):
+    decl = dict(family="gemm_block", accumulator="fp32_rn")
+    record_model.CALLS["flaky"] = 0
+    with mxgate.record(tmp_path, known=False, hooks={"record_model.flaky_gemm": decl,
+                                                     "record_model.correct_gemm": decl}):
+        a, sa = record_model.quantize(np.ones((2, 128), np.float32), 1, 128)
+        b, sb = record_model.quantize(np.ones((2, 128), np.float32), 128, 128)
+        record_model.flaky_gemm(a, sa, b, sb)
+        record_model.correct_gemm(a, sa, b, sb)
+    assert [x["verdict"] for x in replay(tmp_path).results] == ["pass", "pass"]
+    r = replay(tmp_path, rerun=True)
+    assert [x["verdict"] for x in r.results] == ["fail", "pass"]
+    assert r.results[0]["rerun"] == dict(ran=True, same_bits=False, differing=1)
+    assert r.results[1]["rerun"] == dict(ran=True, same_bits=True, differing=0)
+    monkeypatch.setenv("RECORD_MODEL_FLAKY", "1")  # the CLI's process: off from its first call
+    code, out, err = cli("replay", tmp_path, "--rerun")
+    assert code == 1 and "not deterministic" in out, out + err
