@@ -69,6 +69,53 @@ def gemm_call(rec):
     return kw, "exact", None
 
 
+def _judge_elementwise(rec, out):
+    """upcast_e8m0 and MX dequantize against the reference decode / dequantize of the declared
+    convention: bit for bit (any NaN equals any NaN), the first differing element located."""
+    from .reference import decode, dequantize
+
+    c, o, dt = rec.contract, rec.operands, rec.dtypes
+    if not c.convention:
+        raise _Unsupported(f"{rec.family} declares no convention to judge it by")
+    if "out" not in o:
+        raise _Unsupported("no output recorded")
+    if rec.family == "upcast_e8m0":
+        want = decode(o["a"], "e8m0", c.convention).astype(np.float32)
+    else:
+        if tuple(c.a_block) != (1, 32) or o["a_scale"].dtype != np.uint8:
+            raise _Unsupported(f"dequantize with {tuple(c.a_block)} blocks: replay judges MX "
+                               f"(1x32 e8m0)")
+        fmt = dt["a"]
+        want = dequantize(o["a"], o["a_scale"], fmt, c.convention,
+                          dtype="bf16" if dt["out"] == "bf16" else "float32",
+                          k=rec.manifest["k"] if fmt == "e2m1" else None)
+    got = o["out"].reshape(want.shape) if o["out"].size == want.size else o["out"]
+    if got.shape != want.shape:
+        out.update(verdict="fail", mode="exact", accumulator=None, mismatches=int(want.size),
+                   first=None, worst=None, text=f"output shape {got.shape}, expected "
+                                                f"{want.shape}", heatmap=None,
+                   reason=f"output shape {got.shape}, expected {want.shape}")
+        return out
+    w = np.ascontiguousarray(want)
+    g = np.ascontiguousarray(got).astype(w.dtype, copy=False)
+    bits = w.view(np.uint32 if w.dtype == np.float32 else np.uint16)
+    gbits = g.view(bits.dtype)
+    nan = (np.isnan(w) & np.isnan(g)) if w.dtype == np.float32 else np.zeros(w.shape, bool)
+    bad = (bits != gbits) & ~nan
+    first = None
+    if bad.any():
+        i = int(np.argmax(bad.reshape(-1)))  # the row-major first
+        r, col = divmod(i, w.shape[1]) if w.ndim > 1 else (0, i)
+        first = dict(row=r, col=col, expected_bits=int(bits.reshape(-1)[i]),
+                     actual_bits=int(gbits.reshape(-1)[i]), expected=float(w.reshape(-1)[i]),
+                     actual=float(g.reshape(-1)[i]), ulp=None)
+    n = int(bad.sum())
+    out.update(verdict="fail" if n else "pass", mode="exact", accumulator=None, mismatches=n,
+               first=first, worst=None, heatmap=None,
+               text=f"{rec.family} ({c.convention}): {n} of {w.size} elements differ")
+    return out
+
+
 def _element(e):
     if e is None:
         return None
@@ -94,8 +141,11 @@ def judge(rec, heatmap=None):
         out.update(verdict="bad", reason="; ".join(other))
         return out
     try:
+        if rec.family in ("upcast_e8m0", "dequantize"):
+            return _judge_elementwise(rec, out)
         if not rec.family.startswith("gemm"):
-            raise _Unsupported(f"family {rec.family}: replay judges the GEMM families")
+            raise _Unsupported(f"family {rec.family}: replay judges the GEMM families, "
+                               f"upcast_e8m0 and dequantize")
         kw, mode, acc = gemm_call(rec)
     except _Unsupported as e:
         out.update(verdict="unsupported", reason=str(e))

@@ -251,3 +251,22 @@ def test_rerun_shows_a_nondeterministic_kernel(tmp_path, cli, monkeypatch):
     monkeypatch.setenv("RECORD_MODEL_FLAKY", "1")  # the CLI's process: off from its first call
     code, out, err = cli("replay", tmp_path, "--rerun")
     assert code == 1 and "not deterministic" in out, out + err
+
+
+# Guards against the shipped adapters' non-GEMM ops being recorded but never judged: with no
+# hooks given, NumpyAdapter's upcast_e8m0 passes and ShiftE8m0's (byte << 23) fails, first at
+# code 0x00 (element 0: 2^-127 expected, 0 given); 0xFF (NaN expected, Inf given) the other.
+def test_replay_upcast_e8m0_of_known_ops(tmp_path):
+    from mxgate.adapters.numpy import NumpyAdapter
+    from mxgate.adapters.numpy_faulty import ShiftE8m0
+
+    codes = np.arange(256, dtype=np.uint8)
+    with mxgate.record(tmp_path, include="*upcast_e8m0"):
+        NumpyAdapter().upcast_e8m0(codes)
+        ShiftE8m0().upcast_e8m0(codes)
+    r = mxgate.replay(tmp_path)
+    assert [(x["op"], x["verdict"]) for x in r.results] == [("upcast_e8m0", "pass"),
+                                                            ("upcast_e8m0", "fail")]
+    bad = r.results[1]
+    assert (bad["mismatches"], bad["first"]["col"], bad["first"]["actual"]) == (2, 0, 0.0)
+    assert bad["first"]["expected_bits"] == 0x00400000  # 2^-127: the fp32 subnormal 2^-1 * 2^-126
