@@ -52,8 +52,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 const std::set<std::string>& gemm_options() {
   static const std::set<std::string> options = {
-      "scheme",   "a",        "a-scales",   "b", "b-scales", "dtype",   "format",
-      "a-format", "b-format", "convention", "k", "a-global", "b-global", "a-block", "b-block"};
+      "scheme",   "a",          "a-scales", "b",        "b-scales", "dtype",   "format", "a-format",
+      "b-format", "convention", "k",        "a-global", "b-global", "a-block", "b-block"};
   return options;
 }
 
@@ -74,8 +74,7 @@ GemmSpec gemm_spec(const Args& a) {
     reject_options(a, {"a-block", "b-block"}, "applies to --scheme block only");
   } else {
     std::tie(spec.a_block_rows, spec.a_block_cols) = block_option(a, "a-block", {1, kBlockK});
-    std::tie(spec.b_block_rows, spec.b_block_cols) =
-        block_option(a, "b-block", {kBlockK, kBlockK});
+    std::tie(spec.b_block_rows, spec.b_block_cols) = block_option(a, "b-block", {kBlockK, kBlockK});
   }
   if (scheme == "bf16") {
     reject_options(a, {"a-scales", "b-scales", "format", "convention", "k"},

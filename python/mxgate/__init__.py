@@ -39,7 +39,9 @@ from .reference import (
     quantize_mxfp4,
     quantize_nvfp4,
 )
+from .replay import ReplayReport, replay
 from .result import CheckResult, Location
+from .shrink import Shrunk, shrink
 from .spec import load
 from .survey import CastSurvey, survey_cast
 from .verdict import NAN_ULP, Element, Verdict
@@ -88,6 +90,10 @@ __all__ = [
     "quantize_nvfp4",
     "record",
     "Recorder",
+    "replay",
+    "ReplayReport",
+    "shrink",
+    "Shrunk",
     "shapes",
     "survey_cast",
 ]

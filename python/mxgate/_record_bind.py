@@ -14,7 +14,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from .adapter import _INPUTS, _OUTPUTS, Call, Contract, Op, Tensor, contract
+from .adapter import _INPUTS, _OUTPUTS, Call, Contract, Dim, Op, Tensor, contract
 from .errors import AdapterError, Unsupported
 from ._record_tensors import _BY_NAME, framework_dtype, is_tensor, is_torch
 
@@ -274,6 +274,10 @@ class ScaledMmBinding:
             unsupported = unsupported or f"out_dtype {da}: an fp8 output is not judged yet"
         elif out_dtype is None:
             unsupported = unsupported or f"out_dtype {od}: not judged yet"
+        # ScaledMmAdapter's clauses: K, N multiples of 16; M of 4 for the block form.
+        fields.update(k=Dim(align=16), n=Dim(align=16))
+        if mode == "block":
+            fields["m"] = Dim(align=4)
         c = contract("gemm_block", a_dtypes=(da,) if da in ("e4m3fn", "e5m2") else ("e4m3fn",),
                      b_dtypes=(db,) if db in ("e4m3fn", "e5m2") else ("e4m3fn",),
                      accumulator=SCALED_MM_ACCUMULATOR, **fields) if mode in (

@@ -69,6 +69,53 @@ def gemm_call(rec):
     return kw, "exact", None
 
 
+def _judge_elementwise(rec, out):
+    """upcast_e8m0 and MX dequantize against the reference decode / dequantize of the declared
+    convention: bit for bit (any NaN equals any NaN), the first differing element located."""
+    from .reference import decode, dequantize
+
+    c, o, dt = rec.contract, rec.operands, rec.dtypes
+    if not c.convention:
+        raise _Unsupported(f"{rec.family} declares no convention to judge it by")
+    if "out" not in o:
+        raise _Unsupported("no output recorded")
+    if rec.family == "upcast_e8m0":
+        want = decode(o["a"], "e8m0", c.convention).astype(np.float32)
+    else:
+        if tuple(c.a_block) != (1, 32) or o["a_scale"].dtype != np.uint8:
+            raise _Unsupported(f"dequantize with {tuple(c.a_block)} blocks: replay judges MX "
+                               f"(1x32 e8m0)")
+        fmt = dt["a"]
+        want = dequantize(o["a"], o["a_scale"], fmt, c.convention,
+                          dtype="bf16" if dt["out"] == "bf16" else "float32",
+                          k=rec.manifest["k"] if fmt == "e2m1" else None)
+    got = o["out"].reshape(want.shape) if o["out"].size == want.size else o["out"]
+    if got.shape != want.shape:
+        out.update(verdict="fail", mode="exact", accumulator=None, mismatches=int(want.size),
+                   first=None, worst=None, text=f"output shape {got.shape}, expected "
+                                                f"{want.shape}", heatmap=None,
+                   reason=f"output shape {got.shape}, expected {want.shape}")
+        return out
+    w = np.ascontiguousarray(want)
+    g = np.ascontiguousarray(got).astype(w.dtype, copy=False)
+    bits = w.view(np.uint32 if w.dtype == np.float32 else np.uint16)
+    gbits = g.view(bits.dtype)
+    nan = (np.isnan(w) & np.isnan(g)) if w.dtype == np.float32 else np.zeros(w.shape, bool)
+    bad = (bits != gbits) & ~nan
+    first = None
+    if bad.any():
+        i = int(np.argmax(bad.reshape(-1)))  # the row-major first
+        r, col = divmod(i, w.shape[1]) if w.ndim > 1 else (0, i)
+        first = dict(row=r, col=col, expected_bits=int(bits.reshape(-1)[i]),
+                     actual_bits=int(gbits.reshape(-1)[i]), expected=float(w.reshape(-1)[i]),
+                     actual=float(g.reshape(-1)[i]), ulp=None)
+    n = int(bad.sum())
+    out.update(verdict="fail" if n else "pass", mode="exact", accumulator=None, mismatches=n,
+               first=first, worst=None, heatmap=None,
+               text=f"{rec.family} ({c.convention}): {n} of {w.size} elements differ")
+    return out
+
+
 def _element(e):
     if e is None:
         return None
@@ -94,8 +141,11 @@ def judge(rec, heatmap=None):
         out.update(verdict="bad", reason="; ".join(other))
         return out
     try:
+        if rec.family in ("upcast_e8m0", "dequantize"):
+            return _judge_elementwise(rec, out)
         if not rec.family.startswith("gemm"):
-            raise _Unsupported(f"family {rec.family}: replay judges the GEMM families")
+            raise _Unsupported(f"family {rec.family}: replay judges the GEMM families, "
+                               f"upcast_e8m0 and dequantize")
         kw, mode, acc = gemm_call(rec)
     except _Unsupported as e:
         out.update(verdict="unsupported", reason=str(e))
@@ -175,10 +225,12 @@ class ReplayReport:
                 head += f" ({r['mode']}" + (f", {r['accumulator']}" if r["accumulator"] else "")
                 head += ")"
             lines.append(head)
-            if r["verdict"] == "fail":
+            if r["verdict"] == "fail" and r.get("first") is not None:
                 lines.append(f"    {_first_line(r)}   (called at {r['site']})")
-            elif r["verdict"] not in ("pass",):
+            if r.get("reason") and (r["verdict"] != "fail" or "rerun" in r):
                 lines.append(f"    {r['reason']}")
+            if r.get("rerun", {}).get("ran") is False:
+                lines.append(f"    not re-run: {r['rerun']['why']}")
         lines.append("summary (op, M, N, K: calls pass fail unsupported crashed/bad):")
         for s in self.summary:
             lines.append(f"  {s['op']} {s['m']}x{s['n']}x{s['k']}: {s['calls']} {s['pass']} "
@@ -211,10 +263,41 @@ def _summarize(results):
     return [groups[k] for k in sorted(groups)]
 
 
-def replay(directory: PathLike, heatmap_dir: Optional[PathLike] = None) -> ReplayReport:
+def _rerun(rec, r):
+    """Re-runs the recorded callable on the recorded inputs (same library, same GPU: the same
+    bits expected) and notes on r whether its output equals the recorded one, bit for bit."""
+    from .shrink import _callable, rerun
+
+    found = _callable(rec)
+    if found is None:
+        r["rerun"] = dict(ran=False, why=f"{rec.manifest.get('hook')} is not importable here")
+        return
+    ops = {k: v for k, v in rec.operands.items() if k != "out"}
+    m = rec.manifest
+    try:
+        got = rerun(rec, found, ops, (m["m"], m["n"], m["k"]))
+    except Exception as e:  # the callable failing now is reported, not raised
+        r["rerun"] = dict(ran=False, why=f"{type(e).__name__}: {e}")
+        return
+    want = rec.operands["out"]
+    same = got.shape == want.shape and np.array_equal(
+        np.ascontiguousarray(got).view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+    differing = 0 if same else int(np.count_nonzero(got != want)) if got.shape == want.shape \
+        else -1
+    r["rerun"] = dict(ran=True, same_bits=same, differing=differing)
+    if not same:
+        r["verdict"] = "fail"
+        r["reason"] = (f"the recorded callable re-run on the recorded inputs gave other bits "
+                       f"({differing} elements differ): not deterministic")
+
+
+def replay(directory: PathLike, heatmap_dir: Optional[PathLike] = None,
+           rerun: bool = False) -> ReplayReport:
     """Judges every record under `directory` (or the one record folder it names); returns a
     ReplayReport (exit_code 2 for bad dumps, 1 for failing calls). heatmap_dir: an SVG of each
-    failing GEMM's mismatches there."""
+    failing GEMM's mismatches there. rerun: also re-run each judged call's recorded callable
+    (when importable here) on its recorded inputs; other bits than recorded are a failure (a
+    non-deterministic kernel, or another library or GPU than the recording's)."""
     directory = os.fspath(directory)
     t0 = time.perf_counter()
     results, problems = [], []
@@ -231,6 +314,8 @@ def replay(directory: PathLike, heatmap_dir: Optional[PathLike] = None) -> Repla
             os.makedirs(heatmap_dir, exist_ok=True)
             heat = os.path.join(os.fspath(heatmap_dir), os.path.basename(folder) + ".svg")
         r = judge(rec, heat)
+        if rerun and r["verdict"] in ("pass", "fail"):
+            _rerun(rec, r)
         if r["verdict"] == "pass" and heat and os.path.exists(heat):
             os.remove(heat)
         problems += [p for p in r["problems"] if p not in problems]
@@ -242,8 +327,9 @@ def replay(directory: PathLike, heatmap_dir: Optional[PathLike] = None) -> Repla
 
 def main_replay(argv) -> int:
     """`mxgate replay DIR [--json FILE] [--junit FILE] [--heatmap-dir DIR]` (the CLI verb)."""
-    args, opts = _parse(argv, ("json", "junit", "heatmap-dir"), "replay DIR")
-    report = replay(args[0], heatmap_dir=opts.get("heatmap-dir"))
+    args, opts = _parse(argv, ("json", "junit", "heatmap-dir", "rerun"), "replay DIR")
+    report = replay(args[0], heatmap_dir=opts.get("heatmap-dir"),
+                    rerun=opts.get("rerun") is not None)
     print(report.text(), end="")
     if "json" in opts:
         with open(opts["json"], "w") as f:
@@ -259,6 +345,10 @@ def _parse(argv, options, usage):
         a = argv[i]
         if a.startswith("--"):
             name = a[2:]
+            if name in ("rerun",) and name in options:
+                opts[name] = ""
+                i += 1
+                continue
             if name not in options:
                 raise InputError(f"unknown option {a} (usage: mxgate {usage} "
                                  + " ".join(f"[--{o} ...]" for o in options) + ")")

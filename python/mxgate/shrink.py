@@ -79,6 +79,22 @@ def _callable(rec):
         return None
 
 
+def rerun(rec, found, cand, shape):
+    """The recorded callable (found: _callable's) run on operands `cand` of `shape` (M, N, K)
+    in the recorded call's form; its output as numpy (bf16 as bits)."""
+    fn, binding = found
+    cand = dict(cand, m=shape[0], n=shape[1], k=shape[2])
+    recorded = dict(rec.manifest.get("kwargs") or {})
+    if binding.kind != "op":
+        recorded["device"] = _device(rec)
+    args, kwargs = binding.rebuild(cand, dict(rec.dtypes), recorded)
+    if binding.kind == "op" and rec.manifest.get("out_arg"):
+        kwargs["out"] = np.zeros((shape[0], shape[1]), rec.operands["out"].dtype)
+        result = fn(*args, **kwargs)
+        return kwargs["out"] if result is None else result_bits(result)
+    return result_bits(fn(*args, **kwargs))
+
+
 def _cut(ops, m0, m1, n0, n1, k_blocks, block_k, nblock):
     """Operands cut to rows m0:m1 of A, n0:n1 of B and the K blocks k_blocks (b0, b1)."""
     b0, b1 = k_blocks
@@ -120,18 +136,7 @@ def shrink(record: PathLike, out: Optional[PathLike] = None,
     state = dict(ops=ops, shape=(m, n, k), c=rec.operands["out"])
 
     def run(cand, shape):
-        fn, binding = found
-        cand = dict(cand, m=shape[0], n=shape[1], k=shape[2])
-        dtypes = dict(rec.dtypes, out=rec.dtypes["out"])
-        recorded = dict(rec.manifest.get("kwargs") or {})
-        if binding.kind != "op":
-            recorded["device"] = _device(rec)
-        args, kwargs = binding.rebuild(cand, dtypes, recorded)
-        if binding.kind == "op" and rec.manifest.get("out_arg"):
-            kwargs["out"] = np.zeros((shape[0], shape[1]), rec.operands["out"].dtype)
-            result = fn(*args, **kwargs)
-            return kwargs["out"] if result is None else result_bits(result)
-        return result_bits(fn(*args, **kwargs))
+        return rerun(rec, found, cand, shape)
 
     def fails(cand, shape):
         if tried[0] >= max_candidates:

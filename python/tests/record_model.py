@@ -91,3 +91,19 @@ class Model:
                 x = np.pad(x, ((0, 0), (0, k - x.shape[1])))
             x = np.maximum(self.linear(x[:, :k], i), 0)
         return x
+
+
+CALLS = {"flaky": 0}
+
+
+def flaky_gemm(a, a_scales, b, b_scales):
+    """Right on its first call in a process; from the second on, or with RECORD_MODEL_FLAKY=1,
+    element (0, 1) is off by one ulp (a kernel whose result depends on something other than its
+    inputs: a racing reduction, a tactic picked by the environment)."""
+    import os
+
+    c = correct_gemm(a, a_scales, b, b_scales)
+    CALLS["flaky"] += 1
+    if CALLS["flaky"] > 1 or os.environ.get("RECORD_MODEL_FLAKY") == "1":
+        c[0, 1] = np.nextafter(c[0, 1], np.float32(np.inf))
+    return c

@@ -219,6 +219,7 @@ def test_scaled_mm_block_binding():
     assert b.roles["b"] == {"tensor": "mat2", "transpose": True}
     assert b.roles["b_scale"] == {"tensor": "scale_b", "transpose": True, "cols": 18}
     assert b.contract.accumulator == "sm90_fp8_mma" and b.kwargs["scale_b_form"] == "unpadded"
+    assert (b.contract.m.align, b.contract.n.align, b.contract.k.align) == (4, 16, 16)
     padded = ScaledMmBinding().bind(
         (FakeTensor((m, k), (k, 1), "float8_e4m3fn"), FakeTensor((k, n), (1, k), "float8_e4m3fn"),
          FakeTensor((m, 18), (1, m), "float32"), FakeTensor((20, 2), (1, 20), "float32")),

@@ -229,3 +229,44 @@ def test_cli_block_option_checked(cli, tmp_path):
     assert code == 0, out + err  # all-zero codes: C = 0, right
     code, out, err = cli(*base[:2], "mx", *base[3:], "--a-block", "1x0")
     assert code == 2 and "--a-block" in err and "block only" in err, out + err
+
+
+# Guards against a non-deterministic kernel passing replay: re-run on its recorded inputs
+# (--rerun) it gives other bits than recorded, a failure; the deterministic kernel's re-run
+# gives the same bits.
+def test_rerun_shows_a_nondeterministic_kernel(tmp_path, cli, monkeypatch):
+    decl = dict(family="gemm_block", accumulator="fp32_rn")
+    record_model.CALLS["flaky"] = 0
+    with mxgate.record(tmp_path, known=False, hooks={"record_model.flaky_gemm": decl,
+                                                     "record_model.correct_gemm": decl}):
+        a, sa = record_model.quantize(np.ones((2, 128), np.float32), 1, 128)
+        b, sb = record_model.quantize(np.ones((2, 128), np.float32), 128, 128)
+        record_model.flaky_gemm(a, sa, b, sb)
+        record_model.correct_gemm(a, sa, b, sb)
+    assert [x["verdict"] for x in replay(tmp_path).results] == ["pass", "pass"]
+    r = replay(tmp_path, rerun=True)
+    assert [x["verdict"] for x in r.results] == ["fail", "pass"]
+    assert r.results[0]["rerun"] == dict(ran=True, same_bits=False, differing=1)
+    assert r.results[1]["rerun"] == dict(ran=True, same_bits=True, differing=0)
+    monkeypatch.setenv("RECORD_MODEL_FLAKY", "1")  # the CLI's process: off from its first call
+    code, out, err = cli("replay", tmp_path, "--rerun")
+    assert code == 1 and "not deterministic" in out, out + err
+
+
+# Guards against the shipped adapters' non-GEMM ops being recorded but never judged: with no
+# hooks given, NumpyAdapter's upcast_e8m0 passes and ShiftE8m0's (byte << 23) fails, first at
+# code 0x00 (element 0: 2^-127 expected, 0 given); 0xFF (NaN expected, Inf given) the other.
+def test_replay_upcast_e8m0_of_known_ops(tmp_path):
+    from mxgate.adapters.numpy import NumpyAdapter
+    from mxgate.adapters.numpy_faulty import ShiftE8m0
+
+    codes = np.arange(256, dtype=np.uint8)
+    with mxgate.record(tmp_path, include="*upcast_e8m0"):
+        NumpyAdapter().upcast_e8m0(codes)
+        ShiftE8m0().upcast_e8m0(codes)
+    r = mxgate.replay(tmp_path)
+    assert [(x["op"], x["verdict"]) for x in r.results] == [("upcast_e8m0", "pass"),
+                                                            ("upcast_e8m0", "fail")]
+    bad = r.results[1]
+    assert (bad["mismatches"], bad["first"]["col"], bad["first"]["actual"]) == (2, 0, 0.0)
+    assert bad["first"]["expected_bits"] == 0x00400000  # 2^-127: the fp32 subnormal 2^-1 * 2^-126

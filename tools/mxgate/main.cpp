@@ -330,13 +330,15 @@ constexpr Verb kVerbs[] = {
      "Exit 0 no failure, 1 an input failed (a target's check trapped or it hung), 2 usage error,\n"
      "3 the target is not linked into this build.",
      mxgate::cli::cmd_fuzz},
-    {"replay", "replay DIR [--json FILE] [--junit FILE] [--heatmap-dir DIR]",
+    {"replay", "replay DIR [--json FILE] [--junit FILE] [--heatmap-dir DIR] [--rerun]",
      "Judge every call a flight record holds (mxgate.record / MXGATE_RECORD, docs/record.md)\n"
      "against the reference with its op's declared convention and accumulator: check-gemm's\n"
      "bound mode with the declared accumulator model (exact mode when the op declares none),\n"
      "the first and worst element located, a summary per op and shape; --json / --junit write\n"
      "the report, --heatmap-dir an SVG per failing GEMM. A form the reference cannot take is\n"
-     "unsupported, with the reason. Run by the Python package (MXGATE_PYTHON, else the first\n"
+     "unsupported, with the reason. --rerun also re-runs each recorded callable (where it can\n"
+     "be imported) on its recorded inputs: other bits than recorded fail (non-deterministic).\n"
+     "Run by the Python package (MXGATE_PYTHON, else the first\n"
      "of python3 and /usr/bin/python3 that imports numpy).\n"
      "Exit 0 all pass, 1 a call failed, 2 a bad dump (a truncated, missing or altered tensor\n"
      "file, an unknown dtype, a call without its completion marker: the file named), 3 no\n"
