@@ -1,4 +1,4 @@
-"""The flight recorder's torch operator hook (docs/record.md §2.3): a TorchDispatchMode that
+"""The flight recorder's torch operator hook (docs/record.md §2): a TorchDispatchMode that
 sees every dispatcher op (aten, torch.ops._C.*, torch.ops.vllm.* custom ops) and records those
 it has a declaration for: aten._scaled_mm (.default, .out) with the known binding, and any op
 the hooks name as "torch.ops.NS.NAME" with an mxgate declaration of its adapter form.

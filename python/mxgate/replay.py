@@ -344,7 +344,16 @@ def _parse(argv, options, usage):
     while i < len(argv):
         a = argv[i]
         if a.startswith("--"):
-            name = a[2:]
+            name, eq, value = a[2:].partition("=")
+            if eq:  # --name=VALUE, as the C++ verbs take it
+                if name not in options:
+                    raise InputError(f"unknown option --{name} (usage: mxgate {usage} "
+                                     + " ".join(f"[--{o} ...]" for o in options) + ")")
+                if name == "rerun":
+                    raise InputError("--rerun takes no value")
+                opts[name] = value
+                i += 1
+                continue
             if name in ("rerun",) and name in options:
                 opts[name] = ""
                 i += 1

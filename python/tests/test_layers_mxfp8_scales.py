@@ -1,4 +1,4 @@
-"""The layer generator and the MXFP8 scheme's weight scales (issue 34's mend): an MXFP8 layer's
+"""The layer generator and the MXFP8 scheme's weight scales (a mend: an adapter was blamed for the reference's refusal): an MXFP8 layer's
 1x32 scales are e8m0 (OCP MX), so the generator never draws fp32 ones, a case that names them is
 an InputError before any adapter runs, and an adapter that accepts every config is never blamed
 for a refusal of mxgate's own. Not covered: fp8_block's fp32 scales (test_layers.py)."""

@@ -249,6 +249,8 @@ def test_rerun_shows_a_nondeterministic_kernel(tmp_path, cli, monkeypatch):
     assert r.results[0]["rerun"] == dict(ran=True, same_bits=False, differing=1)
     assert r.results[1]["rerun"] == dict(ran=True, same_bits=True, differing=0)
     monkeypatch.setenv("RECORD_MODEL_FLAKY", "1")  # the CLI's process: off from its first call
+    here = os.path.dirname(os.path.abspath(__file__))  # the CLI's Python imports record_model
+    monkeypatch.setenv("PYTHONPATH", here + os.pathsep + os.environ.get("PYTHONPATH", ""))
     code, out, err = cli("replay", tmp_path, "--rerun")
     assert code == 1 and "not deterministic" in out, out + err
 

@@ -215,6 +215,9 @@ def expected(c: MoEConfig, w13: np.ndarray, s13, w2: np.ndarray, s2, emap: np.nd
             slot_err = wt * (gamma(i) * (qmax @ np.abs(W2[e]).T) * (1 + _FP64_MARGIN))
             ymax = wt * np.maximum(np.abs(yl), np.abs(yh))
             slot_err += gamma(k + 2) * ymax + (2.0**-8 * ymax if slot_rounding == "bf16" else 0)
+            # fp32 subnormals: each of the I + k + 2 roundings may err by half of 2^-149
+            # absolutely, whatever the relative bound says (an output near 2^-140 shows it).
+            slot_err += (i + k + 2) * 2.0**-150
             err[rows] += slot_err
     lo, hi = lo_y - err, hi_y + err
     if output == "bf16":  # rounding is monotone: the rounded y lies between the rounded ends
