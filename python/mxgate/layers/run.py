@@ -91,18 +91,21 @@ def property_names(property: Union[str, Iterable[str]], adapter: LayerAdapter) -
     return names
 
 
-def _shrink(name: str, adapter: LayerAdapter, case: D.Case, outcome: Outcome):
+def _shrink(name: str, adapter: LayerAdapter, case: D.Case, outcome: Outcome,
+            candidates=D.shrink_candidates, run=run_case, max_steps: int = MAX_SHRINK_STEPS,
+            max_seconds: float = MAX_SHRINK_SECONDS):
     """Greedy: the first smaller case that still fails replaces the case, until none does (or
-    MAX_SHRINK_STEPS runs / MAX_SHRINK_SECONDS have passed)."""
+    max_steps runs / max_seconds have passed). candidates and run: the case kind's (the MoE
+    properties pass theirs)."""
     steps, start = 0, time.monotonic()
     improved = True
     while improved:
         improved = False
-        for cand in D.shrink_candidates(case):
-            if steps >= MAX_SHRINK_STEPS or time.monotonic() - start > MAX_SHRINK_SECONDS:
+        for cand in candidates(case):
+            if steps >= max_steps or time.monotonic() - start > max_seconds:
                 return case, outcome
             steps += 1
-            o = run_case(name, adapter, cand)
+            o = run(name, adapter, cand)
             if o.status in ("fail", "error"):
                 case, outcome, improved = cand, o, True
                 break

@@ -1,7 +1,7 @@
 """What describes one MoE layer as one rank sees it (MoEConfig), what mxgate hands the user's
 code (MoELayer) and what the user implements around it (MoEAdapter): docs/moe.md §1."""
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from ..errors import InputError
@@ -174,7 +174,3 @@ class MoEAdapter:
 
     def __repr__(self) -> str:
         return f"<mxgate MoE adapter {self.name}>"
-
-
-def narrowed(config: MoEConfig, **kw: Any) -> MoEConfig:
-    return replace(config, **kw)

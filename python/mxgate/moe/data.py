@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..errors import InputError
+from ..layers.protocol import parse_words
 from .config import MoEConfig, config_from_words
 
 ROUTINGS = ("random", "all_to_first", "empty_ends", "single_token")
@@ -59,14 +60,7 @@ class Case:
 
     @classmethod
     def parse(cls, text: str) -> "Case":
-        words = {}
-        for word in text.split():
-            key, sep, value = word.partition("=")
-            if not sep or not key:
-                raise InputError(f"case text: '{word}' is not key=value")
-            if key in words:
-                raise InputError(f"case text: '{key}' given twice")
-            words[key] = value
+        words = parse_words(text)
         extra = {k: words.pop(k) for k in ("m", "seed", "routing") if k in words}
         config = config_from_words(words)
         if words:

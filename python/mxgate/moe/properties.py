@@ -2,12 +2,13 @@
 returns an Outcome; expected intervals come from mxgate's MoE reference (reference.py), never
 from the code under test."""
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from ..adapter import describe_exception
-from ..errors import AdapterError, InputError, Unsupported
+from ..errors import AdapterError, InputError
+# The outcome of one case and how a property stops with it are the layer properties' own.
+from ..layers.properties import Outcome, _fail, _skip, _Stop, _user
 from ..layers.protocol import as_numpy
 from ..result import Location
 from . import data as D
@@ -16,35 +17,6 @@ from .config import MoEAdapter, MoEConfig, MoELayer
 
 INTERMEDIATES = ("bf16", "fp32")
 OUTPUTS = ("fp32", "bf16")
-
-
-class Outcome:
-    def __init__(self, status: str, message: str = "", location: Optional[Location] = None,
-                 kernels: Tuple[str, ...] = ()) -> None:
-        self.status, self.message, self.location, self.kernels = status, message, location, kernels
-
-
-class _Stop(Exception):
-    def __init__(self, outcome: Outcome) -> None:
-        super().__init__(outcome.message)
-        self.outcome = outcome
-
-
-def _skip(reason: str) -> _Stop:
-    return _Stop(Outcome("unsupported", reason))
-
-
-def _fail(message: str, location: Optional[Location] = None) -> _Stop:
-    return _Stop(Outcome("fail", message, location))
-
-
-def _user(what: str, fn: Callable[..., Any], *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except Unsupported as e:
-        raise _skip(f"{what} declined: {e}") from None
-    except Exception as e:  # the user's code failed: an error verdict naming it
-        raise _Stop(Outcome("error", f"{what} raised {describe_exception(e)}")) from None
 
 
 def _tensor(a: np.ndarray, adapter: MoEAdapter) -> Any:

@@ -3,7 +3,6 @@ greedy shrinker over the case, and the CheckResult mxgate.check returns (docs/mo
 
 import importlib
 import sys
-import time
 import zlib
 from typing import Any, Iterable, List, Optional, Tuple, Union
 
@@ -11,6 +10,7 @@ import numpy as np
 
 from .. import spec as _spec
 from ..errors import AdapterError, InputError
+from ..layers.run import _shrink as layer_shrink
 from ..result import CheckResult
 from . import data as D
 from .config import MoEAdapter
@@ -66,18 +66,8 @@ def _buckets(adapter: MoEAdapter) -> Tuple[Tuple[int, int], ...]:
 
 
 def _shrink(name: str, adapter: MoEAdapter, case: D.Case, outcome: Outcome):
-    steps, start, improved = 0, time.monotonic(), True
-    while improved:
-        improved = False
-        for cand in D.shrink_candidates(case):
-            if steps >= MAX_SHRINK_STEPS or time.monotonic() - start > MAX_SHRINK_SECONDS:
-                return case, outcome
-            steps += 1
-            o = run_case(name, adapter, cand)
-            if o.status in ("fail", "error"):
-                case, outcome, improved = cand, o, True
-                break
-    return case, outcome
+    return layer_shrink(name, adapter, case, outcome, D.shrink_candidates, run_case,
+                        MAX_SHRINK_STEPS, MAX_SHRINK_SECONDS)
 
 
 def check_one(name: str, adapter: MoEAdapter, spec: Optional[str], cases: int, seed: int,
