@@ -88,11 +88,31 @@ def rerun(rec, found, cand, shape):
     if binding.kind != "op":
         recorded["device"] = _device(rec)
     args, kwargs = binding.rebuild(cand, dict(rec.dtypes), recorded)
+    if binding.kind == "op":
+        args = [_as_recorded(rec, role, a) for role, a in zip(binding.roles, args)]
     if binding.kind == "op" and rec.manifest.get("out_arg"):
         kwargs["out"] = np.zeros((shape[0], shape[1]), rec.operands["out"].dtype)
         result = fn(*args, **kwargs)
         return kwargs["out"] if result is None else result_bits(result)
     return result_bits(fn(*args, **kwargs))
+
+
+def _as_recorded(rec, role, array):
+    """`array` (numpy, the role's storage dtype) as the recorded call passed it: a torch tensor
+    on the recorded device with the recorded torch dtype (a callable written for torch CUDA
+    tensors gets torch CUDA tensors), else numpy."""
+    m = rec.manifest
+    name = (m.get("roles", {}).get(role) or {}).get("tensor")
+    d = m.get("tensors", {}).get(name) or {}
+    fd = d.get("framework_dtype", "")
+    if not fd.startswith("torch."):
+        return array
+    torch = importlib.import_module("torch")
+    a = np.ascontiguousarray(array)
+    if a.dtype == np.uint16:  # bf16 / fp16 bits: torch's uint16 has few kernels
+        a = a.view(np.int16)
+    t = torch.from_numpy(a).to(d.get("device", "cpu"))
+    return t.view(getattr(torch, fd.split(".", 1)[1]))
 
 
 def _cut(ops, m0, m1, n0, n1, k_blocks, block_k, nblock):
