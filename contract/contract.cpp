@@ -10,7 +10,7 @@
 namespace mxgate::contract {
 namespace {
 
-constexpr NameTable<Family, 12> kFamilies = {{
+constexpr NameTable<Family, 14> kFamilies = {{
     {Family::kCast, "cast"},
     {Family::kQuantizeMx, "quantize_mx"},
     {Family::kQuantizeBlock, "quantize_block"},
@@ -23,6 +23,8 @@ constexpr NameTable<Family, 12> kFamilies = {{
     {Family::kQuantizeNvfp4, "quantize_nvfp4"},
     {Family::kDequantizeNvfp4, "dequantize_nvfp4"},
     {Family::kGemmNvfp4, "gemm_nvfp4"},
+    {Family::kGroupedGemmBlock, "grouped_gemm_block"},
+    {Family::kGroupedGemmMx, "grouped_gemm_mx"},
 }};
 
 // The dtypes are the element types of common/dtypes.h, whose codes are the ABI's
@@ -116,7 +118,15 @@ std::optional<Family> parse_family(std::string_view s) { return parse_in(kFamili
 
 bool is_gemm(Family f) {
   return f == Family::kGemmMx || f == Family::kGemmBlock || f == Family::kGemmBf16 ||
-         f == Family::kGemmNvfp4;
+         f == Family::kGemmNvfp4 || is_grouped(f);
+}
+
+bool is_grouped(Family f) { return f == Family::kGroupedGemmBlock || f == Family::kGroupedGemmMx; }
+
+Family dense_family(Family f) {
+  if (f == Family::kGroupedGemmBlock) return Family::kGemmBlock;
+  if (f == Family::kGroupedGemmMx) return Family::kGemmMx;
+  return f;
 }
 
 bool is_nvfp4(Family f) {
@@ -285,13 +295,15 @@ std::optional<std::string> check_call(std::string_view op, const Contract& c, co
       return prefixed(op, "convention " + call.convention + " not in {" + list + "}");
     }
   }
-  const bool scaled_gemm = call.family == Family::kGemmMx || call.family == Family::kGemmBlock;
+  const bool scaled_gemm = call.family == Family::kGemmMx || call.family == Family::kGemmBlock ||
+                           is_grouped(call.family);
   if (scaled_gemm && !call.b_scale.present() && !c.b_scale_optional) {
     return prefixed(op, "b_scale is absent and the contract requires it");
   }
   if (call.n_offset != 0 && !c.n_offset) {
     return prefixed(op, "n_offset " + std::to_string(call.n_offset) + " not supported");
   }
+  if (auto why = check_grouped(c, call)) return prefixed(op, *why);
   return std::nullopt;
 }
 

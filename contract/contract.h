@@ -32,13 +32,20 @@ enum class Family : uint32_t {
   kQuantizeNvfp4 = MXGATE_OP_QUANTIZE_NVFP4,
   kDequantizeNvfp4 = MXGATE_OP_DEQUANTIZE_NVFP4,
   kGemmNvfp4 = MXGATE_OP_GEMM_NVFP4,
+  kGroupedGemmBlock = MXGATE_OP_GROUPED_GEMM_BLOCK,
+  kGroupedGemmMx = MXGATE_OP_GROUPED_GEMM_MX,
 };
 using FamilyMask = uint32_t;
 constexpr FamilyMask family_bit(Family f) { return 1u << static_cast<uint32_t>(f); }
 std::span<const Family> all_families();
 std::string_view to_string(Family f);  // "cast", "quantize_mx", ..., "gemm_nvfp4"
 std::optional<Family> parse_family(std::string_view s);
-bool is_gemm(Family f);
+bool is_gemm(Family f);  // the grouped GEMMs included
+// The grouped (mixture-of-experts) GEMMs: grouped_gemm_block, grouped_gemm_mx (docs/grouped.md).
+bool is_grouped(Family f);
+// The dense family whose operands (dtypes, scale blocks, summation) one group of a grouped family
+// has: gemm_block for grouped_gemm_block, gemm_mx for grouped_gemm_mx, `f` itself otherwise.
+Family dense_family(Family f);
 // The NVFP4 families: E4M3 block scales of 1 x 16 and 1 x 1 global-scale tensors (plugin.h).
 bool is_nvfp4(Family f);
 
@@ -125,6 +132,28 @@ struct DeclaredOrder {
   int partial_roundings = 2;
 };
 
+// The grouped GEMMs' clause (docs/grouped.md §6). A call multiplies E row groups of A by E
+// experts stacked in B ((E * N) x K, expert e rows e*N .. e*N + N - 1, B's scale grid stacked the
+// same way); the group of a row comes from the call's offsets (Call::offsets, one per expert):
+//   kContiguous  A and out are M x K / M x N; group e is rows [start_e, end_e). kEnds: offsets[e]
+//                = end_e (cumulative, torch._grouped_mm's offs: start_0 = 0, start_e = end_{e-1});
+//                kStarts: offsets[e] = start_e, end_e = start_{e+1} or the last offset's end, which
+//                is M. Rows past the last group (offs[-1] < M) are never written.
+//   kMasked      A and out are (E * max_m) x K / N, M = E * max_m; offsets[e] = the valid rows of
+//                expert e (masked_m, <= max_m): rows past it are never read and never written.
+// offset_align: every group boundary (contiguous: every offset; masked: every count) a multiple
+// of it (1, 16, 32 or 128; DeepGEMM's contiguous layout 128, MXFP8 32: MSLK PR #63). groups: E.
+enum class GroupLayout : uint32_t { kContiguous = 1, kMasked = 2 };
+enum class OffsetsKind : uint32_t { kEnds = 1, kStarts = 2 };
+std::string_view to_string(GroupLayout l);  // "contiguous", "masked"
+std::string_view to_string(OffsetsKind k);  // "ends", "starts"
+struct GroupedClause {
+  GroupLayout layout = GroupLayout::kContiguous;
+  OffsetsKind offsets = OffsetsKind::kEnds;
+  uint32_t offset_align = 1;
+  Dim groups;
+};
+
 // Mirrors mxgate_contract field by field (0 = "any" / "whole dimension" as there), plus:
 //   conventions        a plugin op claims one; a built-in kernel with a convention parameter
 //                      claims each it implements and the call picks one (Call::convention)
@@ -171,6 +200,8 @@ struct Contract {
   bool b_scale_optional = false;
   bool ue8m0_scales = false;
   DtypeMask global_dtypes = 0;  // NVFP4: dtypes of the 1 x 1 a_global / b_global (0: none)
+  // Built-in only: the grouped families' clause (set exactly for them).
+  std::optional<GroupedClause> grouped;
 };
 
 // The convention whose element cast a GEMM's FP8 output follows (plugin.h revision 4): its
@@ -220,12 +251,21 @@ struct Call {
   std::string convention;      // one of the contract's conventions ("": its first)
   uint64_t kernel_faults = 0;  // zoo faults of the built-in kernels (gpu::kernel_fault bits)
   uint64_t n_offset = 0;
+  // Grouped families (GroupedClause): E = offsets.size(); `offsets` holds the group offsets (or
+  // masked counts) as data, checked by check_call; `group_offsets` is the same E values as int32
+  // in a buffer of the op's memory, the one the kernel reads (dtype none, 1 x E, 4 bytes each).
+  std::vector<uint32_t> offsets;
+  Tensor group_offsets;
 };
 
 // nullopt when `call` is inside `c`; otherwise the first violated clause, prefixed by `op`:
 // "gemm_x: K % 128 == 0 violated (K = 160)", "gemm_x: a_scale layout tma_col_major not in
 // {row_major}", ...
 std::optional<std::string> check_call(std::string_view op, const Contract& c, const Call& call);
+// The grouped clause alone (contract/grouped.cpp): a grouped family's call carries E offsets
+// inside GroupedClause (count, monotone, aligned, within M; masked: M = E * max_m) and their
+// buffer; any other call carries none.
+std::optional<std::string> check_grouped(const Contract& c, const Call& call);
 // The dimension clauses only (M, N, K > 0, alignment, min, max).
 std::optional<std::string> check_dims(std::string_view op, const Contract& c, uint64_t m,
                                       uint64_t n, uint64_t k);

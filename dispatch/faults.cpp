@@ -81,6 +81,21 @@ constexpr std::array<FaultRow, kFaultCount> kRows = {{
     // E8M0 NaN scale decode (docs/bug_classes.md §6)
     {Fault::kZ50E8m0NanAsInf, "z50_e8m0_nan_as_inf", gpu::kernel_fault::kE8m0NanAsInf},
     {Fault::kZ51E8m0NanAsMax, "z51_e8m0_nan_as_max", gpu::kernel_fault::kE8m0NanAsMax},
+    // MoE grouped GEMMs (Z52-Z58)
+    {Fault::kZ52EmptyGroupStaleAccumulator, "z52_empty_group_stale_accumulator",
+     gpu::kernel_fault::kGroupedStaleEmpty},
+    {Fault::kZ53WalkStopsAtEmptyExpert, "z53_walk_stops_at_empty_expert",
+     gpu::kernel_fault::kGroupedStopAtEmpty},
+    {Fault::kZ54TileExpertFromFirstRow, "z54_tile_expert_from_first_row",
+     gpu::kernel_fault::kGroupedTileFirstRowExpert},
+    {Fault::kZ55StraddlingTileFirstGroup, "z55_straddling_tile_first_group",
+     gpu::kernel_fault::kGroupedTileFirstGroupOnly},
+    {Fault::kZ56MaskedRowsPastCount, "z56_masked_rows_past_count",
+     gpu::kernel_fault::kMaskedRowsPastCount},
+    {Fault::kZ57GroupSwizzleUnpadded, "z57_group_swizzle_unpadded",
+     gpu::kernel_fault::kGroupedSwizzleUnpadded},
+    {Fault::kZ58NextExpertTailScales, "z58_next_expert_tail_scales",
+     gpu::kernel_fault::kNextExpertTailScales},
 }};
 
 // Rows in enum order: row i is fault i, so the faults of all_faults() and their names cannot

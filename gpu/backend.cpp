@@ -233,6 +233,16 @@ int Backend::call_entry(const KernelEntry& entry, const Launch& l) const {
                    return fn(a.p, u8(a.a), u8(a.a_scale), u8(a.b), u8(a.b_scale), f32(a.a_global),
                              f32(a.b_global), ptr(a.out));
                  },
+                 [&](GroupedGemmBlockEntry fn, const GroupedGemmArgs& a) {
+                   null(fn);
+                   return fn(a.p, u8(a.a), f32(a.a_scale), u8(a.b), f32(a.b_scale),
+                             static_cast<const uint32_t*>(ptr(a.offsets)), ptr(a.out));
+                 },
+                 [&](GroupedGemmMxEntry fn, const GroupedGemmArgs& a) {
+                   null(fn);
+                   return fn(a.p, u8(a.a), u8(a.a_scale), u8(a.b), u8(a.b_scale),
+                             static_cast<const uint32_t*>(ptr(a.offsets)), ptr(a.out));
+                 },
                  [](const auto&, const auto&) -> int {
                    throw GpuError("argument struct does not belong to this kernel");
                  }},

@@ -28,6 +28,8 @@ bool args_fit(const KernelEntry& entry, const KernelArgs& args) {
                                [](Fp4QuantizeEntry, const Fp4QuantizeArgs&) { return true; },
                                [](Fp4DequantEntry, const Fp4DequantArgs&) { return true; },
                                [](Fp4GemmEntry, const Fp4GemmArgs&) { return true; },
+                               [](GroupedGemmBlockEntry, const GroupedGemmArgs&) { return true; },
+                               [](GroupedGemmMxEntry, const GroupedGemmArgs&) { return true; },
                                [](const auto&, const auto&) { return false; }},
                     entry, args);
 }
@@ -111,6 +113,10 @@ std::vector<OutputSpec> launch_outputs(const Launch& l) {
                  [](const Fp4GemmArgs& a) -> std::vector<OutputSpec> {
                    const std::size_t elem = a.p.out == OutDtype::kBf16 ? 2 : 4;
                    return {{a.out, a.p.m * a.p.n * elem, "out"}};
+                 },
+                 [](const GroupedGemmArgs& a) -> std::vector<OutputSpec> {
+                   const std::size_t elem = a.p.g.out == OutDtype::kBf16 ? 2 : 4;
+                   return {{a.out, a.p.g.m * a.p.g.n * elem, "out"}};
                  },
                  [](const QuantizeBlockArgs& a) -> std::vector<OutputSpec> {
                    return {{a.codes, a.p.rows * a.p.cols, "codes"},

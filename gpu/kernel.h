@@ -73,9 +73,16 @@ struct Fp4GemmArgs {
   Fp4GemmParams p;
 };
 
+// The grouped GEMMs (kernels/grouped_gemm.h): offsets holds E int32 group offsets or counts.
+struct GroupedGemmArgs {
+  BufferId a = kNoBuffer, a_scale = kNoBuffer, b = kNoBuffer, b_scale = kNoBuffer;
+  BufferId offsets = kNoBuffer, out = kNoBuffer;
+  GroupedGemmParams p;
+};
+
 using KernelArgs =
     std::variant<QuantizeArgs, DequantArgs, UpcastArgs, PreshuffleArgs, GemmArgs, FaultArgs,
-                 QuantizeBlockArgs, Fp4QuantizeArgs, Fp4DequantArgs, Fp4GemmArgs>;
+                 QuantizeBlockArgs, Fp4QuantizeArgs, Fp4DequantArgs, Fp4GemmArgs, GroupedGemmArgs>;
 
 // Entry points, one signature per kind of kernel, shared by the host model (gpu/host) and the
 // device launcher (gpu/kernels/*.hip, gpu/kernels/launch.h). Pointers are the user regions of
@@ -102,10 +109,16 @@ using Fp4DequantEntry = int (*)(const Fp4DequantParams&, const uint8_t* codes,
 using Fp4GemmEntry = int (*)(const Fp4GemmParams&, const uint8_t* a, const uint8_t* sa,
                              const uint8_t* b, const uint8_t* sb, const float* ga, const float* gb,
                              void* out);
+using GroupedGemmBlockEntry = int (*)(const GroupedGemmParams&, const uint8_t* a, const float* as,
+                                      const uint8_t* b, const float* bs, const uint32_t* offsets,
+                                      void* out);
+using GroupedGemmMxEntry = int (*)(const GroupedGemmParams&, const uint8_t* a, const uint8_t* sa,
+                                   const uint8_t* b, const uint8_t* sb, const uint32_t* offsets,
+                                   void* out);
 using KernelEntry =
     std::variant<QuantizeEntry, DequantEntry, UpcastEntry, PreshuffleEntry, GemmMxEntry,
                  GemmBlockEntry, GemmBf16Entry, FaultEntry, QuantizeBlockEntry, Fp4QuantizeEntry,
-                 Fp4DequantEntry, Fp4GemmEntry>;
+                 Fp4DequantEntry, Fp4GemmEntry, GroupedGemmBlockEntry, GroupedGemmMxEntry>;
 
 // One row of the built-in kernel table.
 struct KernelDef {

@@ -25,8 +25,10 @@ using contract::DeclaredOrder;
 using contract::Dtype;
 using contract::dtype_bit;
 using contract::Family;
+using contract::GroupLayout;
 using contract::Layout;
 using contract::layout_bit;
+using contract::OffsetsKind;
 
 constexpr contract::DtypeMask kF32 = dtype_bit(Dtype::kF32);
 constexpr contract::DtypeMask kBf16 = dtype_bit(Dtype::kBf16);
@@ -68,6 +70,22 @@ Contract fnuz_block_gemm(Contract c) {
   c.accumulator = "cdna3_fp8_mfma:chunk_k=128";
   c.simulated_order = true;
   c.n_offset = true;
+  c.m_tile = kMTile;
+  return c;
+}
+
+// The grouped FP8 block GEMMs' shared clauses: gemm_blockscale's per group (E4M3FN A and B, fp32
+// scales of 1x128 (A, row-major) and 128x128 (B, each expert's grid stacked), f32 or bf16 out, its
+// order); `c` sets the grouped clause and the notes.
+Contract grouped_block_gemm(Contract c) {
+  c.a_dtypes = c.b_dtypes = kE4m3;
+  c.out_dtypes = kF32 | kBf16;
+  c.a_scale_layouts = c.b_scale_layouts = c.b_layouts = kRow;
+  c.scale_dtype = Dtype::kF32;
+  c.a_block_rows = 1;
+  c.a_block_cols = c.b_block_rows = c.b_block_cols = 128;
+  c.accumulator = "fp32_rn";
+  c.order = kBlockPerPartial128;
   c.m_tile = kMTile;
   return c;
 }
@@ -363,6 +381,48 @@ const std::vector<KernelDef>& table() {
                     "(docs/fp4.md §8); A and B scales share a layout",
            .order = kNvPerPartial16,
            .global_dtypes = kF32}),
+      // The grouped (mixture-of-experts) GEMMs (kernels/grouped_gemm.h, docs/grouped.md): each
+      // group the dense kernel above it on its rows, so the same order and accumulator.
+      row("grouped_gemm_blockscale_contiguous", Family::kGroupedGemmBlock,
+          &host::grouped_gemm_block, &device::launch_grouped_gemm_block,
+          grouped_block_gemm({.notes = "m-grouped contiguous FP8 block (DeepSeek 1x128 / 128x128 "
+                                       "fp32 scales): cumulative end offsets (torch._grouped_mm "
+                                       "offs), any alignment; rows past the last end not written",
+                              .grouped = contract::GroupedClause{.layout = GroupLayout::kContiguous,
+                                                                 .offsets = OffsetsKind::kEnds,
+                                                                 .offset_align = 1}})),
+      row("grouped_gemm_blockscale_masked", Family::kGroupedGemmBlock, &host::grouped_gemm_block,
+          &device::launch_grouped_gemm_block,
+          grouped_block_gemm({.notes = "masked / batched FP8 block (DeepGEMM masked decode, vLLM "
+                                       "batched experts): A (E * max_m) x K, a valid-row count "
+                                       "per expert; rows past it never read, never written",
+                              .grouped = contract::GroupedClause{.layout = GroupLayout::kMasked,
+                                                                 .offsets = OffsetsKind::kEnds,
+                                                                 .offset_align = 1}})),
+      row("grouped_gemm_mx_contiguous", Family::kGroupedGemmMx, &host::grouped_gemm_mx,
+          &device::launch_grouped_gemm_mx,
+          {.k = {.align = 32},
+           .a_dtypes = kE4m3,
+           .b_dtypes = kE4m3,
+           .out_dtypes = kF32 | kBf16,
+           .a_scale_layouts = kRowOrSwizzle,
+           .b_scale_layouts = kRowOrSwizzle,
+           .b_layouts = kRow,
+           .scale_dtype = Dtype::kE8m0,
+           .a_block_rows = 1,
+           .a_block_cols = 32,
+           .b_block_rows = 1,
+           .b_block_cols = 32,
+           .conventions = {"ocp_mx"},
+           .accumulator = "fp32_rn",
+           .notes = "m-grouped contiguous MXFP8 (gemm_mx_dequant per group): start offsets, each a "
+                    "multiple of 32 (MSLK PR #63); scales row-major or the 128x4 swizzle per "
+                    "group, each group's rows padded to 128 (TransformerEngine PR #2924)",
+           .order = kMxPerProduct32,
+           .m_tile = kMTile,
+           .grouped = contract::GroupedClause{.layout = GroupLayout::kContiguous,
+                                              .offsets = OffsetsKind::kStarts,
+                                              .offset_align = 32}}),
   };
   return kTable;
 }

@@ -197,6 +197,33 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       }
       return a;
     }
+    case Family::kGroupedGemmBlock:
+    case Family::kGroupedGemmMx: {
+      // The grouped clause (contract.h GroupedClause) names what the offsets are; the contract
+      // check before the run admitted them.
+      const contract::GroupedClause& g = *c.grouped;
+      gpu::GroupedGemmArgs a;
+      a.a = call.a.buffer;
+      a.a_scale = call.a_scale.buffer;
+      a.b = call.b.buffer;
+      a.b_scale = call.b_scale.buffer;
+      a.offsets = call.group_offsets.buffer;
+      a.out = call.out.buffer;
+      a.p.g = {call.m, call.n, call.k, kernel_dtype<gpu::OutDtype>(call.out.dtype)};
+      a.p.g.faults = call.kernel_faults;
+      if (call.a_scale.layout == Layout::kRowMajor) a.p.g.sa_ld = call.a_scale.ld;
+      if (call.b_scale.layout == Layout::kRowMajor) a.p.g.sb_ld = call.b_scale.ld;
+      if (call.a_scale.layout != call.b_scale.layout) {
+        why = "A and B scales must share a layout";
+        return std::nullopt;
+      }
+      a.p.g.mx_scales_swizzled = call.a_scale.layout == Layout::kNvSwizzle128x4;
+      a.p.groups = call.offsets.size();
+      a.p.offsets = g.layout == contract::GroupLayout::kMasked ? gpu::GroupedOffsets::kMaskedCounts
+                    : g.offsets == contract::OffsetsKind::kStarts ? gpu::GroupedOffsets::kStarts
+                                                                  : gpu::GroupedOffsets::kEnds;
+      return a;
+    }
     case Family::kCast:
     case Family::kQuantizeNvfp4:  // FP4 kernels only (above)
     case Family::kDequantizeNvfp4:

@@ -1,5 +1,7 @@
 #include "impl/calls.h"
 
+#include <vector>
+
 namespace mxgate::impl {
 
 Call gemm_call(Invocation& inv, uint64_t m, uint64_t n, uint64_t k, Dtype out) {
@@ -8,6 +10,20 @@ Call gemm_call(Invocation& inv, uint64_t m, uint64_t n, uint64_t k, Dtype out) {
   call.m = m;
   call.n = n;
   call.k = k;
+  return call;
+}
+
+Call grouped_call(Invocation& inv, uint64_t m, uint64_t n, uint64_t k, Dtype out,
+                  std::span<const uint32_t> offsets) {
+  std::vector<uint8_t> bytes(offsets.size() * 4);
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    for (std::size_t b = 0; b < 4; ++b)
+      bytes[i * 4 + b] = static_cast<uint8_t>(offsets[i] >> (8 * b));
+  }
+  inv.input(&Call::group_offsets, bytes, 1, offsets.size(), offsets.size(), Dtype::kNone,
+            Layout::kRowMajor);
+  Call call = gemm_call(inv, m, n, k, out);
+  call.offsets.assign(offsets.begin(), offsets.end());
   return call;
 }
 

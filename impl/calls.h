@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "impl/contract.h"
 #include "impl/harness.h"
@@ -23,6 +24,11 @@ struct ScaleOut {
 
 // The GEMM families: out, m x n row-major of `out` (f32 or bf16).
 Call gemm_call(Invocation& inv, uint64_t m, uint64_t n, uint64_t k, Dtype out);
+// The grouped GEMM families (contract.h GroupedClause): out m x n row-major of `out`, and the E
+// group offsets (or masked counts) both as the call's data and as an int32 input buffer
+// (Call::group_offsets), the one the kernel reads.
+Call grouped_call(Invocation& inv, uint64_t m, uint64_t n, uint64_t k, Dtype out,
+                  std::span<const uint32_t> offsets);
 // One output of rows x cols (dequantize, upcast, cast, preshuffle): out of `out`, row-major with
 // leading dimension cols unless `layout` says otherwise (the AITER shuffle has none).
 Call rows_call(Invocation& inv, uint64_t rows, uint64_t cols, Dtype out,

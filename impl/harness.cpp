@@ -45,6 +45,7 @@ const char* slot_name(Tensor Call::*slot) {
   if (slot == &Call::out) return "out";
   if (slot == &Call::a_global) return "a_global";
   if (slot == &Call::b_global) return "b_global";
+  if (slot == &Call::group_offsets) return "group_offsets";
   return "out_scale";
 }
 
@@ -109,8 +110,9 @@ void Invocation::output(Tensor Call::*slot, uint64_t bytes, uint64_t rows, uint6
 void Invocation::run(Call call) {
   call.family = op_.family;
   call.kernel_faults = kernel_faults_;
-  for (Tensor Call::*slot : {&Call::a, &Call::a_scale, &Call::b, &Call::b_scale, &Call::out,
-                             &Call::out_scale, &Call::a_global, &Call::b_global}) {
+  for (Tensor Call::*slot :
+       {&Call::a, &Call::a_scale, &Call::b, &Call::b_scale, &Call::out, &Call::out_scale,
+        &Call::a_global, &Call::b_global, &Call::group_offsets}) {
     call.*slot = tensors_.*slot;
   }
   if (auto why = check_call(op_.name, op_.contract, call)) {

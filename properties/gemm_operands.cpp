@@ -97,7 +97,7 @@ std::vector<impl::Dtype> fp8_element_types(impl::DtypeMask mask) {
 }
 
 GemmKind gemm_kind(impl::Family f) {
-  switch (f) {
+  switch (impl::dense_family(f)) {  // a grouped family: the kind of one of its groups
     case impl::Family::kGemmMx:
       return GemmKind::kMx;
     case impl::Family::kGemmBlock:
@@ -127,8 +127,9 @@ std::span<const Kernel> gemm_kernels() {
 
 BlockSizes op_blocks(const impl::Op& op, std::size_t m, std::size_t n, std::size_t k) {
   const impl::Contract& c = op.contract;
-  if (op.family == impl::Family::kGemmMx) return kMxfp8Blocks;
-  if (op.family == impl::Family::kGemmBf16) return {1, k, 1, k};
+  const impl::Family family = impl::dense_family(op.family);  // a grouped op: one group's
+  if (family == impl::Family::kGemmMx) return kMxfp8Blocks;
+  if (family == impl::Family::kGemmBf16) return {1, k, 1, k};
   const auto whole = [](uint32_t block, std::size_t extent) {
     return block == 0 ? extent : static_cast<std::size_t>(block);
   };

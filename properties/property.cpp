@@ -215,6 +215,8 @@ std::span<const std::string_view> required_coverage() {
         t.push_back(tag);
       }
     }
+    // The grouped GEMMs' edges (props_grouped.cpp, docs/grouped.md §8).
+    for (const std::string& tag : grouped_coverage_tags()) t.push_back(tag);
     // Every branch of the decision model (docs/dispatch_model.md §8), as the glue tags it.
     for (model::Branch b : model::all_branches()) t.push_back("model:" + std::string(name(b)));
     return t;
@@ -243,6 +245,7 @@ std::span<const Property> all_properties() {
     add_detect_properties(v);
     add_determinism_properties(v);
     add_fp4_properties(v);
+    add_grouped_properties(v);
     return v;
   }();
   return props;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "impl/contract.h"
@@ -33,6 +34,9 @@ void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp
 void add_detect_properties(std::vector<Property>& out);
 void add_determinism_properties(std::vector<Property>& out);  // props_determinism.cpp
 void add_fp4_properties(std::vector<Property>& out);          // props_fp4.cpp
+void add_grouped_properties(std::vector<Property>& out);      // props_grouped.cpp
+// The coverage tags the grouped properties must reach (properties.coverage).
+std::vector<std::string> grouped_coverage_tags();
 
 // Size-independent choices: RapidCheck scales inRange and container sizes with a size that grows
 // over the run (case i of 100 has size i), which would make the first cases all minimal. These

@@ -96,6 +96,8 @@ bool run_twice_accepts(const Op& op) {
     case Family::kQuantizeNvfp4:  // FP4: above
     case Family::kDequantizeNvfp4:
     case Family::kGemmNvfp4:
+    case Family::kGroupedGemmBlock:  // grouped.determinism (props_grouped.cpp)
+    case Family::kGroupedGemmMx:
       return false;
   }
   return false;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "impl/tactics.h"
+#include "properties/grouped_cases.h"
 
 namespace mxgate::properties {
 
@@ -36,6 +37,13 @@ bool mx_one_block(const Case& c) {
          c.num("n") == 1 && c.num("k") <= 32;
 }
 bool nan_scale_edge(const Case& c) { return c.has("edge") && c.text("edge") == "nan_scale_block"; }
+// A grouped case's groups (field `sizes`) and their rows in all.
+uint64_t total_rows(const std::vector<uint32_t>& s) {
+  uint64_t t = 0;
+  for (uint32_t v : s) t += v;
+  return t;
+}
+bool small_nk(const Case& c, uint64_t k_max) { return c.num("n") <= 2 && c.num("k") <= k_max; }
 
 // The rows of docs/bug_classes.md §2, minimal counterexamples as predicates over the shrunk case;
 // each `minimal` text is the table's "minimal case" cell (tests/test_docs_match_code.cpp).
@@ -257,6 +265,63 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
     {Fault::kZ51E8m0NanAsMax, "gemm.exact",
      "an MX GEMM, M = N = 1, K <= 32, a NaN scale (0xFF): the NaN-scale regime or extreme scales",
      [](const Case& c) { return mx_one_block(c) && (nan_scale_edge(c) || c.has("scales")); }},
+    // MoE grouped GEMMs (docs/bug_classes.md §2, Z52-Z58).
+    {Fault::kZ52EmptyGroupStaleAccumulator, "grouped.empty_groups",
+     "grouped_gemm_blockscale_masked, at most 2 experts, one with count 0, max_m <= 2, N <= 2, "
+     "K <= 128",
+     [](const Case& c) {
+       const auto s = sizes_field(c);
+       return op_is(c, "grouped_gemm_blockscale_masked") && s.size() <= 2 &&
+              std::count(s.begin(), s.end(), 0u) >= 1 && c.num("max_m") <= 2 && small_nk(c, 128);
+     }},
+    {Fault::kZ53WalkStopsAtEmptyExpert, "grouped.empty_groups",
+     "grouped_gemm_blockscale_contiguous, an expert without tokens before one with rows, at most "
+     "3 experts and 4 rows, N <= 2, K <= 128",
+     [](const Case& c) {
+       const auto s = sizes_field(c);
+       return op_is(c, "grouped_gemm_blockscale_contiguous") && s.size() <= 3 && s.size() >= 2 &&
+              total_rows(s) <= 4 && small_nk(c, 128);
+     }},
+    {Fault::kZ54TileExpertFromFirstRow, "grouped.exact",
+     "grouped_gemm_blockscale_contiguous, two experts with rows in one 128-row tile, at most 3 "
+     "experts and 8 rows, N <= 2, K <= 128",
+     [](const Case& c) {
+       const auto s = sizes_field(c);
+       return op_is(c, "grouped_gemm_blockscale_contiguous") && s.size() <= 3 &&
+              total_rows(s) <= 8 && small_nk(c, 128);
+     }},
+    {Fault::kZ55StraddlingTileFirstGroup, "grouped.exact",
+     "grouped_gemm_mx_contiguous, two experts of 32 rows (one alignment unit) in one tile, at "
+     "most 3 experts and 64 rows, N <= 2, K <= 32",
+     [](const Case& c) {
+       const auto s = sizes_field(c);
+       return op_is(c, "grouped_gemm_mx_contiguous") && s.size() <= 3 && total_rows(s) <= 64 &&
+              small_nk(c, 32);
+     }},
+    {Fault::kZ56MaskedRowsPastCount, "grouped.exact",
+     "grouped_gemm_blockscale_masked, at most 2 experts, a count below max_m <= 4, N <= 2, "
+     "K <= 128",
+     [](const Case& c) {
+       const auto s = sizes_field(c);
+       return op_is(c, "grouped_gemm_blockscale_masked") && s.size() <= 2 && c.num("max_m") <= 4 &&
+              small_nk(c, 128);
+     }},
+    {Fault::kZ57GroupSwizzleUnpadded, "grouped.exact",
+     "grouped_gemm_mx_contiguous, swizzled scales, two experts, the first 32 rows (not a multiple "
+     "of 128), at most 3 experts and 64 rows, N <= 2, K <= 32",
+     [](const Case& c) {
+       const auto s = sizes_field(c);
+       return op_is(c, "grouped_gemm_mx_contiguous") && c.text("layout") == "nv_swizzle_128x4" &&
+              s.size() <= 3 && total_rows(s) <= 64 && small_nk(c, 32);
+     }},
+    {Fault::kZ58NextExpertTailScales, "grouped.split_equivalence",
+     "grouped_gemm_mx_contiguous, two K tiles (128 < K <= 256), at most 3 experts and 64 rows, "
+     "N <= 2",
+     [](const Case& c) {
+       const auto s = sizes_field(c);
+       return op_is(c, "grouped_gemm_mx_contiguous") && s.size() <= 3 && total_rows(s) <= 64 &&
+              c.num("k") > 128 && small_nk(c, 256);
+     }},
 }};
 
 }  // namespace

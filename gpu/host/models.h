@@ -60,6 +60,12 @@ int gemm_nvfp4(const Fp4GemmParams& p, const uint8_t* a, const uint8_t* sa, cons
 int fault_write_past_end(const FaultParams& p, float* out);
 int fault_skip_element(const FaultParams& p, float* out);
 
+// The grouped GEMMs (models_grouped.cpp; kernels/grouped_gemm.h).
+int grouped_gemm_block(const GroupedGemmParams& p, const uint8_t* a, const float* as,
+                       const uint8_t* b, const float* bs, const uint32_t* offsets, void* out);
+int grouped_gemm_mx(const GroupedGemmParams& p, const uint8_t* a, const uint8_t* sa,
+                    const uint8_t* b, const uint8_t* sb, const uint32_t* offsets, void* out);
+
 // Detection work (docs/bug_classes.md §2: Z21; Z22 is gemm_blockscale_ue8m0 above).
 int quantize_act1x128_ue8m0(const QuantizeBlockParams& p, const void* in, uint8_t* codes,
                             float* scales);

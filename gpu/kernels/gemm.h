@@ -105,9 +105,12 @@ MXGATE_HD inline float gemm_mx_dot_scaled_element(const GemmParams& p, const uin
 // Order: every product scaled on its own, t = fl(fl(fl(a*b)*sa)*sb); for each 32-block in order:
 //   part = sum_{k increasing} t;  acc = fl(acc + part)
 // == ordered_gemm OrderModel{32, kPerProduct}.
+// sb_tail (grouped_gemm_mx_contiguous under Z58, else nullptr): the B scales the K blocks of the
+// last 128-wide K tile read instead of sb, when K spans more than one tile.
 MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_t* a,
                                                const uint8_t* sa, const uint8_t* b,
-                                               const uint8_t* sb, uint64_t m, uint64_t n) {
+                                               const uint8_t* sb, uint64_t m, uint64_t n,
+                                               const uint8_t* sb_tail = nullptr) {
   const uint64_t scale_cols = ceil_div(p.k, kMxBlock);
   // Z10 (planted): with swizzled scales, K is walked to the padded scale width (4 columns) with
   // masked (zero) data but unmasked scales, so a padded scale byte reaches the sum (0 * NaN).
@@ -129,11 +132,15 @@ MXGATE_HD inline float gemm_mx_dequant_element(const GemmParams& p, const uint8_
     return byte == 0 && (p.faults & kernel_fault::kE8m0ZeroAsZero) ? 0.0f
                                                                    : decode_mx_scale(p, byte);
   };
+  const uint64_t tail_from = sb_tail != nullptr && scale_cols > kBlockK / kMxBlock
+                                 ? (scale_cols - 1) / (kBlockK / kMxBlock) * (kBlockK / kMxBlock)
+                                 : kb_end;
   float acc = 0.0f;
   for (uint64_t kb = 0; kb < kb_end; ++kb) {
     const bool padded = pad256 && kb >= scale_cols;
+    const uint8_t* sbk = kb >= tail_from ? sb_tail : sb;
     const float s_a = padded ? 1.0f : scale(sa[mx_scale_index(p, m, kb, p.sa_ld)]);
-    const float s_b = padded ? 1.0f : scale(sb[mx_scale_index(p, n, kb, p.sb_ld)]);
+    const float s_b = padded ? 1.0f : scale(sbk[mx_scale_index(p, n, kb, p.sb_ld)]);
     const uint64_t k0 = kb * kMxBlock;
     const uint64_t k1 = pad || pad256 || k0 + kMxBlock < p.k ? k0 + kMxBlock : p.k;
     float part = 0.0f;

@@ -77,5 +77,14 @@ MXGATE_DEVICE_ENTRY int launch_quantize_act1x128_ue8m0(const QuantizeBlockParams
 MXGATE_DEVICE_ENTRY int launch_gemm_blockscale_ue8m0(const GemmParams& p, const uint8_t* a,
                                                      const float* as, const uint8_t* b,
                                                      const float* bs, void* out);
+// The grouped GEMMs (gpu/kernels/grouped_gemm.h): offsets in device memory.
+MXGATE_DEVICE_ENTRY int launch_grouped_gemm_block(const GroupedGemmParams& p, const uint8_t* a,
+                                                  const float* as, const uint8_t* b,
+                                                  const float* bs, const uint32_t* offsets,
+                                                  void* out);
+MXGATE_DEVICE_ENTRY int launch_grouped_gemm_mx(const GroupedGemmParams& p, const uint8_t* a,
+                                               const uint8_t* sa, const uint8_t* b,
+                                               const uint8_t* sb, const uint32_t* offsets,
+                                               void* out);
 
 }  // namespace mxgate::gpu::device

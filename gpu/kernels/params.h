@@ -96,6 +96,19 @@ inline constexpr uint64_t kScaleResultDropped = uint64_t{1} << 40;  // Z45: FP8 
 // E8M0 NaN scale decode (docs/bug_classes.md §2, Z50, Z51): bits 41, 42.
 inline constexpr uint64_t kE8m0NanAsInf = uint64_t{1} << 41;  // Z50: E8M0 0xFF decoded as +Inf
 inline constexpr uint64_t kE8m0NanAsMax = uint64_t{1} << 42;  // Z51: E8M0 0xFF decoded as 2^127
+// The grouped GEMMs' classes (docs/bug_classes.md §2, Z52-Z58; gpu/kernels/grouped_gemm.h):
+// bits 48-54, clear of the bits below and of those taken after Z49.
+inline constexpr uint64_t kGroupedStaleEmpty = uint64_t{1} << 48;   // Z52: empty expert stores acc
+inline constexpr uint64_t kGroupedStopAtEmpty = uint64_t{1} << 49;  // Z53: walk stops at an empty
+inline constexpr uint64_t kGroupedTileFirstRowExpert = uint64_t{1}
+                                                       << 50;  // Z54: expert of the tile's row 0
+inline constexpr uint64_t kGroupedTileFirstGroupOnly = uint64_t{1}
+                                                       << 51;  // Z55: tile computes group 1 only
+inline constexpr uint64_t kMaskedRowsPastCount = uint64_t{1} << 52;  // Z56: 64-row masked stores
+inline constexpr uint64_t kGroupedSwizzleUnpadded = uint64_t{1}
+                                                    << 53;  // Z57: one swizzle over all groups
+inline constexpr uint64_t kNextExpertTailScales = uint64_t{1}
+                                                  << 54;  // Z58: tail K tile, next expert's sb
 }  // namespace kernel_fault
 
 // The FP8 element formats a kernel reads (dequant_mx_to_bf16; docs/formats.md §1).
@@ -229,6 +242,18 @@ struct Fp4GemmParams {
   // Leading dimensions of row-major sa / sb (0: the grid's column count), as GemmParams.
   uint64_t sa_ld = 0;
   uint64_t sb_ld = 0;
+};
+
+// ---- Grouped GEMMs (mixture of experts; contract.h GroupedClause, gpu/kernels/grouped_gemm.h) --
+// `g` is the GEMM of one group: m = the rows of A and out (all groups; masked: E * max_m), n =
+// N per expert, k = K, out, faults, mx_scales_swizzled (per group: each group's scale rows padded
+// to 128, docs/grouped.md §7), sa_ld / sb_ld. B is (E * N) x K, its scales stacked likewise.
+// offsets (E int32, device memory): kEnds / kStarts / kMasked as the contract's GroupedClause.
+enum class GroupedOffsets : uint8_t { kEnds, kStarts, kMaskedCounts };
+struct GroupedGemmParams {
+  GemmParams g;
+  uint64_t groups = 0;
+  GroupedOffsets offsets = GroupedOffsets::kEnds;
 };
 
 // Planted faults for testing the harness: fp32 output of `count` elements.

@@ -121,7 +121,13 @@ typedef enum mxgate_op_family {
    * ceil(k/16)) = E4M3; a_global, b_global = the global decode scales. out = fp32 or bf16:
    * C = out(fl32(alpha * acc)), alpha = fl32(a_global * b_global), acc the fp32 accumulator (the
    * cuBLASLt / CUTLASS epilogue). */
-  MXGATE_OP_GEMM_NVFP4 = 12
+  MXGATE_OP_GEMM_NVFP4 = 12,
+  /* Reserved for the built-in grouped (mixture-of-experts) GEMMs: one call multiplies the row
+   * groups of A by the stacked expert weights B ((E * N) x K) under per-group offsets or valid-row
+   * counts (docs/grouped.md). mxgate_call carries no offsets yet, so a plugin op of these families
+   * is refused at load. */
+  MXGATE_OP_GROUPED_GEMM_BLOCK = 13,
+  MXGATE_OP_GROUPED_GEMM_MX = 14
 } mxgate_op_family;
 
 /* Where the buffers live (the op's `memory`); device ops get a stream in the call. */
