@@ -508,7 +508,8 @@ TEST(ZooFaultsDetect, Z49SubnormalFp32ScaleFlushedToZero) {
 // Guards against an op that determinism.run_twice silently leaves out (Z30 in another kernel
 // would pass the gate): on the host backend it must pick from every built-in op but the planted
 // test kernels of the table (none of them is in the built-in implementation) and the host-only
-// quantize_mx_hw, which it reaches where the hardware has it.
+// quantize_mx_hw, which it reaches where the hardware has it; grouped GEMMs go to
+// grouped.determinism instead.
 TEST(ZooFaultsDetect, RunTwiceReachesEveryBuiltinOp) {
   gpu::HostBackend be;
   const properties::Property* p = properties::find_property("determinism.run_twice");
@@ -527,7 +528,19 @@ TEST(ZooFaultsDetect, RunTwiceReachesEveryBuiltinOp) {
         "dequant_nvfp4", "gemm_mxfp4", "gemm_nvfp4"}) {
     EXPECT_EQ(picked.count(name), 1u) << name << " left out of determinism.run_twice\n" << reasons;
   }
+  // Grouped GEMMs are run twice by grouped.determinism (their call takes offsets), which must
+  // pick every one of them.
+  const properties::Property* g = properties::find_property("grouped.determinism");
+  ASSERT_NE(g, nullptr);
+  std::set<std::string> grouped;
+  for (const impl::Op* op : properties::candidate_ops(*g, ctx, &why_not)) grouped.insert(op->name);
   for (const impl::Op& op : impl::builtin().ops) {
+    const bool is_grouped = op.family == impl::Family::kGroupedGemmBlock ||
+                            op.family == impl::Family::kGroupedGemmMx;
+    if (is_grouped) {
+      EXPECT_EQ(grouped.count(op.name), 1u) << op.name << " left out of grouped.determinism";
+      continue;
+    }
     EXPECT_TRUE(picked.count(op.name) == 1 || op.name == "quantize_mx_hw")
         << op.name << " left out of determinism.run_twice\n"
         << reasons;
