@@ -535,8 +535,8 @@ TEST(ZooFaultsDetect, RunTwiceReachesEveryBuiltinOp) {
   std::set<std::string> grouped;
   for (const impl::Op* op : properties::candidate_ops(*g, ctx, &why_not)) grouped.insert(op->name);
   for (const impl::Op& op : impl::builtin().ops) {
-    const bool is_grouped = op.family == impl::Family::kGroupedGemmBlock ||
-                            op.family == impl::Family::kGroupedGemmMx;
+    const bool is_grouped =
+        op.family == impl::Family::kGroupedGemmBlock || op.family == impl::Family::kGroupedGemmMx;
     if (is_grouped) {
       EXPECT_EQ(grouped.count(op.name), 1u) << op.name << " left out of grouped.determinism";
       continue;
