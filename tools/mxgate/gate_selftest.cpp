@@ -176,17 +176,6 @@ CheckRun planted_impls_check(const std::vector<std::string>& specs, const std::s
   return run;
 }
 
-// A shell word: `s` in single quotes.
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-bool imports_numpy(const std::string& python) {
-  return std::system((quoted(python) + " -c 'import numpy' >/dev/null 2>&1").c_str()) == 0;
-}
-
 }  // namespace
 
 CheckRun example_plugin_check(const GateOptions& opts) {
@@ -232,19 +221,10 @@ CheckRun plugin_tactics_check() {
 // that can import numpy (the README installs numpy for /usr/bin/python3, and the first python3 on
 // PATH of a fresh machine may lack it). The worker (impl/python_worker.h) is told which.
 CheckRun numpy_adapters_check(const GateOptions& opts) {
-  const char* env = std::getenv("MXGATE_PYTHON");
-  const bool from_env = env != nullptr && *env != '\0';
-  const std::vector<std::string> candidates =
-      from_env ? std::vector<std::string>{env}
-               : std::vector<std::string>{"python3", "/usr/bin/python3"};
-  std::string chosen, refused;
-  for (const std::string& c : candidates) {
-    if (imports_numpy(c)) {
-      chosen = c;
-      break;
-    }
-    refused += (refused.empty() ? "" : ", ") + c;
-  }
+  const impl::PythonChoice py = impl::discover_python();
+  const std::string& chosen = py.interpreter;
+  const std::string& refused = py.refused;
+  const bool from_env = py.from_env;
   if (chosen.empty()) {
     CheckRun run;
     run.report.result = CheckOutcome::kSkip;
