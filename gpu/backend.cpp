@@ -7,6 +7,7 @@
 #include <utility>
 #include <variant>
 
+#include "common/machinery_fault.h"
 #include "common/overloaded.h"
 
 namespace mxgate::gpu {
@@ -151,6 +152,8 @@ void Backend::check_guard_band(BufferId id, const Allocation& a, std::vector<Gua
     for (std::size_t i = 0; i < kGuardBytes; ++i) g[i] = guard_byte(i);
     return g;
   }();
+  // Test plant (common/machinery_fault.h): the back band is taken as intact, never compared.
+  if (machinery_fault_is(MachineryFault::kBackGuardUnchecked)) back = kGuard;
   if (std::memcmp(front.data(), kGuard.data(), kGuardBytes) == 0 &&
       std::memcmp(back.data(), kGuard.data(), kGuardBytes) == 0) {
     return;

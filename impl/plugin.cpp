@@ -8,8 +8,10 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "common/dtypes.h"
+#include "common/machinery_fault.h"
 #include "reference/convention.h"
 #include "reference/e8m0.h"
 
@@ -253,6 +255,8 @@ std::function<Status(gpu::Backend&, const Call&, uint32_t, std::string&)> plugin
     c.family = static_cast<uint32_t>(call.family);
     c.m = call.m;
     c.n = call.n;
+    // Test plant (common/machinery_fault.h): every plugin GEMM gets M and N swapped.
+    if (machinery_fault_is(MachineryFault::kPluginSwapsMN)) std::swap(c.m, c.n);
     c.k = call.k;
     c.a = tensor(call.a);
     c.a_scale = tensor(call.a_scale);
@@ -264,6 +268,8 @@ std::function<Status(gpu::Backend&, const Call&, uint32_t, std::string&)> plugin
     c.a_global = tensor(call.a_global);
     c.b_global = tensor(call.b_global);
     c.tactic = tactic;
+    // Test plant (common/machinery_fault.h): the tactic index is lost on the way.
+    if (machinery_fault_is(MachineryFault::kPluginTacticZero)) c.tactic = 0;
     char buf[1024] = {};
     const mxgate_status s = fn(state, &c, buf, sizeof buf);
     buf[sizeof buf - 1] = '\0';

@@ -143,6 +143,26 @@ std::string python_interpreter() {
   return env != nullptr && *env != '\0' ? env : "python3";
 }
 
+PythonChoice discover_python() {
+  PythonChoice c;
+  const char* env = std::getenv("MXGATE_PYTHON");
+  c.from_env = env != nullptr && *env != '\0';
+  const std::vector<std::string> candidates =
+      c.from_env ? std::vector<std::string>{env}
+                 : std::vector<std::string>{"python3", "/usr/bin/python3"};
+  for (const std::string& p : candidates) {
+    std::string quoted = "'";
+    for (char ch : p) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    quoted += "'";
+    if (std::system((quoted + " -c 'import numpy' >/dev/null 2>&1").c_str()) == 0) {
+      c.interpreter = p;
+      return c;
+    }
+    c.refused += (c.refused.empty() ? "" : ", ") + p;
+  }
+  return c;
+}
+
 class PythonWorker::Impl {
  public:
   explicit Impl(std::string spec) : spec_(std::move(spec)) {}

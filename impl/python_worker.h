@@ -22,6 +22,17 @@ inline constexpr std::string_view kPythonPrefix = "py:";
 // The interpreter workers run: MXGATE_PYTHON, default python3.
 std::string python_interpreter();
 
+// Which interpreter can run numpy code: MXGATE_PYTHON if set (it alone is tried), else the first
+// of `python3` (PATH) and /usr/bin/python3 that can import numpy (the first python3 on PATH of a
+// fresh Debian 12 lacks numpy). `interpreter` is empty when none can; `refused` lists the
+// candidates tried before it (or all of them), comma separated.
+struct PythonChoice {
+  std::string interpreter;
+  bool from_env = false;
+  std::string refused;
+};
+PythonChoice discover_python();
+
 // The environment a Python child of this build runs in: the caller's, with this tree's package
 // appended to PYTHONPATH and this build's libmxgate.so as MXGATE_LIBRARY unless the caller set
 // one (the worker's, and `mxgate replay` / `mxgate shrink`'s).

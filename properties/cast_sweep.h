@@ -24,6 +24,7 @@ struct SweepResult {
   std::optional<uint32_t> first_input;
   uint32_t expected = 0;
   uint32_t actual = 0;
+  std::optional<uint32_t> last_input;  // the last differing input (the largest bit pattern)
   double seconds = 0;
   bool stopped = false;          // `progress` asked to stop: the inputs before the stop only
   std::string describe() const;  // "0x3f880000 (0x1.1p+0): expected 0x39, actual 0x3a" or ""

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/machinery_fault.h"
 #include "reference/gemm_shared.h"
 #include "reference/parallel.h"
 
@@ -344,7 +345,12 @@ GemmBounds aligned_chunk_bounds(const GemmProblem& problem, const AccumulatorMod
   out.exact = exact_gemm_fp64(p, exact);
   out.abs_sum = exact_gemm_fp64(magnitude_problem(p), exact);
 
-  const AlignedChunkBounds engine(p, c);
+  // Test plant (common/machinery_fault.h): sm90_fp8_mma's bound cut into 256-wide chunks.
+  AlignedChunkParams planted = c;
+  if (model.name == "sm90_fp8_mma" && machinery_fault_is(MachineryFault::kSm90BoundChunk256)) {
+    planted.chunk_k = 256;
+  }
+  const AlignedChunkBounds engine(p, planted);
   const double chunks = static_cast<double>(engine.chunk_count());
   const double n_round = chunks + 1;  // roundings a promoted partial passes through (step 3)
   const double nu = n_round * 0x1p-24;

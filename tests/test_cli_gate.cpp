@@ -5,8 +5,9 @@
 // watchdog kills a hung check (MXGATE_GATE_HANG), names it and its last kernel and the run goes
 // on, --time-budget 0 skips every check, the summary table is printed, the fuzz targets and the
 // decision tables run in the default gate (no fuzz build needed), and --skip STAGE skips one
-// stage visibly (an unknown stage is a usage error); the self-test stage catches each of its
-// plants, and one disarmed plant (MXGATE_SELFTEST_DISARM) fails the gate naming it.
+// stage visibly (an unknown stage is a usage error); the self-test stage passes with each check's
+// exact answer, and each fault planted in mxgate's own machinery (MXGATE_MACHINERY_FAULT,
+// common/machinery_fault.h) fails it in the check that must catch it.
 // Does NOT cover: what the checks themselves verify (their own test files: test_format.cpp,
 // property_host.cpp, ...), the report writers' escaping and layout (test_report.cpp,
 // test_heatmap.cpp), a fuzz target that finds a bug (tools/mxgate/fuzz_runner.cpp is exercised by
@@ -149,42 +150,115 @@ TEST_F(Gate, FuzzTargetsAndDecisionTablesRunWithoutAFuzzBuild) {
   EXPECT_TRUE(HasLine(d.out, R"(^\[1/1\] decisions\.tables \(host\) \.\.\. pass \([1-9])"));
 }
 
-// Guards against a gate whose detectors went blind passing everything: the self-test stage runs
-// in the default gate, and each plant it holds is caught (the numpy adapters' check may be a skip
-// naming the interpreter where MXGATE_PYTHON has no numpy; never a failure).
-TEST_F(Gate, SelfTestCatchesEveryPlant) {
-  const Output r = gate({"--only", "selftest."});
+// The interpreter the numpy adapters' check runs with: /usr/bin/python3 (the README's, which has
+// numpy) where present, so the check runs rather than skips; "" to let the gate find one.
+std::string numpy_python_env() {
+  return shell("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1").exit_code == 0
+             ? "MXGATE_PYTHON=/usr/bin/python3"
+             : "";
+}
+
+// Guards against a self-test whose checks pass without their exact answers: the stage runs in
+// the default gate; each faithful twin passes and each plant gives the answer written beside it
+// in tools/mxgate/gate_selftest*.cpp (restated here from the definitions: the ties-away cast over
+// [1, 2) differs at 1 + 1/16, 5/16, 9/16, 13/16 for e4m3fn, 1 + 1/8, 5/8 for e5m2; tile4x4 skips
+// row 4 of M = 5; 1.0f at elements -1 and 64 of 64 fp32 damages bytes -4..-1 and 256..259).
+TEST_F(Gate, SelfTestPassesWithEveryExactAnswer) {
+  const TempDir dir;
+  const std::string json = dir.file("gate.json");
+  const Output r = gate({"--only", "selftest.", "--report", json}, numpy_python_env());
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  for (const char* c : {"example_plugin", "cast_sweep", "accumulator_probe", "guard_bands"}) {
+  // A passing check's detail (its answers) is in the report, not on the terminal.
+  std::ifstream in(json);
+  std::stringstream report;
+  report << in.rdbuf();
+  for (const char* c :
+       {"example_plugin", "plugin_tactics", "cast_sweep", "accumulators", "guard_bands"}) {
     EXPECT_TRUE(HasLine(
-        r.out, R"(^\[\d+/5\] selftest\.)" + std::string(c) + R"( \(host\) \.\.\. pass \([1-9])"))
+        r.out, R"(^\[\d+/6\] selftest\.)" + std::string(c) + R"( \(host\) \.\.\. pass \([1-9])"))
         << c << "\n"
         << r.out;
   }
-  EXPECT_TRUE(HasLine(r.out, R"(^\[\d+/5\] selftest\.numpy_adapters \(host\) \.\.\. )"
-                             R"((pass \([1-9]|skip \(MXGATE_PYTHON))"))
+  // numpy: a pass where /usr/bin/python3 has numpy, else a skip that says no interpreter can.
+  EXPECT_TRUE(HasLine(r.out, R"(^\[\d+/6\] selftest\.numpy_adapters \(host\) \.\.\. )"
+                             R"((pass \([1-9]|skip \(no interpreter can import numpy))"))
       << r.out;
+  for (const char* answer :
+       {"example (faithful twin) gemm.exact op=gemm_mx m=5 n=3 k=160 layout=row_major "
+        "out=fp32 seed=1: pass",
+        "example_tactics gemm.exact op=gemm_mx m=5 n=3 k=160 layout=row_major out=fp32 "
+        "seed=1: tactic 0 pass; tactic 1 pass; tactic 2 pass",
+        "example_faulty_tactic gemm.exact op=gemm_mx m=5 n=3 k=160 layout=row_major out=fp32 "
+        "seed=1: tactic 0 pass; tactic 1 pass; tactic 2 fail at (4, 0)",
+        "example -> e4m3fn over [0x3f800000, 0x40000000) in 4 chunks: 0 inputs differ",
+        "example_faulty_cast_ties_away -> e4m3fn over [0x3f800000, 0x40000000) in 4 chunks: "
+        "4 inputs differ, first 0x3f880000, last 0x3fe80000",
+        "example_faulty_cast_ties_away -> e5m2 over [0x3f800000, 0x40000000) in 4 chunks: "
+        "2 inputs differ, first 0x3f900000, last 0x3fd00000",
+        "example_faulty_cast_ties_away -> e8m0 over [0x3f800000, 0x40000000) in 4 chunks: "
+        "0 inputs differ",
+        "sm90_fp8_mma simulated kernel, gemm.ordered_bound 20 cases: pass",
+        "sm90_fp8_mma bound tightness: own inside; one product off outside at (0, 0); own "
+        "inside; one promotion late outside at (0, 0)",
+        "fp32_rn bound tightness: own inside; one product off outside at (0, 0)",
+        "sm90_fp8_mma simulated, the probe names: sm90_fp8_mma",
+        "exact writer (faithful twin): pass, 0 elements poisoned",
+        "fault_skip_element (skip 17): poisoned elements: 17",
+        "fault_write_past_end: 4 guard byte(s) damaged; first: buffer 'selftest_victim' guard "
+        "damaged at byte offset 256 (past its end) (expected 0xa5, found 0x00)",
+        "writes at element -1 and 64: damaged offsets: -4..-1, 256..259"}) {
+    EXPECT_NE(report.str().find(answer), std::string::npos) << answer << "\n" << report.str();
+  }
+  EXPECT_EQ(report.str().find("WRONG ANSWER"), std::string::npos) << report.str();
   EXPECT_EQ(r.out.find("PLANTED FAULT PASSED"), std::string::npos) << r.out;
 }
 
-// Guards against a plant that passes leaving the gate green: with one plant replaced by its clean
-// counterpart (MXGATE_SELFTEST_DISARM, a test hook), its check fails, exit 1, naming the plant.
-TEST_F(Gate, SelfTestPlantThatPassesFailsTheGate) {
+// Guards against a detector or call path gone blind that the self-test does not see: each fault
+// of common/machinery_fault.h, planted alone (MXGATE_MACHINERY_FAULT), fails `mxgate gate` (exit
+// 1) in the self-test check named beside it, which the run names loudly; an unknown fault name is
+// a usage error (exit 2) naming it.
+TEST_F(Gate, SelfTestCatchesEachMachineryFault) {
   const struct {
+    const char* fault;
     const char* check;
-    const char* plant;
-  } kCases[] = {{"selftest.guard_bands", "fault_write_past_end"},
-                {"selftest.guard_bands", "fault_skip_element"},
-                {"selftest.cast_sweep", "example_faulty_cast_ties_away"},
-                {"selftest.accumulator_probe", "accumulator:sm90_fp8_mma"},
-                {"selftest.example_plugin", "example_faulty_upcast_shift"}};
+    const char* answer;  // a line the failing check prints
+  } kCases[] = {
+      {"plugin_swaps_m_n", "selftest.example_plugin",
+       "example (faithful twin) gemm.exact op=gemm_mx m=5 n=3 k=160 layout=row_major out=fp32 "
+       "seed=1: WRONG ANSWER: expected \"pass\", got \"fail: example/gemm_mx returned an error: "
+       "a is 5x160"},
+      {"plugin_tactic_zero", "selftest.plugin_tactics",
+       "got \"tactic 0 pass; tactic 1 pass; tactic 2 pass\""},
+      {"sweep_first_chunk_only", "selftest.cast_sweep",
+       "got \"1 inputs differ, first 0x3f880000, last 0x3f880000\""},
+      {"adapter_drops_odd_row", "selftest.numpy_adapters",
+       "numpy (faithful twin) gemm.exact op=gemm_mx m=5 n=3 k=160 layout=row_major out=fp32 "
+       "seed=1: WRONG ANSWER: expected \"pass\", got \"fail at (4, 0)\""},
+      {"back_guard_unchecked", "selftest.guard_bands", "got \"-4..-1\""},
+      {"probe_search_short", "selftest.accumulators",
+       "sm90_fp8_mma simulated, the probe names: WRONG ANSWER"},
+      {"sm90_bound_chunk_256", "selftest.accumulators",
+       "one promotion late outside at (0, 0)\", got \"own inside; one product off outside at "
+       "(0, 0); own inside; one promotion late inside\""},
+  };
+  const std::string python = numpy_python_env();
   for (const auto& c : kCases) {
-    const Output r = gate({"--only", c.check}, std::string("MXGATE_SELFTEST_DISARM=") + c.plant);
-    EXPECT_EQ(r.exit_code, 1) << c.plant << "\n" << r.out;
-    EXPECT_TRUE(HasLine(r.out, "FAIL")) << r.out;
-    EXPECT_NE(r.out.find(std::string(c.plant)), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("PLANTED FAULT PASSED"), std::string::npos) << c.plant << "\n" << r.out;
+    if (std::string(c.check) == "selftest.numpy_adapters" && python.empty()) {
+      ADD_FAILURE() << "no /usr/bin/python3 with numpy: " << c.fault << " cannot be planted";
+      continue;
+    }
+    const Output r =
+        gate({"--only", c.check}, python + " MXGATE_MACHINERY_FAULT=" + std::string(c.fault));
+    EXPECT_EQ(r.exit_code, 1) << c.fault << "\n" << r.out;
+    EXPECT_TRUE(HasLine(r.out, "WARNING: MXGATE_MACHINERY_FAULT=" + std::string(c.fault))) << r.out;
+    EXPECT_TRUE(HasLine(r.out, R"(^\[1/1\] )" + std::string(c.check) + R"( \(host\) \.\.\. FAIL)"))
+        << c.fault << "\n"
+        << r.out;
+    EXPECT_NE(r.out.find(c.answer), std::string::npos) << c.fault << "\n" << r.out;
   }
+  const Output bad = gate({"--only", "selftest.guard_bands"}, "MXGATE_MACHINERY_FAULT=no_such");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("unknown MXGATE_MACHINERY_FAULT 'no_such'"), std::string::npos) << bad.out;
 }
 
 // Guards against a stage dropped silently: --skip STAGE lists every check of the stage as a

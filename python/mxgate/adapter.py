@@ -69,6 +69,7 @@ callable that takes keyword `tactic` gets the config of the one to run.
 
 import dataclasses
 import inspect
+import os
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
@@ -349,6 +350,11 @@ def _as_bits(value, t, op):
                        f"does not convert an op's output)")
 
 
+# A fault planted in the write-back for the gate's self-test tests only (MXGATE_MACHINERY_FAULT,
+# common/machinery_fault.h names every plant).
+_DROPS_ODD_ROW = os.environ.get("MXGATE_MACHINERY_FAULT") == "adapter_drops_odd_row"
+
+
 def emit(t: Tensor, value: Any, target: np.ndarray, op: str) -> None:
     """Writes an op's output into `target` (a writable uint8 array of t.nbytes bytes, poisoned
     by the caller) in t's layout: a logical (rows, cols) array (1-D for a single row) is laid
@@ -359,7 +365,12 @@ def emit(t: Tensor, value: Any, target: np.ndarray, op: str) -> None:
     shape = (t.rows, (t.cols + 1) // 2 if packed else t.cols)
     if _logical(t) and a.size == shape[0] * shape[1] and (
             a.shape == shape or (a.ndim == 1 and t.rows == 1)):
-        _typed_view(typed, t)[...] = a.reshape(shape)
+        logical = a.reshape(shape)
+        if shape[0] > 1 and shape[0] % 2 == 1 and _DROPS_ODD_ROW:
+            # Test plant (common/machinery_fault.h): an odd row count's last row is not written.
+            _typed_view(typed, t)[:-1] = logical[:-1]
+            return
+        _typed_view(typed, t)[...] = logical
         return
     if a.ndim == 1 and a.size == typed.size:
         typed[:] = a

@@ -4,7 +4,9 @@ fresh pytest with `-p mxgate.pytest_plugin` in a temporary directory. Covers: on
 numpy adapter passing; each planted fault of numpy_faulty failing with its shrunk case, located
 element and reproduce lines (the reproduce line replaying the same element); unsupported and
 unavailable as skips with their reasons; JUnit XML (pytest's --junitxml) naming the items; -k
-selecting them; bad specs and bad option values stopping the run; the mxgate_check fixture.
+selecting them; bad specs and bad option values stopping the run; the mxgate_check fixture; the
+correct adapter's items failing once mxgate's own write-back is broken (MXGATE_MACHINERY_FAULT,
+common/machinery_fault.h), while an item none of whose cases could run stays a skip.
 Not covered: the entry point of an installed package (test_install.py)."""
 
 import os
@@ -36,9 +38,9 @@ FAULTS = [
 ]
 
 
-def pytest_run(tmp_path, *args):
+def pytest_run(tmp_path, *args, env_extra=None):
     """A fresh `python -m pytest -p mxgate.pytest_plugin ARGS` in tmp_path: (exit code, output)."""
-    env = dict(os.environ)
+    env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = os.pathsep.join(
         [str(TESTS.parent), str(TESTS)] + [p for p in [env.get("PYTHONPATH")] if p])
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "mxgate.pytest_plugin", "-p",
@@ -107,6 +109,27 @@ def test_each_planted_fault_fails_with_shrunk_case_element_and_reproduce_line(tm
         again = mxgate.check(item.rsplit("::", 1)[1], spec, op=item.split("::")[1], case=case)
         assert not again.passed and again.location is not None, again
         assert again.location.coords == tuple(map(int, element)), (again, message)
+
+
+# Guards against a plugin that cannot see a broken call path (only a broken adapter): with the
+# write-back dropping the last row of an odd row count (a fault planted in mxgate's own
+# machinery), the correct numpy adapter's GEMM items fail, each at a located element in a row of
+# an odd M, while its items whose cases were all unsupported (no E2M1 in gemm_mx) stay skips,
+# never passes; without the plant the same items pass (test_numpy_adapter_items_pass_...).
+def test_planted_write_back_fails_the_correct_adapter(tmp_path):
+    code, out = pytest_run(tmp_path, "--mxgate-impl", NUMPY, "--mxgate-cases", "20", "-k",
+                           "gemm_mx", "--junitxml", tmp_path / "junit.xml",
+                           env_extra={"MXGATE_MACHINERY_FAULT": "adapter_drops_odd_row"})
+    assert code == 1 and "generated xml file" in out, out
+    items = junit(tmp_path / "junit.xml")
+    outcome, message = items["mxgate::numpy::gemm_mx::gemm.exact"]
+    assert outcome == "failure", (outcome, message)
+    case = re.search(r"shrunk case: (.*)", message).group(1)
+    m = int(re.search(r"\bm=(\d+)", case).group(1))
+    row = int(re.search(r"element \((\d+),\d+\)", message).group(1))
+    assert m % 2 == 1 and m > 1 and row == m - 1, (case, message)  # the dropped last row
+    outcome, message = items["mxgate::numpy::gemm_mx::gemm_fp4.exact"]
+    assert outcome == "skipped" and "cannot build its inputs" in message, message
 
 
 # Guards against an unavailable adapter vanishing from the run (its items must be visible

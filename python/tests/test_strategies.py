@@ -5,7 +5,9 @@ specifications give them); scale codes with the unit scale first; MX / block / N
 library takes, with the scale shapes its quantizers give and E2M1 packed as it reads it;
 production shapes from the catalog, which the library gives as the CLI does; property cases
 that the correct numpy adapter passes on replay; hypothesis shrinking a planted fault's case to
-the smallest shape. Every hypothesis run here is derandomized and keeps no database.
+the smallest shape; the same strategies failing the correct adapter once its write-back is broken
+(a fault planted in mxgate's own machinery, common/machinery_fault.h adapter_drops_odd_row), and
+passing it again without. Every hypothesis run here is derandomized and keeps no database.
 Not covered: strategies for the FP4 properties' cases (no case strategy draws them)."""
 
 import os
@@ -18,6 +20,7 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 import mxgate
+import mxgate.adapter
 import mxgate.strategies as mst
 from mxgate.adapters.numpy import NumpyAdapter
 from mxgate.adapters.numpy_faulty import DropTrailingK
@@ -259,3 +262,22 @@ def test_given_test_fails_on_the_shrunk_case():
     text = str(e.value)  # the CheckResult's repr: verdict, element and the shrunk case
     assert text.startswith("CheckResult(gemm.exact[numpy_faulty_drop_trailing_k] FAIL at (0, 0)")
     assert "op=gemm_mx m=1 n=1 k=" in text
+
+
+# Guards against strategies that cannot see a broken write-back path (only a broken adapter):
+# with mxgate's own write-back dropping the last row of an odd row count (the plant the gate's
+# self-test catches, here switched on in-process), the correct numpy adapter's gemm.exact fails,
+# and hypothesis shrinks it to the smallest such shape: M = 3 (the smallest odd M > 1), N = K = 1,
+# its row 2 never written (the NaN poison), so the first differing element is (2, 0). The same
+# case passes with the write-back intact (the faithful twin).
+def test_strategies_catch_a_planted_write_back(monkeypatch):
+    adapter = NumpyAdapter()
+    monkeypatch.setattr(mxgate.adapter, "_DROPS_ODD_ROW", True)
+    case = first(mst.cases("gemm.exact", adapter, max_dim=160),
+                 lambda c: not mxgate.check("gemm.exact", adapter, case=c).passed)
+    fields = dict(kv.split("=") for kv in case.split())
+    assert (fields["m"], fields["n"], fields["k"]) == ("3", "1", "1"), case
+    r = mxgate.check("gemm.exact", adapter, case=case)
+    assert not r.passed and r.location.coords == (2, 0), r
+    monkeypatch.setattr(mxgate.adapter, "_DROPS_ODD_ROW", False)
+    assert mxgate.check("gemm.exact", adapter, case=case).passed

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/machinery_fault.h"
 #include "dispatch/faults.h"
 #include "impl/builtin.h"
 #include "impl/plugin.h"
@@ -329,6 +330,19 @@ int cmd_gate(const Argv& argv) {
   if (const char* f = std::getenv(dispatch::kFaultsEnv); f != nullptr && *f != '\0') {
     throw UsageError(std::string("refusing to run with faults on (") + dispatch::kFaultsEnv + "=" +
                      f + "); unset it: faults are for tests and the zoo");
+  }
+  // A fault planted in mxgate's own machinery (common/machinery_fault.h): only the self-test's
+  // tests set one; the run says so loudly, and an unknown name is a usage error.
+  if (const char* f = std::getenv(kMachineryFaultEnv); f != nullptr && *f != '\0') {
+    const auto row = find_machinery_fault(f);
+    if (!row) {
+      throw UsageError(std::string("unknown ") + kMachineryFaultEnv + " '" + f +
+                       "' (known: " + machinery_fault_names() + ")");
+    }
+    std::printf(
+        "mxgate gate: WARNING: %s=%s plants a fault in mxgate's own machinery (%s): "
+        "for the self-test's tests only, this run's verdicts are not to be trusted\n",
+        kMachineryFaultEnv, f, std::string(row->what).c_str());
   }
   GateSettings s;
   s.opts.seed = static_cast<uint64_t>(a.integer("seed", 1, 0, (1LL << 62)));

@@ -86,10 +86,9 @@ void add_regression_checks(std::vector<GateCheck>& checks, const GateSettings& s
 // decisions.tables: the decision model's tables of named cases (model/decision_tables.h)
 // replayed against the model and against dispatch/ (properties/model_tables_on_dispatch.h).
 void add_decision_checks(std::vector<GateCheck>& checks, const GateSettings& s);
-// gate_selftest.cpp: selftest.* (faults planted on purpose that the gate's detectors must
-// catch: the example plugin's and the numpy adapters' planted faults, a ties-away cast in the cast
-// sweep, a simulated accumulator in the accumulator probe, writes past an output in the guard
-// bands); a plant that passes fails its check, naming it.
+// gate_selftest.cpp: selftest.* (gate_selftest.h: each detector proven both ways, a faithful twin
+// beside each plant, every answer compared whole): example_plugin, plugin_tactics,
+// numpy_adapters, cast_sweep, accumulators, guard_bands.
 void add_selftest_checks(std::vector<GateCheck>& checks, const GateSettings& s);
 // gate_fuzz.cpp: replay + a time-boxed mutation run per fuzz target linked into the CLI.
 void add_fuzz_checks(std::vector<GateCheck>& checks, const GateSettings& s);

@@ -1,6 +1,7 @@
-// `python -m mxgate.layers` from the CLI: the interpreter and environment as the Python worker
-// gets them (MXGATE_PYTHON, default python3; this tree's python/ appended to PYTHONPATH; this
-// build's libmxgate.so as MXGATE_LIBRARY and this program as MXGATE_CLI unless set).
+// `python -m mxgate.layers` from the CLI: the interpreter the gate's self-test discovers
+// (MXGATE_PYTHON, else the first of python3 and /usr/bin/python3 that imports numpy) and the
+// environment the Python worker gets (this tree's python/ appended to PYTHONPATH; this build's
+// libmxgate.so as MXGATE_LIBRARY and this program as MXGATE_CLI unless set).
 #include "tools/mxgate/layer_delegate.h"
 
 #include <sys/wait.h>
@@ -12,6 +13,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "impl/python_worker.h"
 
 namespace mxgate::cli {
 
@@ -42,8 +45,11 @@ void set_environment() {
 // is given (else it goes to ours). Returns its exit status (127: it could not run).
 int run_python(const std::vector<std::string>& args, std::string* out) {
   set_environment();
-  const char* env = std::getenv("MXGATE_PYTHON");
-  const std::string python = env != nullptr && *env != '\0' ? env : "python3";
+  // The self-test's discovery (impl/python_worker.h); none imports numpy: python3 runs and says so.
+  const impl::PythonChoice py = impl::discover_python();
+  const std::string python = !py.interpreter.empty()
+                                 ? py.interpreter
+                                 : (py.from_env ? std::getenv("MXGATE_PYTHON") : "python3");
   std::vector<std::string> all = {python, "-m", "mxgate.layers"};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
