@@ -140,7 +140,13 @@ std::vector<std::string> python_environment() { return worker_environment(); }
 
 std::string python_interpreter() {
   const char* env = std::getenv("MXGATE_PYTHON");
-  return env != nullptr && *env != '\0' ? env : "python3";
+  if (env != nullptr && *env != '\0') return env;
+  // Probed once per process: the first python3 on PATH of a fresh Debian 12 has no numpy.
+  static const std::string found = [] {
+    const PythonChoice c = discover_python();
+    return c.interpreter.empty() ? std::string("python3") : c.interpreter;
+  }();
+  return found;
 }
 
 PythonChoice discover_python() {

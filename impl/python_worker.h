@@ -19,7 +19,8 @@ namespace mxgate::impl {
 // What every Python adapter spec starts with: py:MODULE:OBJECT.
 inline constexpr std::string_view kPythonPrefix = "py:";
 
-// The interpreter workers run: MXGATE_PYTHON, default python3.
+// The interpreter workers run: MXGATE_PYTHON if set, else discover_python()'s choice (python3
+// where none imports numpy, so that its own import error shows).
 std::string python_interpreter();
 
 // Which interpreter can run numpy code: MXGATE_PYTHON if set (it alone is tried), else the first

@@ -131,3 +131,21 @@ def test_missing_interpreter(cli):
                          MXGATE_PYTHON="/nonexistent/python")
     assert code == 2, out + err
     assert "cannot execute the interpreter (MXGATE_PYTHON)" in err
+
+
+# Without MXGATE_PYTHON, a `python3` first on PATH that cannot import numpy (a fresh Debian 12's)
+# is passed over for /usr/bin/python3: the adapter runs instead of failing on the import.
+@pytest.mark.skipif(not os.access("/usr/bin/python3", os.X_OK), reason="no /usr/bin/python3")
+def test_worker_passes_over_a_python3_without_numpy(cli, tmp_path):
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\necho 'ModuleNotFoundError: numpy' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    e = dict(os.environ)
+    e.pop("MXGATE_PYTHON", None)
+    e["PATH"] = f"{tmp_path}{os.pathsep}{e.get('PATH', '')}"
+    e["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(TESTS.parent)])
+    r = subprocess.run([str(cli.path), "property", "upcast_e8m0.bit_exact", "--impl",
+                        "py:mxgate.adapters.numpy:NumpyAdapter", "--cases", "3"],
+                       capture_output=True, text=True, env=e, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "pass after 3 cases" in r.stdout, r.stdout
