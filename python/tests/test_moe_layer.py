@@ -243,3 +243,24 @@ def test_bug_class_table_is_the_faulty_twins():
     assert [r[0] for r in rows] == [f"M{i}" for i in range(1, len(bad.FAULTY) + 1)]
     for r in rows:
         assert r[3] == MINIMAL[r[1]][0], r
+
+
+# A long CLI run of the MoE (or layer) properties that says nothing for minutes looks hung: the
+# runner's meter prints the property, cases done of those asked and the unsupported count, and
+# nothing once the run is complete (the verdict line says it).
+def test_progress_line_names_the_property_and_counts(capsys):
+    from mxgate.layers.run import Progress
+
+    meter = Progress("moe.end_to_end", "moe_example", 10, period=0.0)
+    meter.tick(3, 1)
+    meter.tick(10, 1)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("  moe.end_to_end [moe_example]: 3/10 cases (1 unsupported), "), err
+
+
+# The MoE runner drives its cases through the shared loop with the meter on and still finds the
+# faulty twin (M4, top-k weights dropped) on its first case, as without it.
+def test_progress_run_still_finds_the_fault(capsys):
+    r = moe.check("moe.end_to_end", bad.TopkWeightDropped(), cases=20, seed=1, progress=True)
+    assert not r.passed and r.cases <= 3, r

@@ -77,7 +77,7 @@ def _plan(spec: str, configs: List[str], labels: List[str], as_json: bool) -> in
 
 
 def _property(a: argparse.Namespace, spec: str) -> int:
-    result = check(a.names, spec, cases=a.cases, seed=a.seed, case=a.case)
+    result = check(a.names, spec, cases=a.cases, seed=a.seed, case=a.case, progress=True)
     for r in result.results:
         _print(r)
     if a.json:

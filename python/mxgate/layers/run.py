@@ -5,7 +5,7 @@ import importlib
 import sys
 import time
 import zlib
-from typing import Any, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -120,21 +120,36 @@ def _expression(adapter: LayerAdapter, spec: Optional[str]) -> str:
     return f"{mod}.{name}" + ("()" if obj is type(adapter) else "")
 
 
-def check_one(name: str, adapter: LayerAdapter, spec: Optional[str], cases: int, seed: int,
-              case: Optional[str], shrink: bool) -> CheckResult:
-    if name not in PROPERTIES:
-        raise InputError(f"unknown layer property '{name}'", verb="property")
-    if cases < 1 or seed < 0:
-        raise InputError(f"cases {cases} must be >= 1 and seed {seed} >= 0", verb="property")
-    fixed = D.Case.parse(case) if case is not None else None
-    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+class Progress:
+    """One line on stderr at most every `period` seconds of a run (the CLI's; mxgate.check is
+    quiet): the property, the cases done of those asked for, the unsupported ones."""
+
+    def __init__(self, name: str, impl: str, total: int, period: float = 5.0) -> None:
+        self.name, self.impl, self.total, self.period = name, impl, total, period
+        self.start = self.last = time.monotonic()
+
+    def tick(self, done: int, unsupported: int) -> None:
+        now = time.monotonic()
+        if now - self.last < self.period or done >= self.total:
+            return
+        self.last = now
+        print(f"  {self.name} [{self.impl}]: {done}/{self.total} cases ({unsupported} "
+              f"unsupported), {now - self.start:.0f} s", file=sys.stderr, flush=True)
+
+
+def run_cases(name: str, adapter: Any, draw: Callable[[int], Any], cases: int,
+              runner: Callable[[str, Any, Any], Outcome], progress: bool = False):
+    """Draws case i by draw(i) and runs it until one does not pass: (run, unsupported,
+    unsupported reasons (5 at most), kernels seen, (case, outcome) of the failing one or None)."""
     run = unsupported = 0
     reasons: List[str] = []
     kernels: List[str] = []
-    failing = None
-    for _ in range(1 if fixed else cases):
-        c = fixed or D.draw(rng, _catalog())
-        o = run_case(name, adapter, c)
+    meter = Progress(name, adapter.name, cases) if progress else None
+    for index in range(cases):
+        c = draw(index)
+        o = runner(name, adapter, c)
+        if meter is not None:
+            meter.tick(index + 1, unsupported + (o.status == "unsupported"))
         if o.status == "unsupported":
             unsupported += 1
             if o.message not in reasons and len(reasons) < 5:
@@ -143,8 +158,21 @@ def check_one(name: str, adapter: LayerAdapter, spec: Optional[str], cases: int,
         run += 1
         kernels += [k for k in o.kernels if k not in kernels]
         if o.status != "pass":
-            failing = (c, o)
-            break
+            return run, unsupported, reasons, kernels, (c, o)
+    return run, unsupported, reasons, kernels, None
+
+
+def check_one(name: str, adapter: LayerAdapter, spec: Optional[str], cases: int, seed: int,
+              case: Optional[str], shrink: bool, progress: bool = False) -> CheckResult:
+    if name not in PROPERTIES:
+        raise InputError(f"unknown layer property '{name}'", verb="property")
+    if cases < 1 or seed < 0:
+        raise InputError(f"cases {cases} must be >= 1 and seed {seed} >= 0", verb="property")
+    fixed = D.Case.parse(case) if case is not None else None
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+    run, unsupported, reasons, kernels, failing = run_cases(
+        name, adapter, lambda i: fixed or D.draw(rng, _catalog()), 1 if fixed else cases,
+        run_case, progress)
     base = dict(property=name, impl=adapter.name, cases=run, unsupported=unsupported,
                 unsupported_reasons=tuple(reasons), ops=tuple(kernels), seed=seed,
                 cases_requested=cases)
@@ -164,23 +192,25 @@ def check_one(name: str, adapter: LayerAdapter, spec: Optional[str], cases: int,
 
 
 def check(property: Union[str, Iterable[str]], impl: Any, cases: int = 100, seed: int = 1,
-          case: Optional[str] = None, shrink: bool = True) -> CheckResult:
+          case: Optional[str] = None, shrink: bool = True, progress: bool = False) -> CheckResult:
     """mxgate.check for layer properties: impl a LayerAdapter (instance, class or spec); a
-    MoEAdapter, or moe.* names, run the MoE properties (mxgate.moe; layer.* means moe.* there)."""
+    MoEAdapter, or moe.* names, run the MoE properties (mxgate.moe; layer.* means moe.* there).
+    progress: a line on stderr every 5 s of a property's run (the CLI's)."""
     from .. import moe
 
     names = [property] if isinstance(property, str) else list(property)
     if moe.is_moe_impl(impl) or all(str(p).startswith("moe.") for p in names):
         if isinstance(property, str) and property == "layer.*":
             property = "moe.*"
-        return moe.check(property, impl, cases=cases, seed=seed, case=case, shrink=shrink)
+        return moe.check(property, impl, cases=cases, seed=seed, case=case, shrink=shrink,
+                         progress=progress)
     adapter, spec = resolve(impl)
     names = property_names(property, adapter)
     if len(names) == 1 and (isinstance(property, str) and property not in ("layer.*", "all")):
-        return check_one(names[0], adapter, spec, cases, seed, case, shrink)
+        return check_one(names[0], adapter, spec, cases, seed, case, shrink, progress)
     if case is not None:
         raise InputError("case= replays one property's case: name one property",
                          verb="property")
-    parts = [check_one(p, adapter, spec, cases, seed, None, shrink) for p in names]
+    parts = [check_one(p, adapter, spec, cases, seed, None, shrink, progress) for p in names]
     label = property if isinstance(property, str) else ",".join(names)
     return CheckResult.of_several(label, adapter.name, seed, cases, parts)

@@ -11,6 +11,7 @@ import numpy as np
 from .. import spec as _spec
 from ..errors import AdapterError, InputError
 from ..layers.run import _shrink as layer_shrink
+from ..layers.run import run_cases
 from ..result import CheckResult
 from . import data as D
 from .config import MoEAdapter
@@ -71,7 +72,7 @@ def _shrink(name: str, adapter: MoEAdapter, case: D.Case, outcome: Outcome):
 
 
 def check_one(name: str, adapter: MoEAdapter, spec: Optional[str], cases: int, seed: int,
-              case: Optional[str], shrink: bool) -> CheckResult:
+              case: Optional[str], shrink: bool, progress: bool = False) -> CheckResult:
     if name not in PROPERTIES:
         raise InputError(f"unknown MoE property '{name}' (moe.*: {', '.join(PROPERTIES)})",
                          verb="property")
@@ -80,23 +81,9 @@ def check_one(name: str, adapter: MoEAdapter, spec: Optional[str], cases: int, s
     fixed = D.Case.parse(case) if case is not None else None
     buckets = _buckets(adapter)
     rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
-    run = unsupported = 0
-    reasons: List[str] = []
-    kernels: List[str] = []
-    failing = None
-    for index in range(1 if fixed else cases):
-        c = fixed or D.draw(rng, buckets, index)
-        o = run_case(name, adapter, c)
-        if o.status == "unsupported":
-            unsupported += 1
-            if o.message not in reasons and len(reasons) < 5:
-                reasons.append(o.message)
-            continue
-        run += 1
-        kernels += [k for k in o.kernels if k not in kernels]
-        if o.status != "pass":
-            failing = (c, o)
-            break
+    run, unsupported, reasons, kernels, failing = run_cases(
+        name, adapter, lambda i: fixed or D.draw(rng, buckets, i), 1 if fixed else cases,
+        run_case, progress)
     base = dict(property=name, impl=adapter.name, cases=run, unsupported=unsupported,
                 unsupported_reasons=tuple(reasons), ops=tuple(kernels), seed=seed,
                 cases_requested=cases)
@@ -127,15 +114,15 @@ def property_names(property: Union[str, Iterable[str]]) -> List[str]:
 
 
 def check(property: Union[str, Iterable[str]], impl: Any, cases: int = 100, seed: int = 1,
-          case: Optional[str] = None, shrink: bool = True) -> CheckResult:
+          case: Optional[str] = None, shrink: bool = True, progress: bool = False) -> CheckResult:
     """mxgate.check for MoE properties: impl a MoEAdapter (instance, class or spec)."""
     adapter, spec = resolve(impl)
     names = property_names(property)
     if len(names) == 1 and property not in ("moe.*", "all"):
-        return check_one(names[0], adapter, spec, cases, seed, case, shrink)
+        return check_one(names[0], adapter, spec, cases, seed, case, shrink, progress)
     if case is not None:
         raise InputError("case= replays one property's case: name one property",
                          verb="property")
-    parts = [check_one(p, adapter, spec, cases, seed, None, shrink) for p in names]
+    parts = [check_one(p, adapter, spec, cases, seed, None, shrink, progress) for p in names]
     label = property if isinstance(property, str) else ",".join(names)
     return CheckResult.of_several(label, adapter.name, seed, cases, parts)
