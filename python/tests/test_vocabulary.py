@@ -55,11 +55,22 @@ def test_scaled_formats_and_storage():
     assert "mxint8" in by_name["e8m0"]["scale_of"]
 
 
+# The library's families a Python adapter cannot declare yet (the grouped GEMMs take group
+# offsets, which the adapter's call form has no role for); the list can only shrink.
+NO_PYTHON_SUPPORT_YET = ("grouped_gemm_block", "grouped_gemm_mx")
+
+
 # Guards against a family of the ABI that a Python adapter cannot declare (no default contract or
 # roles: a KeyError, or a refusal), and an unknown family failing without a message naming it.
 def test_every_family_has_a_default_contract():
     for family in adapter.FAMILIES:
+        if family in NO_PYTHON_SUPPORT_YET:
+            with pytest.raises(mxgate.AdapterError, match=f"family '{family}' has no Python "
+                                                          "adapter support in this package"):
+                mxgate.contract(family)
+            continue
         assert isinstance(mxgate.contract(family), adapter.Contract), family
+    assert set(NO_PYTHON_SUPPORT_YET) <= set(adapter.FAMILIES)
     assert mxgate.contract("gemm_nvfp4").global_dtypes == ("f32",)
     assert mxgate.contract("cast", out_dtypes=("e2m1", "e2m3", "e3m2")).out_dtypes[0] == "e2m1"
     with pytest.raises(mxgate.AdapterError, match="unknown family 'gemm_nvfp5'"):
