@@ -285,8 +285,10 @@ class Recorder:
         lim = self.limits
         i = s["seen"] - 1
         rate = lim["sample"]
-        why = None
-        if rate < 1 and int((i + 1) * rate) == int(i * rate):
+        why = torch_state_refusing_copies()  # first: no limit matters when nothing may be copied
+        if why:
+            pass
+        elif rate < 1 and int((i + 1) * rate) == int(i * rate):
             why = "sampled_out"
         elif lim["max_calls"] is not None and self.totals["recorded"] >= lim["max_calls"]:
             why = "max_calls"
@@ -405,11 +407,32 @@ class Recorder:
                                                    set(self.not_installed)),
             hooks_not_installed=self.not_installed,
             not_captured=("calls of callables no hook names; calls made while another recorded "
-                          "call runs (the outermost is recorded); under CUDA graphs only the "
-                          "eager / capture-time call (a graph replay runs no Python); under "
-                          "torch.compile only ops the compiled code calls through the "
-                          "dispatcher, and only with dispatch=True; calls of excluded hooks "
-                          "(not installed, so not counted)")))
+                          "call runs (the outermost is recorded); under CUDA graphs only "
+                          "eager calls (warm-up before capture): calls during a capture are "
+                          "skipped as cuda_graph_capture, and a graph replay runs no Python; "
+                          "under torch.compile only ops the compiled code calls through the "
+                          "dispatcher, and only with dispatch=True (calls while it traces are "
+                          "skipped as torch_compile_tracing); calls of excluded hooks (not "
+                          "installed, so not counted)")))
+
+
+def torch_state_refusing_copies() -> Optional[str]:
+    """Why no tensor may be copied out now, or None: a CUDA stream capturing a graph (a copy to
+    the host is an illegal synchronisation there, so recording would break the user's capture)
+    or torch.compile tracing (the tensors are fake and hold no bytes). Such a call runs
+    unrecorded and is counted as skipped with this reason."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+            return "cuda_graph_capture"
+    except Exception:  # a torch without CUDA: no graph can capture
+        pass
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and getattr(compiler, "is_compiling", lambda: False)():
+        return "torch_compile_tracing"
+    return None
 
 
 def _bits(value):

@@ -238,3 +238,35 @@ def test_scaled_mm_unjudged_forms_named():
     assert fast.op == "scaled_mm_tensor" and "use_fast_accum" in fast.unsupported
     bias = ScaledMmBinding().bind(args, dict(out_dtype=_FakeDtype("float32"), bias=args[2]))
     assert "bias" in bias.unsupported
+
+
+class _CapturingTorch:
+    """A stand-in for torch (none on this host) whose current CUDA stream is capturing a graph,
+    or which is tracing under torch.compile."""
+
+    def __init__(self, capturing, compiling):
+        self.cuda = type("cuda", (), {"is_available": staticmethod(lambda: True),
+                                      "is_current_stream_capturing":
+                                          staticmethod(lambda: capturing)})
+        self.compiler = type("compiler", (), {"is_compiling": staticmethod(lambda: compiling)})
+
+
+# Guards against a recorder that copies tensors out while a CUDA graph is being captured (an
+# illegal synchronisation that would break the user's capture) or while torch.compile traces
+# fake tensors: those calls run unrecorded and are counted by reason; an eager call is recorded.
+@pytest.mark.parametrize("capturing,compiling,why", [(True, False, "cuda_graph_capture"),
+                                                     (False, True, "torch_compile_tracing")])
+def test_no_copy_while_capturing_or_tracing(tmp_path, monkeypatch, capturing, compiling, why):
+    model = record_model.Model()
+    x = np.ones((2, 512), np.float32)
+    with mxgate.record(tmp_path, hooks=["record_model.block_gemm"], known=False):
+        expected = model.forward(x)
+        monkeypatch.setitem(sys.modules, "torch", _CapturingTorch(capturing, compiling))
+        got = model.forward(x)  # the hooked calls still run
+        monkeypatch.delitem(sys.modules, "torch")
+    assert np.array_equal(np.asarray(got), np.asarray(expected))
+    s = json.load(open(tmp_path / "summary.json"))
+    assert s["ops"]["block_gemm"]["seen"] == 6 and s["ops"]["block_gemm"]["recorded"] == 3
+    assert s["ops"]["block_gemm"]["skipped"] == {why: 3}
+    assert len(folders(tmp_path)) == 3
+    assert why in s["not_captured"]

@@ -10,6 +10,7 @@ fail, layer 2 (K = 256 -> N = 128, one block row) pass; the shrink should reach 
         scripts/h200/record_torch.py OUTDIR
 """
 
+import json
 import os
 import shutil
 import sys
@@ -74,6 +75,24 @@ def main(out):
         torch.cuda.synchronize()
     rd = replay(rec_d, rerun=True)
     print("dispatch mode:", rd.text(), end="")
+    # CUDA graphs: the eager warm-up call is recorded; the calls made while the graph is
+    # captured run unrecorded (a copy to the host would break the capture), counted as
+    # cuda_graph_capture; the graph's replays run no Python, so nothing sees them.
+    rec_g = os.path.join(out, "record_graph")
+    try:
+        with mxgate.record(rec_g):
+            l1(x)
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                yg = l1(x)
+            graph.replay()
+            torch.cuda.synchronize()
+        gs = json.load(open(os.path.join(rec_g, "summary.json")))
+        print(f"cuda graph: {gs['ops']}; graph output equals eager: "
+              f"{bool(torch.equal(yg, l1(x)))}")
+    except Exception as e:  # said, not hidden: the rest of the run goes on
+        print(f"cuda graph: FAILED {type(e).__name__}: {e}")
     # Overhead at 4096^3 (one blockwise call; recording writes every byte, replay not timed).
     big = BlockLinear(4096, 4096, gen)
     xb = torch.randn(4096, 4096, generator=gen, device="cuda")
