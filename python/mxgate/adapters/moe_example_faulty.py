@@ -1,4 +1,4 @@
-"""The MoE example with one public-record bug each (docs/bug_classes.md §7, M1-M9): every one
+"""The MoE example with one public-record bug each (docs/bug_classes.md §7, M1-M10): every one
 must be caught by its property with a minimal shrunk case (python/tests/test_moe_layer.py)."""
 
 import numpy as np
@@ -133,7 +133,27 @@ class TrailingKBlockDropped(MoEExample):
         return q[:, :kk] @ layer.w2_f[e][:, :kk].T
 
 
+class InterleaveInPlace(MoEExample):
+    """M10: the gpt-oss gate/up interleave applied to the layer's own w13 (and its per-row
+    scales) in place at load: right after one load, applied again by a second one (a reload
+    runs process_weights_after_loading again; the class of vllm PR #44893). fp8_block keeps
+    the faithful load (its 128-row scale blocks do not interleave)."""
+
+    name = "moe_interleave_in_place"
+
+    def load(self, layer):
+        c = layer.config
+        if layer.backend != "OaiSwigluExperts" or c.scheme == "fp8_block":
+            return super().load(layer)
+        layer.w13 = self.interleave(np.asarray(layer.w13))
+        if layer.w13_scale is not None:
+            layer.w13_scale = self.interleave(np.asarray(layer.w13_scale))
+        layer.w13_f = self._decode(layer, layer.w13, layer.w13_scale, 2 * c.inter, c.hidden,
+                                   False)
+        layer.w2_f = self._decode(layer, layer.w2, layer.w2_scale, c.hidden, c.inter, False)
+
+
 FAULTY = (W13HalvesSwapped, InterleaveTwice, TopkWeightTwice, TopkWeightDropped,
           RoutedScalingDropped, BucketFirstRowExpert, DirtyPaddingRead, NextExpertTailScales,
-          TrailingKBlockDropped)
+          TrailingKBlockDropped, InterleaveInPlace)
 __all__ = [c.__name__ for c in FAULTY] + ["FAULTY", "BUCKETS"]

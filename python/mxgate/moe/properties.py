@@ -187,11 +187,73 @@ def ep_consistency(adapter: MoEAdapter, case: D.Case) -> _Run:
     return run
 
 
+LAYER_ARRAYS = ("w13", "w13_scale", "w2", "w2_scale")
+
+
+def _snapshot(layer: MoELayer) -> Dict[str, np.ndarray]:
+    out = {}
+    for name in LAYER_ARRAYS:
+        v = getattr(layer, name, None)
+        if v is not None:
+            out[name] = np.array(as_numpy(v), copy=True)
+    return out
+
+
+def _first_change(before: np.ndarray, after: np.ndarray) -> str:
+    if before.dtype != after.dtype or before.shape != after.shape:
+        return f"{before.dtype} {tuple(before.shape)} became {after.dtype} {tuple(after.shape)}"
+    a = np.ascontiguousarray(before).view(np.uint8).reshape(before.shape + (-1,))
+    b = np.ascontiguousarray(after).view(np.uint8).reshape(after.shape + (-1,))
+    diff = np.any(a != b, axis=-1)
+    at = tuple(int(i) for i in np.argwhere(diff)[0])
+    return (f"{int(diff.sum())} of {diff.size} elements changed, first at [{', '.join(map(str, at))}]"
+            f" (expert {at[0]})")
+
+
+def single_transform(adapter: MoEAdapter, case: D.Case) -> _Run:
+    """Load is applied once: apply after load lies in its interval, and a second load (a model
+    reload, process_weights_after_loading run again) changes no byte of the layer's w13, w2 and
+    their scales and no bit of the output. A transform that is not idempotent (an interleave or
+    shuffle applied to the weights in place) shows here even where one load is right."""
+    run = _Run(adapter, case)
+    c = case.config
+    layer, ck, emap = run.layer(c)
+    x, (ids, w) = D.activation(case), D.routing(case)
+    y1 = run.apply(layer, x, ids, w, f"apply ({layer.backend})")
+    _judge(run.expected(c, ck, emap, x, ids, w), y1, f"apply ({layer.backend})")
+    before = _snapshot(layer)
+    _user("a second load", adapter.load, layer)
+    after = _snapshot(layer)
+    changed = []
+    for name, b in before.items():
+        a = after.get(name)
+        if a is None:
+            raise _fail(f"a second load ({layer.backend}) removed layer.{name}")
+        if a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(
+                np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8)):
+            changed.append(f"layer.{name}: {_first_change(b, a)}")
+    what = f"a second load ({layer.backend}) changed " + "; ".join(changed) if changed else ""
+    y2 = run.apply(layer, x, ids, w, f"apply after a second load ({layer.backend})")
+    diff = ~((y1.view(np.uint32) == y2.view(np.uint32)) | (np.isnan(y1) & np.isnan(y2)))
+    if diff.any():
+        t, col = (int(i) for i in np.argwhere(diff)[0])
+        loc = Location(t, col, int(y1[t, col].view(np.uint32)), int(y2[t, col].view(np.uint32)),
+                       abs(_ordered(y1[t, col]) - _ordered(y2[t, col])))
+        raise _fail(f"apply after a second load ({layer.backend}) differs from apply after one "
+                    f"in {int(diff.sum())} of {y1.size} elements, first y[{t}, {col}] = "
+                    f"{float(y2[t, col])!r}, was {float(y1[t, col])!r}"
+                    f"{'; ' + what if what else ''}; load must be applied exactly once", loc)
+    if changed:
+        raise _fail(f"{what}; load must be applied exactly once")
+    return run
+
+
 PROPERTIES: Dict[str, Callable[[MoEAdapter, D.Case], _Run]] = {
     "moe.end_to_end": end_to_end,
     "moe.routing_invariance": routing_invariance,
     "moe.tp_consistency": tp_consistency,
     "moe.ep_consistency": ep_consistency,
+    "moe.single_transform": single_transform,
 }
 
 
