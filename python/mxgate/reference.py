@@ -267,7 +267,9 @@ def check_gemm(
     heatmap: Optional[PathLike] = None, a_format: Optional[str] = None,
     b_format: Optional[str] = None, k: Optional[int] = None,
     a_global: Optional[ArrayInput] = None, b_global: Optional[ArrayInput] = None,
-    a_block: Block = None, b_block: Block = None,
+    a_block: Block = None, b_block: Block = None, offsets: Optional[ArrayInput] = None,
+    offsets_kind: Optional[str] = None, offsets_alignment: Optional[int] = None,
+    masked_counts: Optional[ArrayInput] = None, c_before: Optional[ArrayInput] = None,
 ) -> Verdict:
     """Checks a kernel's C (float32 (M, N), or uint16 bf16 bits) against the oracle
     (`mxgate check-gemm`); gemm's inputs, the FP4 schemes and their options included.
@@ -279,6 +281,12 @@ def check_gemm(
     tensor cores) or the manual form acc_bits / block_k (default 24 / 128: fp32_rn).
     heatmap: an .svg or .png file to draw the mismatches into. a_block / b_block: the block
     scheme's scale blocks, as gemm takes them.
+    A grouped GEMM (docs/grouped.md §5): offsets (int32 / int64 (E,); offsets_kind "ends", the
+    default, as torch's offs, or "starts"; offsets_alignment, default 1) with A (rows, K), B
+    (E, N, K), B scales one grid per expert and C (rows, N); or masked_counts (E,) with A
+    (E, max_m, K) and C (E, max_m, N). c_before: C's buffer before the kernel ran, whose rows
+    no group writes must keep their bits. The verdict's `group_of(element)` gives (group, row
+    within the group) of a located element.
     Returns a Verdict (passed: C passes); raises InputError (a ValueError) on bad input, never
     on a failing C."""
     options, arrays = _gemm_inputs(a, a_scales, b, b_scales, scheme, fmt, convention, a_format,
@@ -287,6 +295,16 @@ def check_gemm(
     if heatmap is not None:
         heatmap = os.fspath(heatmap)
     options += _opts(mode=mode, accumulator=accumulator, acc_bits=acc_bits, block_k=block_k,
-                     dtype=dtype, heatmap=heatmap)
+                     dtype=dtype, heatmap=heatmap, offsets_kind=offsets_kind,
+                     offsets_alignment=offsets_alignment)
+    groups = None
+    for role, x in (("offsets", offsets), ("masked-counts", masked_counts)):
+        if x is not None:
+            arr = host_array(x, role, "bits", plain=np.int64)
+            arrays.append((role, arr))
+            groups = (role, offsets_kind or "ends", arr.astype(np.int64).reshape(-1))
+    if c_before is not None:
+        arrays.append(("c-before", host_array(c_before, "c-before", "bits", fmt=None,
+                                              plain=np.float32)))
     _, text, v = _native.run("check-gemm", options, arrays, want_verdict=True)
-    return Verdict.from_struct(v, text, heatmap)
+    return Verdict.from_struct(v, text, heatmap, groups)

@@ -88,6 +88,7 @@ class Verdict:
     worst: Optional[Element]
     text: str
     heatmap: Optional[str] = None
+    groups: Optional[Tuple[str, str, Tuple[int, ...]]] = None  # grouped: (option, kind, entries)
 
     def __str__(self) -> str:
         """The CLI's text; in bound mode (whose summary has no bits) the located elements too."""
@@ -105,8 +106,29 @@ class Verdict:
         return (f"Verdict(passed={self.passed}, mode={self.mode!r}, "
                 f"mismatches={self.mismatches}{where})")
 
+    def group_of(self, e: Optional[Element]) -> Optional[Tuple[int, int]]:
+        """(group, row within the group) of a located element of a grouped check (None for a
+        dense one): m-contiguous rows through the offsets as declared ("ends": group g holds
+        [ends[g-1], ends[g]); "starts": [starts[g], starts[g+1])), masked rows of C (E, max_m,
+        N) flattened, so group row // max_m."""
+        if e is None or self.groups is None:
+            return None
+        option, kind, entries = self.groups
+        row = e.row
+        if option == "masked-counts":
+            max_m = self.shape[0] // max(len(entries), 1)
+            return row // max_m, row % max_m
+        g, start = 0, 0
+        for i, x in enumerate(entries):
+            begin = (entries[i - 1] if i else 0) if kind == "ends" else x
+            end = x if kind == "ends" else (entries[i + 1] if i + 1 < len(entries) else None)
+            if begin <= row and (end is None or row < end):
+                g, start = i, begin
+        return g, row - start
+
     @classmethod
-    def from_struct(cls, v: Any, text: str, heatmap: Optional[str]) -> "Verdict":
+    def from_struct(cls, v: Any, text: str, heatmap: Optional[str],
+                    groups: Optional[Tuple[str, str, Any]] = None) -> "Verdict":
         """The verdict of a check-gemm result (_native.VerdictStruct), its text and heatmap."""
         bound_mode = v.mode == 1
         output = "fp32" if v.output == 0 else "bf16"
@@ -120,4 +142,6 @@ class Verdict:
             worst=_element(v.worst, bound_mode, output) if v.has_worst else None,
             text=text,
             heatmap=heatmap,
+            groups=None if groups is None else (groups[0], groups[1],
+                                                tuple(int(x) for x in groups[2])),
         )
