@@ -8,6 +8,7 @@ its failures (docs/python.md §17). Needs hypothesis (Debian: python3-hypothesis
     block_tensors(shape, fmt)    (codes, float32 scales) of a 1x128 / 128x128 block tensor
     nvfp4_tensors(shape)         (packed e2m1, UE4M3 scale codes, float32 global scale)
     production_shapes(model, tp) (m, n, k) of the production shape catalog (mxgate.shapes)
+    group_sizes(E) / group_offsets(E)  rows per expert / their offsets, the grouped edges first
     cases(property, impl)        one case of a property, inside an op's contract, as the text
                                  mxgate.check(property, impl, case=...) replays
 
@@ -256,6 +257,44 @@ def production_shapes(model: Optional[str] = None, tp: Optional[int] = None, *,
         lambda t: (t[0], t[1][0], t[1][1]))
 
 
+# ---- grouped GEMMs (mixture of experts) ----------------------------------------------------
+
+# The row counts where grouped kernels break (docs/grouped.md §8): an expert with no tokens,
+# one token, exactly one 128-row tile, a tile plus one.
+TILE_ROWS = 128
+
+
+def group_sizes(experts: Union[int, "st.SearchStrategy[int]"], *, alignment: int = 1,
+                max_rows: int = 2 * TILE_ROWS + 1) -> "st.SearchStrategy[np.ndarray]":
+    """Rows per expert, int64 (E,), each a multiple of `alignment` (what the kernel's contract
+    requires of its offsets) in [0, max_rows]: the edges first (0, one alignment unit, 128,
+    129 rounded up to the alignment), then any multiple; a failure shrinks toward empty
+    experts."""
+    if alignment < 1 or max_rows < 0:
+        raise InputError(f"group_sizes: alignment {alignment} must be >= 1 and max_rows "
+                         f"{max_rows} >= 0")
+    up = lambda r: -(-r // alignment) * alignment
+    edges = sorted({up(r) for r in (0, 1, TILE_ROWS, TILE_ROWS + 1) if up(r) <= max_rows})
+    size = st.one_of(st.sampled_from(edges),
+                     st.integers(0, max_rows // alignment).map(lambda u: u * alignment))
+    count = st.just(experts) if isinstance(experts, int) else experts
+    return count.flatmap(lambda e: hnp.arrays(np.int64, (e,), elements=size))
+
+
+def group_offsets(experts: Union[int, "st.SearchStrategy[int]"], *, kind: str = "ends",
+                  alignment: int = 1,
+                  max_rows: int = 2 * TILE_ROWS + 1) -> "st.SearchStrategy[np.ndarray]":
+    """int32 (E,) offsets of drawn group sizes (group_sizes) as check_gemm(offsets=...) and
+    torch._grouped_mm's `offs` take them: kind "ends" (cumulative ends: group g is
+    [ends[g-1], ends[g])) or "starts" (group g starts at starts[g])."""
+    if kind not in ("ends", "starts"):
+        raise InputError(f"group_offsets: kind '{kind}' is not ends or starts")
+    sizes = group_sizes(experts, alignment=alignment, max_rows=max_rows)
+    if kind == "ends":
+        return sizes.map(lambda s: np.cumsum(s).astype(np.int32))
+    return sizes.map(lambda s: (np.cumsum(s) - s).astype(np.int32))
+
+
 # ---- property cases ------------------------------------------------------------------------
 
 _GEMM_FAMILIES = ("gemm_mx", "gemm_block", "gemm_bf16")
@@ -365,6 +404,8 @@ __all__ = [
     "codes",
     "edge_codes",
     "format_codes",
+    "group_offsets",
+    "group_sizes",
     "mx_tensors",
     "nvfp4_tensors",
     "pack_e2m1",
