@@ -159,8 +159,8 @@ def shrink(record: PathLike, out: Optional[PathLike] = None,
         return rerun(rec, found, cand, shape)
 
     def fails(cand, shape):
-        if tried[0] >= max_candidates:
-            return False
+        if tried[0] >= max_candidates or not admitted(c, shape):
+            return False  # a shape outside the op's contract reproduces nothing the op owns
         tried[0] += 1
         try:
             got = run(cand, shape)
@@ -182,6 +182,17 @@ def shrink(record: PathLike, out: Optional[PathLike] = None,
     else:
         _reduce(state, fails, c, block_k, nblock)
     return _write(rec, state, out, v, found is not None, tried[0])
+
+
+def admitted(c, shape) -> bool:
+    """Whether the declared contract takes (M, N, K): each a multiple of its clause's align,
+    within its min and max (max 0: unbounded). A candidate outside it is never tried, so a
+    kernel's out-of-contract behaviour (e.g. a K below its tile, read past the end) is never
+    shrunk to."""
+    for d, v in zip((c.m, c.n, c.k), shape):
+        if v % max(1, d.align) or v < d.min or (d.max and v > d.max):
+            return False
+    return True
 
 
 def _reduce(state, fails, c, block_k, nblock):

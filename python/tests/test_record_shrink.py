@@ -85,3 +85,20 @@ def test_shrink_a_passing_call(recorded, cli):
     code, out, err = cli("shrink", passing)
     assert code == 1 and "does not fail" in out, out + err
     assert not os.path.exists(os.path.join(passing, "shrunk"))
+
+
+# Guards against a shrink that leaves the op's declared contract (record_triton.py's Triton
+# wrapper, declared K % 64 == 0, shrank to K = 32, where its kernel reads past K): the same
+# faulty call declared with M a multiple of 4 (torch's blockwise form) and K a multiple of 384
+# shrinks to M = 4, K = 384, not to M = 1, K = 128 as undeclared (the first test).
+def test_shrink_stays_inside_the_declared_contract(tmp_path):
+    x = np.random.default_rng(11).standard_normal((16, 512)).astype(np.float32)
+    decl = dict(family="gemm_block", a_dtypes=("e4m3fn",), b_dtypes=("e4m3fn",),
+                out_dtypes=("f32",), a_block=(1, 128), b_block=(128, 128),
+                accumulator="fp32_rn", m=mxgate.Dim(align=4), k=mxgate.Dim(align=384))
+    with mxgate.record(tmp_path / "rec", hooks={"record_model.block_gemm": decl}, known=False):
+        record_model.Model().forward(x)
+    failing = [r for r in replay(tmp_path / "rec").results if r["verdict"] == "fail"]
+    assert [(r["n"], r["k"]) for r in failing] == [(256, 384)]
+    s = shrink(failing[0]["record"], tmp_path / "case")
+    assert s.rerun and s.after == (4, 256, 384), s.after

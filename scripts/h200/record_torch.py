@@ -64,8 +64,8 @@ def main(out):
     r = replay(rec)
     print(r.text(), end="")
     print(f"replay: {len(r.results) / r.seconds:.1f} calls/s")
-    for x in r.failed[:1]:
-        s = shrink(x["record"], os.path.join(out, "shrunk"))
+    for failed in r.failed[:1]:
+        s = shrink(failed["record"], os.path.join(out, "shrunk"))
         print(f"shrunk {s.before} -> {s.after} (rerun {s.rerun}, {s.tried} candidates), "
               f"first {s.first and (s.first['row'], s.first['col'])}: {s.case}")
     # The same model through the TorchDispatchMode (aten._scaled_mm) instead of the patch.
