@@ -6,6 +6,9 @@ reads its input. The input is a JSON list of per-rank layers (model, layer, para
 quant, mode, n_parts, bmm_batch, flag, flags) computed from each model's config.json and vLLM's
 parallel class per layer kind (docs/architecture.md §2.8).
 Usage: scripts/make_shape_catalog.py SHAPES.json > corpus/shapes/production_shapes.tsv
+The routed-expert facts of its MoE models (experts, top-k, moe_intermediate_size) are not in the
+JSON: corpus/shapes/moe_models.tsv, written by hand with each row's config.json keys and source,
+must agree with the moe_w13 / moe_w2 rows written here (tests/test_moe_models.cpp checks it).
 """
 import json
 import sys

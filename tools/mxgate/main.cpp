@@ -235,7 +235,8 @@ constexpr Verb kVerbs[] = {
      mxgate::cli::cmd_probe_accumulator},
     {"plan",
      "plan --platform P (--scheme S --n N --k K [--flags is_bmm,skip_weight_relayout] "
-     "[--weight-scale e8m0|fp32] | --model NAME --tp T [--catalog FILE]) "
+     "[--weight-scale e8m0|fp32] | --model NAME --tp T [--ep E] [--catalog FILE] "
+     "[--moe-models FILE]) "
      "[--disable LINEAR_KERNEL,...] [--impl py:MODULE:OBJECT] [--json]",
      "The linear kernel the dispatch registry picks for one layer of weight N x K, the load-time\n"
      "actions of its process_weights_after_loading and the path apply then takes.\n"
@@ -244,17 +245,28 @@ constexpr Verb kVerbs[] = {
      "  --flags is_bmm / skip_weight_relayout: the layer's weight is read directly (no relayout)\n"
      "  --model NAME --tp T: every catalogued layer of the models whose name contains NAME at TP\n"
      "      T (--catalog FILE, default corpus/shapes/production_shapes.tsv); BMM layers are\n"
-     "      is_bmm, MLA kv_b_proj is skip_weight_relayout, unmodelled formats are listed\n"
+     "      is_bmm, MLA kv_b_proj is skip_weight_relayout, unmodelled formats are listed;\n"
+     "      then each MoE model's routed-expert GEMMs per rank (--moe-models FILE, default\n"
+     "      corpus/shapes/moe_models.tsv: routed / shared experts, top-k, moe_intermediate I):\n"
+     "      w13 N = 2I/T and w2 K = I/T, every expert on every rank; with --ep E (a multiple of\n"
+     "      T dividing the routed experts: EP = TP x DP) E/EP experts per rank with the full I;\n"
+     "      the grouped family (grouped_gemm_block for FP8 block, grouped_gemm_mx for MXFP8;\n"
+     "      MXFP4 listed as not modelled), the first built-in kernel whose contract admits\n"
+     "      N x K, and the weight blocks a shard cuts (K % 128 = 64 at TP 8: outside the\n"
+     "      contract); shared experts are the dense shared_expert_* layers (docs/grouped.md §7.1)\n"
      "  --disable: linear kernels skipped by name, like VLLM_DISABLED_KERNELS\n"
      "  --impl py:MODULE:OBJECT: a layer adapter's decisions (its select and declared load\n"
-     "      transforms) beside the decision model's, per layer (BF16 layers left out), with\n"
+     "      transforms) beside the decision model's, per layer (BF16 layers and expert\n"
+     "      GEMMs left out; --ep and --moe-models do not go with it), with\n"
      "      'same' or 'DIFFERENT' (docs/layers.md §6); exit 0 either way, 3 when unavailable\n"
      "--json prints {\"linear_kernel\": K, \"load\": [ACTION...], \"apply\": PATH} (with\n"
-     "--model: a list of them with model, layer, n, k). Actions:\n"
+     "--model: a list of them with model, layer, n, k; expert GEMMs add grouped_family,\n"
+     "kernel, contract, experts_per_rank, top_k, hazards, ...). Actions:\n"
      "dequantize_weight_to_bf16 upcast_weight_scale_e8m0_to_fp32 preshuffle_weight; paths:\n"
      "mxfp8_dot_scaled mxfp8_dequant_per_step bf16_gemm fp8_blockscale "
      "fp8_blockscale_bpreshuffle.\n"
-     "Exit 2 when the input is bad or no linear kernel can run the layer (the message says why).",
+     "Exit 2 when the input is bad (an EP that does not divide the experts, a table that\n"
+     "disagrees with the catalog) or no linear kernel can run the layer (the message says why).",
      mxgate::cli::cmd_plan},
     {"property",
      "property NAME...|all [--impl SPEC,...] [--backend auto|host|hip|cuda] [--seed S] "

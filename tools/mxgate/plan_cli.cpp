@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "dispatch/registry.h"
+#include "properties/moe_models.h"
 #include "properties/shape_catalog.h"
 #include "tools/mxgate/args.h"
 #include "tools/mxgate/layer_delegate.h"
+#include "tools/mxgate/plan_experts.h"
 #include "tools/mxgate/verbs.h"
 
 namespace mxgate::cli {
@@ -28,15 +30,6 @@ std::set<std::string> comma_set(const std::string& list) {
     const std::size_t end = std::min(list.find(',', start), list.size());
     if (end > start) out.insert(list.substr(start, end - start));
     start = end + 1;
-  }
-  return out;
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
   }
   return out;
 }
@@ -74,15 +67,69 @@ LinearConfig catalogued_config(const ShapeEntry& e, Platform platform,
   return c;
 }
 
-// `plan --model NAME --tp T`: every catalogued layer of the model at that TP size. BMM layers
-// (bmm_batch) are is_bmm; MLA's kv_b_proj is read directly to build W_UK / W_UV
-// (docs/architecture.md §1.1, item 3), so it is skip_weight_relayout.
+// One MoE model's summary line and expert GEMMs.
+struct ModelExperts {
+  std::string summary;
+  std::vector<ExpertGemm> gemms;
+};
+
+// The routed-expert GEMMs of every matched model with a row in the MoE model table, at TP tp
+// (ep > 0: under expert parallelism), each checked against the catalog's row of it.
+std::vector<ModelExperts> model_experts(const Args& a, const std::vector<std::string>& models,
+                                        const std::vector<ShapeEntry>& all, uint32_t tp,
+                                        uint32_t ep) {
+  const std::string table_path = a.get("moe-models").value_or(default_moe_models_path());
+  const std::string catalog_path = a.get("catalog").value_or(default_shape_catalog_path());
+  std::vector<MoeModel> table;
+  try {
+    table = load_moe_models(table_path);
+  } catch (const CatalogError& e) {
+    throw UsageError(e.what());
+  }
+  std::vector<ModelExperts> out;
+  for (const std::string& name : models) {
+    const MoeModel* m = find_moe_model(table, name);
+    const ShapeEntry* expert_row = nullptr;
+    bool shared = false;
+    for (const ShapeEntry& e : all) {
+      if (e.model != name) continue;
+      if (is_expert_gemm(e) && !expert_row) expert_row = &e;
+      if (e.layer.rfind("shared_expert", 0) == 0 && e.tp == tp) shared = true;
+    }
+    if (!m && expert_row) {
+      throw UsageError(catalog_path + ":" + std::to_string(expert_row->line) +
+                       ": the catalog lists expert GEMMs of '" + name + "', but " + table_path +
+                       " has no row for it");
+    }
+    if (!m) continue;
+    ModelExperts me{expert_summary(*m, table_path, tp, ep, shared),
+                    expert_gemms(*m, table_path, tp, ep)};
+    for (const ExpertGemm& g : me.gemms) check_against_catalog(g, all, catalog_path, table_path);
+    out.push_back(std::move(me));
+  }
+  if (ep > 0 && out.empty()) {
+    std::string names;
+    for (const std::string& n : models) names += (names.empty() ? "'" : ", '") + n + "'";
+    throw UsageError("--ep " + std::to_string(ep) + ": " + names +
+                     " has no routed experts (no row in " + table_path + ")");
+  }
+  return out;
+}
+
+// `plan --model NAME --tp T [--ep E]`: every catalogued layer of the model at that TP size, then
+// its routed-expert GEMMs (plan_experts.h). BMM layers (bmm_batch) are is_bmm; MLA's kv_b_proj is
+// read directly to build W_UK / W_UV (docs/architecture.md §1.1, item 3), so it is
+// skip_weight_relayout. The catalog's moe_w13 / moe_w2 rows are expert GEMMs, not linear layers.
 int plan_model(const Args& a, Platform platform, const std::set<std::string>& disabled) {
   const std::string model = a.require("model");
   const long long tp = a.integer("tp", 0, 1, 1024);
   if (!tp) throw UsageError("--model needs --tp T");
+  const long long ep = a.integer("ep", 0, 1, 4096);
   for (const char* single : {"scheme", "n", "k", "flags", "weight-scale"}) {
     if (a.get(single)) throw UsageError(std::string("--") + single + " does not go with --model");
+  }
+  if (a.get("impl") && (a.get("ep") || a.get("moe-models"))) {
+    throw UsageError("--ep and --moe-models do not go with --impl (it compares linear layers)");
   }
   std::vector<ShapeEntry> all;
   try {
@@ -91,18 +138,27 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
     throw UsageError(e.what());
   }
   std::vector<const ShapeEntry*> rows;
-  std::set<std::string> models;
+  std::vector<std::string> models;  // in catalog order
+  bool at_tp = false;
   for (const ShapeEntry& e : all) {
     if (e.model.find(model) == std::string::npos) continue;
-    models.insert(e.model);
-    if (e.tp == static_cast<uint32_t>(tp)) rows.push_back(&e);
+    if (std::find(models.begin(), models.end(), e.model) == models.end()) {
+      models.push_back(e.model);
+    }
+    if (e.tp != static_cast<uint32_t>(tp)) continue;
+    at_tp = true;
+    if (!is_expert_gemm(e)) rows.push_back(&e);
   }
   if (models.empty()) throw UsageError("--model '" + model + "' matches no catalogued model");
-  if (rows.empty()) {
+  if (!at_tp) {
     throw UsageError("no layer of '" + model + "' is catalogued at TP " + std::to_string(tp));
   }
   const bool json = a.flag("json");
   const std::optional<std::string> impl = a.get("impl");
+  // Before any output: bad sizes or a table that disagrees with the catalog print nothing.
+  const std::vector<ModelExperts> experts =
+      impl ? std::vector<ModelExperts>{}
+           : model_experts(a, models, all, static_cast<uint32_t>(tp), static_cast<uint32_t>(ep));
   std::vector<std::string> configs;
   std::vector<std::string> labels;
   if (json && !impl) std::printf("[");
@@ -165,6 +221,17 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
     if (configs.empty()) throw UsageError("no layer of '" + model + "' has an MXFP8 or FP8 scheme");
     return run_layer_plan(*impl, configs, labels, json);
   }
+  for (const ModelExperts& me : experts) {
+    if (!json) std::printf("%s\n", me.summary.c_str());
+    for (const ExpertGemm& g : me.gemms) {
+      if (json) {
+        std::printf("%s%s", first ? "" : ", ", expert_json(g).c_str());
+        first = false;
+      } else {
+        std::printf("%s\n", expert_text(g).c_str());
+      }
+    }
+  }
   if (json) std::printf("]\n");
   return 0;
 }
@@ -174,7 +241,7 @@ int plan_model(const Args& a, Platform platform, const std::set<std::string>& di
 int cmd_plan(const Argv& argv) {
   const Args a(argv,
                {"platform", "scheme", "n", "k", "flags", "weight-scale", "disable", "model", "tp",
-                "catalog", "impl"},
+                "ep", "catalog", "moe-models", "impl"},
                {"json"});
   if (!a.positionals().empty()) {
     throw UsageError("unexpected argument '" + a.positionals()[0] + "'");
@@ -199,7 +266,9 @@ int cmd_plan(const Argv& argv) {
                      "adapter (docs/layers.md)");
   }
   if (a.get("model")) return plan_model(a, *p, disabled);
-  if (a.get("tp") || a.get("catalog")) throw UsageError("--tp and --catalog go with --model");
+  if (a.get("tp") || a.get("ep") || a.get("catalog") || a.get("moe-models")) {
+    throw UsageError("--tp, --ep, --catalog and --moe-models go with --model");
+  }
   const std::string scheme = a.require("scheme");
   const auto s = parse_scheme(scheme);
   if (!s) throw UsageError("--scheme '" + scheme + "' is not one of mxfp8 fp8_block bf16");
