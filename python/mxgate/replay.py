@@ -288,7 +288,8 @@ def _rerun(rec, r):
     if not same:
         r["verdict"] = "fail"
         r["reason"] = (f"the recorded callable re-run on the recorded inputs gave other bits "
-                       f"({differing} elements differ): not deterministic")
+                       f"({differing} elements differ): not deterministic (a racing kernel, "
+                       f"or one reading memory outside its tensors)")
 
 
 def replay(directory: PathLike, heatmap_dir: Optional[PathLike] = None,
