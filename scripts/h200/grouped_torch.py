@@ -7,6 +7,8 @@ Regimes reach the edges: zero-token groups (first, last, middle, all but one), o
 128, 129, and offsets ending below the dimension (rows past offs[-1], after a dirty-allocator
 warm-up that leaves NaN where the output will be: pytorch/pytorch#154557 documents them as never
 written). A torch refusal is counted as unsupported with its message, never as a failure.
+Beside the exact check, each case runs grouped.determinism, grouped.group_isolation and
+grouped.ep_split as metamorphic relations on torch itself (see `metamorphic`).
 
     PYTHONPATH=python MXGATE_LIBRARY=build/default/capi/libmxgate.so python3 \
         scripts/h200/grouped_torch.py OUT.json [CASES]
@@ -87,10 +89,69 @@ def one_case(kind, rng, seed):
         return desc
     c = bf16_bits(out)
     try:
-        return judge(kind, desc, c, a_int, b_int, ends, e, locals().get("sa"), locals().get("sb"))
+        desc = judge(kind, desc, c, a_int, b_int, ends, e, locals().get("sa"), locals().get("sb"))
     except mxgate.InputError as ex:  # mxgate refused the check: said, never a pass
         desc.update(status="check_error", why=str(ex))
         return desc
+    try:
+        metamorphic(kind, desc, rng, c, a_int, b_int, ends, locals().get("sa"),
+                    locals().get("sb"))
+    except Exception as ex:  # torch refusing a sub-call is said, not a failure of the relation
+        desc["metamorphic_error"] = f"{type(ex).__name__}: {str(ex).splitlines()[0]}"
+    return desc
+
+
+def call(kind, a_int, b_int, ends, sa, sb):
+    dev = "cuda"
+    offs = torch.tensor(ends, dtype=torch.int32, device=dev)
+    if kind == "grouped_mm_bf16":
+        a = torch.from_numpy(a_int).to(dev, torch.bfloat16)
+        b = torch.from_numpy(b_int).to(dev, torch.bfloat16)
+        out = torch._grouped_mm(a, b.transpose(-2, -1), offs=offs)
+    else:
+        a = torch.from_numpy(a_int).to(dev).to(torch.float8_e4m3fn)
+        b = torch.from_numpy(b_int).to(dev).to(torch.float8_e4m3fn)
+        out = torch._scaled_grouped_mm(a, b.transpose(-2, -1), torch.from_numpy(sa).to(dev),
+                                       torch.from_numpy(sb).to(dev), offs=offs,
+                                       out_dtype=torch.bfloat16)
+    torch.cuda.synchronize()
+    return bf16_bits(out)
+
+
+def metamorphic(kind, desc, rng, c, a_int, b_int, ends, sa, sb):
+    """grouped.determinism (the same call twice: the same bits), grouped.group_isolation (a fresh
+    draw of one non-empty expert's weights changes no row of the other groups) and
+    grouped.ep_split (the experts split over two ranks, each rank's call over its own experts
+    and tokens: its rows equal the full call's bit for bit), on the rows the groups own."""
+    owned = int(ends[-1])
+    out = {}
+    again = call(kind, a_int, b_int, ends, sa, sb)
+    out["determinism"] = bool(np.array_equal(again[:owned], c[:owned]))
+    starts = np.concatenate([[0], ends[:-1]])
+    full = [g for g in range(len(ends)) if ends[g] > starts[g]]
+    if full:
+        g = int(full[rng.integers(len(full))])
+        b2 = b_int.copy()
+        b2[g] = rng.integers(-4, 5, size=b2[g].shape).astype(np.float32)
+        iso = call(kind, a_int, b2, ends, sa, sb)
+        keep = np.ones(owned, bool)
+        keep[starts[g]:ends[g]] = False
+        out["group_isolation"] = bool(np.array_equal(iso[:owned][keep], c[:owned][keep]))
+    e = len(ends)
+    if e >= 2:
+        h = e // 2
+        for lo, hi in ((0, h), (h, e)):
+            r0, r1 = int(starts[lo]), int(ends[hi - 1])
+            if r1 == r0:
+                continue
+            part = call(kind, a_int[r0:r1], b_int[lo:hi], (ends[lo:hi] - r0).astype(np.int64),
+                        None if sa is None else sa[r0:r1], None if sb is None else sb[lo:hi])
+            same = bool(np.array_equal(part, c[r0:r1]))
+            out["ep_split"] = out.get("ep_split", True) and same
+    desc["metamorphic"] = out
+    if not all(out.values()):
+        desc["status"] = "fail"
+        desc.setdefault("findings", []).append(dict(metamorphic=out))
 
 
 def judge(kind, desc, c, a_int, b_int, ends, e, sa, sb):
@@ -140,6 +201,10 @@ def main(path, cases):
             if r["status"] != "pass":
                 print(json.dumps(r), flush=True)
         print(f"{kind}: {tally} in {time.time() - t0:.1f}s", flush=True)
+        mine = [r for r in out["results"] if r["kind"] == kind and "metamorphic" in r]
+        for prop in ("determinism", "group_isolation", "ep_split"):
+            ran = [r["metamorphic"][prop] for r in mine if prop in r["metamorphic"]]
+            print(f"{kind}: grouped.{prop}: {sum(ran)} of {len(ran)} cases hold", flush=True)
         past = [r for r in out["results"] if r["kind"] == kind and r.get("rows_past_last_offset")]
         print(f"{kind}: {len(past)} cases with rows past offs[-1]; "
               f"{sum(1 for r in past if r.get('rows_past_last_offset_nan'))} of them left NaN "
