@@ -56,9 +56,9 @@ std::optional<Failure> check_split(const Context& ctx, const Case& c) {
   return run_and_check(ctx, c, false);
 }
 
-// At most 2^19 terms a case (rows x N x K): the exact sum per element that the bound needs is
+// At most 2^18 terms a case (rows x N x K): the exact sum per element that the bound needs is
 // the cost of this property.
-constexpr std::size_t kBoundTerms = std::size_t{1} << 19;
+constexpr std::size_t kBoundTerms = std::size_t{1} << 18;
 
 rc::Gen<Case> gen_bound(const Context&, const Ops& ops) {
   return rc::gen::map(gen_any("grouped.ordered_bound", ops), [ops](Case c) {
