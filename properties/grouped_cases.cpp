@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 #include "impl/calls.h"
 #include "impl/harness.h"
 #include "properties/scale_io.h"
+#include "reference/exact_sum.h"
 
 namespace mxgate::properties {
 
@@ -257,9 +260,119 @@ Bytes run_grouped_op(const impl::RunContext& run, const impl::Op& op, const Grou
   return inv.run_and_read(call, &Call::out);
 }
 
+GroupedGemmProblem reference_problem(const impl::Op& op, const GroupedOperands& g) {
+  const impl::GroupedClause& gc = *op.contract.grouped;
+  const GroupGeometry& geo = g.geo;
+  const std::size_t e_count = g.experts.size(), n = g.n, k = g.k;
+  const std::vector<std::int64_t> offs(geo.offsets.begin(), geo.offsets.end());
+  GroupLayout layout =
+      gc.layout == impl::GroupLayout::kMasked
+          ? masked_layout(offs, geo.m / e_count)
+          : m_contiguous_layout(offs,
+                                gc.offsets == impl::OffsetsKind::kStarts ? OffsetsPolicy::kStarts
+                                                                         : OffsetsPolicy::kEnds,
+                                geo.m, std::max<uint32_t>(1, gc.offset_align));
+  const BlockSizes blocks = g.experts.front().problem.blocks;
+  GroupedGemmProblem p = make_grouped_problem(std::move(layout), 0, n, k, blocks, true);
+  for (std::size_t e = 0; e < e_count; ++e) {
+    const GroupRange r = group_output_rows(p, e);
+    if (r.begin != geo.groups[e].r0 || r.size() != geo.groups[e].rows) {
+      throw std::logic_error("reference_problem: the reference's group " + std::to_string(e) +
+                             " is not the case's geometry");
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::fill(p.a.begin(), p.a.end(), nan);
+  std::fill(p.a_scale.begin(), p.a_scale.end(), nan);
+  const std::size_t a_cols = (k + blocks.a_k - 1) / blocks.a_k;
+  bool alpha = false;
+  for (std::size_t e = 0; e < e_count; ++e) {
+    const GemmProblem& d = g.experts[e].problem;
+    if (d.blocks.a_m != 1 || d.blocks.a_k != blocks.a_k || d.blocks.b_n != blocks.b_n ||
+        d.blocks.b_k != blocks.b_k || d.n != n || d.k != k) {
+      throw std::logic_error("reference_problem: experts of different shapes or scale blocks");
+    }
+    const GroupSpan& s = geo.groups[e];
+    std::copy_n(d.a.begin(), s.rows * k, p.a.begin() + static_cast<std::ptrdiff_t>(s.r0 * k));
+    std::copy_n(d.a_scale.begin(), s.rows * a_cols,
+                p.a_scale.begin() + static_cast<std::ptrdiff_t>(s.r0 * a_cols));
+    std::copy(d.b.begin(), d.b.end(), p.b.begin() + static_cast<std::ptrdiff_t>(e * n * k));
+    std::copy(d.b_scale.begin(), d.b_scale.end(),
+              p.b_scale.begin() + static_cast<std::ptrdiff_t>(e * d.b_scale.size()));
+    alpha = alpha || d.alpha != 1.0f;
+  }
+  if (alpha) {
+    for (const Operands& o : g.experts) p.alpha.push_back(o.problem.alpha);
+  }
+  return p;
+}
+
+std::optional<Failure> check_unwritten(const std::string& what, const GroupedGemmProblem& p,
+                                       const GemmOutput& actual) {
+  const std::size_t elem = out_elem(actual.format);
+  const GemmOutput poison =
+      gemm_output_of(Bytes(actual.rows * actual.cols * elem, gpu::kPoisonByte), actual.rows,
+                     actual.cols, actual.format);
+  const UnwrittenVerdict u = check_unwritten_rows(p, poison, actual);
+  if (u.ok()) return std::nullopt;
+  BitMismatch where;
+  where.row = u.first->global_row;
+  where.col = u.first->col;
+  where.expected_bits = u.first->before_bits;
+  where.actual_bits = u.first->after_bits;
+  return Failure{what + ": " + u.summary(), where, std::nullopt, actual};
+}
+
+std::optional<Failure> compare_grouped_outputs(const std::string& what, const GroupedGemmProblem& p,
+                                               GemmOutput expected, const GemmOutput& actual) {
+  const GroupedBitExactVerdict v = compare_grouped(p, expected, actual);
+  if (v.ok()) return std::nullopt;
+  for (std::size_t r : unwritten_rows(p)) {
+    for (std::size_t j = 0; j < p.n; ++j) {
+      if (expected.format == OutputFormat::kFp32) {
+        expected.fp32[r * p.n + j] = actual.fp32[r * p.n + j];
+      } else {
+        expected.bf16[r * p.n + j] = actual.bf16[r * p.n + j];
+      }
+    }
+  }
+  return Failure{what + ": " + v.summary(), v.dense.first, expected, actual};
+}
+
+std::optional<BitMismatch> bound_mismatch(const GroupedBoundVerdict& v, OutputFormat format) {
+  if (!v.dense.worst) return std::nullopt;
+  const BoundViolation& w = *v.dense.worst;
+  BitMismatch m;
+  m.row = w.row;
+  m.col = w.col;
+  if (format == OutputFormat::kFp32) {
+    m.expected_bits = std::bit_cast<uint32_t>(static_cast<float>(w.exact));
+    m.actual_bits = std::bit_cast<uint32_t>(static_cast<float>(w.actual));
+  } else {
+    m.expected_bits = round_to_bf16_bits(w.exact);
+    m.actual_bits = round_to_bf16_bits(w.actual);  // exact: the bf16 value itself
+  }
+  m.ulp_distance = format == OutputFormat::kFp32
+                       ? ulp_distance_fp32(m.expected_bits, m.actual_bits)
+                       : ulp_distance_bf16(static_cast<uint16_t>(m.expected_bits),
+                                           static_cast<uint16_t>(m.actual_bits));
+  return m;
+}
+
 std::optional<Failure> check_grouped_output(const std::string& what, const impl::Op& op,
                                             const GroupedOperands& g, OutputFormat format,
                                             const Bytes& raw, bool exact) {
+  const GroupedGemmProblem p = reference_problem(op, g);
+  const GemmOutput actual = gemm_output_of(raw, g.geo.m, g.n, format);
+  if (auto f = check_unwritten(what, p, actual)) return f;
+  return exact ? compare_grouped_outputs(what + " vs exact_grouped_gemm", p,
+                                         exact_grouped_gemm(p, format), actual)
+               : compare_grouped_outputs(what + " vs ordered_grouped_gemm (declared order)", p,
+                                         ordered_grouped_gemm(p, order_model(op, format)), actual);
+}
+
+std::optional<Failure> check_unowned_poison(const std::string& what, const GroupedOperands& g,
+                                            OutputFormat format, const Bytes& raw) {
   const GroupGeometry& geo = g.geo;
   const std::size_t elem = out_elem(format), row_bytes = g.n * elem;
   // Rows no group owns: never written, every byte still the poison.
@@ -281,24 +394,7 @@ std::optional<Failure> check_grouped_output(const std::string& what, const impl:
       }
     }
   }
-  // The written rows: the dense oracle of each group.
-  Bytes want = raw;
-  for (std::size_t e = 0; e < geo.groups.size(); ++e) {
-    const GroupSpan& s = geo.groups[e];
-    if (s.rows == 0) continue;
-    const Operands o = first_rows(g.experts[e], s.rows);
-    const GemmOutput ref =
-        exact ? exact_gemm(o.problem, format) : ordered_gemm(o.problem, order_model(op, format));
-    const void* src =
-        format == OutputFormat::kBf16 ? static_cast<const void*>(ref.bf16.data()) : ref.fp32.data();
-    std::memcpy(want.data() + s.r0 * row_bytes, src, s.rows * row_bytes);
-  }
-  const GemmOutput expected = gemm_output_of(want, geo.m, g.n, format);
-  const GemmOutput actual = gemm_output_of(raw, geo.m, g.n, format);
-  std::optional<Failure> f = compare_outputs(
-      what + (exact ? " vs exact_gemm per group" : " vs ordered_gemm per group"), expected, actual);
-  if (f && f->where) f->what += " (located element: " + locate_row(geo, f->where->row) + ")";
-  return f;
+  return std::nullopt;
 }
 
 std::optional<Failure> compare_raw_rows(const std::string& what, const GroupedOperands& g,

@@ -21,6 +21,7 @@
 #include "impl/op.h"
 #include "properties/gemm_operands.h"
 #include "properties/property.h"
+#include "reference/grouped_gemm.h"
 
 namespace mxgate::properties {
 
@@ -81,12 +82,35 @@ struct GroupedOperands {
 Bytes run_grouped_op(const impl::RunContext& run, const impl::Op& op, const GroupedOperands& g,
                      OutputFormat format);
 
-// The expected output, one dense oracle per group (`exact`: exact_gemm; else ordered_gemm in
-// the op's declared order), compared with `raw`; every row no group owns must still hold the
-// output poison (gpu::kPoisonByte). The failure names the group of the located element.
+// The call as the reference's grouped problem (reference/grouped_gemm.h): the layout from the
+// offsets the call carries (m_contiguous_layout with the clause's offsets policy and alignment, or
+// masked_layout), every group's decoded rows of A and their scales at its rows (rows no group owns
+// NaN: the oracle never reads them), every expert's B and scale grid stacked. Throws
+// std::logic_error when the reference's groups are not the geometry's.
+GroupedGemmProblem reference_problem(const impl::Op& op, const GroupedOperands& g);
+
+// The reference's check_unwritten_rows against the output poison (gpu::kPoisonByte in every
+// byte): a row no group owns that the call wrote, located by its global row and col.
+std::optional<Failure> check_unwritten(const std::string& what, const GroupedGemmProblem& p,
+                                       const GemmOutput& actual);
+// compare_grouped of the groups' rows; the failure's message names the first and worst element as
+// (group, row, col), `where` is the first (global row). `expected` takes actual's bits in the rows
+// no group owns (check_unwritten judges those), so a report's mismatch map shows only groups.
+std::optional<Failure> compare_grouped_outputs(const std::string& what, const GroupedGemmProblem& p,
+                                               GemmOutput expected, const GemmOutput& actual);
+// The worst element of a failed bound verdict as a located element (global row, col; expected:
+// the exact result rounded to the output format), for Failure::where.
+std::optional<BitMismatch> bound_mismatch(const GroupedBoundVerdict& v, OutputFormat format);
+
+// The call's output against the oracle (`exact`: exact_grouped_gemm; else ordered_grouped_gemm in
+// the op's declared order), compared with `raw`: check_unwritten, then compare_grouped_outputs.
 std::optional<Failure> check_grouped_output(const std::string& what, const impl::Op& op,
                                             const GroupedOperands& g, OutputFormat format,
                                             const Bytes& raw, bool exact);
+// Every row no group of `g` owns still holds the output poison in `raw` (a call's own check, for
+// the shard calls of the split properties: no reference problem of theirs is built).
+std::optional<Failure> check_unowned_poison(const std::string& what, const GroupedOperands& g,
+                                            OutputFormat format, const Bytes& raw);
 // Whether two raw outputs are equal outside the rows of group `except` (none: every row).
 std::optional<Failure> compare_raw_rows(const std::string& what, const GroupedOperands& g,
                                         OutputFormat format, const Bytes& want, const Bytes& got,

@@ -246,6 +246,7 @@ std::span<const Property> all_properties() {
     add_determinism_properties(v);
     add_fp4_properties(v);
     add_grouped_properties(v);
+    add_grouped_split_properties(v);
     return v;
   }();
   return props;

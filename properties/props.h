@@ -32,9 +32,10 @@ void add_dispatch_properties(std::vector<Property>& out);  // props_dispatch.cpp
 // props_detect.cpp: quantize_block.bit_exact, gemm.default_scale, dequantize.large_offsets
 // (docs/bug_classes.md §2, detection work).
 void add_detect_properties(std::vector<Property>& out);
-void add_determinism_properties(std::vector<Property>& out);  // props_determinism.cpp
-void add_fp4_properties(std::vector<Property>& out);          // props_fp4.cpp
-void add_grouped_properties(std::vector<Property>& out);      // props_grouped.cpp
+void add_determinism_properties(std::vector<Property>& out);    // props_determinism.cpp
+void add_fp4_properties(std::vector<Property>& out);            // props_fp4.cpp
+void add_grouped_properties(std::vector<Property>& out);        // props_grouped.cpp
+void add_grouped_split_properties(std::vector<Property>& out);  // props_grouped_split.cpp
 // The coverage tags the grouped properties must reach (properties.coverage).
 std::vector<std::string> grouped_coverage_tags();
 

@@ -62,6 +62,9 @@ constexpr Plant kPlants[] = {
     {"grouped.split_equivalence", "z58_next_expert_tail_scales", ""},
     {"grouped.empty_groups", "z52_empty_group_stale_accumulator", ""},
     {"grouped.group_isolation", "z58_next_expert_tail_scales", ""},
+    {"grouped.ordered_bound", "z58_next_expert_tail_scales", ""},
+    {"grouped.tp_split", "z54_tile_expert_from_first_row", ""},
+    {"grouped.ep_split", "z58_next_expert_tail_scales", ""},
 };
 
 // Properties with no plant yet (the gaps of this audit). grouped.determinism: the grouped
