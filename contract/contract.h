@@ -141,11 +141,16 @@ struct DeclaredOrder {
 //                is M. Rows past the last group (offs[-1] < M) are never written.
 //   kMasked      A and out are (E * max_m) x K / N, M = E * max_m; offsets[e] = the valid rows of
 //                expert e (masked_m, <= max_m): rows past it are never read and never written.
+//   kKGrouped    the MoE weight gradient (K = tokens): A is M x K, B is N x K (one, not stacked),
+//                out is (E * M) x N, group e's M x N slice at row e * M; offsets[e] = the
+//                cumulative K end of group e (kEnds), group e is K columns [end_{e-1}, end_e)
+//                (an empty group, equal ends, is written: +0). A's and B's scale grids are one
+//                per group, concatenated in group order (docs/grouped.md §3).
 // offset_align: every group boundary (contiguous: every offset; masked: every count) a multiple
 // of it (1, 16, 32 or 128; DeepGEMM's contiguous layout 128, MXFP8 32: MSLK PR #63). groups: E.
-enum class GroupLayout : uint32_t { kContiguous = 1, kMasked = 2 };
+enum class GroupLayout : uint32_t { kContiguous = 1, kMasked = 2, kKGrouped = 3 };
 enum class OffsetsKind : uint32_t { kEnds = 1, kStarts = 2 };
-std::string_view to_string(GroupLayout l);  // "contiguous", "masked"
+std::string_view to_string(GroupLayout l);  // "contiguous", "masked", "k_grouped"
 std::string_view to_string(OffsetsKind k);  // "ends", "starts"
 struct GroupedClause {
   GroupLayout layout = GroupLayout::kContiguous;

@@ -8,7 +8,9 @@
 namespace mxgate::contract {
 
 std::string_view to_string(GroupLayout l) {
-  return l == GroupLayout::kMasked ? "masked" : "contiguous";
+  return l == GroupLayout::kMasked     ? "masked"
+         : l == GroupLayout::kKGrouped ? "k_grouped"
+                                       : "contiguous";
 }
 
 std::string_view to_string(OffsetsKind k) { return k == OffsetsKind::kStarts ? "starts" : "ends"; }
@@ -30,7 +32,17 @@ std::optional<std::string> check_grouped(const Contract& c, const Call& call) {
       call.group_offsets.cols != e) {
     return "group_offsets must be a buffer of E = " + n + " int32 offsets";
   }
-  if (call.b.present() && call.b.rows != e * call.n) {
+  const bool kg = g.layout == GroupLayout::kKGrouped;
+  if (kg && call.out.present() && call.out.rows != e * call.m) {
+    return "k-grouped out must hold the E = " + n +
+           " slices of M rows: " + std::to_string(e * call.m) + " rows, got " +
+           std::to_string(call.out.rows);
+  }
+  if (kg && call.b.present() && call.b.rows != call.n) {
+    return "k-grouped b must be N x K: " + std::to_string(call.n) + " rows, got " +
+           std::to_string(call.b.rows);
+  }
+  if (!kg && call.b.present() && call.b.rows != e * call.n) {
     return "b must stack the E = " + n + " experts: " + std::to_string(e * call.n) + " rows, got " +
            std::to_string(call.b.rows);
   }
@@ -59,11 +71,17 @@ std::optional<std::string> check_grouped(const Contract& c, const Call& call) {
   if (g.offsets == OffsetsKind::kStarts && call.offsets[0] != 0) {
     return "start offsets must begin at 0, got " + std::to_string(call.offsets[0]);
   }
+  const uint64_t total = kg ? call.k : call.m;
+  const std::string dim = kg ? "K = " : "M = ";
   for (uint64_t i = 0; i < e; ++i) {
-    if (call.offsets[i] > call.m || (i > 0 && call.offsets[i] < call.offsets[i - 1])) {
-      return "group offsets must be nondecreasing and at most M = " + std::to_string(call.m) +
+    if (call.offsets[i] > total || (i > 0 && call.offsets[i] < call.offsets[i - 1])) {
+      return "group offsets must be nondecreasing and at most " + dim + std::to_string(total) +
              " (offset " + std::to_string(i) + " = " + std::to_string(call.offsets[i]) + ")";
     }
+  }
+  if (kg && call.offsets[e - 1] != call.k) {
+    return "k-grouped offsets must end at K = " + std::to_string(call.k) + " (offset " +
+           std::to_string(e - 1) + " = " + std::to_string(call.offsets[e - 1]) + ")";
   }
   return std::nullopt;
 }

@@ -81,7 +81,7 @@ constexpr std::array<FaultRow, kFaultCount> kRows = {{
     // E8M0 NaN scale decode (docs/bug_classes.md §6)
     {Fault::kZ50E8m0NanAsInf, "z50_e8m0_nan_as_inf", gpu::kernel_fault::kE8m0NanAsInf},
     {Fault::kZ51E8m0NanAsMax, "z51_e8m0_nan_as_max", gpu::kernel_fault::kE8m0NanAsMax},
-    // MoE grouped GEMMs (Z52-Z58)
+    // MoE grouped GEMMs (Z52-Z59)
     {Fault::kZ52EmptyGroupStaleAccumulator, "z52_empty_group_stale_accumulator",
      gpu::kernel_fault::kGroupedStaleEmpty},
     {Fault::kZ53WalkStopsAtEmptyExpert, "z53_walk_stops_at_empty_expert",
@@ -96,6 +96,8 @@ constexpr std::array<FaultRow, kFaultCount> kRows = {{
      gpu::kernel_fault::kGroupedSwizzleUnpadded},
     {Fault::kZ58NextExpertTailScales, "z58_next_expert_tail_scales",
      gpu::kernel_fault::kNextExpertTailScales},
+    {Fault::kZ59KEmptyStaleAccumulator, "z59_kgrouped_empty_stale_accumulator",
+     gpu::kernel_fault::kKGroupedStaleAcc},
 }};
 
 // Rows in enum order: row i is fault i, so the faults of all_faults() and their names cannot

@@ -2,7 +2,7 @@
 // the silent bug classes that live there. Off by default; a layer carries its own set, chosen at
 // run time (tests, `mxgate zoo`, `MXGATE_FAULTS`). Each fault changes behaviour on its minimal case
 // (tests/test_dispatch_faults.cpp). Z1-Z7 and Z19 live in the dispatch logic; Z8-Z18, Z20-Z30,
-// Z31-Z37 (the FP4 kernels), Z38 (the FNUZ GEMM), Z39 (the MX GEMM), Z40-Z51 and Z52-Z58 (the
+// Z31-Z37 (the FP4 kernels), Z38 (the FNUZ GEMM), Z39 (the MX GEMM), Z40-Z51 and Z52-Z59 (the
 // grouped GEMMs) live in the quantizers, dequantizers and GEMM kernels under test (gpu/kernels,
 // switched by the 64-bit kernel_fault mask of gpu/kernels/params.h: kernel_fault_bits maps a set
 // to it), never in reference/. A fault's number is its name's ("z31_..." is Z31), not its place
@@ -77,7 +77,7 @@ enum class Fault : uint8_t {
   // E8M0 NaN scale decode (docs/bug_classes.md §6)
   kZ50E8m0NanAsInf,  // MX GEMMs decode an E8M0 0xFF scale as +Inf, not NaN
   kZ51E8m0NanAsMax,  // MX GEMMs decode an E8M0 0xFF scale as 2^127, not NaN
-  // MoE grouped GEMMs (Z52-Z58)
+  // MoE grouped GEMMs (Z52-Z59)
   kZ52EmptyGroupStaleAccumulator,  // masked: an expert with count 0 stores a stale tile
   kZ53WalkStopsAtEmptyExpert,      // contiguous: experts after a zero-token one never written
   kZ54TileExpertFromFirstRow,      // contiguous: a 128-row tile uses its first row's expert
@@ -85,8 +85,9 @@ enum class Fault : uint8_t {
   kZ56MaskedRowsPastCount,         // masked: rows past the count up to a multiple of 64 written
   kZ57GroupSwizzleUnpadded,        // per-group 128x4 scales read as one swizzle over all rows
   kZ58NextExpertTailScales,        // the last K tile reads the next expert's B scales
+  kZ59KEmptyStaleAccumulator,      // k-grouped: an empty K group stores the last accumulator
 };
-inline constexpr std::size_t kFaultCount = 58;
+inline constexpr std::size_t kFaultCount = 59;
 
 std::span<const Fault> all_faults();
 std::string_view to_string(Fault f);  // "z1_no_per_step_fallback", ...

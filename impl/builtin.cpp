@@ -219,7 +219,9 @@ std::optional<gpu::KernelArgs> launch_args(gpu::Kernel k, const Call& call, std:
       }
       a.p.g.mx_scales_swizzled = call.a_scale.layout == Layout::kNvSwizzle128x4;
       a.p.groups = call.offsets.size();
-      a.p.offsets = g.layout == contract::GroupLayout::kMasked ? gpu::GroupedOffsets::kMaskedCounts
+      a.p.offsets = g.layout == contract::GroupLayout::kKGrouped ? gpu::GroupedOffsets::kKEnds
+                    : g.layout == contract::GroupLayout::kMasked
+                        ? gpu::GroupedOffsets::kMaskedCounts
                     : g.offsets == contract::OffsetsKind::kStarts ? gpu::GroupedOffsets::kStarts
                                                                   : gpu::GroupedOffsets::kEnds;
       return a;

@@ -11,6 +11,8 @@ namespace mxgate::properties {
 std::string grouped_data_declines(const Op& op) {
   const impl::Contract& c = op.contract;
   if (!c.grouped) return "a grouped clause";
+  // The k-grouped layout (K groups, no row groups): props_grouped_k.cpp takes it.
+  if (c.grouped->layout == impl::GroupLayout::kKGrouped) return "row groups (an m-grouped layout)";
   const impl::DtypeMask e4m3 = dtype_bit(Dtype::kE4m3fn);
   if ((c.a_dtypes & e4m3) == 0 || (c.b_dtypes & e4m3) == 0) return "E4M3FN A and B";
   if ((c.b_layouts & layout_bit(Layout::kRowMajor)) == 0) return "row-major B";

@@ -217,6 +217,7 @@ std::span<const std::string_view> required_coverage() {
     }
     // The grouped GEMMs' edges (props_grouped.cpp, docs/grouped.md §8).
     for (const std::string& tag : grouped_coverage_tags()) t.push_back(tag);
+    for (const std::string& tag : kgrouped_coverage_tags()) t.push_back(tag);
     // Every branch of the decision model (docs/dispatch_model.md §8), as the glue tags it.
     for (model::Branch b : model::all_branches()) t.push_back("model:" + std::string(name(b)));
     return t;
@@ -247,6 +248,7 @@ std::span<const Property> all_properties() {
     add_fp4_properties(v);
     add_grouped_properties(v);
     add_grouped_split_properties(v);
+    extend_grouped_properties_k(v);
     return v;
   }();
   return props;

@@ -38,6 +38,10 @@ void add_grouped_properties(std::vector<Property>& out);        // props_grouped
 void add_grouped_split_properties(std::vector<Property>& out);  // props_grouped_split.cpp
 // The coverage tags the grouped properties must reach (properties.coverage).
 std::vector<std::string> grouped_coverage_tags();
+// props_grouped_k.cpp: the grouped properties extended to the k-grouped layout (run after
+// add_grouped_properties), and the coverage tags of that layout.
+void extend_grouped_properties_k(std::vector<Property>& out);
+std::vector<std::string> kgrouped_coverage_tags();
 
 // Size-independent choices: RapidCheck scales inRange and container sizes with a size that grows
 // over the run (case i of 100 has size i), which would make the first cases all minimal. These

@@ -265,7 +265,7 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
     {Fault::kZ51E8m0NanAsMax, "gemm.exact",
      "an MX GEMM, M = N = 1, K <= 32, a NaN scale (0xFF): the NaN-scale regime or extreme scales",
      [](const Case& c) { return mx_one_block(c) && (nan_scale_edge(c) || c.has("scales")); }},
-    // MoE grouped GEMMs (docs/bug_classes.md §2, Z52-Z58).
+    // MoE grouped GEMMs (docs/bug_classes.md §2, Z52-Z59).
     {Fault::kZ52EmptyGroupStaleAccumulator, "grouped.empty_groups",
      "grouped_gemm_blockscale_masked, at most 2 experts, one with count 0, max_m <= 2, N <= 2, "
      "K <= 128",
@@ -321,6 +321,16 @@ const std::array<ZooClass, dispatch::kFaultCount> kZoo = {{
        const auto s = sizes_field(c);
        return op_is(c, "grouped_gemm_mx_contiguous") && s.size() <= 3 && total_rows(s) <= 64 &&
               c.num("k") > 128 && small_nk(c, 256);
+     }},
+    {Fault::kZ59KEmptyStaleAccumulator, "grouped.empty_groups",
+     "grouped_gemm_blockscale_kgrouped, an empty K group after a nonempty one, at most 3 groups "
+     "and K <= 256, M, N <= 2",
+     [](const Case& c) {
+       const auto s = sizes_field(c);
+       const auto first = std::find_if(s.begin(), s.end(), [](uint32_t v) { return v != 0; });
+       return op_is(c, "grouped_gemm_blockscale_kgrouped") && s.size() <= 3 &&
+              std::find(first, s.end(), 0u) != s.end() && total_rows(s) <= 256 && c.num("m") <= 2 &&
+              c.num("n") <= 2;
      }},
 }};
 

@@ -1,4 +1,4 @@
-// Proof on the bug zoo (docs/bug_classes.md §2 Z1-Z58, dispatch/faults.h), on the host backend:
+// Proof on the bug zoo (docs/bug_classes.md §2 Z1-Z59, dispatch/faults.h), on the host backend:
 // with each fault planted, the property docs/bug_classes.md names must fail on its own (no
 // hand-built input), within a median of 20 cases over 20 seeds, and shrink to the minimal
 // counterexample of docs/bug_classes.md or a smaller one. Also: the same property passes with no

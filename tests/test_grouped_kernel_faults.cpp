@@ -1,4 +1,5 @@
-// Covers the grouped GEMM zoo faults Z52-Z58 (docs/bug_classes.md §2) by hand, on the host models
+// Covers the grouped GEMM zoo faults Z52-Z58 (docs/bug_classes.md §2; Z59's case is in
+// test_grouped_gemm_kgrouped.cpp, its own bit here) by hand, on the host models
 // of the built-in grouped kernels: each fault's minimal case launched clean and with its
 // kernel_fault bit, the clean bytes the values worked out beside each literal, the faulty bytes
 // the ones the class describes (a row written that no group owns, a row left as the poison, the
@@ -23,7 +24,7 @@ constexpr Fault kGroupedFaults[] = {
     Fault::kZ52EmptyGroupStaleAccumulator, Fault::kZ53WalkStopsAtEmptyExpert,
     Fault::kZ54TileExpertFromFirstRow,     Fault::kZ55StraddlingTileFirstGroup,
     Fault::kZ56MaskedRowsPastCount,        Fault::kZ57GroupSwizzleUnpadded,
-    Fault::kZ58NextExpertTailScales};
+    Fault::kZ58NextExpertTailScales,       Fault::kZ59KEmptyStaleAccumulator};
 
 // Two faults on one bit would make one indistinguishable from the other in every kernel.
 TEST(GroupedKernelFaults, EachFaultItsOwnKernelBit) {

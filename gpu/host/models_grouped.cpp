@@ -8,7 +8,7 @@ namespace mxgate::gpu::host {
 
 int grouped_gemm_block(const GroupedGemmParams& p, const uint8_t* a, const float* as,
                        const uint8_t* b, const float* bs, const uint32_t* offsets, void* out) {
-  for (uint64_t r = 0; r < p.g.m; ++r) {
+  for (uint64_t r = 0; r < grouped_out_rows(p); ++r) {
     for (uint64_t n = 0; n < p.g.n; ++n) {
       float v = 0.0f;
       if (grouped_block_element(p, a, as, b, bs, offsets, r, n, &v)) {

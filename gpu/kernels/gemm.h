@@ -214,11 +214,14 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
   const uint64_t b_row = (p.faults & kernel_fault::kShardBlockIndex)
                              ? n / kBlockK
                              : (p.n_offset + n) / kBlockK - p.n_offset / kBlockK;
+  // Code rows of A and B at their leading dimensions (k unless set: a k-grouped group's K range).
+  const uint64_t lda = p.a_ld == 0 ? p.k : p.a_ld;
+  const uint64_t ldb = p.b_ld == 0 ? p.k : p.b_ld;
   float acc = 0.0f;
   for (uint64_t kb = 0; kb < kb_end; ++kb) {
     const uint64_t k1 = (kb + 1) * kBlockK < p.k ? (kb + 1) * kBlockK : p.k;
     const auto b_code = [&](uint64_t k) {
-      return kPreshuffled ? b[preshuffled_offset(p.k, n, k)] : b[n * p.k + k];
+      return kPreshuffled ? b[preshuffled_offset(p.k, n, k)] : b[n * ldb + k];
     };
     float part = 0.0f;
     if constexpr (kFnuzMfma) {
@@ -226,7 +229,7 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
         float t[cdna3::kStepK];
         int count = 0;
         for (uint64_t k = k0; k < k1 && count < cdna3::kStepK; ++k) {
-          t[count++] = bits::mul(decode_fnuz_operand(p, p.a_format, a[m * p.k + k]),
+          t[count++] = bits::mul(decode_fnuz_operand(p, p.a_format, a[m * lda + k]),
                                  decode_fnuz_operand(p, p.b_format, b_code(k)));
         }
         part = cdna3::mfma_step(part, t, count);
@@ -234,7 +237,7 @@ MXGATE_HD inline float gemm_blockscale_element(const GemmParams& p, const uint8_
     } else {
       for (uint64_t k = kb * kBlockK; k < k1; ++k) {
         part = bits::add(
-            part, bits::mul(bits::decode_e4m3fn(a[m * p.k + k]), bits::decode_e4m3fn(b_code(k))));
+            part, bits::mul(bits::decode_e4m3fn(a[m * lda + k]), bits::decode_e4m3fn(b_code(k))));
       }
     }
     // Z17 (planted, gemm_blockscale_bpreshuffle): split-K in slices of one 128-block whose scale

@@ -2,7 +2,8 @@
 // a row range, so each body finds the group of its output row and runs the dense body of
 // kernels/gemm.h on that group's rows of A (and their scales) and its expert's rows of B (and
 // theirs), the pointers moved to the group's first row and the expert's first row. The summation
-// order is therefore the dense kernel's, bit for bit (the contracts declare the same orders).
+// order is therefore the dense kernel's, bit for bit (the contracts declare the same orders). The
+// k-grouped body (the MoE wgrad) runs it on a group's K range instead, with one output per group.
 // An element whose row belongs to no group (contiguous: past the last group; masked: past the
 // expert's count) is never written: the body returns false. The host model loops over every
 // element (gpu/host/models_grouped.cpp); a device thread would run one.
@@ -54,6 +55,59 @@ MXGATE_HD inline float block_group_element(const GroupedGemmParams& p, const uin
                                         bs + e * ceil_div(q.n, kBlockK) * b_ld, i, n);
 }
 
+// Rows of the grouped output: k-grouped E * m (one m x n slice per group), else m.
+MXGATE_HD inline uint64_t grouped_out_rows(const GroupedGemmParams& p) {
+  return p.offsets == GroupedOffsets::kKEnds ? p.groups * p.g.m : p.g.m;
+}
+
+// The dense block GEMM of group e's K range [k0, k1) (k-grouped): element (i, n). A (m x K_total)
+// and B (n x K_total) moved k0 columns on, their rows K_total long (a_ld, b_ld); A's scales the
+// group's m x (K_e / 128) grid after the grids of the groups before it (each K_j a multiple of
+// 128, the contract's alignment: m * k0 / 128 floats before it), B's ceil(n / 128) x (K_e / 128)
+// grid likewise.
+MXGATE_HD inline float kgrouped_block_element(const GroupedGemmParams& p, const uint8_t* a,
+                                              const float* as, const uint8_t* b, const float* bs,
+                                              uint64_t k0, uint64_t k1, uint64_t i, uint64_t n) {
+  GemmParams q = p.g;
+  q.k = k1 - k0;
+  q.a_ld = q.b_ld = p.g.k;
+  q.sa_ld = q.sb_ld = 0;  // each group's grid is packed: its ld is its column count K_e / 128
+  const uint64_t kb0 = k0 / kBlockK;
+  return gemm_blockscale_element<false>(q, a + k0, as + q.m * kb0, b + k0,
+                                        bs + ceil_div(q.n, kBlockK) * kb0, i, n);
+}
+
+// grouped_gemm_blockscale_kgrouped (the MoE weight gradient, K = tokens): out row r is row
+// i = r % m of group e = r / m, whose K range is [ends[e-1], ends[e]) (0 for e = 0); the dense
+// block body on that range. An empty group (no K) is the sum of no terms, +0, and is written.
+// Planted:
+//   Z59 (NVIDIA/cutlass#2674, pytorch/pytorch#172439: a group whose k_tile_count is 0 skips the
+//       mainloop and its epilogue stores the accumulator registers as they are): an empty group
+//       stores the element the nearest non-empty group before it left in the accumulator (+0
+//       when there is none).
+MXGATE_HD inline bool kgrouped_block_element_at(const GroupedGemmParams& p, const uint8_t* a,
+                                                const float* as, const uint8_t* b, const float* bs,
+                                                const uint32_t* offs, uint64_t r, uint64_t n,
+                                                float* v) {
+  const uint64_t e = r / p.g.m, i = r % p.g.m;
+  const uint64_t k0 = e == 0 ? 0 : offs[e - 1], k1 = offs[e];
+  if (k1 > k0) {
+    *v = kgrouped_block_element(p, a, as, b, bs, k0, k1, i, n);
+    return true;
+  }
+  *v = 0.0f;
+  if (p.g.faults & kernel_fault::kKGroupedStaleAcc) {
+    for (uint64_t j = e; j-- > 0;) {
+      const uint64_t j0 = j == 0 ? 0 : offs[j - 1];
+      if (offs[j] > j0) {
+        *v = kgrouped_block_element(p, a, as, b, bs, j0, offs[j], i, n);
+        break;
+      }
+    }
+  }
+  return true;
+}
+
 // grouped_gemm_blockscale_contiguous and grouped_gemm_blockscale_masked (FP8 block, DeepSeek
 // 1x128 / 128x128 fp32 scales, row-major): out[r, n] of the group owning r. Planted:
 //   Z52 (masked; a model of NVIDIA/cutlass#2674: a group with no tile to compute stores the
@@ -73,6 +127,9 @@ MXGATE_HD inline bool grouped_block_element(const GroupedGemmParams& p, const ui
                                             const float* as, const uint8_t* b, const float* bs,
                                             const uint32_t* offs, uint64_t r, uint64_t n,
                                             float* v) {
+  if (p.offsets == GroupedOffsets::kKEnds) {
+    return kgrouped_block_element_at(p, a, as, b, bs, offs, r, n, v);
+  }
   const uint64_t f = p.g.faults;
   if (p.offsets == GroupedOffsets::kMaskedCounts) {
     const uint64_t max_m = p.g.m / p.groups;

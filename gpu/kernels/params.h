@@ -96,8 +96,8 @@ inline constexpr uint64_t kScaleResultDropped = uint64_t{1} << 40;  // Z45: FP8 
 // E8M0 NaN scale decode (docs/bug_classes.md §2, Z50, Z51): bits 41, 42.
 inline constexpr uint64_t kE8m0NanAsInf = uint64_t{1} << 41;  // Z50: E8M0 0xFF decoded as +Inf
 inline constexpr uint64_t kE8m0NanAsMax = uint64_t{1} << 42;  // Z51: E8M0 0xFF decoded as 2^127
-// The grouped GEMMs' classes (docs/bug_classes.md §2, Z52-Z58; gpu/kernels/grouped_gemm.h):
-// bits 48-54, clear of the bits below and of those taken after Z49.
+// The grouped GEMMs' classes (docs/bug_classes.md §2, Z52-Z59; gpu/kernels/grouped_gemm.h):
+// bits 48-55, clear of the bits below and of those taken after Z49.
 inline constexpr uint64_t kGroupedStaleEmpty = uint64_t{1} << 48;   // Z52: empty expert stores acc
 inline constexpr uint64_t kGroupedStopAtEmpty = uint64_t{1} << 49;  // Z53: walk stops at an empty
 inline constexpr uint64_t kGroupedTileFirstRowExpert = uint64_t{1}
@@ -109,6 +109,8 @@ inline constexpr uint64_t kGroupedSwizzleUnpadded = uint64_t{1}
                                                     << 53;  // Z57: one swizzle over all groups
 inline constexpr uint64_t kNextExpertTailScales = uint64_t{1}
                                                   << 54;  // Z58: tail K tile, next expert's sb
+inline constexpr uint64_t kKGroupedStaleAcc = uint64_t{1}
+                                              << 55;  // Z59: empty K group stores the last acc
 }  // namespace kernel_fault
 
 // The FP8 element formats a kernel reads (dequant_mx_to_bf16; docs/formats.md §1).
@@ -195,6 +197,10 @@ struct GemmParams {
   // launch's memory (the call's out_scale; the backend sets it from GemmArgs::out_scale). Z45
   // (planted) never reads it.
   const float* out_scale = nullptr;
+  // Leading dimensions of A's and B's code rows in elements (0 = k): the k-grouped GEMM runs the
+  // dense body on a group's K columns of rows K_total long (kernels/grouped_gemm.h).
+  uint64_t a_ld = 0;
+  uint64_t b_ld = 0;
 };
 
 // ---- FP4 kernels (docs/fp4.md §12) ------------------------------------------------------------
@@ -249,7 +255,11 @@ struct Fp4GemmParams {
 // N per expert, k = K, out, faults, mx_scales_swizzled (per group: each group's scale rows padded
 // to 128, docs/grouped.md §7), sa_ld / sb_ld. B is (E * N) x K, its scales stacked likewise.
 // offsets (E int32, device memory): kEnds / kStarts / kMasked as the contract's GroupedClause.
-enum class GroupedOffsets : uint8_t { kEnds, kStarts, kMaskedCounts };
+// kKEnds (k-grouped, the MoE wgrad): A is m x k and B n x k (k = K_total), the offsets are the
+// groups' cumulative K ends, out is (E * m) x n (group e's m x n at row e * m); A's scales one
+// m x (K_e / 128) grid per group and B's one ceil(n / 128) x (K_e / 128) grid per group, each
+// row-major, concatenated in group order (docs/grouped.md §3).
+enum class GroupedOffsets : uint8_t { kEnds, kStarts, kMaskedCounts, kKEnds };
 struct GroupedGemmParams {
   GemmParams g;
   uint64_t groups = 0;

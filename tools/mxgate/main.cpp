@@ -293,7 +293,7 @@ constexpr Verb kVerbs[] = {
      "zoo [--json] [--fault LIST] [--seeds N] [--cases N] [--seed S] [--backend B] "
      "[--expected-only] [--save-regressions DIR] [--heatmap-dir DIR] | zoo --impl SPEC,... "
      "[--json] [--seeds N] [--cases N] [--seed S] [--backend B]",
-     "Proof on the bug zoo (docs/bug_classes.md §2, Z1-Z58): for each fault, run every property\n"
+     "Proof on the bug zoo (docs/bug_classes.md §2, Z1-Z59): for each fault, run every property\n"
      "with the fault planted (--expected-only: just the property docs/bug_classes.md names),\n"
      "count the cases until the first failure over --seeds seeds (default 20) starting at\n"
      "--seed, capped at --cases (default 100), and shrink the counterexample. Prints per fault:\n"
