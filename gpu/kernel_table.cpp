@@ -401,7 +401,8 @@ const std::vector<KernelDef>& table() {
                                                                  .offset_align = 1}})),
       row("grouped_gemm_blockscale_kgrouped", Family::kGroupedGemmBlock, &host::grouped_gemm_block,
           &device::launch_grouped_gemm_block,
-          grouped_block_gemm({.notes = "k-grouped FP8 block (the MoE weight gradient, DeepGEMM "
+          grouped_block_gemm({.k = {.align = 128},
+                              .notes = "k-grouped FP8 block (the MoE weight gradient, DeepGEMM "
                                        "k-grouped wgrad): A M x K, B N x K, out E x M x N; "
                                        "cumulative K ends, each a multiple of 128; an empty "
                                        "group's slice written +0; scales one grid per group",
