@@ -5,16 +5,13 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace mxgate {
+#include "properties/tsv_table.h"  // CatalogError
 
-struct CatalogError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+namespace mxgate {
 
 struct ShapeEntry {
   std::string model;
