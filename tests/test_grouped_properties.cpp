@@ -37,6 +37,20 @@ std::optional<Failure> check(const char* property, const std::string& text,
   return check_case(*p, context(faults), Case::parse(property, text));
 }
 
+// Holds `property` to case `c`: clean it passes; with `fault` planted it fails at (row, col) with
+// `text` in its message. Returns the failure for further assertions (nullopt after a miss).
+std::optional<Failure> caught_at(const char* property, const std::string& c, const char* fault,
+                                 uint64_t row, uint64_t col, const std::string& text) {
+  EXPECT_FALSE(check(property, c).has_value()) << property << " fails the clean case " << c;
+  std::optional<Failure> f = check(property, c, fault);
+  EXPECT_TRUE(f.has_value() && f->where.has_value()) << property << " missed " << fault;
+  if (!f.has_value() || !f->where.has_value()) return std::nullopt;
+  EXPECT_EQ(f->where->row, row);
+  EXPECT_EQ(f->where->col, col);
+  EXPECT_NE(f->what.find(text), std::string::npos) << f->what;
+  return f;
+}
+
 // Two experts of one row each, ends {1, 2}: the boundary at row 1 lies inside the first 128-row
 // tile, so under Z54 row 1 (group 1 row 0) is multiplied by expert 0's weights.
 constexpr const char* kTwoRows =
@@ -60,14 +74,8 @@ TEST(GroupedProperties, FaithfulKernelsPassTheNewProperties) {
 // exact_grouped_gemm / compare_grouped: Z54's wrong row is group 1 row 0, global row 1, col 0.
 TEST(GroupedProperties, ExactLocatesTheWrongExpertsRow) {
   const std::string c = std::string(kTwoRows) + " n=1 k=32";
-  EXPECT_FALSE(check("grouped.exact", c).has_value());
-  const std::optional<Failure> f = check("grouped.exact", c, "z54_tile_expert_from_first_row");
-  ASSERT_TRUE(f.has_value());
-  ASSERT_TRUE(f->where.has_value());
-  EXPECT_EQ(f->where->row, 1u);
-  EXPECT_EQ(f->where->col, 0u);
-  EXPECT_NE(f->what.find("first at group 1 row 0 (global row 1) col 0"), std::string::npos)
-      << f->what;
+  caught_at("grouped.exact", c, "z54_tile_expert_from_first_row", 1, 0,
+            "first at group 1 row 0 (global row 1) col 0");
 }
 
 // Guards against a written row no group owns passing grouped.exact now that check_unwritten_rows
@@ -76,61 +84,42 @@ TEST(GroupedProperties, ExactLocatesAMaskedRowPastTheCount) {
   const std::string c =
       "op=grouped_gemm_blockscale_masked dist=random sizes=3 max_m=4 n=1 k=32 out=fp32 "
       "layout=row_major seed=0";
-  EXPECT_FALSE(check("grouped.exact", c).has_value());
-  const std::optional<Failure> f = check("grouped.exact", c, "z56_masked_rows_past_count");
+  const std::optional<Failure> f = caught_at("grouped.exact", c, "z56_masked_rows_past_count", 3, 0,
+                                             "masked row 3 of group 0 (global row 3) col 0");
   ASSERT_TRUE(f.has_value());
-  ASSERT_TRUE(f->where.has_value());
-  EXPECT_EQ(f->where->row, 3u);
-  EXPECT_EQ(f->where->col, 0u);
   EXPECT_EQ(f->where->expected_bits, 0xFFFFFFFFu);  // the poison, every byte 0xFF
-  EXPECT_NE(f->what.find("masked row 3 of group 0 (global row 3) col 0"), std::string::npos)
-      << f->what;
 }
 
 // Guards against grouped.ordered_bound missing a row computed with another expert's weights on
 // general data: Z54's row is outside the fp32_rn bound at group 1 row 0 (global row 1) col 0.
 TEST(GroupedProperties, OrderedBoundLocatesTheRowOutsideTheBound) {
   const std::string c = std::string(kTwoRows) + " n=1 k=32";
-  EXPECT_FALSE(check("grouped.ordered_bound", c).has_value());
   const std::optional<Failure> f =
-      check("grouped.ordered_bound", c, "z54_tile_expert_from_first_row");
+      caught_at("grouped.ordered_bound", c, "z54_tile_expert_from_first_row", 1, 0,
+                "worst at group 1 row 0 (global row 1) col 0");
   ASSERT_TRUE(f.has_value());
-  ASSERT_TRUE(f->where.has_value());
-  EXPECT_EQ(f->where->row, 1u);
-  EXPECT_EQ(f->where->col, 0u);
   EXPECT_NE(f->what.find("outside the error bound of accumulator fp32_rn"), std::string::npos);
-  EXPECT_NE(f->what.find("worst at group 1 row 0 (global row 1) col 0"), std::string::npos)
-      << f->what;
 }
 
 // Guards against a column-sharded (w13) grouped call judged without its unsharded call being
 // right: N = 2 in two shards of one column; under Z54 the unsharded call's group 1 row 0 is wrong.
 TEST(GroupedProperties, TpColumnSplitLocatesTheWrongRow) {
   const std::string c = std::string(kTwoRows) + " n=2 k=32 split=n tp=2";
-  EXPECT_FALSE(check("grouped.tp_split", c).has_value());
-  const std::optional<Failure> f = check("grouped.tp_split", c, "z54_tile_expert_from_first_row");
+  const std::optional<Failure> f =
+      caught_at("grouped.tp_split", c, "z54_tile_expert_from_first_row", 1, 0,
+                "first at group 1 row 0 (global row 1) col 0");
   ASSERT_TRUE(f.has_value());
-  ASSERT_TRUE(f->where.has_value());
-  EXPECT_EQ(f->where->row, 1u);
-  EXPECT_EQ(f->where->col, 0u);
   // General data (the op declares its order): the unsharded call is held to its declared order.
   EXPECT_NE(f->what.find("the unsharded call vs ordered_grouped_gemm (declared order)"),
             std::string::npos);
-  EXPECT_NE(f->what.find("first at group 1 row 0 (global row 1) col 0"), std::string::npos)
-      << f->what;
 }
 
 // Guards against the row-parallel (w2) shards: K = 160 cut at 128 (the FP8 block's scale block),
 // the two fp32 partials summed; clean they equal exact_grouped_gemm, under Z54 group 1 row 0 not.
 TEST(GroupedProperties, TpKSplitLocatesTheWrongRow) {
   const std::string c = std::string(kTwoRows) + " n=1 k=160 split=k tp=2 shard_k=128";
-  EXPECT_FALSE(check("grouped.tp_split", c).has_value());
-  const std::optional<Failure> f = check("grouped.tp_split", c, "z54_tile_expert_from_first_row");
-  ASSERT_TRUE(f.has_value());
-  ASSERT_TRUE(f->where.has_value());
-  EXPECT_EQ(f->where->row, 1u);
-  EXPECT_EQ(f->where->col, 0u);
-  EXPECT_NE(f->what.find("group 1 row 0 (global row 1) col 0"), std::string::npos) << f->what;
+  caught_at("grouped.tp_split", c, "z54_tile_expert_from_first_row", 1, 0,
+            "group 1 row 0 (global row 1) col 0");
 }
 
 // Guards against column shards and EP ranks blind to a fault exact-mode data hides: Z58 (the last
@@ -144,14 +133,8 @@ TEST(GroupedProperties, ColumnAndEpSplitsCatchTheNextExpertsTailScales) {
     const char* property =
         split.find("ranks") != std::string::npos ? "grouped.ep_split" : "grouped.tp_split";
     SCOPED_TRACE(property);
-    EXPECT_FALSE(check(property, split).has_value());
-    const std::optional<Failure> f = check(property, split, "z58_next_expert_tail_scales");
-    ASSERT_TRUE(f.has_value());
-    ASSERT_TRUE(f->where.has_value());
-    EXPECT_EQ(f->where->row, 0u);
-    EXPECT_EQ(f->where->col, 0u);
-    EXPECT_NE(f->what.find("first at group 0 row 0 (global row 0) col 0"), std::string::npos)
-        << f->what;
+    caught_at(property, split, "z58_next_expert_tail_scales", 0, 0,
+              "first at group 0 row 0 (global row 0) col 0");
   }
 }
 
@@ -166,14 +149,8 @@ TEST(GroupedProperties, TpKSplitOffTheScaleBlockIsAMalformedCase) {
 // each; clean the rows recombine to the unsharded call, under Z54 group 1 row 0 is wrong.
 TEST(GroupedProperties, EpSplitLocatesTheWrongRow) {
   const std::string c = std::string(kTwoRows) + " n=1 k=32 ranks=2";
-  EXPECT_FALSE(check("grouped.ep_split", c).has_value());
-  const std::optional<Failure> f = check("grouped.ep_split", c, "z54_tile_expert_from_first_row");
-  ASSERT_TRUE(f.has_value());
-  ASSERT_TRUE(f->where.has_value());
-  EXPECT_EQ(f->where->row, 1u);
-  EXPECT_EQ(f->where->col, 0u);
-  EXPECT_NE(f->what.find("first at group 1 row 0 (global row 1) col 0"), std::string::npos)
-      << f->what;
+  caught_at("grouped.ep_split", c, "z54_tile_expert_from_first_row", 1, 0,
+            "first at group 1 row 0 (global row 1) col 0");
 }
 
 }  // namespace
