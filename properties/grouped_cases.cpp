@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -169,9 +170,31 @@ std::string locate_row(const GroupGeometry& geo, std::size_t r) {
   return "no group (a row the call must not write)";
 }
 
-namespace {
-
 std::size_t out_elem(OutputFormat f) { return f == OutputFormat::kBf16 ? 2 : 4; }
+
+std::optional<BitMismatch> first_raw_difference(OutputFormat format, std::size_t rows,
+                                                std::size_t n, const Bytes& want, const Bytes& got,
+                                                const std::function<bool(std::size_t)>& judged) {
+  const std::size_t elem = out_elem(format), row_bytes = n * elem;
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (!judged(r)) continue;
+    for (std::size_t i = 0; i < row_bytes; ++i) {
+      if (want[r * row_bytes + i] == got[r * row_bytes + i]) continue;
+      BitMismatch where;
+      where.row = r;
+      where.col = i / elem;
+      for (std::size_t b = 0; b < elem; ++b) {
+        const std::size_t at = r * row_bytes + where.col * elem + b;
+        where.expected_bits |= static_cast<uint32_t>(want[at]) << (8 * b);
+        where.actual_bits |= static_cast<uint32_t>(got[at]) << (8 * b);
+      }
+      return where;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
 
 // Which group owns row r (groups.size(): none).
 std::size_t owner(const GroupGeometry& geo, std::size_t r) {
@@ -374,53 +397,29 @@ std::optional<Failure> check_grouped_output(const std::string& what, const impl:
 std::optional<Failure> check_unowned_poison(const std::string& what, const GroupedOperands& g,
                                             OutputFormat format, const Bytes& raw) {
   const GroupGeometry& geo = g.geo;
-  const std::size_t elem = out_elem(format), row_bytes = g.n * elem;
-  // Rows no group owns: never written, every byte still the poison.
-  for (std::size_t r = 0; r < geo.m; ++r) {
-    if (owner(geo, r) != geo.groups.size()) continue;
-    for (std::size_t i = 0; i < row_bytes; ++i) {
-      if (raw[r * row_bytes + i] != gpu::kPoisonByte) {
-        BitMismatch where;
-        where.row = r;
-        where.col = i / elem;
-        const std::size_t at = r * row_bytes + where.col * elem;
-        where.expected_bits = elem == 2 ? 0xFFFFu : 0xFFFFFFFFu;  // the poison, every byte 0xFF
-        where.actual_bits = 0;
-        for (std::size_t b = 0; b < elem; ++b)
-          where.actual_bits |= static_cast<uint32_t>(raw[at + b]) << (8 * b);
-        return Failure{what + ": row " + std::to_string(r) + " col " + std::to_string(i / elem) +
-                           " was written, but it is " + locate_row(geo, r),
-                       where, std::nullopt, std::nullopt};
-      }
-    }
-  }
-  return std::nullopt;
+  // Rows no group owns: never written, every byte still the poison (expected bits 0xFF...FF).
+  const Bytes poison(raw.size(), gpu::kPoisonByte);
+  const std::optional<BitMismatch> where =
+      first_raw_difference(format, geo.m, g.n, poison, raw,
+                           [&](std::size_t r) { return owner(geo, r) == geo.groups.size(); });
+  if (!where) return std::nullopt;
+  return Failure{what + ": row " + std::to_string(where->row) + " col " +
+                     std::to_string(where->col) + " was written, but it is " +
+                     locate_row(geo, where->row),
+                 where, std::nullopt, std::nullopt};
 }
 
 std::optional<Failure> compare_raw_rows(const std::string& what, const GroupedOperands& g,
                                         OutputFormat format, const Bytes& want, const Bytes& got,
                                         std::optional<std::size_t> except) {
-  const std::size_t elem = out_elem(format), row_bytes = g.n * elem;
-  for (std::size_t r = 0; r < g.geo.m; ++r) {
-    if (except && owner(g.geo, r) == *except) continue;
-    for (std::size_t i = 0; i < row_bytes; ++i) {
-      const std::size_t at = r * row_bytes + i;
-      if (want[at] != got[at]) {
-        BitMismatch where;
-        where.row = r;
-        where.col = i / elem;
-        for (std::size_t b = 0; b < elem; ++b) {
-          const std::size_t e = r * row_bytes + where.col * elem + b;
-          where.expected_bits |= static_cast<uint32_t>(want[e]) << (8 * b);
-          where.actual_bits |= static_cast<uint32_t>(got[e]) << (8 * b);
-        }
-        return Failure{what + ": row " + std::to_string(r) + " col " + std::to_string(i / elem) +
-                           " (" + locate_row(g.geo, r) + ") changed",
-                       where, std::nullopt, std::nullopt};
-      }
-    }
-  }
-  return std::nullopt;
+  const std::optional<BitMismatch> where =
+      first_raw_difference(format, g.geo.m, g.n, want, got,
+                           [&](std::size_t r) { return !except || owner(g.geo, r) != *except; });
+  if (!where) return std::nullopt;
+  return Failure{what + ": row " + std::to_string(where->row) + " col " +
+                     std::to_string(where->col) + " (" + locate_row(g.geo, where->row) +
+                     ") changed",
+                 where, std::nullopt, std::nullopt};
 }
 
 }  // namespace mxgate::properties

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -111,6 +112,13 @@ std::optional<Failure> check_grouped_output(const std::string& what, const impl:
 // the shard calls of the split properties: no reference problem of theirs is built).
 std::optional<Failure> check_unowned_poison(const std::string& what, const GroupedOperands& g,
                                             OutputFormat format, const Bytes& raw);
+// Bytes per output element of `f` (bf16 2, fp32 4).
+std::size_t out_elem(OutputFormat f);
+// The first element of rows [0, rows) of n elements where `got`'s bytes differ from `want`'s,
+// among the rows `judged` takes: its (row, col) and both bit patterns.
+std::optional<BitMismatch> first_raw_difference(OutputFormat format, std::size_t rows,
+                                                std::size_t n, const Bytes& want, const Bytes& got,
+                                                const std::function<bool(std::size_t)>& judged);
 // Whether two raw outputs are equal outside the rows of group `except` (none: every row).
 std::optional<Failure> compare_raw_rows(const std::string& what, const GroupedOperands& g,
                                         OutputFormat format, const Bytes& want, const Bytes& got,

@@ -6,13 +6,13 @@
 
 #include "impl/calls.h"
 #include "impl/harness.h"
+#include "properties/grouped_cases.h"
 #include "reference/grouped_gemm.h"
 
 namespace mxgate::properties {
 
 namespace {
 
-std::size_t out_elem(OutputFormat f) { return f == OutputFormat::kBf16 ? 2 : 4; }
 std::size_t blocks_of(std::size_t v) { return (v + 127) / 128; }
 
 // The group whose slice holds output row r, and the row within it ("group 1 row 0").
@@ -170,25 +170,13 @@ std::optional<Failure> check_kgrouped_output(const std::string& what, const impl
 std::optional<Failure> compare_kgrouped_rows(const std::string& what, const KGroupedOperands& g,
                                              OutputFormat format, const Bytes& want,
                                              const Bytes& got, std::optional<std::size_t> except) {
-  const std::size_t elem = out_elem(format), row_bytes = g.n * elem;
-  for (std::size_t r = 0; r < g.groups.size() * g.m; ++r) {
-    if (except && r / g.m == *except) continue;
-    for (std::size_t i = 0; i < row_bytes; ++i) {
-      if (want[r * row_bytes + i] == got[r * row_bytes + i]) continue;
-      BitMismatch where;
-      where.row = r;
-      where.col = i / elem;
-      for (std::size_t b = 0; b < elem; ++b) {
-        const std::size_t at = r * row_bytes + where.col * elem + b;
-        where.expected_bits |= static_cast<uint32_t>(want[at]) << (8 * b);
-        where.actual_bits |= static_cast<uint32_t>(got[at]) << (8 * b);
-      }
-      return Failure{what + ": row " + std::to_string(r) + " col " + std::to_string(where.col) +
-                         " (" + locate_k_row(g, r) + ") changed",
-                     where, std::nullopt, std::nullopt};
-    }
-  }
-  return std::nullopt;
+  const std::optional<BitMismatch> where =
+      first_raw_difference(format, g.groups.size() * g.m, g.n, want, got,
+                           [&](std::size_t r) { return !except || r / g.m != *except; });
+  if (!where) return std::nullopt;
+  return Failure{what + ": row " + std::to_string(where->row) + " col " +
+                     std::to_string(where->col) + " (" + locate_k_row(g, where->row) + ") changed",
+                 where, std::nullopt, std::nullopt};
 }
 
 }  // namespace mxgate::properties
