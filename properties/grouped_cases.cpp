@@ -135,6 +135,19 @@ std::vector<uint32_t> sizes_field(const Case& c) {
   return out;
 }
 
+void tag_case_and_empty_groups(const Context& ctx, const impl::Op& op, const Case& c,
+                               std::string_view layout, const std::vector<uint32_t>& sizes,
+                               const std::string& empty) {
+  const std::size_t zeros = static_cast<std::size_t>(std::count(sizes.begin(), sizes.end(), 0u));
+  ctx.tag("op:" + op.name);
+  ctx.tag("grouped:layout:" + std::string(layout));
+  ctx.tag("grouped:dist:" + c.text("dist"));
+  if (c.has("model")) ctx.tag("grouped:model:" + c.text("model"));
+  if (sizes.size() > 1 && sizes.front() == 0) ctx.tag(empty + "first");
+  if (sizes.size() > 1 && sizes.back() == 0) ctx.tag(empty + "last");
+  if (sizes.size() > 1 && zeros == sizes.size() - 1) ctx.tag(empty + "all_but_one");
+}
+
 GroupGeometry group_geometry(const impl::Op& op, std::span<const uint32_t> sizes, std::size_t tail,
                              std::size_t max_m) {
   const impl::GroupedClause& gc = *op.contract.grouped;

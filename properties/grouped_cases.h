@@ -54,6 +54,11 @@ std::vector<uint32_t> group_sizes(std::string_view dist, std::size_t experts, st
 // "0,3,128" and back (case field `sizes`; CaseError for a malformed list).
 std::string sizes_text(std::span<const uint32_t> sizes);
 std::vector<uint32_t> sizes_field(const Case& c);
+// The tags of every grouped case: op:NAME, grouped:layout:LAYOUT, grouped:dist:D,
+// grouped:model:M, and EMPTY + first / last / all_but_one for the empty groups of `sizes`.
+void tag_case_and_empty_groups(const Context& ctx, const impl::Op& op, const Case& c,
+                               std::string_view layout, const std::vector<uint32_t>& sizes,
+                               const std::string& empty);
 
 // The rows one group owns in the call's M rows, and the call's M.
 struct GroupSpan {

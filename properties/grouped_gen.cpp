@@ -118,15 +118,8 @@ Case cap_terms(const Op& op, Case c, std::size_t max_terms) {
 void tag_grouped(const Context& ctx, const Op& op, const Case& c, const GroupedOperands& g) {
   const std::vector<uint32_t> s = sizes_field(c);
   const impl::GroupedClause& gc = *op.contract.grouped;
-  const std::size_t zeros = static_cast<std::size_t>(std::count(s.begin(), s.end(), 0u));
   const uint32_t unit = std::max<uint32_t>(1, gc.offset_align);
-  ctx.tag("op:" + op.name);
-  ctx.tag("grouped:layout:" + std::string(impl::to_string(gc.layout)));
-  ctx.tag("grouped:dist:" + c.text("dist"));
-  if (c.has("model")) ctx.tag("grouped:model:" + c.text("model"));
-  if (s.size() > 1 && s.front() == 0) ctx.tag("grouped:empty:first");
-  if (s.size() > 1 && s.back() == 0) ctx.tag("grouped:empty:last");
-  if (s.size() > 1 && zeros == s.size() - 1) ctx.tag("grouped:empty:all_but_one");
+  tag_case_and_empty_groups(ctx, op, c, impl::to_string(gc.layout), s, "grouped:empty:");
   for (uint32_t v : s) {
     if (v == unit) ctx.tag("grouped:one_token");
     if (v == 128) ctx.tag("grouped:tile");

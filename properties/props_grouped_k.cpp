@@ -84,14 +84,7 @@ rc::Gen<Case> gen_kgrouped(std::string_view property, const Ops& ops, Draw draw)
 // The coverage tags of a k-grouped case (kgrouped_coverage_tags lists them).
 void tag_kgrouped(const Context& ctx, const Op& op, const Case& c) {
   const std::vector<uint32_t> s = sizes_field(c);
-  const std::size_t zeros = static_cast<std::size_t>(std::count(s.begin(), s.end(), 0u));
-  ctx.tag("op:" + op.name);
-  ctx.tag("grouped:layout:k_grouped");
-  ctx.tag("grouped:dist:" + c.text("dist"));
-  if (c.has("model")) ctx.tag("grouped:model:" + c.text("model"));
-  if (s.size() > 1 && s.front() == 0) ctx.tag("grouped:k:empty:first");
-  if (s.size() > 1 && s.back() == 0) ctx.tag("grouped:k:empty:last");
-  if (s.size() > 1 && zeros == s.size() - 1) ctx.tag("grouped:k:empty:all_but_one");
+  tag_case_and_empty_groups(ctx, op, c, "k_grouped", s, "grouped:k:empty:");
   for (uint32_t v : s) {
     if (v == 128) ctx.tag("grouped:k:one_block");
     if (v > 128) ctx.tag("grouped:k:several_blocks");
