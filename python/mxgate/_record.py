@@ -276,28 +276,32 @@ class Recorder:
 
         return hooked
 
+    def _limit_reason(self, s, nbytes):
+        """The limit (sampling, counts, bytes; in all and per op) this call of an op whose
+        stats are `s` would break, else None."""
+        lim = self.limits
+        i = s["seen"] - 1
+        rate = lim["sample"]
+        if rate < 1 and int((i + 1) * rate) == int(i * rate):
+            return "sampled_out"
+        if lim["max_calls"] is not None and self.totals["recorded"] >= lim["max_calls"]:
+            return "max_calls"
+        if lim["max_calls_per_op"] is not None and s["recorded"] >= lim["max_calls_per_op"]:
+            return "max_calls_per_op"
+        if lim["max_bytes"] is not None and self.totals["bytes"] + nbytes > lim["max_bytes"]:
+            return "max_bytes"
+        if lim["max_bytes_per_op"] is not None and s["bytes"] + nbytes > lim["max_bytes_per_op"]:
+            return "max_bytes_per_op"
+        return None
+
     def _admit(self, op, nbytes):
         """None to record this call, else the reason it is skipped (counted)."""
         s = self.stats.setdefault(op, dict(seen=0, recorded=0, bytes=0, tensor_bytes=0,
                                            skipped={}))
         s["seen"] += 1
         self.totals["seen"] += 1
-        lim = self.limits
-        i = s["seen"] - 1
-        rate = lim["sample"]
-        why = torch_state_refusing_copies()  # first: no limit matters when nothing may be copied
-        if why:
-            pass
-        elif rate < 1 and int((i + 1) * rate) == int(i * rate):
-            why = "sampled_out"
-        elif lim["max_calls"] is not None and self.totals["recorded"] >= lim["max_calls"]:
-            why = "max_calls"
-        elif lim["max_calls_per_op"] is not None and s["recorded"] >= lim["max_calls_per_op"]:
-            why = "max_calls_per_op"
-        elif lim["max_bytes"] is not None and self.totals["bytes"] + nbytes > lim["max_bytes"]:
-            why = "max_bytes"
-        elif lim["max_bytes_per_op"] is not None and s["bytes"] + nbytes > lim["max_bytes_per_op"]:
-            why = "max_bytes_per_op"
+        # No limit matters while nothing may be copied out (a graph capture, a compile trace).
+        why = torch_state_refusing_copies() or self._limit_reason(s, nbytes)
         if why:
             s["skipped"][why] = s["skipped"].get(why, 0) + 1
             return None, why
